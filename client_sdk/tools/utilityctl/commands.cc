@@ -1,0 +1,416 @@
+#include "utilityctl/commands.h"
+
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/util/json_util.h"
+#include "utilityd/loader/decide_codec.h"
+#include "utilityd/loader/proto_reader.h"
+#include "utilityd/loader/set_loader.h"
+
+namespace utilityd::ctl {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kInvalid = 1;
+constexpr int kUsage = 2;
+
+// A command-line option. Options without `value_name` are flags; options
+// with an `implicit` value may be given bare (--explain) or with =value.
+struct Option {
+  std::string name;
+  std::string value_name;
+  std::string help;
+  std::string implicit;
+};
+
+struct Parsed {
+  absl::flat_hash_map<std::string, std::string> values;
+  std::vector<std::string> positional;
+  bool has(const std::string& name) const { return values.contains(name); }
+  std::string get(const std::string& name, std::string fallback = "") const {
+    auto it = values.find(name);
+    return it == values.end() ? fallback : it->second;
+  }
+};
+
+struct Command {
+  std::string name;
+  std::string synopsis;
+  std::string description;
+  std::vector<Option> options;
+  std::function<int(const Parsed&, std::ostream&, std::ostream&)> run;
+};
+
+std::string Usage(const Command& c) {
+  std::string s = absl::StrCat("usage: utilityctl ", c.name, " ", c.synopsis,
+                               "\n\n", c.description, "\n");
+  if (!c.options.empty()) s += "\noptions:\n";
+  for (const Option& o : c.options) {
+    std::string flag = "--" + o.name;
+    if (!o.implicit.empty()) {
+      absl::StrAppend(&flag, "[=", o.value_name, "]");
+    } else if (!o.value_name.empty()) {
+      absl::StrAppend(&flag, " ", o.value_name);
+    }
+    absl::StrAppend(&s, absl::StrFormat("  %-28s %s\n", flag, o.help));
+  }
+  absl::StrAppend(&s, absl::StrFormat("  %-28s %s\n", "--help",
+                                      "show this help"));
+  return s;
+}
+
+// Parses args; returns false (after printing why) on a usage error.
+bool Parse(const Command& c, const std::vector<std::string>& args, Parsed* p,
+           std::ostream& err) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!absl::StartsWith(a, "--")) {
+      p->positional.push_back(a);
+      continue;
+    }
+    std::string name = a.substr(2);
+    std::string value;
+    bool has_value = false;
+    if (const size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+      has_value = true;
+    }
+    const Option* opt = nullptr;
+    for (const Option& o : c.options) {
+      if (o.name == name) opt = &o;
+    }
+    if (opt == nullptr) {
+      err << "utilityctl " << c.name << ": unknown option --" << name
+          << "\n\n" << Usage(c);
+      return false;
+    }
+    if (opt->value_name.empty()) {
+      if (has_value) {
+        err << "utilityctl " << c.name << ": --" << name
+            << " takes no value\n";
+        return false;
+      }
+      p->values[name] = "true";
+    } else if (has_value) {
+      p->values[name] = value;
+    } else if (!opt->implicit.empty()) {
+      p->values[name] = opt->implicit;
+    } else if (i + 1 < args.size()) {
+      p->values[name] = args[++i];
+    } else {
+      err << "utilityctl " << c.name << ": --" << name << " needs a "
+          << opt->value_name << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ReadFile(const std::string& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  *text = s.str();
+  return true;
+}
+
+std::string ToJson(const google::protobuf::Message& m) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(m, &json, options);
+  return json;
+}
+
+// --- validate --------------------------------------------------------------
+
+int Validate(const Parsed& p, std::ostream& out, std::ostream& err) {
+  if (p.positional.empty()) {
+    err << "utilityctl validate: name at least one file or directory\n";
+    return kUsage;
+  }
+  absl::StatusOr<std::vector<std::string>> files =
+      loader::ListSetFiles(p.positional);
+  if (!files.ok()) {
+    err << files.status().message() << "\n";
+    return kInvalid;
+  }
+  if (files->empty()) {
+    err << "no behaviour-set files (*.yaml, *.yml, *.json) in "
+        << absl::StrJoin(p.positional, ", ") << "\n";
+    return kInvalid;
+  }
+  int problems = 0;
+  std::map<std::string, std::string> seen;  // set name -> file
+  for (const std::string& f : *files) {
+    absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> set =
+        loader::LoadSetFile(f);
+    if (!set.ok()) {
+      err << set.status().message() << "\n";
+      ++problems;
+      continue;
+    }
+    const loader::LoadedSet& s = **set;
+    if (auto [it, fresh] = seen.emplace(s.name(), f); !fresh) {
+      err << f << ": name: set \"" << s.name() << "\" is already defined in "
+          << it->second << "\n";
+      ++problems;
+      continue;
+    }
+    const std::vector<std::string> failed = loader::CheckScenarios(s);
+    for (const std::string& line : failed) err << line << "\n";
+    problems += static_cast<int>(failed.size());
+    if (failed.empty()) {
+      out << absl::StrFormat(
+          "ok  %s  %s@%s  (%d factors, %d actions, %d scenarios hold)\n", f,
+          s.name(), s.revision(), s.definition.factors_size(),
+          s.definition.actions_size(), s.definition.scenarios_size());
+    }
+  }
+  if (problems > 0) {
+    err << problems << (problems == 1 ? " problem\n" : " problems\n");
+    return kInvalid;
+  }
+  return kOk;
+}
+
+// --- decide ----------------------------------------------------------------
+
+void PrintTable(const v1::DecideRequest& req,
+                const v1::DecideResponse& resp, std::ostream& out) {
+  for (int i = 0; i < resp.decisions_size(); ++i) {
+    const v1::Decision& d = resp.decisions(i);
+    const v1::AgentSnapshot& agent = req.agents(i);
+    if (i > 0) out << "\n";
+    if (d.has_error()) {
+      out << absl::StrFormat("%s  error %s: %s\n", d.agent_id(),
+                             v1::ErrorCode_Name(d.error().code()),
+                             d.error().message());
+      continue;
+    }
+    std::string chosen = d.action().empty() ? "(no action)" : d.action();
+    if (!d.target_id().empty()) absl::StrAppend(&chosen, "@", d.target_id());
+    out << absl::StrFormat("%s  %s@%s  -> %s %.3f", d.agent_id(),
+                           agent.behaviour_set(), d.revision(), chosen,
+                           d.score());
+    if (d.fallback()) out << "  (fallback)";
+    if (d.switched() && !agent.current_action().empty()) {
+      out << "  (switched from " << agent.current_action() << ")";
+    }
+    out << "\n";
+    if (!d.has_explanation()) continue;
+    const v1::Explanation& x = d.explanation();
+    out << "  strategy " << x.strategy() << ", rank " << x.rank();
+    if (!x.runner_up_action().empty()) {
+      std::string runner = x.runner_up_action();
+      if (!x.runner_up_target().empty()) {
+        absl::StrAppend(&runner, "@", x.runner_up_target());
+      }
+      out << absl::StrFormat(", runner-up %s %.3f (margin %.3f)", runner,
+                             x.runner_up_score(), x.margin());
+    }
+    if (x.draw() > 0) out << absl::StrFormat(", draw %.4f", x.draw());
+    out << "\n";
+    if (x.actions().empty()) continue;
+    out << absl::StrFormat("  %-2s%-20s %-10s %7s %7s %7s %6s %6s %6s  %s\n", "",
+                           "ACTION", "TARGET", "SCORE", "COMBINE", "COMPENS",
+                           "WEIGHT", "COOL", "BONUS", "");
+    for (const v1::ActionScore& a : x.actions()) {
+      const bool winner =
+          a.action() == d.action() && a.target_id() == d.target_id();
+      std::string status;
+      if (a.vetoed()) {
+        status = absl::StrCat("vetoed by ", a.vetoed_by());
+      } else if (!a.eligible()) {
+        status = "not eligible";
+      }
+      if (a.probability() > 0) {
+        absl::StrAppend(&status, absl::StrFormat("p=%.3f", a.probability()));
+      }
+      out << absl::StrFormat("  %-2s%-20s %-10s %7.3f %7.3f %7.3f %6.2f %6.2f %6.2f  %s\n",
+                             winner ? "*" : "", a.action(), a.target_id(),
+                             a.score(), a.aggregate(), a.compensated(),
+                             a.weight(), a.cooldown_factor(),
+                             a.commitment_factor(), status);
+      for (const v1::ConsiderationScore& c : a.considerations()) {
+        if (c.invalid_input()) {
+          out << absl::StrFormat("      %-20s %-14s raw %-9g INVALID INPUT\n",
+                                 c.consideration(), c.factor(), c.raw());
+          continue;
+        }
+        out << absl::StrFormat(
+            "      %-20s %-14s raw %-9g norm %.3f  curve %.3f  out %.3f  "
+            "contrib %.3f\n",
+            c.consideration(), c.factor(), c.raw(), c.normalised(), c.curved(),
+            c.output(), c.contribution());
+      }
+    }
+    out << "  " << x.summary() << "\n";
+  }
+
+}
+
+int Decide(const Parsed& p, std::ostream& out, std::ostream& err) {
+  const std::string config_dir = p.get("config_dir", "examples/behaviour_sets");
+  absl::StatusOr<loader::Catalog> catalog = loader::LoadCatalog({config_dir});
+  if (!catalog.ok()) {
+    err << catalog.status().message() << "\n";
+    return kInvalid;
+  }
+  v1::DecideRequest request;
+  if (p.has("input")) {
+    std::string text;
+    if (!ReadFile(p.get("input"), &text)) {
+      err << p.get("input") << ": cannot be read\n";
+      return kInvalid;
+    }
+    if (absl::Status s = loader::ReadMessageOrError(text, p.get("input"), &request);
+        !s.ok()) {
+      err << s.message() << "\n";
+      return kInvalid;
+    }
+  } else if (p.has("set")) {
+    std::shared_ptr<const loader::LoadedSet> set = catalog->Find(p.get("set"));
+    if (set == nullptr) {
+      err << "--set: unknown set \"" << p.get("set") << "\" in " << config_dir
+          << "\n";
+      return kInvalid;
+    }
+    const std::string wanted = p.get("scenario");
+    for (const v1::Scenario& s : set->definition.scenarios()) {
+      if (wanted.empty() || absl::EqualsIgnoreCase(s.name(), wanted)) {
+        *request.add_agents() = loader::ScenarioSnapshot(*set, s);
+      }
+    }
+    if (request.agents().empty()) {
+      std::vector<std::string> names;
+      for (const v1::Scenario& s : set->definition.scenarios()) {
+        names.push_back(absl::StrCat("\"", s.name(), "\""));
+      }
+      err << "--scenario: no scenario \"" << wanted << "\" in " << set->name()
+          << " (scenarios: " << absl::StrJoin(names, ", ") << ")\n";
+      return kInvalid;
+    }
+  } else {
+    err << "utilityctl decide: give --input FILE, or --set NAME [--scenario "
+           "NAME]\n";
+    return kUsage;
+  }
+  if (p.has("explain")) {
+    const std::string level = p.get("explain");
+    if (level == "none") {
+      request.set_explain(v1::EXPLAIN_NONE);
+    } else if (level == "top") {
+      request.set_explain(v1::EXPLAIN_TOP);
+    } else if (level == "full") {
+      request.set_explain(v1::EXPLAIN_FULL);
+    } else {
+      err << "--explain: expected none, top or full, got \"" << level << "\"\n";
+      return kUsage;
+    }
+  }
+  v1::DecideResponse response;
+  loader::DecideBatch(*catalog, request, &response);
+  const std::string format = p.get("format", "json");
+  if (format == "json") {
+    out << ToJson(response) << "\n";
+  } else if (format == "table") {
+    PrintTable(request, response, out);
+  } else {
+    err << "--format: expected json or table, got \"" << format << "\"\n";
+    return kUsage;
+  }
+  return kOk;
+}
+
+std::vector<Command> Commands() {
+  return {
+      {.name = "validate",
+       .synopsis = "PATH...",
+       .description =
+           "Validates behaviour-set files (YAML or JSON) and every such file "
+           "in the\ndirectories given. Reports every problem with file, line "
+           "and field path,\nand checks that each scenario's expected action "
+           "wins. Exits 1 on any problem.",
+       .run = Validate},
+      {.name = "decide",
+       .synopsis =
+           "[--config_dir DIR] (--input FILE | --set NAME [--scenario NAME])\n"
+           "                        [--explain[=none|top|full]] "
+           "[--format json|table]",
+       .description =
+           "Decides offline, exactly as the service does. --input is a "
+           "DecideRequest in\nprotobuf JSON (or YAML): agents with "
+           "behaviour_set, factors or named_factors,\ncurrent_action, "
+           "seconds_since_action, targets, seed, personality. --set runs\nthe "
+           "set's scenarios instead (all, or the one --scenario names). JSON "
+           "output\nis the DecideResponse message in protobuf JSON.",
+       .options =
+           {{"config_dir", "DIR",
+             "behaviour sets to load (default examples/behaviour_sets)"},
+            {"input", "FILE", "DecideRequest in JSON or YAML"},
+            {"set", "NAME", "decide the scenarios of this set"},
+            {"scenario", "NAME", "only this scenario (case-insensitive)"},
+            {"explain", "LEVEL",
+             "none, top or full (bare --explain means full); overrides the "
+             "request",
+             "full"},
+            {"format", "FORMAT", "json (default) or table"}},
+       .run = Decide},
+  };
+}
+
+std::string MainUsage() {
+  std::string s =
+      "usage: utilityctl COMMAND [options]\n\n"
+      "utilityd's command-line tool.\n\ncommands:\n";
+  for (const Command& c : Commands()) {
+    const std::string first = c.description.substr(0, c.description.find('.'));
+    absl::StrAppend(&s, absl::StrFormat("  %-10s %s\n", c.name, first));
+  }
+  s += "\nRun `utilityctl COMMAND --help` for a command's options.\n";
+  return s;
+}
+
+}  // namespace
+
+int RunUtilityctl(const std::vector<std::string>& args, std::ostream& out,
+                  std::ostream& err) {
+  if (args.empty()) {
+    err << MainUsage();
+    return kUsage;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    out << MainUsage();
+    return kOk;
+  }
+  for (const Command& c : Commands()) {
+    if (c.name != args[0]) continue;
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    for (const std::string& a : rest) {
+      if (a == "--help" || a == "-h") {
+        out << Usage(c);
+        return kOk;
+      }
+    }
+    Parsed parsed;
+    if (!Parse(c, rest, &parsed, err)) return kUsage;
+    return c.run(parsed, out, err);
+  }
+  err << "utilityctl: unknown command \"" << args[0] << "\"\n\n" << MainUsage();
+  return kUsage;
+}
+
+}  // namespace utilityd::ctl

@@ -1,0 +1,33 @@
+# Warnings every utilityd target compiles with (PRIVATE, never exported).
+set(UTILITYD_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+    -Wno-missing-field-initializers)
+
+# utilityd_cc_library(NAME name SRCS ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
+# Builds utilityd_<name> with alias utilityd::<name>, public headers from
+# ${CMAKE_CURRENT_SOURCE_DIR}/include.
+function(utilityd_cc_library)
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(utilityd_${ARG_NAME} ${ARG_SRCS})
+  add_library(utilityd::${ARG_NAME} ALIAS utilityd_${ARG_NAME})
+  set_target_properties(utilityd_${ARG_NAME} PROPERTIES
+    EXPORT_NAME ${ARG_NAME} POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(utilityd_${ARG_NAME} PUBLIC
+    $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_link_libraries(utilityd_${ARG_NAME}
+    PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  target_compile_options(utilityd_${ARG_NAME} PRIVATE ${UTILITYD_WARNINGS})
+endfunction()
+
+# utilityd_cc_test(NAME name SRCS ... DEPS ... [LABELS ...])
+# A GoogleTest binary registered with ctest, test by test.
+function(utilityd_cc_test)
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SRCS})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS}
+    GTest::gmock GTest::gtest_main)
+  target_compile_options(${ARG_NAME} PRIVATE ${UTILITYD_WARNINGS})
+  gtest_discover_tests(${ARG_NAME}
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 60)
+endfunction()

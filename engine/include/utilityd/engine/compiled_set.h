@@ -1,0 +1,138 @@
+// A behaviour set compiled into a flat, immutable form: names resolved to
+// indices, bookends and curve constants precomputed, personalities expanded
+// into dense tables. Scoring reads only this.
+//
+//   std::vector<ValidationIssue> issues = Validate(def);   // all problems
+//   absl::StatusOr<CompiledBehaviourSet> set = Compile(def);
+//   if (!set.ok()) { /* set.status().message() lists every problem */ }
+//   int attack = set->FindAction("attack");               // -1 if absent
+//
+// A CompiledBehaviourSet is immutable after Compile and safe to share between
+// threads.
+#ifndef UTILITYD_ENGINE_COMPILED_SET_H_
+#define UTILITYD_ENGINE_COMPILED_SET_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "utilityd/engine/curve.h"
+#include "utilityd/engine/definition.h"
+
+namespace utilityd::engine {
+
+// Returns every problem in `def`; empty when it compiles.
+[[nodiscard]] std::vector<ValidationIssue> Validate(const SetDefinition& def);
+
+// Returns the closest of `candidates` to `name` by edit distance when it is
+// close enough to be a likely typo, else the empty string.
+[[nodiscard]] std::string SuggestName(absl::string_view name,
+                                      absl::Span<const std::string> candidates);
+
+struct CompiledConsideration {
+  std::string name;
+  int32_t factor = 0;  // index into agent factors, or target factors
+  bool per_target = false;
+  float range_lo = 0;         // normalised = clamp((raw - lo) * inv_span)
+  float range_inv_span = 1;   // negative for an inverted range
+  CompiledCurve curve;
+  float output_min = 0;       // output = min + span * curved
+  float output_span = 1;
+  float weight = 1;           // contribution = output * w + (1 - w)
+};
+
+struct CompiledAction {
+  std::string name;
+  uint32_t first_consideration = 0;
+  uint32_t consideration_count = 0;
+  float weight = 1;
+  int32_t rank = 0;
+  float cooldown_seconds = 0;
+  bool per_target = false;
+};
+
+class CompiledBehaviourSet {
+ public:
+  const std::string& name() const { return name_; }
+  const std::string& revision() const { return revision_; }
+  Aggregation aggregation() const { return aggregation_; }
+  // Resolved compensation (never kDefault).
+  Compensation compensation() const { return compensation_; }
+  const SelectionDefinition& selection() const { return selection_; }
+  int fallback_action() const { return fallback_action_; }
+
+  int factor_count() const { return static_cast<int>(factors_.size()); }
+  int target_factor_count() const {
+    return static_cast<int>(target_factors_.size());
+  }
+  const std::vector<FactorDefinition>& factors() const { return factors_; }
+  const std::vector<FactorDefinition>& target_factors() const {
+    return target_factors_;
+  }
+  int action_count() const { return static_cast<int>(actions_.size()); }
+  const std::vector<CompiledAction>& actions() const { return actions_; }
+  const std::vector<CompiledConsideration>& considerations() const {
+    return considerations_;
+  }
+  absl::Span<const CurvePoint> curve_points() const { return curve_points_; }
+  bool has_per_target_actions() const { return has_per_target_actions_; }
+
+  int personality_count() const {
+    return static_cast<int>(personality_names_.size());
+  }
+  const std::string& personality_name(int p) const {
+    return personality_names_[p];
+  }
+  // Multiplier on action `a`'s weight under personality `p`.
+  float personality_action_weight(int p, int a) const {
+    return personality_action_weights_[static_cast<size_t>(p) *
+                                           actions_.size() + a];
+  }
+  // Weight of consideration `c` (global index) under personality `p`.
+  float personality_consideration_weight(int p, int c) const {
+    return personality_consideration_weights_[static_cast<size_t>(p) *
+                                                  considerations_.size() + c];
+  }
+
+  // Each returns the index of the named item, or -1 when there is none.
+  int FindFactor(absl::string_view name) const;
+  int FindTargetFactor(absl::string_view name) const;
+  int FindAction(absl::string_view name) const;
+  int FindPersonality(absl::string_view name) const;
+
+ private:
+  friend absl::StatusOr<CompiledBehaviourSet> Compile(const SetDefinition&);
+
+  std::string name_;
+  std::string revision_;
+  Aggregation aggregation_ = Aggregation::kProduct;
+  Compensation compensation_ = Compensation::kPerConsideration;
+  SelectionDefinition selection_;
+  int fallback_action_ = -1;
+  std::vector<FactorDefinition> factors_;
+  std::vector<FactorDefinition> target_factors_;
+  std::vector<CompiledAction> actions_;
+  std::vector<CompiledConsideration> considerations_;
+  std::vector<CurvePoint> curve_points_;
+  bool has_per_target_actions_ = false;
+  std::vector<std::string> personality_names_;
+  std::vector<float> personality_action_weights_;
+  std::vector<float> personality_consideration_weights_;
+  absl::flat_hash_map<std::string, int> factor_index_;
+  absl::flat_hash_map<std::string, int> target_factor_index_;
+  absl::flat_hash_map<std::string, int> action_index_;
+  absl::flat_hash_map<std::string, int> personality_index_;
+};
+
+// Validates and compiles `def`. On failure returns INVALID_ARGUMENT whose
+// message has one "path: problem" line per issue.
+[[nodiscard]] absl::StatusOr<CompiledBehaviourSet> Compile(
+    const SetDefinition& def);
+
+}  // namespace utilityd::engine
+
+#endif  // UTILITYD_ENGINE_COMPILED_SET_H_

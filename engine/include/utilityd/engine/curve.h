@@ -1,0 +1,67 @@
+// Response curves in compiled form: a kind and a few precomputed constants,
+// evaluated on a normalised input. Every output is clamped to 0..1.
+//
+//   CurveDefinition def{.kind = CurveKind::kLogistic, .rescale = true};
+//   std::vector<CurvePoint> points;  // shared table for piecewise curves
+//   CompiledCurve curve = CompileCurve(def, &points);
+//   float y = EvaluateCurve(curve, 0.25f, points);   // in 0..1
+//
+// Formulas (x is the normalised input, clamped to 0..1 first):
+//   linear            slope*x + intercept
+//   polynomial        x^exponent
+//   inverse_quadratic 1 - (1-x)^2
+//   exponential       (e^(kx) - 1) / (e^k - 1)
+//   logistic          1 / (1 + e^(-s(x-m))); rescaled: (L(x)-L(0))/(L(1)-L(0))
+//   logit             m + ln(x/(1-x)) / s      (the logistic's inverse)
+//   normal            e^(-(x-mean)^2 / (2 stddev^2))
+//   sine              sin(2 pi (frequency x + phase))
+//   smoothstep        3x^2 - 2x^3
+//   step              x >= threshold ? 1 : 0
+//   piecewise_linear  linear interpolation between points
+// then `invert` gives 1 - f(x).
+#ifndef UTILITYD_ENGINE_CURVE_H_
+#define UTILITYD_ENGINE_CURVE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "utilityd/engine/definition.h"
+
+namespace utilityd::engine {
+
+// A curve ready to evaluate. Parameters a..d mean, by kind:
+//   linear: a=slope b=intercept; polynomial: a=exponent;
+//   exponential: a=k b=1/(e^k-1); logistic: a=steepness b=midpoint
+//   c=L(0) d=1/(L(1)-L(0)) (c=0, d=1 unless rescaled); logit: a=1/steepness
+//   b=midpoint; normal: a=mean b=-1/(2 stddev^2); sine: a=2pi*frequency
+//   b=2pi*phase; step: a=threshold; piecewise_linear: first_point and
+//   point_count index the shared point table.
+struct CompiledCurve {
+  CurveKind kind = CurveKind::kLinear;
+  bool invert = false;
+  bool rescale = false;
+  float a = 1, b = 0, c = 0, d = 1;
+  uint32_t first_point = 0;
+  uint32_t point_count = 0;
+};
+
+// Returns the compiled form of a validated curve definition. Piecewise points
+// are appended to `points`.
+[[nodiscard]] CompiledCurve CompileCurve(const CurveDefinition& def,
+                                         std::vector<CurvePoint>* points);
+
+// Returns f(x) for a normalised input; clamps x and the result to 0..1. A NaN
+// input yields 0. Pure and thread-safe.
+[[nodiscard]] float EvaluateCurve(const CompiledCurve& curve, float x,
+                                  absl::Span<const CurvePoint> points);
+
+// Appends an issue for each invalid parameter of `def`; paths are `path`
+// followed by the parameter, e.g. "<path>.logistic.steepness".
+void ValidateCurve(const CurveDefinition& def, const std::string& path,
+                   std::vector<ValidationIssue>* issues);
+
+}  // namespace utilityd::engine
+
+#endif  // UTILITYD_ENGINE_CURVE_H_

@@ -1,0 +1,160 @@
+// Plain C++ definition of a behaviour set: the engine's input before
+// compilation. Member initialisers are the documented defaults of the
+// behaviour-set format; the file loader applies exactly these when a field is
+// absent, so this header is the one place the defaults live.
+//
+//   utilityd::engine::SetDefinition def;
+//   def.name = "guard";
+//   def.factors.push_back({.name = "health", .min = 0, .max = 100});
+//   utilityd::engine::ActionDefinition heal{.name = "heal"};
+//   heal.considerations.push_back({.name = "hurt", .factor = "health",
+//                                  .range_min = 100, .range_max = 0});
+//   def.actions.push_back(heal);
+//   absl::StatusOr<CompiledBehaviourSet> set = Compile(def);
+#ifndef UTILITYD_ENGINE_DEFINITION_H_
+#define UTILITYD_ENGINE_DEFINITION_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace utilityd::engine {
+
+enum class CurveKind {
+  kLinear,
+  kPolynomial,
+  kInverseQuadratic,
+  kExponential,
+  kLogistic,
+  kLogit,
+  kNormal,
+  kSine,
+  kSmoothstep,
+  kStep,
+  kPiecewiseLinear,
+};
+
+// Returns the format's name of a curve kind, e.g. "piecewise_linear".
+const char* CurveKindName(CurveKind kind);
+
+struct CurvePoint {
+  double x = 0;
+  double y = 0;
+};
+
+// A response curve. Only the parameters of `kind` are read.
+struct CurveDefinition {
+  CurveKind kind = CurveKind::kLinear;
+  double slope = 1;         // linear
+  double intercept = 0;     // linear
+  double exponent = 2;      // polynomial
+  double k = 4;             // exponential
+  double steepness = 10;    // logistic, logit
+  double midpoint = 0.5;    // logistic, logit
+  bool rescale = false;     // logistic
+  double mean = 0.5;        // normal
+  double stddev = 0.15;     // normal
+  double frequency = 0.25;  // sine
+  double phase = 0;         // sine
+  double threshold = 0.5;   // step
+  std::vector<CurvePoint> points;  // piecewise_linear
+  bool invert = false;
+};
+
+struct FactorDefinition {
+  std::string name;
+  double min = 0;
+  double max = 1;
+  std::string unit;
+  std::string description;
+};
+
+struct ConsiderationDefinition {
+  std::string name;
+  std::string factor;
+  // Bookends; unset means the factor's declared min (max).
+  std::optional<double> range_min;
+  std::optional<double> range_max;
+  CurveDefinition curve;
+  double weight = 1;
+  double output_min = 0;
+  double output_max = 1;
+  bool per_target = false;
+};
+
+struct ActionDefinition {
+  std::string name;
+  std::string description;
+  double weight = 1;
+  int rank = 0;
+  double cooldown_seconds = 0;
+  std::vector<ConsiderationDefinition> considerations;
+  bool per_target = false;
+};
+
+enum class Aggregation { kProduct, kWeightedSum, kMin };
+
+enum class Compensation {
+  kDefault,  // per-consideration for the product, none otherwise
+  kNone,
+  kPerConsideration,
+  kOnProduct,
+  kGeometricMean,
+};
+
+enum class Strategy { kHighest, kWeightedRandom, kTopK, kSoftmax };
+
+// Returns the format's name of a strategy, e.g. "top_k".
+const char* StrategyName(Strategy strategy);
+
+struct SelectionDefinition {
+  Strategy strategy = Strategy::kHighest;
+  int top_k = 2;
+  double temperature = 0.2;
+  double commitment_bonus = 0;
+  double min_score = 0;
+  std::string fallback_action;  // empty: none
+};
+
+struct PersonalityDefinition {
+  std::string name;
+  std::string description;
+  // Multipliers on action weights, by action name.
+  std::vector<std::pair<std::string, double>> action_weights;
+  // Replacement consideration weights, keyed "action.consideration" or by a
+  // consideration name (every consideration so named).
+  std::vector<std::pair<std::string, double>> consideration_weights;
+};
+
+struct SetDefinition {
+  std::string name;
+  std::string description;
+  std::string version;
+  std::string revision;  // content hash, set by whoever loads the set
+  std::vector<FactorDefinition> factors;
+  std::vector<FactorDefinition> target_factors;
+  std::vector<ActionDefinition> actions;
+  Aggregation aggregation = Aggregation::kProduct;
+  Compensation compensation = Compensation::kDefault;
+  SelectionDefinition selection;
+  std::vector<PersonalityDefinition> personalities;
+};
+
+// One problem found in a definition: a field path such as
+// "actions[2].considerations[0].factor" and what is wrong with it.
+struct ValidationIssue {
+  std::string path;
+  std::string message;
+};
+
+// Limits on a set's size. A set beyond them is rejected by validation.
+inline constexpr int kMaxFactors = 1024;
+inline constexpr int kMaxActions = 4096;
+inline constexpr int kMaxConsiderationsPerAction = 64;
+inline constexpr int kMaxCurvePoints = 256;
+inline constexpr int kMaxPersonalities = 1024;
+
+}  // namespace utilityd::engine
+
+#endif  // UTILITYD_ENGINE_DEFINITION_H_

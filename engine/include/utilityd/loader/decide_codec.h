@@ -1,0 +1,69 @@
+// Converts decide requests (utilityd.v1 messages) into engine input and
+// engine decisions back into messages. The CLI and the service both decide
+// batches through DecideBatch, so they answer identically.
+//
+//   v1::DecideRequest request = ...;      // e.g. read from JSON
+//   v1::DecideResponse response;
+//   DecideBatch(catalog, request, &response);
+//   for (const v1::Decision& d : response.decisions()) {
+//     if (d.has_error()) log(d.error().message());  // only this agent failed
+//   }
+#ifndef UTILITYD_LOADER_DECIDE_CODEC_H_
+#define UTILITYD_LOADER_DECIDE_CODEC_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "utilityd/engine/decide.h"
+#include "utilityd/loader/set_loader.h"
+#include "utilityd/v1/decision_service.pb.h"
+
+namespace utilityd::loader {
+
+// Buffers that one agent's engine input points into. Reuse across agents.
+struct AgentScratch {
+  std::vector<float> factors;
+  std::vector<float> seconds_since_action;
+  std::vector<float> target_values;
+  std::vector<engine::TargetInput> targets;
+  engine::Decision decision;
+};
+
+// Resolves `snapshot` against `set` into `input`, whose spans point into
+// `snapshot` and `scratch`. Errors name the field: INVALID_ARGUMENT for wrong
+// or missing factor values, NOT_FOUND for an unknown action, personality or
+// factor name, FAILED_PRECONDITION for an expected_revision mismatch.
+[[nodiscard]] absl::Status ResolveAgent(const LoadedSet& set,
+                                        const v1::AgentSnapshot& snapshot,
+                                        AgentScratch* scratch,
+                                        engine::AgentInput* input);
+
+// Maps a request's explain level to the engine's.
+[[nodiscard]] engine::ExplainLevel ToExplainLevel(v1::Explain explain);
+
+// Fills `out` from an engine decision for `snapshot`.
+void WriteDecision(const LoadedSet& set, const v1::AgentSnapshot& snapshot,
+                   const engine::Decision& decision, v1::Explain explain,
+                   v1::Decision* out);
+
+// Writes a per-agent error: canonical code and message.
+void WriteError(const absl::Status& status, v1::Decision* out);
+
+// Decides every agent of `request` with the sets of `catalog`. One agent's
+// problem becomes that agent's error and never affects the others. Errors
+// are prefixed with the agent's path, e.g. "agents[3].factors: ...".
+void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
+                 v1::DecideResponse* response);
+
+// Returns the snapshot a scenario describes (agent id = scenario name).
+[[nodiscard]] v1::AgentSnapshot ScenarioSnapshot(const LoadedSet& set,
+                                                 const v1::Scenario& scenario);
+
+// Decides every scenario that names an expected action and returns one
+// message per scenario whose winner differs; empty when all hold.
+[[nodiscard]] std::vector<std::string> CheckScenarios(const LoadedSet& set);
+
+}  // namespace utilityd::loader
+
+#endif  // UTILITYD_LOADER_DECIDE_CODEC_H_

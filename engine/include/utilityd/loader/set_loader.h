@@ -1,0 +1,101 @@
+// Loads behaviour sets from YAML or JSON files into validated, compiled form.
+//
+//   absl::StatusOr<Catalog> catalog = LoadCatalog({"examples/behaviour_sets"});
+//   if (!catalog.ok()) {
+//     // One line per problem, e.g.
+//     // arena_mage.yaml:31:18: actions[2].considerations[0].factor: unknown
+//     //   factor "helth" (did you mean "health"?)
+//   }
+//   std::shared_ptr<const LoadedSet> set = catalog->Find("arena_mage");
+//
+// Loading applies the documented defaults to every absent field, computes the
+// revision (content hash of the result), validates everything at once, and
+// compiles for the engine. Loaded sets are immutable and shared.
+#ifndef UTILITYD_LOADER_SET_LOADER_H_
+#define UTILITYD_LOADER_SET_LOADER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "utilityd/engine/compiled_set.h"
+#include "utilityd/engine/definition.h"
+#include "utilityd/v1/behaviour_set.pb.h"
+
+namespace utilityd::loader {
+
+// A validated behaviour set: its full definition (defaults made explicit,
+// revision set) and the engine's compiled form.
+struct LoadedSet {
+  v1::BehaviourSet definition;
+  engine::CompiledBehaviourSet compiled;
+  std::string source;  // file it came from, or another label
+
+  const std::string& name() const { return definition.name(); }
+  const std::string& revision() const { return definition.revision(); }
+};
+
+// Sets every absent field that has a documented default to that default:
+// weights, slopes, output ranges, bookends (from the factor), curve kind and
+// parameters, aggregation, compensation and strategy. Idempotent.
+void ApplyDefaults(v1::BehaviourSet* set);
+
+// Returns the engine definition of a set whose defaults are applied.
+[[nodiscard]] engine::SetDefinition ToDefinition(const v1::BehaviourSet& set);
+
+// Returns the content hash of `set` (16 lowercase hex digits): FNV-1a 64 over
+// its deterministic serialisation, ignoring the revision field.
+[[nodiscard]] std::string ComputeRevision(const v1::BehaviourSet& set);
+
+// Validates and compiles a set given as a message. Issues are prefixed with
+// `source`. Returns INVALID_ARGUMENT listing every problem, one per line.
+[[nodiscard]] absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetProto(
+    v1::BehaviourSet set, absl::string_view source);
+
+// Parses YAML or JSON `text`, then as LoadSetProto. Problems carry the line
+// where the offending field was written.
+[[nodiscard]] absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetText(
+    absl::string_view text, absl::string_view source);
+
+// Reads and loads one file. NOT_FOUND when it cannot be read.
+[[nodiscard]] absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetFile(
+    const std::string& path);
+
+// Immutable name -> set map.
+class Catalog {
+ public:
+  // Returns the named set, or nullptr.
+  std::shared_ptr<const LoadedSet> Find(absl::string_view name) const;
+  const std::map<std::string, std::shared_ptr<const LoadedSet>, std::less<>>&
+  sets() const {
+    return sets_;
+  }
+
+ private:
+  friend absl::StatusOr<Catalog> LoadCatalog(const std::vector<std::string>&);
+  std::map<std::string, std::shared_ptr<const LoadedSet>, std::less<>> sets_;
+};
+
+// Returns true for names LoadCatalog reads from a directory: *.yaml, *.yml,
+// *.json, not hidden.
+[[nodiscard]] bool IsBehaviourSetFileName(absl::string_view file_name);
+
+// Returns the files named in `paths` plus the behaviour-set files in each
+// directory named (sorted, not recursive, symlinks followed). NOT_FOUND for a
+// path that does not exist.
+[[nodiscard]] absl::StatusOr<std::vector<std::string>> ListSetFiles(
+    const std::vector<std::string>& paths);
+
+// Loads every file given and every behaviour-set file in every directory
+// given (not recursive; symlinked files are followed, so a Kubernetes
+// ConfigMap mount works). Set names must be unique. Returns INVALID_ARGUMENT
+// with every problem of every file, or NOT_FOUND for a missing path.
+[[nodiscard]] absl::StatusOr<Catalog> LoadCatalog(
+    const std::vector<std::string>& paths);
+
+}  // namespace utilityd::loader
+
+#endif  // UTILITYD_LOADER_SET_LOADER_H_

@@ -1,0 +1,476 @@
+#include "utilityd/engine/compiled_set.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace utilityd::engine {
+namespace {
+
+// Identifiers: a letter, then letters, digits, '_' or '-'. They appear in
+// metric labels, personality keys ("action.consideration") and URLs.
+bool IsIdentifier(absl::string_view s) {
+  if (s.empty() || s.size() > 128 || !absl::ascii_isalpha(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return absl::ascii_isalnum(c) || c == '_' || c == '-';
+  });
+}
+
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      const bool same = absl::ascii_tolower(a[i - 1]) ==
+                        absl::ascii_tolower(b[j - 1]);
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Collects issues under a growing field path.
+class Checker {
+ public:
+  explicit Checker(std::vector<ValidationIssue>* issues) : issues_(issues) {}
+
+  void Add(std::string path, std::string message) {
+    issues_->push_back({std::move(path), std::move(message)});
+  }
+
+  // Reports `name` unless it is a valid identifier.
+  void Identifier(const std::string& path, const std::string& name) {
+    if (name.empty()) {
+      Add(path, "is required");
+    } else if (!IsIdentifier(name)) {
+      Add(path, absl::StrCat("\"", name,
+                             "\" is not a valid name: use a letter, then "
+                             "letters, digits, '_' or '-' (at most 128)"));
+    }
+  }
+
+  // Reports a non-finite `v`; returns whether it is finite.
+  bool Finite(const std::string& path, double v) {
+    if (std::isfinite(v)) return true;
+    Add(path, absl::StrCat("must be a finite number, got ", v));
+    return false;
+  }
+
+  void InRange(const std::string& path, double v, double lo, double hi) {
+    if (Finite(path, v) && (v < lo || v > hi)) {
+      Add(path, absl::StrCat("must be within ", lo, "..", hi, ", got ", v));
+    }
+  }
+
+  void AtLeast(const std::string& path, double v, double lo) {
+    if (Finite(path, v) && v < lo) {
+      Add(path, absl::StrCat("must be >= ", lo, ", got ", v));
+    }
+  }
+
+  void Curve(const std::string& path, const CurveDefinition& curve) {
+    ValidateCurve(curve, path, issues_);
+  }
+
+  // Reports an unknown reference with a did-you-mean hint.
+  void Unknown(const std::string& path, absl::string_view what,
+               const std::string& name,
+               const std::vector<std::string>& known) {
+    std::string message = absl::StrCat("unknown ", what, " \"", name, "\"");
+    const std::string hint = SuggestName(name, known);
+    if (!hint.empty()) {
+      absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
+    } else if (!known.empty() && known.size() <= 12) {
+      absl::StrAppend(&message, " (known: ", absl::StrJoin(known, ", "), ")");
+    }
+    Add(path, std::move(message));
+  }
+
+ private:
+  std::vector<ValidationIssue>* issues_;
+};
+
+std::vector<std::string> Names(const std::vector<FactorDefinition>& fs) {
+  std::vector<std::string> out;
+  for (const auto& f : fs) out.push_back(f.name);
+  return out;
+}
+
+void CheckFactors(Checker& check, const std::string& list,
+                  const std::vector<FactorDefinition>& factors) {
+  if (factors.size() > static_cast<size_t>(kMaxFactors)) {
+    check.Add(list, absl::StrCat("at most ", kMaxFactors, " factors, got ",
+                                 factors.size()));
+  }
+  absl::flat_hash_set<std::string> seen;
+  for (size_t i = 0; i < factors.size(); ++i) {
+    const FactorDefinition& f = factors[i];
+    const std::string at = absl::StrCat(list, "[", i, "]");
+    check.Identifier(at + ".name", f.name);
+    if (!f.name.empty() && !seen.insert(f.name).second) {
+      check.Add(at + ".name", absl::StrCat("duplicate factor \"", f.name, "\""));
+    }
+    if (check.Finite(at + ".min", f.min) && check.Finite(at + ".max", f.max) &&
+        !(f.min < f.max)) {
+      check.Add(at, absl::StrCat("min must be below max, got min ", f.min,
+                                 " and max ", f.max));
+    }
+  }
+}
+
+void CheckConsideration(Checker& check, const std::string& at,
+                        const SetDefinition& def, const ActionDefinition& action,
+                        const ConsiderationDefinition& c) {
+  check.Identifier(at + ".name", c.name);
+  const std::vector<FactorDefinition>& pool =
+      c.per_target ? def.target_factors : def.factors;
+  const FactorDefinition* factor = nullptr;
+  for (const auto& f : pool) {
+    if (f.name == c.factor) factor = &f;
+  }
+  if (c.factor.empty()) {
+    check.Add(at + ".factor", "is required");
+  } else if (factor == nullptr) {
+    const std::vector<FactorDefinition>& other =
+        c.per_target ? def.factors : def.target_factors;
+    const bool in_other = std::any_of(
+        other.begin(), other.end(),
+        [&](const FactorDefinition& f) { return f.name == c.factor; });
+    if (in_other && c.per_target) {
+      check.Add(at + ".factor",
+                absl::StrCat("\"", c.factor,
+                             "\" is an agent factor, not a target factor "
+                             "(remove per_target)"));
+    } else if (in_other) {
+      check.Add(at + ".factor",
+                absl::StrCat("\"", c.factor,
+                             "\" is a target factor: set per_target: true"));
+    } else {
+      check.Unknown(at + ".factor",
+                    c.per_target ? "target factor" : "factor", c.factor,
+                    Names(pool));
+    }
+  }
+  if (c.per_target && !action.per_target) {
+    check.Add(at + ".per_target",
+              "reads a target factor but the action is not per_target "
+              "(set per_target: true on the action)");
+  }
+  const double lo = c.range_min.value_or(factor ? factor->min : 0.0);
+  const double hi = c.range_max.value_or(factor ? factor->max : 1.0);
+  if (check.Finite(at + ".range.min", lo) &&
+      check.Finite(at + ".range.max", hi) && lo == hi) {
+    check.Add(at + ".range",
+              absl::StrCat("is empty: min and max are both ", lo));
+  }
+  check.Curve(at + ".curve", c.curve);
+  check.InRange(at + ".weight", c.weight, 0, 1);
+  check.InRange(at + ".output.min", c.output_min, 0, 1);
+  check.InRange(at + ".output.max", c.output_max, 0, 1);
+  if (c.output_min > c.output_max) {
+    check.Add(at + ".output",
+              absl::StrCat("min ", c.output_min, " is above max ",
+                           c.output_max, " (use curve.invert to flip a curve)"));
+  }
+}
+
+void CheckPersonalities(Checker& check, const SetDefinition& def) {
+  std::vector<std::string> action_names;
+  for (const auto& a : def.actions) action_names.push_back(a.name);
+  absl::flat_hash_set<std::string> seen;
+  if (def.personalities.size() > static_cast<size_t>(kMaxPersonalities)) {
+    check.Add("personalities", absl::StrCat("at most ", kMaxPersonalities));
+  }
+  for (size_t i = 0; i < def.personalities.size(); ++i) {
+    const PersonalityDefinition& p = def.personalities[i];
+    const std::string at = absl::StrCat("personalities[", i, "]");
+    check.Identifier(at + ".name", p.name);
+    if (!p.name.empty() && !seen.insert(p.name).second) {
+      check.Add(at + ".name",
+                absl::StrCat("duplicate personality \"", p.name, "\""));
+    }
+    for (const auto& [key, value] : p.action_weights) {
+      const std::string path = absl::StrCat(at, ".action_weights[\"", key, "\"]");
+      if (std::find(action_names.begin(), action_names.end(), key) ==
+          action_names.end()) {
+        check.Unknown(path, "action", key, action_names);
+      }
+      check.AtLeast(path, value, 0);
+    }
+    for (const auto& [key, value] : p.consideration_weights) {
+      const std::string path =
+          absl::StrCat(at, ".consideration_weights[\"", key, "\"]");
+      bool found = false;
+      std::vector<std::string> known;
+      for (const auto& a : def.actions) {
+        for (const auto& c : a.considerations) {
+          const std::string full = absl::StrCat(a.name, ".", c.name);
+          if (key == full || key == c.name) found = true;
+          known.push_back(full);
+        }
+      }
+      if (!found) check.Unknown(path, "consideration", key, known);
+      check.InRange(path, value, 0, 1);
+    }
+  }
+}
+
+}  // namespace
+
+std::string SuggestName(absl::string_view name,
+                        absl::Span<const std::string> candidates) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
+  for (const std::string& c : candidates) {
+    const size_t d = EditDistance(name, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::vector<ValidationIssue> Validate(const SetDefinition& def) {
+  std::vector<ValidationIssue> issues;
+  Checker check(&issues);
+  check.Identifier("name", def.name);
+  if (def.factors.empty()) check.Add("factors", "at least one factor is required");
+  CheckFactors(check, "factors", def.factors);
+  CheckFactors(check, "target_factors", def.target_factors);
+  if (def.actions.empty()) check.Add("actions", "at least one action is required");
+  if (def.actions.size() > static_cast<size_t>(kMaxActions)) {
+    check.Add("actions", absl::StrCat("at most ", kMaxActions, " actions, got ",
+                                      def.actions.size()));
+  }
+  absl::flat_hash_set<std::string> action_names;
+  bool any_per_target = false;
+  for (size_t i = 0; i < def.actions.size(); ++i) {
+    const ActionDefinition& a = def.actions[i];
+    const std::string at = absl::StrCat("actions[", i, "]");
+    check.Identifier(at + ".name", a.name);
+    if (!a.name.empty() && !action_names.insert(a.name).second) {
+      check.Add(at + ".name", absl::StrCat("duplicate action \"", a.name, "\""));
+    }
+    check.AtLeast(at + ".weight", a.weight, 0);
+    check.AtLeast(at + ".cooldown_seconds", a.cooldown_seconds, 0);
+    if (a.considerations.size() >
+        static_cast<size_t>(kMaxConsiderationsPerAction)) {
+      check.Add(at + ".considerations",
+                absl::StrCat("at most ", kMaxConsiderationsPerAction,
+                             " considerations, got ", a.considerations.size()));
+    }
+    absl::flat_hash_set<std::string> names;
+    bool reads_target = false;
+    for (size_t j = 0; j < a.considerations.size(); ++j) {
+      const ConsiderationDefinition& c = a.considerations[j];
+      const std::string cat = absl::StrCat(at, ".considerations[", j, "]");
+      CheckConsideration(check, cat, def, a, c);
+      if (!c.name.empty() && !names.insert(c.name).second) {
+        check.Add(cat + ".name",
+                  absl::StrCat("duplicate consideration \"", c.name,
+                               "\" in action \"", a.name, "\""));
+      }
+      reads_target |= c.per_target;
+    }
+    if (a.per_target) {
+      any_per_target = true;
+      if (!reads_target) {
+        check.Add(at + ".per_target",
+                  "no consideration is per_target, so every target would "
+                  "score the same");
+      }
+    }
+  }
+  if (any_per_target && def.target_factors.empty()) {
+    check.Add("target_factors",
+              "per-target actions need at least one target factor");
+  }
+  const bool product = def.aggregation == Aggregation::kProduct;
+  if (!product && def.compensation != Compensation::kDefault &&
+      def.compensation != Compensation::kNone) {
+    check.Add("scoring.compensation",
+              "applies only to the product aggregation (use none)");
+  }
+  const SelectionDefinition& sel = def.selection;
+  if (sel.strategy == Strategy::kTopK && sel.top_k < 1) {
+    check.Add("selection.top_k.k", absl::StrCat("must be >= 1, got ", sel.top_k));
+  }
+  if (sel.strategy == Strategy::kSoftmax &&
+      check.Finite("selection.softmax.temperature", sel.temperature) &&
+      sel.temperature <= 0) {
+    check.Add("selection.softmax.temperature",
+              absl::StrCat("must be > 0, got ", sel.temperature));
+  }
+  check.AtLeast("selection.commitment_bonus", sel.commitment_bonus, 0);
+  check.AtLeast("selection.min_score", sel.min_score, 0);
+  if (!sel.fallback_action.empty()) {
+    std::vector<std::string> names;
+    const ActionDefinition* fallback = nullptr;
+    for (const auto& a : def.actions) {
+      names.push_back(a.name);
+      if (a.name == sel.fallback_action) fallback = &a;
+    }
+    if (fallback == nullptr) {
+      check.Unknown("selection.fallback_action", "action", sel.fallback_action,
+                    names);
+    } else if (fallback->per_target) {
+      check.Add("selection.fallback_action",
+                absl::StrCat("\"", sel.fallback_action,
+                             "\" is per_target; a fallback must not need a "
+                             "target"));
+    }
+  }
+  CheckPersonalities(check, def);
+  return issues;
+}
+
+absl::StatusOr<CompiledBehaviourSet> Compile(const SetDefinition& def) {
+  std::vector<ValidationIssue> issues = Validate(def);
+  if (!issues.empty()) {
+    std::vector<std::string> lines;
+    for (const auto& i : issues) lines.push_back(i.path + ": " + i.message);
+    return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
+  }
+  CompiledBehaviourSet set;
+  set.name_ = def.name;
+  set.revision_ = def.revision;
+  set.aggregation_ = def.aggregation;
+  set.compensation_ = def.compensation;
+  if (set.compensation_ == Compensation::kDefault) {
+    set.compensation_ = def.aggregation == Aggregation::kProduct
+                            ? Compensation::kPerConsideration
+                            : Compensation::kNone;
+  }
+  set.selection_ = def.selection;
+  set.factors_ = def.factors;
+  set.target_factors_ = def.target_factors;
+  for (size_t i = 0; i < def.factors.size(); ++i) {
+    set.factor_index_[def.factors[i].name] = static_cast<int>(i);
+  }
+  for (size_t i = 0; i < def.target_factors.size(); ++i) {
+    set.target_factor_index_[def.target_factors[i].name] = static_cast<int>(i);
+  }
+  for (size_t i = 0; i < def.actions.size(); ++i) {
+    const ActionDefinition& a = def.actions[i];
+    set.action_index_[a.name] = static_cast<int>(i);
+    CompiledAction ca;
+    ca.name = a.name;
+    ca.first_consideration = static_cast<uint32_t>(set.considerations_.size());
+    ca.consideration_count = static_cast<uint32_t>(a.considerations.size());
+    ca.weight = static_cast<float>(a.weight);
+    ca.rank = a.rank;
+    ca.cooldown_seconds = static_cast<float>(a.cooldown_seconds);
+    ca.per_target = a.per_target;
+    set.has_per_target_actions_ |= a.per_target;
+    for (const ConsiderationDefinition& c : a.considerations) {
+      CompiledConsideration cc;
+      cc.name = c.name;
+      cc.per_target = c.per_target;
+      const auto& pool = c.per_target ? def.target_factors : def.factors;
+      const auto& index =
+          c.per_target ? set.target_factor_index_ : set.factor_index_;
+      cc.factor = index.at(c.factor);
+      const double lo = c.range_min.value_or(pool[cc.factor].min);
+      const double hi = c.range_max.value_or(pool[cc.factor].max);
+      cc.range_lo = static_cast<float>(lo);
+      cc.range_inv_span = static_cast<float>(1.0 / (hi - lo));
+      cc.curve = CompileCurve(c.curve, &set.curve_points_);
+      cc.output_min = static_cast<float>(c.output_min);
+      cc.output_span = static_cast<float>(c.output_max - c.output_min);
+      cc.weight = static_cast<float>(c.weight);
+      set.considerations_.push_back(std::move(cc));
+    }
+    set.actions_.push_back(std::move(ca));
+  }
+  if (!def.selection.fallback_action.empty()) {
+    set.fallback_action_ = set.action_index_.at(def.selection.fallback_action);
+  }
+  const size_t n_actions = set.actions_.size();
+  for (size_t p = 0; p < def.personalities.size(); ++p) {
+    const PersonalityDefinition& pd = def.personalities[p];
+    set.personality_index_[pd.name] = static_cast<int>(p);
+    set.personality_names_.push_back(pd.name);
+    const size_t action_base = set.personality_action_weights_.size();
+    set.personality_action_weights_.resize(action_base + n_actions, 1.0f);
+    for (const auto& [name, w] : pd.action_weights) {
+      set.personality_action_weights_[action_base +
+                                      set.action_index_.at(name)] =
+          static_cast<float>(w);
+    }
+    const size_t c_base = set.personality_consideration_weights_.size();
+    for (const auto& c : set.considerations_) {
+      set.personality_consideration_weights_.push_back(c.weight);
+    }
+    // Names first, then "action.consideration" keys, so the specific key
+    // wins over the general one whatever order they were written in.
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const auto& [key, w] : pd.consideration_weights) {
+        const bool qualified = key.find('.') != std::string::npos;
+        if (qualified != (pass == 1)) continue;
+        for (size_t a = 0; a < n_actions; ++a) {
+          const CompiledAction& ca = set.actions_[a];
+          for (uint32_t k = 0; k < ca.consideration_count; ++k) {
+            const uint32_t ci = ca.first_consideration + k;
+            const std::string& cname = set.considerations_[ci].name;
+            if (key == cname || key == absl::StrCat(ca.name, ".", cname)) {
+              set.personality_consideration_weights_[c_base + ci] =
+                  static_cast<float>(w);
+            }
+          }
+        }
+      }
+    }
+  }
+  return set;
+}
+
+namespace {
+int Lookup(const absl::flat_hash_map<std::string, int>& index,
+           absl::string_view name) {
+  auto it = index.find(name);
+  return it == index.end() ? -1 : it->second;
+}
+}  // namespace
+
+int CompiledBehaviourSet::FindFactor(absl::string_view name) const {
+  return Lookup(factor_index_, name);
+}
+int CompiledBehaviourSet::FindTargetFactor(absl::string_view name) const {
+  return Lookup(target_factor_index_, name);
+}
+int CompiledBehaviourSet::FindAction(absl::string_view name) const {
+  return Lookup(action_index_, name);
+}
+int CompiledBehaviourSet::FindPersonality(absl::string_view name) const {
+  return Lookup(personality_index_, name);
+}
+
+}  // namespace utilityd::engine
+
+namespace utilityd::engine {
+
+const char* StrategyName(Strategy strategy) {
+  switch (strategy) {
+    case Strategy::kHighest:
+      return "highest";
+    case Strategy::kWeightedRandom:
+      return "weighted_random";
+    case Strategy::kTopK:
+      return "top_k";
+    case Strategy::kSoftmax:
+      return "softmax";
+  }
+  return "unknown";
+}
+
+}  // namespace utilityd::engine

@@ -1,0 +1,269 @@
+#include "utilityd/engine/curve.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "absl/strings/str_cat.h"
+
+namespace utilityd::engine {
+namespace {
+
+inline float Clamp01(float x) {
+  // Written so that NaN maps to 0.
+  return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;
+}
+
+double Logistic(double x, double steepness, double midpoint) {
+  return 1.0 / (1.0 + std::exp(-steepness * (x - midpoint)));
+}
+
+bool Finite(double v) { return std::isfinite(v); }
+
+}  // namespace
+
+const char* CurveKindName(CurveKind kind) {
+  switch (kind) {
+    case CurveKind::kLinear:
+      return "linear";
+    case CurveKind::kPolynomial:
+      return "polynomial";
+    case CurveKind::kInverseQuadratic:
+      return "inverse_quadratic";
+    case CurveKind::kExponential:
+      return "exponential";
+    case CurveKind::kLogistic:
+      return "logistic";
+    case CurveKind::kLogit:
+      return "logit";
+    case CurveKind::kNormal:
+      return "normal";
+    case CurveKind::kSine:
+      return "sine";
+    case CurveKind::kSmoothstep:
+      return "smoothstep";
+    case CurveKind::kStep:
+      return "step";
+    case CurveKind::kPiecewiseLinear:
+      return "piecewise_linear";
+  }
+  return "unknown";
+}
+
+CompiledCurve CompileCurve(const CurveDefinition& def,
+                           std::vector<CurvePoint>* points) {
+  CompiledCurve c;
+  c.kind = def.kind;
+  c.invert = def.invert;
+  switch (def.kind) {
+    case CurveKind::kLinear:
+      c.a = static_cast<float>(def.slope);
+      c.b = static_cast<float>(def.intercept);
+      break;
+    case CurveKind::kPolynomial:
+      c.a = static_cast<float>(def.exponent);
+      break;
+    case CurveKind::kExponential:
+      c.a = static_cast<float>(def.k);
+      c.b = static_cast<float>(1.0 / std::expm1(def.k));
+      break;
+    case CurveKind::kLogistic: {
+      c.a = static_cast<float>(def.steepness);
+      c.b = static_cast<float>(def.midpoint);
+      c.rescale = def.rescale;
+      if (def.rescale) {
+        const double l0 = Logistic(0.0, def.steepness, def.midpoint);
+        const double l1 = Logistic(1.0, def.steepness, def.midpoint);
+        c.c = static_cast<float>(l0);
+        c.d = static_cast<float>(1.0 / (l1 - l0));
+      } else {
+        c.c = 0;
+        c.d = 1;
+      }
+      break;
+    }
+    case CurveKind::kLogit:
+      c.a = static_cast<float>(1.0 / def.steepness);
+      c.b = static_cast<float>(def.midpoint);
+      break;
+    case CurveKind::kNormal:
+      c.a = static_cast<float>(def.mean);
+      c.b = static_cast<float>(-1.0 / (2.0 * def.stddev * def.stddev));
+      break;
+    case CurveKind::kSine:
+      c.a = static_cast<float>(2.0 * std::numbers::pi * def.frequency);
+      c.b = static_cast<float>(2.0 * std::numbers::pi * def.phase);
+      break;
+    case CurveKind::kStep:
+      c.a = static_cast<float>(def.threshold);
+      break;
+    case CurveKind::kPiecewiseLinear:
+      c.first_point = static_cast<uint32_t>(points->size());
+      c.point_count = static_cast<uint32_t>(def.points.size());
+      points->insert(points->end(), def.points.begin(), def.points.end());
+      break;
+    case CurveKind::kInverseQuadratic:
+    case CurveKind::kSmoothstep:
+      break;
+  }
+  return c;
+}
+
+float EvaluateCurve(const CompiledCurve& curve, float x,
+                    absl::Span<const CurvePoint> points) {
+  x = Clamp01(x);
+  float y = 0;
+  switch (curve.kind) {
+    case CurveKind::kLinear:
+      y = curve.a * x + curve.b;
+      break;
+    case CurveKind::kPolynomial:
+      y = std::pow(x, curve.a);
+      break;
+    case CurveKind::kInverseQuadratic:
+      y = 1.0f - (1.0f - x) * (1.0f - x);
+      break;
+    case CurveKind::kExponential:
+      y = std::expm1(curve.a * x) * curve.b;
+      break;
+    case CurveKind::kLogistic:
+      if (curve.rescale) {
+        // Exact ends, so that a rescaled logistic can veto at 0.
+        if (x <= 0.0f) return curve.invert ? 1.0f : 0.0f;
+        if (x >= 1.0f) return curve.invert ? 0.0f : 1.0f;
+      }
+      y = (1.0f / (1.0f + std::exp(-curve.a * (x - curve.b))) - curve.c) *
+          curve.d;
+      break;
+    case CurveKind::kLogit:
+      // ln(0) = -inf and ln(inf) = +inf clamp to exact 0 and 1.
+      y = curve.b + std::log(x / (1.0f - x)) * curve.a;
+      break;
+    case CurveKind::kNormal: {
+      const float dx = x - curve.a;
+      y = std::exp(dx * dx * curve.b);
+      break;
+    }
+    case CurveKind::kSine:
+      y = std::sin(curve.a * x + curve.b);
+      break;
+    case CurveKind::kSmoothstep:
+      y = x * x * (3.0f - 2.0f * x);
+      break;
+    case CurveKind::kStep:
+      y = x >= curve.a ? 1.0f : 0.0f;
+      break;
+    case CurveKind::kPiecewiseLinear: {
+      const CurvePoint* p = points.data() + curve.first_point;
+      const uint32_t n = curve.point_count;
+      if (x <= p[0].x) {
+        y = static_cast<float>(p[0].y);
+      } else if (x >= p[n - 1].x) {
+        y = static_cast<float>(p[n - 1].y);
+      } else {
+        uint32_t i = 1;
+        while (x > p[i].x) ++i;
+        const double t = (x - p[i - 1].x) / (p[i].x - p[i - 1].x);
+        y = static_cast<float>(p[i - 1].y + t * (p[i].y - p[i - 1].y));
+      }
+      break;
+    }
+  }
+  y = Clamp01(y);
+  return curve.invert ? 1.0f - y : y;
+}
+
+void ValidateCurve(const CurveDefinition& def, const std::string& path,
+                   std::vector<ValidationIssue>* issues) {
+  const std::string kind = CurveKindName(def.kind);
+  auto bad = [&](const std::string& field, std::string message) {
+    issues->push_back(
+        {absl::StrCat(path, ".", kind, ".", field), std::move(message)});
+  };
+  auto finite = [&](const char* field, double v) {
+    if (!Finite(v)) bad(field, absl::StrCat("must be a finite number, got ", v));
+    return Finite(v);
+  };
+  switch (def.kind) {
+    case CurveKind::kLinear:
+      finite("slope", def.slope);
+      finite("intercept", def.intercept);
+      break;
+    case CurveKind::kPolynomial:
+      if (finite("exponent", def.exponent) && def.exponent <= 0) {
+        bad("exponent", absl::StrCat("must be > 0, got ", def.exponent,
+                                     " (use invert for a falling curve)"));
+      }
+      break;
+    case CurveKind::kExponential:
+      if (finite("k", def.k)) {
+        if (def.k == 0) {
+          bad("k", "must not be 0 (use a linear curve)");
+        } else if (std::abs(def.k) > 80) {
+          bad("k", absl::StrCat("must be within -80..80, got ", def.k));
+        }
+      }
+      break;
+    case CurveKind::kLogistic:
+    case CurveKind::kLogit:
+      if (finite("steepness", def.steepness)) {
+        if (def.steepness <= 0) {
+          bad("steepness", absl::StrCat("must be > 0, got ", def.steepness,
+                                        " (use invert for a falling curve)"));
+        } else if (def.steepness > 1000) {
+          bad("steepness",
+              absl::StrCat("must be at most 1000, got ", def.steepness,
+                           " (use a step curve for a hard threshold)"));
+        }
+      }
+      finite("midpoint", def.midpoint);
+      break;
+    case CurveKind::kNormal:
+      finite("mean", def.mean);
+      if (finite("stddev", def.stddev) && def.stddev <= 0) {
+        bad("stddev", absl::StrCat("must be > 0, got ", def.stddev));
+      }
+      break;
+    case CurveKind::kSine:
+      if (finite("frequency", def.frequency) && def.frequency <= 0) {
+        bad("frequency", absl::StrCat("must be > 0, got ", def.frequency));
+      }
+      finite("phase", def.phase);
+      break;
+    case CurveKind::kStep:
+      if (finite("threshold", def.threshold) &&
+          (def.threshold < 0 || def.threshold > 1)) {
+        bad("threshold",
+            absl::StrCat("must be within 0..1 (a normalised input), got ",
+                         def.threshold));
+      }
+      break;
+    case CurveKind::kPiecewiseLinear: {
+      const auto& pts = def.points;
+      if (pts.size() < 2) {
+        bad("points", absl::StrCat("needs at least 2 points, got ", pts.size()));
+      } else if (pts.size() > static_cast<size_t>(kMaxCurvePoints)) {
+        bad("points", absl::StrCat("at most ", kMaxCurvePoints,
+                                   " points, got ", pts.size()));
+      }
+      for (size_t i = 0; i < pts.size(); ++i) {
+        const std::string at = absl::StrCat("points[", i, "]");
+        if (!(pts[i].x >= 0 && pts[i].x <= 1) ||
+            !(pts[i].y >= 0 && pts[i].y <= 1)) {
+          bad(at, absl::StrCat("x and y must be within 0..1, got (",
+                                       pts[i].x, ", ", pts[i].y, ")"));
+        }
+        if (i > 0 && !(pts[i].x > pts[i - 1].x)) {
+          bad(at, absl::StrCat("x must increase strictly: ", pts[i].x,
+                                       " follows ", pts[i - 1].x));
+        }
+      }
+      break;
+    }
+    case CurveKind::kInverseQuadratic:
+    case CurveKind::kSmoothstep:
+      break;
+  }
+}
+
+}  // namespace utilityd::engine

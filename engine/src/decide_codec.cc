@@ -1,0 +1,370 @@
+#include "utilityd/loader/decide_codec.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_format.h"
+#include "utilityd/engine/explain.h"
+
+namespace utilityd::loader {
+namespace {
+
+namespace e = engine;
+constexpr float kMissing = std::numeric_limits<float>::quiet_NaN();
+
+std::vector<std::string> FactorNames(const std::vector<e::FactorDefinition>& fs) {
+  std::vector<std::string> names;
+  for (const auto& f : fs) names.push_back(f.name);
+  return names;
+}
+
+std::string UnknownName(absl::string_view what, const std::string& name,
+                        const std::vector<std::string>& known,
+                        absl::string_view set_name) {
+  std::string message =
+      absl::StrCat("unknown ", what, " \"", name, "\" in ", set_name);
+  const std::string hint = e::SuggestName(name, known);
+  if (!hint.empty()) absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
+  return message;
+}
+
+// Appends one agent's (or target's) factor values in declared order to
+// `out`, from packed values or names.
+absl::Status ResolveFactors(
+    const google::protobuf::RepeatedField<float>& packed,
+    const google::protobuf::Map<std::string, float>& named,
+    const std::vector<e::FactorDefinition>& declared, absl::string_view set_name,
+    const std::string& path, std::vector<float>* out) {
+  const size_t base = out->size();
+  if (!named.empty()) {
+    if (!packed.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, "factors: give either factors or named_factors, not both"));
+    }
+    out->resize(base + declared.size(), kMissing);
+    const std::vector<std::string> names = FactorNames(declared);
+    for (const auto& [name, value] : named) {
+      auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, "named_factors: ",
+                         UnknownName("factor", name, names, set_name)));
+      }
+      (*out)[base + (it - names.begin())] = value;
+    }
+    std::vector<std::string> missing;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (!named.contains(names[i])) missing.push_back(names[i]);
+    }
+    if (!missing.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, "named_factors: missing ",
+                       absl::StrJoin(missing, ", "), " (", set_name, ")"));
+    }
+    return absl::OkStatus();
+  }
+  if (static_cast<size_t>(packed.size()) != declared.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, "factors: expected ", declared.size(), " values (",
+                     set_name, "), got ", packed.size()));
+  }
+  out->insert(out->end(), packed.begin(), packed.end());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ResolveAgent(const LoadedSet& loaded,
+                          const v1::AgentSnapshot& snapshot,
+                          AgentScratch* scratch, e::AgentInput* input) {
+  const e::CompiledBehaviourSet& set = loaded.compiled;
+  if (!snapshot.expected_revision().empty() &&
+      snapshot.expected_revision() != loaded.revision()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "expected_revision: ", set.name(), " is at revision ",
+        loaded.revision(), ", the agent expects ", snapshot.expected_revision(),
+        " (refresh the factor order with GetBehaviourSet)"));
+  }
+  *input = e::AgentInput{};
+  if (snapshot.named_factors().empty() &&
+      static_cast<size_t>(snapshot.factors_size()) == set.factors().size()) {
+    // Fast path: the packed values are used in place.
+    input->factors = absl::MakeConstSpan(snapshot.factors().data(),
+                                         snapshot.factors_size());
+  } else {
+    scratch->factors.clear();
+    if (absl::Status s =
+            ResolveFactors(snapshot.factors(), snapshot.named_factors(),
+                           set.factors(), set.name(), "", &scratch->factors);
+        !s.ok()) {
+      return s;
+    }
+    input->factors = scratch->factors;
+  }
+  if (!snapshot.current_action().empty()) {
+    input->current_action = set.FindAction(snapshot.current_action());
+    if (input->current_action < 0) {
+      std::vector<std::string> names;
+      for (const auto& a : set.actions()) names.push_back(a.name);
+      return absl::NotFoundError(
+          absl::StrCat("current_action: ", UnknownName("action",
+                                                       snapshot.current_action(),
+                                                       names, set.name())));
+    }
+  }
+  if (!snapshot.seconds_since_action().empty()) {
+    scratch->seconds_since_action.assign(set.action_count(), e::kNeverRan);
+    for (const auto& [name, seconds] : snapshot.seconds_since_action()) {
+      const int a = set.FindAction(name);
+      if (a < 0) {
+        std::vector<std::string> names;
+        for (const auto& act : set.actions()) names.push_back(act.name);
+        return absl::NotFoundError(absl::StrCat(
+            "seconds_since_action: ", UnknownName("action", name, names,
+                                                  set.name())));
+      }
+      scratch->seconds_since_action[a] = std::isnan(seconds) ? e::kNeverRan
+                                                             : seconds;
+    }
+    input->seconds_since_action = scratch->seconds_since_action;
+  }
+  scratch->target_values.clear();
+  scratch->targets.clear();
+  input->current_target = e::kAnyTarget;
+  if (!snapshot.current_target().empty()) input->current_target = e::kTargetGone;
+  const size_t width = set.target_factors().size();
+  for (int t = 0; t < snapshot.targets_size(); ++t) {
+    const v1::TargetSnapshot& target = snapshot.targets(t);
+    if (absl::Status s = ResolveFactors(
+            target.factors(), target.named_factors(), set.target_factors(),
+            set.name(), absl::StrCat("targets[", t, "]."),
+            &scratch->target_values);
+        !s.ok()) {
+      return s;
+    }
+    if (!snapshot.current_target().empty() &&
+        target.target_id() == snapshot.current_target()) {
+      input->current_target = t;
+    }
+  }
+  // Spans are taken after all values are in place: the vector may move.
+  for (int t = 0; t < snapshot.targets_size(); ++t) {
+    scratch->targets.push_back(
+        {absl::MakeConstSpan(scratch->target_values.data() + t * width, width)});
+  }
+  input->targets = scratch->targets;
+  input->seed = snapshot.seed();
+  if (!snapshot.personality().empty()) {
+    input->personality = set.FindPersonality(snapshot.personality());
+    if (input->personality < 0) {
+      std::vector<std::string> names;
+      for (int p = 0; p < set.personality_count(); ++p) {
+        names.push_back(set.personality_name(p));
+      }
+      return absl::NotFoundError(absl::StrCat(
+          "personality: ",
+          UnknownName("personality", snapshot.personality(), names, set.name())));
+    }
+  }
+  return absl::OkStatus();
+}
+
+e::ExplainLevel ToExplainLevel(v1::Explain explain) {
+  switch (explain) {
+    case v1::EXPLAIN_TOP:
+      return e::ExplainLevel::kTop;
+    case v1::EXPLAIN_FULL:
+      return e::ExplainLevel::kFull;
+    default:
+      return e::ExplainLevel::kNone;
+  }
+}
+
+void WriteDecision(const LoadedSet& loaded, const v1::AgentSnapshot& snapshot,
+                   const e::Decision& d, v1::Explain explain,
+                   v1::Decision* out) {
+  const e::CompiledBehaviourSet& set = loaded.compiled;
+  auto target_id = [&](int t) -> const std::string& {
+    static const std::string kNone;
+    return t >= 0 ? snapshot.targets(t).target_id() : kNone;
+  };
+  out->set_agent_id(snapshot.agent_id());
+  out->set_revision(loaded.revision());
+  out->set_action_index(d.action);
+  if (d.action >= 0) out->set_action(set.actions()[d.action].name);
+  out->set_target_id(target_id(d.target));
+  out->set_score(d.score);
+  out->set_switched(d.switched);
+  out->set_fallback(d.fallback);
+  const e::ExplainLevel level = ToExplainLevel(explain);
+  if (level == e::ExplainLevel::kNone) return;
+
+  v1::Explanation* x = out->mutable_explanation();
+  if (d.runner_up_action >= 0) {
+    x->set_runner_up_action(set.actions()[d.runner_up_action].name);
+    x->set_runner_up_target(target_id(d.runner_up_target));
+    x->set_runner_up_score(d.runner_up_score);
+    x->set_margin(d.score - d.runner_up_score);
+  }
+  x->set_strategy(e::StrategyName(set.selection().strategy));
+  if (d.draw >= 0) x->set_draw(d.draw);
+  x->set_rank(d.rank);
+  if (level != e::ExplainLevel::kFull) return;
+
+  std::vector<std::string> target_ids;
+  for (const auto& t : snapshot.targets()) target_ids.push_back(t.target_id());
+  for (const e::CandidateTrace& c : d.candidates) {
+    const e::CompiledAction& action = set.actions()[c.action];
+    v1::ActionScore* a = x->add_actions();
+    a->set_action(action.name);
+    a->set_action_index(c.action);
+    a->set_target_id(target_id(c.target));
+    a->set_score(c.score);
+    a->set_aggregate(c.aggregate);
+    a->set_compensated(c.compensated);
+    a->set_weight(c.weight);
+    a->set_cooldown_factor(c.cooldown_factor);
+    a->set_commitment_factor(c.commitment_factor);
+    a->set_rank(action.rank);
+    a->set_vetoed(c.veto != e::VetoReason::kNone);
+    if (c.vetoed_by >= 0) {
+      a->set_vetoed_by(
+          set.considerations()[action.first_consideration + c.vetoed_by].name);
+    } else if (c.veto == e::VetoReason::kNoTargets) {
+      a->set_vetoed_by("(no targets)");
+    }
+    a->set_eligible(c.eligible);
+    a->set_probability(c.probability);
+    if (c.veto == e::VetoReason::kNoTargets) continue;
+    for (uint32_t k = 0; k < action.consideration_count; ++k) {
+      const e::CompiledConsideration& cc =
+          set.considerations()[action.first_consideration + k];
+      const e::ConsiderationTrace& t = d.considerations[c.first_trace + k];
+      v1::ConsiderationScore* cs = a->add_considerations();
+      cs->set_consideration(cc.name);
+      cs->set_factor(cc.per_target ? set.target_factors()[cc.factor].name
+                                   : set.factors()[cc.factor].name);
+      cs->set_raw(t.raw);
+      cs->set_normalised(t.normalised);
+      cs->set_curved(t.curved);
+      cs->set_output(t.output);
+      cs->set_contribution(t.contribution);
+      cs->set_invalid_input(t.invalid_input);
+    }
+  }
+  x->set_summary(e::FormatSummary(set, d, target_ids));
+}
+
+void WriteError(const absl::Status& status, v1::Decision* out) {
+  v1::AgentError* error = out->mutable_error();
+  const int code = static_cast<int>(status.code());
+  error->set_code(v1::ErrorCode_IsValid(code) ? static_cast<v1::ErrorCode>(code)
+                                              : v1::ERROR_CODE_INTERNAL);
+  error->set_message(std::string(status.message()));
+  out->set_action_index(-1);
+}
+
+void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
+                 v1::DecideResponse* response) {
+  response->set_request_id(request.request_id());
+  AgentScratch scratch;
+  std::vector<std::string> set_names;
+  for (int i = 0; i < request.agents_size(); ++i) {
+    const v1::AgentSnapshot& agent = request.agents(i);
+    v1::Decision* out = response->add_decisions();
+    const std::string at = absl::StrCat("agents[", i, "].");
+    auto fail = [&](const absl::Status& s) {
+      out->set_agent_id(agent.agent_id());
+      WriteError(absl::Status(s.code(), absl::StrCat(at, s.message())), out);
+    };
+    if (agent.behaviour_set().empty()) {
+      fail(absl::InvalidArgumentError("behaviour_set: is required"));
+      continue;
+    }
+    std::shared_ptr<const LoadedSet> set = catalog.Find(agent.behaviour_set());
+    if (set == nullptr) {
+      if (set_names.empty()) {
+        for (const auto& [name, _] : catalog.sets()) set_names.push_back(name);
+      }
+      std::string message = absl::StrCat("behaviour_set: unknown set \"",
+                                         agent.behaviour_set(), "\"");
+      const std::string hint = e::SuggestName(agent.behaviour_set(), set_names);
+      if (!hint.empty()) absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
+      fail(absl::NotFoundError(message));
+      continue;
+    }
+    e::AgentInput input;
+    absl::Status s = ResolveAgent(*set, agent, &scratch, &input);
+    if (s.ok()) {
+      s = e::Decide(set->compiled, input, ToExplainLevel(request.explain()),
+                    &scratch.decision);
+    }
+    if (!s.ok()) {
+      fail(s);
+      continue;
+    }
+    WriteDecision(*set, agent, scratch.decision, request.explain(), out);
+  }
+}
+
+v1::AgentSnapshot ScenarioSnapshot(const LoadedSet& loaded,
+                                   const v1::Scenario& scenario) {
+  v1::AgentSnapshot s;
+  s.set_agent_id(scenario.name());
+  s.set_behaviour_set(loaded.name());
+  for (const auto& [name, value] : scenario.factors()) {
+    (*s.mutable_named_factors())[name] = static_cast<float>(value);
+  }
+  for (const v1::ScenarioTarget& t : scenario.targets()) {
+    v1::TargetSnapshot* ts = s.add_targets();
+    ts->set_target_id(t.id());
+    for (const auto& [name, value] : t.factors()) {
+      (*ts->mutable_named_factors())[name] = static_cast<float>(value);
+    }
+  }
+  s.set_current_action(scenario.current_action());
+  s.set_current_target(scenario.current_target());
+  s.set_personality(scenario.personality());
+  return s;
+}
+
+std::vector<std::string> CheckScenarios(const LoadedSet& loaded) {
+  std::vector<std::string> problems;
+  AgentScratch scratch;
+  for (const v1::Scenario& scenario : loaded.definition.scenarios()) {
+    if (scenario.expected_action().empty()) continue;
+    const v1::AgentSnapshot snapshot = ScenarioSnapshot(loaded, scenario);
+    e::AgentInput input;
+    absl::Status s = ResolveAgent(loaded, snapshot, &scratch, &input);
+    if (s.ok()) {
+      s = e::Decide(loaded.compiled, input, e::ExplainLevel::kFull,
+                    &scratch.decision);
+    }
+    const std::string at =
+        absl::StrCat(loaded.source, ": scenario \"", scenario.name(), "\": ");
+    if (!s.ok()) {
+      problems.push_back(absl::StrCat(at, s.message()));
+      continue;
+    }
+    v1::Decision d;
+    WriteDecision(loaded, snapshot, scratch.decision, v1::EXPLAIN_FULL, &d);
+    const bool target_ok = scenario.expected_target().empty() ||
+                           scenario.expected_target() == d.target_id();
+    if (d.action() != scenario.expected_action() || !target_ok) {
+      std::string expected = scenario.expected_action();
+      if (!scenario.expected_target().empty()) {
+        absl::StrAppend(&expected, "@", scenario.expected_target());
+      }
+      std::string got = d.action().empty() ? "no action" : d.action();
+      if (!d.target_id().empty()) absl::StrAppend(&got, "@", d.target_id());
+      problems.push_back(absl::StrCat(at, "expected ", expected, " to win, got ",
+                                      got, absl::StrFormat(" (%.3f): ", d.score()),
+                                      d.explanation().summary()));
+    }
+  }
+  return problems;
+}
+
+}  // namespace utilityd::loader

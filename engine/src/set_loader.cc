@@ -1,0 +1,521 @@
+#include "utilityd/loader/set_loader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "utilityd/loader/proto_reader.h"
+
+namespace utilityd::loader {
+namespace {
+
+namespace fs = std::filesystem;
+namespace e = engine;
+
+void DefaultCurve(v1::Curve* c) {
+  const e::CurveDefinition d;  // the documented defaults
+  switch (c->kind_case()) {
+    case v1::Curve::KIND_NOT_SET:
+    case v1::Curve::kLinear: {
+      auto* l = c->mutable_linear();
+      if (!l->has_slope()) l->set_slope(d.slope);
+      if (!l->has_intercept()) l->set_intercept(d.intercept);
+      break;
+    }
+    case v1::Curve::kPolynomial:
+      if (!c->polynomial().has_exponent()) {
+        c->mutable_polynomial()->set_exponent(d.exponent);
+      }
+      break;
+    case v1::Curve::kExponential:
+      if (!c->exponential().has_k()) c->mutable_exponential()->set_k(d.k);
+      break;
+    case v1::Curve::kLogistic: {
+      auto* l = c->mutable_logistic();
+      if (!l->has_steepness()) l->set_steepness(d.steepness);
+      if (!l->has_midpoint()) l->set_midpoint(d.midpoint);
+      break;
+    }
+    case v1::Curve::kLogit: {
+      auto* l = c->mutable_logit();
+      if (!l->has_steepness()) l->set_steepness(d.steepness);
+      if (!l->has_midpoint()) l->set_midpoint(d.midpoint);
+      break;
+    }
+    case v1::Curve::kNormal: {
+      auto* n = c->mutable_normal();
+      if (!n->has_mean()) n->set_mean(d.mean);
+      if (!n->has_stddev()) n->set_stddev(d.stddev);
+      break;
+    }
+    case v1::Curve::kSine: {
+      auto* s = c->mutable_sine();
+      if (!s->has_frequency()) s->set_frequency(d.frequency);
+      if (!s->has_phase()) s->set_phase(d.phase);
+      break;
+    }
+    case v1::Curve::kStep:
+      if (!c->step().has_threshold()) {
+        c->mutable_step()->set_threshold(d.threshold);
+      }
+      break;
+    case v1::Curve::kInverseQuadratic:
+    case v1::Curve::kSmoothstep:
+    case v1::Curve::kPiecewiseLinear:
+      break;
+  }
+}
+
+void DefaultFactors(google::protobuf::RepeatedPtrField<v1::Factor>* factors) {
+  const e::FactorDefinition d;
+  for (v1::Factor& f : *factors) {
+    if (!f.has_min()) f.set_min(d.min);
+    if (!f.has_max()) f.set_max(d.max);
+  }
+}
+
+const v1::Factor* FindFactor(
+    const google::protobuf::RepeatedPtrField<v1::Factor>& factors,
+    const std::string& name) {
+  for (const v1::Factor& f : factors) {
+    if (f.name() == name) return &f;
+  }
+  return nullptr;
+}
+
+e::CurveDefinition ToCurve(const v1::Curve& c) {
+  e::CurveDefinition d;
+  d.invert = c.invert();
+  switch (c.kind_case()) {
+    case v1::Curve::KIND_NOT_SET:
+    case v1::Curve::kLinear:
+      d.kind = e::CurveKind::kLinear;
+      d.slope = c.linear().slope();
+      d.intercept = c.linear().intercept();
+      break;
+    case v1::Curve::kPolynomial:
+      d.kind = e::CurveKind::kPolynomial;
+      d.exponent = c.polynomial().exponent();
+      break;
+    case v1::Curve::kInverseQuadratic:
+      d.kind = e::CurveKind::kInverseQuadratic;
+      break;
+    case v1::Curve::kExponential:
+      d.kind = e::CurveKind::kExponential;
+      d.k = c.exponential().k();
+      break;
+    case v1::Curve::kLogistic:
+      d.kind = e::CurveKind::kLogistic;
+      d.steepness = c.logistic().steepness();
+      d.midpoint = c.logistic().midpoint();
+      d.rescale = c.logistic().rescale();
+      break;
+    case v1::Curve::kLogit:
+      d.kind = e::CurveKind::kLogit;
+      d.steepness = c.logit().steepness();
+      d.midpoint = c.logit().midpoint();
+      break;
+    case v1::Curve::kNormal:
+      d.kind = e::CurveKind::kNormal;
+      d.mean = c.normal().mean();
+      d.stddev = c.normal().stddev();
+      break;
+    case v1::Curve::kSine:
+      d.kind = e::CurveKind::kSine;
+      d.frequency = c.sine().frequency();
+      d.phase = c.sine().phase();
+      break;
+    case v1::Curve::kSmoothstep:
+      d.kind = e::CurveKind::kSmoothstep;
+      break;
+    case v1::Curve::kStep:
+      d.kind = e::CurveKind::kStep;
+      d.threshold = c.step().threshold();
+      break;
+    case v1::Curve::kPiecewiseLinear:
+      d.kind = e::CurveKind::kPiecewiseLinear;
+      for (const v1::Point& p : c.piecewise_linear().points()) {
+        d.points.push_back({p.x(), p.y()});
+      }
+      break;
+  }
+  return d;
+}
+
+std::vector<e::FactorDefinition> ToFactors(
+    const google::protobuf::RepeatedPtrField<v1::Factor>& factors) {
+  std::vector<e::FactorDefinition> out;
+  for (const v1::Factor& f : factors) {
+    out.push_back({.name = f.name(), .min = f.min(), .max = f.max(),
+                   .unit = f.unit(), .description = f.description()});
+  }
+  return out;
+}
+
+// Checks what the engine does not see: scenarios name real factors, actions,
+// targets and personalities, and give every factor a value.
+void ValidateScenarios(const v1::BehaviourSet& set,
+                       std::vector<e::ValidationIssue>* issues) {
+  std::vector<std::string> factor_names, target_factor_names, action_names,
+      personality_names;
+  for (const auto& f : set.factors()) factor_names.push_back(f.name());
+  for (const auto& f : set.target_factors()) {
+    target_factor_names.push_back(f.name());
+  }
+  for (const auto& a : set.actions()) action_names.push_back(a.name());
+  for (const auto& p : set.personalities()) personality_names.push_back(p.name());
+  auto unknown = [&](const std::string& path, absl::string_view what,
+                     const std::string& name,
+                     const std::vector<std::string>& known) {
+    std::string message = absl::StrCat("unknown ", what, " \"", name, "\"");
+    const std::string hint = e::SuggestName(name, known);
+    if (!hint.empty()) absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
+    issues->push_back({path, std::move(message)});
+  };
+  auto contains = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  auto check_values = [&](const std::string& path,
+                          const google::protobuf::Map<std::string, double>& values,
+                          const std::vector<std::string>& names,
+                          absl::string_view what) {
+    for (const auto& [name, value] : values) {
+      if (!contains(names, name)) {
+        unknown(absl::StrCat(path, "[\"", name, "\"]"), what, name, names);
+      }
+    }
+    std::vector<std::string> missing;
+    for (const std::string& n : names) {
+      if (!values.contains(n)) missing.push_back(n);
+    }
+    if (!missing.empty()) {
+      issues->push_back({path, absl::StrCat("missing a value for ",
+                                            absl::StrJoin(missing, ", "))});
+    }
+  };
+  absl::flat_hash_set<std::string> seen;
+  for (int i = 0; i < set.scenarios_size(); ++i) {
+    const v1::Scenario& s = set.scenarios(i);
+    const std::string at = absl::StrCat("scenarios[", i, "]");
+    if (s.name().empty()) issues->push_back({at + ".name", "is required"});
+    if (!s.name().empty() && !seen.insert(s.name()).second) {
+      issues->push_back(
+          {at + ".name", absl::StrCat("duplicate scenario \"", s.name(), "\"")});
+    }
+    check_values(at + ".factors", s.factors(), factor_names, "factor");
+    absl::flat_hash_set<std::string> target_ids;
+    for (int t = 0; t < s.targets_size(); ++t) {
+      const std::string tat = absl::StrCat(at, ".targets[", t, "]");
+      if (s.targets(t).id().empty()) issues->push_back({tat + ".id", "is required"});
+      target_ids.insert(s.targets(t).id());
+      check_values(tat + ".factors", s.targets(t).factors(), target_factor_names,
+                   "target factor");
+    }
+    for (const auto& [field, value] :
+         {std::pair{".current_action", &s.current_action()},
+          std::pair{".expected_action", &s.expected_action()}}) {
+      if (!value->empty() && !contains(action_names, *value)) {
+        unknown(at + field, "action", *value, action_names);
+      }
+    }
+    for (const auto& [field, value] :
+         {std::pair{".current_target", &s.current_target()},
+          std::pair{".expected_target", &s.expected_target()}}) {
+      if (!value->empty() && !target_ids.contains(*value)) {
+        issues->push_back({at + field, absl::StrCat("unknown target \"", *value,
+                                                    "\" (not in targets)")});
+      }
+    }
+    if (!s.personality().empty() && !contains(personality_names, s.personality())) {
+      unknown(at + ".personality", "personality", s.personality(),
+              personality_names);
+    }
+  }
+}
+
+absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
+    v1::BehaviourSet set, absl::string_view source,
+    const PositionMap* positions) {
+  ApplyDefaults(&set);
+  set.set_revision(ComputeRevision(set));
+  e::SetDefinition def = ToDefinition(set);
+  std::vector<e::ValidationIssue> issues = e::Validate(def);
+  ValidateScenarios(set, &issues);
+  if (!issues.empty()) {
+    std::vector<std::string> lines;
+    for (const e::ValidationIssue& i : issues) {
+      ReadIssue r{.source = std::string(source), .path = i.path,
+                  .message = i.message};
+      if (positions != nullptr) {
+        const TextPosition p = FindPosition(*positions, i.path);
+        r.line = p.line;
+        r.column = p.column;
+      }
+      lines.push_back(r.ToString());
+    }
+    return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
+  }
+  absl::StatusOr<e::CompiledBehaviourSet> compiled = e::Compile(def);
+  if (!compiled.ok()) {  // Validate passed, so this is our bug.
+    return absl::InternalError(
+        absl::StrCat(source, ": ", compiled.status().message()));
+  }
+  auto loaded = std::make_shared<LoadedSet>();
+  loaded->definition = std::move(set);
+  loaded->compiled = *std::move(compiled);
+  loaded->source = std::string(source);
+  return std::shared_ptr<const LoadedSet>(std::move(loaded));
+}
+
+}  // namespace
+
+void ApplyDefaults(v1::BehaviourSet* set) {
+  DefaultFactors(set->mutable_factors());
+  DefaultFactors(set->mutable_target_factors());
+  const e::ActionDefinition action_defaults;
+  const e::ConsiderationDefinition consideration_defaults;
+  for (v1::Action& a : *set->mutable_actions()) {
+    if (!a.has_weight()) a.set_weight(action_defaults.weight);
+    for (v1::Consideration& c : *a.mutable_considerations()) {
+      if (!c.has_weight()) c.set_weight(consideration_defaults.weight);
+      if (const v1::Factor* f = FindFactor(
+              c.per_target() ? set->target_factors() : set->factors(),
+              c.factor())) {
+        if (!c.range().has_min()) c.mutable_range()->set_min(f->min());
+        if (!c.range().has_max()) c.mutable_range()->set_max(f->max());
+      }
+      if (!c.output().has_min()) {
+        c.mutable_output()->set_min(consideration_defaults.output_min);
+      }
+      if (!c.output().has_max()) {
+        c.mutable_output()->set_max(consideration_defaults.output_max);
+      }
+      DefaultCurve(c.mutable_curve());
+    }
+  }
+  v1::Scoring* scoring = set->mutable_scoring();
+  if (scoring->aggregation() == v1::AGGREGATION_UNSPECIFIED) {
+    scoring->set_aggregation(v1::AGGREGATION_PRODUCT);
+  }
+  if (scoring->compensation() == v1::COMPENSATION_UNSPECIFIED) {
+    scoring->set_compensation(scoring->aggregation() == v1::AGGREGATION_PRODUCT
+                                  ? v1::COMPENSATION_PER_CONSIDERATION
+                                  : v1::COMPENSATION_NONE);
+  }
+  v1::Selection* sel = set->mutable_selection();
+  const e::SelectionDefinition sel_defaults;
+  switch (sel->strategy_case()) {
+    case v1::Selection::STRATEGY_NOT_SET:
+      sel->mutable_highest();
+      break;
+    case v1::Selection::kTopK:
+      if (!sel->top_k().has_k()) sel->mutable_top_k()->set_k(sel_defaults.top_k);
+      break;
+    case v1::Selection::kSoftmax:
+      if (!sel->softmax().has_temperature()) {
+        sel->mutable_softmax()->set_temperature(sel_defaults.temperature);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+e::SetDefinition ToDefinition(const v1::BehaviourSet& set) {
+  e::SetDefinition d;
+  d.name = set.name();
+  d.description = set.description();
+  d.version = set.version();
+  d.revision = set.revision();
+  d.factors = ToFactors(set.factors());
+  d.target_factors = ToFactors(set.target_factors());
+  for (const v1::Action& a : set.actions()) {
+    e::ActionDefinition ad{.name = a.name(), .description = a.description(),
+                           .weight = a.weight(), .rank = a.rank(),
+                           .cooldown_seconds = a.cooldown_seconds(),
+                           .per_target = a.per_target()};
+    for (const v1::Consideration& c : a.considerations()) {
+      e::ConsiderationDefinition cd{
+          .name = c.name(), .factor = c.factor(), .curve = ToCurve(c.curve()),
+          .weight = c.weight(), .output_min = c.output().min(),
+          .output_max = c.output().max(), .per_target = c.per_target()};
+      if (c.range().has_min()) cd.range_min = c.range().min();
+      if (c.range().has_max()) cd.range_max = c.range().max();
+      ad.considerations.push_back(std::move(cd));
+    }
+    d.actions.push_back(std::move(ad));
+  }
+  switch (set.scoring().aggregation()) {
+    case v1::AGGREGATION_WEIGHTED_SUM:
+      d.aggregation = e::Aggregation::kWeightedSum;
+      break;
+    case v1::AGGREGATION_MIN:
+      d.aggregation = e::Aggregation::kMin;
+      break;
+    default:
+      d.aggregation = e::Aggregation::kProduct;
+      break;
+  }
+  switch (set.scoring().compensation()) {
+    case v1::COMPENSATION_NONE:
+      d.compensation = e::Compensation::kNone;
+      break;
+    case v1::COMPENSATION_PER_CONSIDERATION:
+      d.compensation = e::Compensation::kPerConsideration;
+      break;
+    case v1::COMPENSATION_ON_PRODUCT:
+      d.compensation = e::Compensation::kOnProduct;
+      break;
+    case v1::COMPENSATION_GEOMETRIC_MEAN:
+      d.compensation = e::Compensation::kGeometricMean;
+      break;
+    default:
+      d.compensation = e::Compensation::kDefault;
+      break;
+  }
+  const v1::Selection& sel = set.selection();
+  switch (sel.strategy_case()) {
+    case v1::Selection::kWeightedRandom:
+      d.selection.strategy = e::Strategy::kWeightedRandom;
+      break;
+    case v1::Selection::kTopK:
+      d.selection.strategy = e::Strategy::kTopK;
+      d.selection.top_k = sel.top_k().k();
+      break;
+    case v1::Selection::kSoftmax:
+      d.selection.strategy = e::Strategy::kSoftmax;
+      d.selection.temperature = sel.softmax().temperature();
+      break;
+    default:
+      d.selection.strategy = e::Strategy::kHighest;
+      break;
+  }
+  d.selection.commitment_bonus = sel.commitment_bonus();
+  d.selection.min_score = sel.min_score();
+  d.selection.fallback_action = sel.fallback_action();
+  for (const v1::Personality& p : set.personalities()) {
+    e::PersonalityDefinition pd{.name = p.name(), .description = p.description()};
+    // Map iteration order is unspecified; sort so compilation is stable.
+    pd.action_weights.assign(p.action_weights().begin(), p.action_weights().end());
+    pd.consideration_weights.assign(p.consideration_weights().begin(),
+                                    p.consideration_weights().end());
+    std::sort(pd.action_weights.begin(), pd.action_weights.end());
+    std::sort(pd.consideration_weights.begin(), pd.consideration_weights.end());
+    d.personalities.push_back(std::move(pd));
+  }
+  return d;
+}
+
+std::string ComputeRevision(const v1::BehaviourSet& set) {
+  v1::BehaviourSet copy = set;
+  copy.clear_revision();
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream raw(&bytes);
+    google::protobuf::io::CodedOutputStream out(&raw);
+    out.SetSerializationDeterministic(true);
+    copy.SerializeToCodedStream(&out);
+  }
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64 offset basis
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;  // FNV-1a 64 prime
+  }
+  return absl::StrFormat("%016x", h);
+}
+
+absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetProto(
+    v1::BehaviourSet set, absl::string_view source) {
+  return Load(std::move(set), source, nullptr);
+}
+
+absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetText(
+    absl::string_view text, absl::string_view source) {
+  v1::BehaviourSet set;
+  std::vector<ReadIssue> issues;
+  PositionMap positions;
+  if (!ReadMessage(text, source, &set, &issues, {}, &positions)) {
+    return absl::InvalidArgumentError(JoinIssues(issues));
+  }
+  return Load(std::move(set), source, &positions);
+}
+
+absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetFile(
+    const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot be read"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return LoadSetText(text.str(), path);
+}
+
+std::shared_ptr<const LoadedSet> Catalog::Find(absl::string_view name) const {
+  auto it = sets_.find(name);
+  return it == sets_.end() ? nullptr : it->second;
+}
+
+bool IsBehaviourSetFileName(absl::string_view name) {
+  if (name.empty() || name[0] == '.') return false;
+  return absl::EndsWith(name, ".yaml") || absl::EndsWith(name, ".yml") ||
+         absl::EndsWith(name, ".json");
+}
+
+absl::StatusOr<std::vector<std::string>> ListSetFiles(
+    const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (const auto& entry : fs::directory_iterator(p, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (IsBehaviourSetFileName(name) &&
+            fs::is_regular_file(entry.path(), ec)) {
+          found.push_back(entry.path().string());
+        }
+      }
+      if (ec) return absl::NotFoundError(absl::StrCat(p, ": ", ec.message()));
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (fs::exists(p, ec)) {
+      files.push_back(p);
+    } else {
+      return absl::NotFoundError(absl::StrCat(p, ": no such file or directory"));
+    }
+  }
+  return files;
+}
+
+absl::StatusOr<Catalog> LoadCatalog(const std::vector<std::string>& paths) {
+  absl::StatusOr<std::vector<std::string>> files = ListSetFiles(paths);
+  if (!files.ok()) return files.status();
+  Catalog catalog;
+  std::vector<std::string> errors;
+  for (const std::string& f : *files) {
+    absl::StatusOr<std::shared_ptr<const LoadedSet>> set = LoadSetFile(f);
+    if (!set.ok()) {
+      errors.emplace_back(set.status().message());
+      continue;
+    }
+    auto [it, inserted] = catalog.sets_.emplace((*set)->name(), *set);
+    if (!inserted) {
+      errors.push_back(absl::StrCat(f, ": name: set \"", (*set)->name(),
+                                    "\" is already defined in ",
+                                    it->second->source));
+    }
+  }
+  if (!errors.empty()) {
+    return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+  }
+  return catalog;
+}
+
+}  // namespace utilityd::loader
