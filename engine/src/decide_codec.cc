@@ -324,6 +324,9 @@ v1::AgentSnapshot ScenarioSnapshot(const LoadedSet& loaded,
       (*ts->mutable_named_factors())[name] = static_cast<float>(value);
     }
   }
+  for (const auto& [name, seconds] : scenario.seconds_since_action()) {
+    (*s.mutable_seconds_since_action())[name] = static_cast<float>(seconds);
+  }
   s.set_current_action(scenario.current_action());
   s.set_current_target(scenario.current_target());
   s.set_personality(scenario.personality());

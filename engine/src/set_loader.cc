@@ -234,6 +234,16 @@ void ValidateScenarios(const v1::BehaviourSet& set,
                                                     "\" (not in targets)")});
       }
     }
+    for (const auto& [name, seconds] : s.seconds_since_action()) {
+      const std::string path =
+          absl::StrCat(at, ".seconds_since_action[\"", name, "\"]");
+      if (!contains(action_names, name)) {
+        unknown(path, "action", name, action_names);
+      }
+      if (!(seconds >= 0)) {
+        issues->push_back({path, absl::StrCat("must be >= 0, got ", seconds)});
+      }
+    }
     if (!s.personality().empty() && !contains(personality_names, s.personality())) {
       unknown(at + ".personality", "personality", s.personality(),
               personality_names);

@@ -1,0 +1,216 @@
+#include "utilityd/loader/set_loader.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "google/protobuf/util/message_differencer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace utilityd::loader {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::utilityd::testing::IsOk;
+using ::utilityd::testing::StatusIs;
+
+constexpr char kGuard[] = R"(name: guard
+factors:
+  - {name: health, max: 100}
+  - {name: distance, min: 0, max: 30}
+actions:
+  - name: heal
+    considerations:
+      - {name: hurt, factor: health, range: {min: 100, max: 0}}
+  - name: strike
+    considerations:
+      - name: near
+        factor: distance
+        curve: {logistic: {}}
+      - name: armed
+        factor: health
+        curve: {linear: {intercept: 0.2}}
+        output: {min: 0.1}
+scenarios:
+  - name: Hurt
+    factors: {health: 10, distance: 20}
+    expected_action: heal
+)";
+
+TEST(ApplyDefaultsTest, UnsetMeansTheDocumentedDefaultNeverZero) {
+  absl::StatusOr<std::shared_ptr<const LoadedSet>> set =
+      LoadSetText(kGuard, "guard.yaml");
+  ASSERT_THAT(set, IsOk());
+  const v1::BehaviourSet& d = (*set)->definition;
+  EXPECT_DOUBLE_EQ(d.factors(0).min(), 0);
+  EXPECT_DOUBLE_EQ(d.actions(0).weight(), 1);
+  const v1::Consideration& hurt = d.actions(0).considerations(0);
+  EXPECT_DOUBLE_EQ(hurt.weight(), 1);
+  EXPECT_DOUBLE_EQ(hurt.output().min(), 0);
+  EXPECT_DOUBLE_EQ(hurt.output().max(), 1);
+  ASSERT_TRUE(hurt.curve().has_linear());
+  EXPECT_DOUBLE_EQ(hurt.curve().linear().slope(), 1);
+  const v1::Consideration& near = d.actions(1).considerations(0);
+  EXPECT_DOUBLE_EQ(near.range().min(), 0);  // from the factor
+  EXPECT_DOUBLE_EQ(near.range().max(), 30);
+  EXPECT_DOUBLE_EQ(near.curve().logistic().steepness(), 10);
+  EXPECT_DOUBLE_EQ(near.curve().logistic().midpoint(), 0.5);
+  const v1::Consideration& armed = d.actions(1).considerations(1);
+  EXPECT_DOUBLE_EQ(armed.curve().linear().slope(), 1);  // only intercept given
+  EXPECT_DOUBLE_EQ(armed.curve().linear().intercept(), 0.2);
+  EXPECT_DOUBLE_EQ(armed.output().max(), 1);            // only min given
+  EXPECT_EQ(d.scoring().aggregation(), v1::AGGREGATION_PRODUCT);
+  EXPECT_EQ(d.scoring().compensation(), v1::COMPENSATION_PER_CONSIDERATION);
+  EXPECT_TRUE(d.selection().has_highest());
+}
+
+TEST(ApplyDefaultsTest, IsIdempotent) {
+  absl::StatusOr<std::shared_ptr<const LoadedSet>> set = LoadSetText(kGuard, "g");
+  ASSERT_THAT(set, IsOk());
+  v1::BehaviourSet twice = (*set)->definition;
+  ApplyDefaults(&twice);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+      (*set)->definition, twice));
+  EXPECT_EQ(ComputeRevision(twice), (*set)->revision());
+}
+
+TEST(RevisionTest, IsStableAndTracksMeaningNotSpelling) {
+  auto revision = [](const std::string& text) {
+    absl::StatusOr<std::shared_ptr<const LoadedSet>> set =
+        LoadSetText(text, "r.yaml");
+    EXPECT_THAT(set, IsOk());
+    return set.ok() ? (*set)->revision() : "";
+  };
+  const std::string base = revision(kGuard);
+  EXPECT_EQ(base.size(), 16u);
+  EXPECT_EQ(revision(kGuard), base);
+  // Writing a default out does not change the set.
+  std::string explicit_weight = kGuard;
+  explicit_weight.replace(explicit_weight.find("  - name: heal\n"), 15,
+                          "  - name: heal\n    weight: 1\n");
+  EXPECT_EQ(revision(explicit_weight), base);
+  // A real change does.
+  std::string heavier = kGuard;
+  heavier.replace(heavier.find("  - name: heal\n"), 15,
+                  "  - name: heal\n    weight: 2\n");
+  EXPECT_NE(revision(heavier), base);
+}
+
+TEST(LoadSetTextTest, ErrorsNameFileLineFieldAndHint) {
+  std::string text = kGuard;
+  text.replace(text.find("factor: distance"), 16, "factor: distanse");
+  EXPECT_THAT(LoadSetText(text, "guard.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("guard.yaml:12:9: actions[1].considerations[0]"
+                                 ".factor: unknown factor \"distanse\" (did you "
+                                 "mean \"distance\"?)")));
+}
+
+TEST(LoadSetTextTest, ValidatesScenarios) {
+  const std::string text = std::string(kGuard) + R"(  - name: Hurt
+    factors: {health: 10, distanc: 3}
+    current_action: haal
+    personality: brave
+    seconds_since_action: {heal: -1}
+)";
+  EXPECT_THAT(
+      LoadSetText(text, "s.yaml"),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("scenarios[1].name: duplicate scenario \"Hurt\""),
+                     HasSubstr("scenarios[1].factors[\"distanc\"]: unknown "
+                               "factor \"distanc\" (did you mean \"distance\"?)"),
+                     HasSubstr("scenarios[1].factors: missing a value for "
+                               "distance"),
+                     HasSubstr("scenarios[1].current_action: unknown action "
+                               "\"haal\" (did you mean \"heal\"?)"),
+                     HasSubstr("scenarios[1].personality: unknown personality"),
+                     HasSubstr("seconds_since_action[\"heal\"]: must be >= 0"))));
+}
+
+TEST(LoadSetTextTest, ParseErrorsStopBeforeValidation) {
+  EXPECT_THAT(LoadSetText("name: [", "x.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("x.yaml:"), HasSubstr("syntax error"))));
+}
+
+class CatalogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("utilityd_catalog_" +
+            std::string(::testing::UnitTest::GetInstance()
+                            ->current_test_info()
+                            ->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CatalogTest, LoadsYamlAndJsonAndSkipsOtherFiles) {
+  Write("guard.yaml", kGuard);
+  Write("tiny.json",
+        R"({"name": "tiny", "factors": [{"name": "f"}],
+            "actions": [{"name": "a", "considerations": [{"name": "c",
+            "factor": "f", "curve": {"step": {"threshold": 0.2}}}]}]})");
+  Write("README.md", "not a set");
+  Write(".hidden.yaml", "garbage: [");
+  absl::StatusOr<Catalog> catalog = LoadCatalog({dir_.string()});
+  ASSERT_THAT(catalog, IsOk());
+  EXPECT_EQ(catalog->sets().size(), 2u);
+  ASSERT_NE(catalog->Find("tiny"), nullptr);
+  EXPECT_EQ(catalog->Find("missing"), nullptr);
+}
+
+TEST_F(CatalogTest, ReportsEveryBadFileAndDuplicateNames) {
+  Write("a.yaml", kGuard);
+  Write("b.yaml", kGuard);
+  Write("c.yaml", "name: c\nfactors: []\n");
+  EXPECT_THAT(
+      LoadCatalog({dir_.string()}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("b.yaml: name: set \"guard\" is already defined"),
+                     HasSubstr("c.yaml:2:1: factors: at least one factor"),
+                     HasSubstr("c.yaml: actions: at least one action"))));
+}
+
+TEST_F(CatalogTest, FollowsConfigMapStyleSymlinks) {
+  // Kubernetes mounts a ConfigMap as symlinks into a timestamped directory.
+  fs::create_directories(dir_ / "..2026_11_30" );
+  std::ofstream(dir_ / "..2026_11_30" / "guard.yaml") << kGuard;
+  fs::create_directory_symlink("..2026_11_30", dir_ / "..data");
+  fs::create_symlink("..data/guard.yaml", dir_ / "guard.yaml");
+  absl::StatusOr<Catalog> catalog = LoadCatalog({dir_.string()});
+  ASSERT_THAT(catalog, IsOk());
+  EXPECT_EQ(catalog->sets().size(), 1u);
+}
+
+TEST_F(CatalogTest, MissingPathIsNotFound) {
+  EXPECT_THAT(LoadCatalog({(dir_ / "nope").string()}),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("no such file or directory")));
+  EXPECT_THAT(LoadSetFile((dir_ / "nope.yaml").string()),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("cannot be read")));
+}
+
+TEST(IsBehaviourSetFileNameTest, AcceptsTheThreeExtensions) {
+  EXPECT_TRUE(IsBehaviourSetFileName("a.yaml"));
+  EXPECT_TRUE(IsBehaviourSetFileName("a.yml"));
+  EXPECT_TRUE(IsBehaviourSetFileName("a.json"));
+  EXPECT_FALSE(IsBehaviourSetFileName("a.yaml.bak"));
+  EXPECT_FALSE(IsBehaviourSetFileName(".a.yaml"));
+  EXPECT_FALSE(IsBehaviourSetFileName("..data"));
+}
+
+}  // namespace
+}  // namespace utilityd::loader
