@@ -29,8 +29,8 @@ size_t EditDistance(absl::string_view a, absl::string_view b) {
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
       const size_t up = row[j];
-      const bool same = absl::ascii_tolower(a[i - 1]) ==
-                        absl::ascii_tolower(b[j - 1]);
+      const bool same =
+          absl::ascii_tolower(a[i - 1]) == absl::ascii_tolower(b[j - 1]);
       row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
       diag = up;
     }
@@ -83,8 +83,7 @@ class Checker {
 
   // Reports an unknown reference with a did-you-mean hint.
   void Unknown(const std::string& path, absl::string_view what,
-               const std::string& name,
-               const std::vector<std::string>& known) {
+               const std::string& name, const std::vector<std::string>& known) {
     std::string message = absl::StrCat("unknown ", what, " \"", name, "\"");
     const std::string hint = SuggestName(name, known);
     if (!hint.empty()) {
@@ -117,7 +116,8 @@ void CheckFactors(Checker& check, const std::string& list,
     const std::string at = absl::StrCat(list, "[", i, "]");
     check.Identifier(at + ".name", f.name);
     if (!f.name.empty() && !seen.insert(f.name).second) {
-      check.Add(at + ".name", absl::StrCat("duplicate factor \"", f.name, "\""));
+      check.Add(at + ".name",
+                absl::StrCat("duplicate factor \"", f.name, "\""));
     }
     if (check.Finite(at + ".min", f.min) && check.Finite(at + ".max", f.max) &&
         !(f.min < f.max)) {
@@ -128,7 +128,8 @@ void CheckFactors(Checker& check, const std::string& list,
 }
 
 void CheckConsideration(Checker& check, const std::string& at,
-                        const SetDefinition& def, const ActionDefinition& action,
+                        const SetDefinition& def,
+                        const ActionDefinition& action,
                         const ConsiderationDefinition& c) {
   check.Identifier(at + ".name", c.name);
   const std::vector<FactorDefinition>& pool =
@@ -155,9 +156,8 @@ void CheckConsideration(Checker& check, const std::string& at,
                 absl::StrCat("\"", c.factor,
                              "\" is a target factor: set per_target: true"));
     } else {
-      check.Unknown(at + ".factor",
-                    c.per_target ? "target factor" : "factor", c.factor,
-                    Names(pool));
+      check.Unknown(at + ".factor", c.per_target ? "target factor" : "factor",
+                    c.factor, Names(pool));
     }
   }
   if (c.per_target && !action.per_target) {
@@ -178,8 +178,8 @@ void CheckConsideration(Checker& check, const std::string& at,
   check.InRange(at + ".output.max", c.output_max, 0, 1);
   if (c.output_min > c.output_max) {
     check.Add(at + ".output",
-              absl::StrCat("min ", c.output_min, " is above max ",
-                           c.output_max, " (use curve.invert to flip a curve)"));
+              absl::StrCat("min ", c.output_min, " is above max ", c.output_max,
+                           " (use curve.invert to flip a curve)"));
   }
 }
 
@@ -199,7 +199,8 @@ void CheckPersonalities(Checker& check, const SetDefinition& def) {
                 absl::StrCat("duplicate personality \"", p.name, "\""));
     }
     for (const auto& [key, value] : p.action_weights) {
-      const std::string path = absl::StrCat(at, ".action_weights[\"", key, "\"]");
+      const std::string path =
+          absl::StrCat(at, ".action_weights[\"", key, "\"]");
       if (std::find(action_names.begin(), action_names.end(), key) ==
           action_names.end()) {
         check.Unknown(path, "action", key, action_names);
@@ -244,10 +245,12 @@ std::vector<ValidationIssue> Validate(const SetDefinition& def) {
   std::vector<ValidationIssue> issues;
   Checker check(&issues);
   check.Identifier("name", def.name);
-  if (def.factors.empty()) check.Add("factors", "at least one factor is required");
+  if (def.factors.empty())
+    check.Add("factors", "at least one factor is required");
   CheckFactors(check, "factors", def.factors);
   CheckFactors(check, "target_factors", def.target_factors);
-  if (def.actions.empty()) check.Add("actions", "at least one action is required");
+  if (def.actions.empty())
+    check.Add("actions", "at least one action is required");
   if (def.actions.size() > static_cast<size_t>(kMaxActions)) {
     check.Add("actions", absl::StrCat("at most ", kMaxActions, " actions, got ",
                                       def.actions.size()));
@@ -259,7 +262,8 @@ std::vector<ValidationIssue> Validate(const SetDefinition& def) {
     const std::string at = absl::StrCat("actions[", i, "]");
     check.Identifier(at + ".name", a.name);
     if (!a.name.empty() && !action_names.insert(a.name).second) {
-      check.Add(at + ".name", absl::StrCat("duplicate action \"", a.name, "\""));
+      check.Add(at + ".name",
+                absl::StrCat("duplicate action \"", a.name, "\""));
     }
     check.AtLeast(at + ".weight", a.weight, 0);
     check.AtLeast(at + ".cooldown_seconds", a.cooldown_seconds, 0);
@@ -303,7 +307,8 @@ std::vector<ValidationIssue> Validate(const SetDefinition& def) {
   }
   const SelectionDefinition& sel = def.selection;
   if (sel.strategy == Strategy::kTopK && sel.top_k < 1) {
-    check.Add("selection.top_k.k", absl::StrCat("must be >= 1, got ", sel.top_k));
+    check.Add("selection.top_k.k",
+              absl::StrCat("must be >= 1, got ", sel.top_k));
   }
   if (sel.strategy == Strategy::kSoftmax &&
       check.Finite("selection.softmax.temperature", sel.temperature) &&

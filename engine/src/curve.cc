@@ -181,7 +181,8 @@ void ValidateCurve(const CurveDefinition& def, const std::string& path,
         {absl::StrCat(path, ".", kind, ".", field), std::move(message)});
   };
   auto finite = [&](const char* field, double v) {
-    if (!Finite(v)) bad(field, absl::StrCat("must be a finite number, got ", v));
+    if (!Finite(v))
+      bad(field, absl::StrCat("must be a finite number, got ", v));
     return Finite(v);
   };
   switch (def.kind) {
@@ -241,21 +242,22 @@ void ValidateCurve(const CurveDefinition& def, const std::string& path,
     case CurveKind::kPiecewiseLinear: {
       const auto& pts = def.points;
       if (pts.size() < 2) {
-        bad("points", absl::StrCat("needs at least 2 points, got ", pts.size()));
+        bad("points",
+            absl::StrCat("needs at least 2 points, got ", pts.size()));
       } else if (pts.size() > static_cast<size_t>(kMaxCurvePoints)) {
-        bad("points", absl::StrCat("at most ", kMaxCurvePoints,
-                                   " points, got ", pts.size()));
+        bad("points", absl::StrCat("at most ", kMaxCurvePoints, " points, got ",
+                                   pts.size()));
       }
       for (size_t i = 0; i < pts.size(); ++i) {
         const std::string at = absl::StrCat("points[", i, "]");
         if (!(pts[i].x >= 0 && pts[i].x <= 1) ||
             !(pts[i].y >= 0 && pts[i].y <= 1)) {
-          bad(at, absl::StrCat("x and y must be within 0..1, got (",
-                                       pts[i].x, ", ", pts[i].y, ")"));
+          bad(at, absl::StrCat("x and y must be within 0..1, got (", pts[i].x,
+                               ", ", pts[i].y, ")"));
         }
         if (i > 0 && !(pts[i].x > pts[i - 1].x)) {
           bad(at, absl::StrCat("x must increase strictly: ", pts[i].x,
-                                       " follows ", pts[i - 1].x));
+                               " follows ", pts[i - 1].x));
         }
       }
       break;

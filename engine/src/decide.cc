@@ -9,7 +9,9 @@
 namespace utilityd::engine {
 namespace {
 
-inline float Clamp01(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }
+inline float Clamp01(float x) {
+  return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;
+}
 
 bool IsCurrent(const AgentInput& in, int action, int target) {
   return action == in.current_action &&
@@ -61,9 +63,8 @@ void ScoreCandidate(const CompiledBehaviourSet& set, const AgentInput& in,
     switch (aggregation) {
       case Aggregation::kProduct: {
         const float contribution = tr.output * w + (1.0f - w);
-        tr.contribution = per_consideration
-                              ? CompensateFactor(contribution, n)
-                              : contribution;
+        tr.contribution = per_consideration ? CompensateFactor(contribution, n)
+                                            : contribution;
         raw_acc *= contribution;
         comp_acc *= tr.contribution;
         break;
@@ -80,8 +81,8 @@ void ScoreCandidate(const CompiledBehaviourSet& set, const AgentInput& in,
         weight_sum += w;
         break;
     }
-    const bool zero = tr.contribution == 0.0f &&
-                      aggregation != Aggregation::kWeightedSum;
+    const bool zero =
+        tr.contribution == 0.0f && aggregation != Aggregation::kWeightedSum;
     if (full) out->considerations.push_back(tr);
     if (zero && cand->veto == VetoReason::kNone) {
       cand->veto = VetoReason::kConsideration;
@@ -99,8 +100,8 @@ void ScoreCandidate(const CompiledBehaviourSet& set, const AgentInput& in,
       cand->compensated = n > 0 ? CompensateFactor(raw_acc, n) : raw_acc;
       break;
     case Compensation::kGeometricMean:
-      cand->compensated =
-          std::pow(raw_acc, 1.0f / std::max(1.0f, static_cast<float>(n) * 0.5f));
+      cand->compensated = std::pow(
+          raw_acc, 1.0f / std::max(1.0f, static_cast<float>(n) * 0.5f));
       break;
     default:
       cand->compensated = comp_acc;
@@ -161,23 +162,21 @@ size_t WeightedPick(const std::vector<uint32_t>& pool,
   return chosen;
 }
 
-absl::Status CheckInput(const CompiledBehaviourSet& set,
-                        const AgentInput& in) {
+absl::Status CheckInput(const CompiledBehaviourSet& set, const AgentInput& in) {
   if (static_cast<int>(in.factors.size()) != set.factor_count()) {
     return absl::InvalidArgumentError(
         absl::StrCat("factors: expected ", set.factor_count(), " values (",
                      set.name(), "), got ", in.factors.size()));
   }
   if (in.current_action < -1 || in.current_action >= set.action_count()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("current_action: index ", in.current_action,
-                     " is out of range"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "current_action: index ", in.current_action, " is out of range"));
   }
   if (!in.seconds_since_action.empty() &&
       static_cast<int>(in.seconds_since_action.size()) != set.action_count()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "seconds_since_action: expected ", set.action_count(), " values, got ",
-        in.seconds_since_action.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("seconds_since_action: expected ", set.action_count(),
+                     " values, got ", in.seconds_since_action.size()));
   }
   if (in.personality < -1 || in.personality >= set.personality_count()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -242,8 +241,8 @@ absl::Status Decide(const CompiledBehaviourSet& set, const AgentInput& input,
   bool any_eligible = false;
   int top_rank = 0;
   for (CandidateTrace& c : cands) {
-    c.eligible = c.veto == VetoReason::kNone && c.score > 0.0f &&
-                 c.score >= min_score;
+    c.eligible =
+        c.veto == VetoReason::kNone && c.score > 0.0f && c.score >= min_score;
     if (!c.eligible) continue;
     const int rank = set.actions()[c.action].rank;
     if (!any_eligible || rank > top_rank) top_rank = rank;
@@ -252,9 +251,11 @@ absl::Status Decide(const CompiledBehaviourSet& set, const AgentInput& input,
 
   int chosen = -1;
   if (any_eligible) {
-    std::vector<uint32_t> pool;
+    std::vector<uint32_t>& pool = out->scratch_pool;
+    pool.clear();
     for (size_t i = 0; i < cands.size(); ++i) {
-      if (cands[i].eligible && set.actions()[cands[i].action].rank == top_rank) {
+      if (cands[i].eligible &&
+          set.actions()[cands[i].action].rank == top_rank) {
         pool.push_back(static_cast<uint32_t>(i));
       }
     }
@@ -267,12 +268,14 @@ absl::Status Decide(const CompiledBehaviourSet& set, const AgentInput& input,
       chosen = static_cast<int>(best);
     } else {
       out->draw = SplitMix64(input.seed).NextDouble();
-      std::vector<double> weights;
+      std::vector<double>& weights = out->scratch_weights;
+      weights.clear();
       if (sel.strategy == Strategy::kTopK) {
         std::stable_sort(pool.begin(), pool.end(), [&](uint32_t i, uint32_t j) {
           return Better(cands, input, i, j);
         });
-        if (pool.size() > static_cast<size_t>(sel.top_k)) pool.resize(sel.top_k);
+        if (pool.size() > static_cast<size_t>(sel.top_k))
+          pool.resize(sel.top_k);
       }
       if (sel.strategy == Strategy::kSoftmax) {
         float max_score = 0;
@@ -288,7 +291,8 @@ absl::Status Decide(const CompiledBehaviourSet& set, const AgentInput& input,
     }
   } else if (set.fallback_action() >= 0) {
     for (size_t i = 0; i < cands.size(); ++i) {
-      if (cands[i].action == set.fallback_action()) chosen = static_cast<int>(i);
+      if (cands[i].action == set.fallback_action())
+        chosen = static_cast<int>(i);
     }
     out->fallback = true;
     out->rank = set.actions()[set.fallback_action()].rank;
@@ -299,10 +303,9 @@ absl::Status Decide(const CompiledBehaviourSet& set, const AgentInput& input,
     out->target = cands[chosen].target;
     out->score = cands[chosen].score;
   }
-  out->switched =
-      out->action != input.current_action ||
-      (out->target >= 0 && input.current_target != kAnyTarget &&
-       out->target != input.current_target);
+  out->switched = out->action != input.current_action ||
+                  (out->target >= 0 && input.current_target != kAnyTarget &&
+                   out->target != input.current_target);
 
   if (level != ExplainLevel::kNone) {
     // The runner-up is the candidate that would have won without the

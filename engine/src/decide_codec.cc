@@ -4,8 +4,8 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "utilityd/engine/explain.h"
 
 namespace utilityd::loader {
@@ -14,7 +14,8 @@ namespace {
 namespace e = engine;
 constexpr float kMissing = std::numeric_limits<float>::quiet_NaN();
 
-std::vector<std::string> FactorNames(const std::vector<e::FactorDefinition>& fs) {
+std::vector<std::string> FactorNames(
+    const std::vector<e::FactorDefinition>& fs) {
   std::vector<std::string> names;
   for (const auto& f : fs) names.push_back(f.name);
   return names;
@@ -26,7 +27,8 @@ std::string UnknownName(absl::string_view what, const std::string& name,
   std::string message =
       absl::StrCat("unknown ", what, " \"", name, "\" in ", set_name);
   const std::string hint = e::SuggestName(name, known);
-  if (!hint.empty()) absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
+  if (!hint.empty())
+    absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
   return message;
 }
 
@@ -35,8 +37,9 @@ std::string UnknownName(absl::string_view what, const std::string& name,
 absl::Status ResolveFactors(
     const google::protobuf::RepeatedField<float>& packed,
     const google::protobuf::Map<std::string, float>& named,
-    const std::vector<e::FactorDefinition>& declared, absl::string_view set_name,
-    const std::string& path, std::vector<float>* out) {
+    const std::vector<e::FactorDefinition>& declared,
+    absl::string_view set_name, const std::string& path,
+    std::vector<float>* out) {
   const size_t base = out->size();
   if (!named.empty()) {
     if (!packed.empty()) {
@@ -48,9 +51,9 @@ absl::Status ResolveFactors(
     for (const auto& [name, value] : named) {
       auto it = std::find(names.begin(), names.end(), name);
       if (it == names.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(path, "named_factors: ",
-                         UnknownName("factor", name, names, set_name)));
+        return absl::InvalidArgumentError(absl::StrCat(
+            path,
+            "named_factors: ", UnknownName("factor", name, names, set_name)));
       }
       (*out)[base + (it - names.begin())] = value;
     }
@@ -91,8 +94,8 @@ absl::Status ResolveAgent(const LoadedSet& loaded,
   if (snapshot.named_factors().empty() &&
       static_cast<size_t>(snapshot.factors_size()) == set.factors().size()) {
     // Fast path: the packed values are used in place.
-    input->factors = absl::MakeConstSpan(snapshot.factors().data(),
-                                         snapshot.factors_size());
+    input->factors =
+        absl::MakeConstSpan(snapshot.factors().data(), snapshot.factors_size());
   } else {
     scratch->factors.clear();
     if (absl::Status s =
@@ -108,10 +111,9 @@ absl::Status ResolveAgent(const LoadedSet& loaded,
     if (input->current_action < 0) {
       std::vector<std::string> names;
       for (const auto& a : set.actions()) names.push_back(a.name);
-      return absl::NotFoundError(
-          absl::StrCat("current_action: ", UnknownName("action",
-                                                       snapshot.current_action(),
-                                                       names, set.name())));
+      return absl::NotFoundError(absl::StrCat(
+          "current_action: ",
+          UnknownName("action", snapshot.current_action(), names, set.name())));
     }
   }
   if (!snapshot.seconds_since_action().empty()) {
@@ -121,19 +123,20 @@ absl::Status ResolveAgent(const LoadedSet& loaded,
       if (a < 0) {
         std::vector<std::string> names;
         for (const auto& act : set.actions()) names.push_back(act.name);
-        return absl::NotFoundError(absl::StrCat(
-            "seconds_since_action: ", UnknownName("action", name, names,
-                                                  set.name())));
+        return absl::NotFoundError(
+            absl::StrCat("seconds_since_action: ",
+                         UnknownName("action", name, names, set.name())));
       }
-      scratch->seconds_since_action[a] = std::isnan(seconds) ? e::kNeverRan
-                                                             : seconds;
+      scratch->seconds_since_action[a] =
+          std::isnan(seconds) ? e::kNeverRan : seconds;
     }
     input->seconds_since_action = scratch->seconds_since_action;
   }
   scratch->target_values.clear();
   scratch->targets.clear();
   input->current_target = e::kAnyTarget;
-  if (!snapshot.current_target().empty()) input->current_target = e::kTargetGone;
+  if (!snapshot.current_target().empty())
+    input->current_target = e::kTargetGone;
   const size_t width = set.target_factors().size();
   for (int t = 0; t < snapshot.targets_size(); ++t) {
     const v1::TargetSnapshot& target = snapshot.targets(t);
@@ -151,8 +154,8 @@ absl::Status ResolveAgent(const LoadedSet& loaded,
   }
   // Spans are taken after all values are in place: the vector may move.
   for (int t = 0; t < snapshot.targets_size(); ++t) {
-    scratch->targets.push_back(
-        {absl::MakeConstSpan(scratch->target_values.data() + t * width, width)});
+    scratch->targets.push_back({absl::MakeConstSpan(
+        scratch->target_values.data() + t * width, width)});
   }
   input->targets = scratch->targets;
   input->seed = snapshot.seed();
@@ -164,8 +167,8 @@ absl::Status ResolveAgent(const LoadedSet& loaded,
         names.push_back(set.personality_name(p));
       }
       return absl::NotFoundError(absl::StrCat(
-          "personality: ",
-          UnknownName("personality", snapshot.personality(), names, set.name())));
+          "personality: ", UnknownName("personality", snapshot.personality(),
+                                       names, set.name())));
     }
   }
   return absl::OkStatus();
@@ -291,7 +294,8 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
       std::string message = absl::StrCat("behaviour_set: unknown set \"",
                                          agent.behaviour_set(), "\"");
       const std::string hint = e::SuggestName(agent.behaviour_set(), set_names);
-      if (!hint.empty()) absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
+      if (!hint.empty())
+        absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
       fail(absl::NotFoundError(message));
       continue;
     }
@@ -362,9 +366,9 @@ std::vector<std::string> CheckScenarios(const LoadedSet& loaded) {
       }
       std::string got = d.action().empty() ? "no action" : d.action();
       if (!d.target_id().empty()) absl::StrAppend(&got, "@", d.target_id());
-      problems.push_back(absl::StrCat(at, "expected ", expected, " to win, got ",
-                                      got, absl::StrFormat(" (%.3f): ", d.score()),
-                                      d.explanation().summary()));
+      problems.push_back(absl::StrCat(
+          at, "expected ", expected, " to win, got ", got,
+          absl::StrFormat(" (%.3f): ", d.score()), d.explanation().summary()));
     }
   }
   return problems;

@@ -9,7 +9,8 @@ std::string VetoText(const CompiledBehaviourSet& set,
                      const CandidateTrace& candidate) {
   const CompiledAction& action = set.actions()[candidate.action];
   auto consideration = [&]() -> const std::string& {
-    return set.considerations()[action.first_consideration + candidate.vetoed_by]
+    return set
+        .considerations()[action.first_consideration + candidate.vetoed_by]
         .name;
   };
   switch (candidate.veto) {
@@ -32,13 +33,15 @@ std::string FormatSummary(const CompiledBehaviourSet& set,
   for (const CandidateTrace& c : decision.candidates) {
     if (!line.empty()) line += " | ";
     const CompiledAction& action = set.actions()[c.action];
-    const bool winner = c.action == decision.action && c.target == decision.target;
+    const bool winner =
+        c.action == decision.action && c.target == decision.target;
     absl::StrAppend(&line, winner ? "*" : "", action.name);
     if (c.target >= 0 && static_cast<size_t>(c.target) < target_ids.size()) {
       absl::StrAppend(&line, "@", target_ids[c.target]);
     }
     absl::StrAppend(&line, absl::StrFormat(" %.2f", c.score));
-    if (c.veto != VetoReason::kNone) absl::StrAppend(&line, " ", VetoText(set, c));
+    if (c.veto != VetoReason::kNone)
+      absl::StrAppend(&line, " ", VetoText(set, c));
     if (c.veto == VetoReason::kNoTargets || action.consideration_count == 0) {
       continue;
     }

@@ -49,15 +49,17 @@ class Reader {
  public:
   Reader(absl::string_view source, const ReadLimits& limits,
          std::vector<ReadIssue>* issues, PositionMap* positions)
-      : source_(source), limits_(limits), issues_(issues),
+      : source_(source),
+        limits_(limits),
+        issues_(issues),
         positions_(positions) {}
 
   bool failed() const { return failed_; }
 
   void Fail(const YAML::Node& at, const std::string& path,
             std::string message) {
-    ReadIssue issue{.source = source_, .path = path,
-                    .message = std::move(message)};
+    ReadIssue issue{
+        .source = source_, .path = path, .message = std::move(message)};
     if (at.IsDefined()) {
       issue.line = at.Mark().line + 1;
       issue.column = at.Mark().column + 1;
@@ -80,8 +82,8 @@ class Reader {
       return false;
     }
     if (depth > limits_.max_depth) {
-      Fail(node, path, absl::StrCat("nesting deeper than ", limits_.max_depth,
-                                    " levels"));
+      Fail(node, path,
+           absl::StrCat("nesting deeper than ", limits_.max_depth, " levels"));
       aborted_ = true;
       return false;
     }
@@ -140,12 +142,13 @@ class Reader {
       if (kv.second.IsNull()) continue;  // null means unset
       if (const auto* oneof = f->containing_oneof()) {
         const Reflection* r = msg->GetReflection();
-        if (const FieldDescriptor* other = r->GetOneofFieldDescriptor(*msg, oneof);
+        if (const FieldDescriptor* other =
+                r->GetOneofFieldDescriptor(*msg, oneof);
             other != nullptr) {
-          Fail(kv.first, canonical_path,
-               absl::StrCat("only one of ", oneof->name(),
-                            " may be set, and \"", other->name(),
-                            "\" already is"));
+          Fail(
+              kv.first, canonical_path,
+              absl::StrCat("only one of ", oneof->name(), " may be set, and \"",
+                           other->name(), "\" already is"));
           continue;
         }
       }
@@ -190,7 +193,8 @@ class Reader {
   void ReadMap(const YAML::Node& node, Message* msg, const FieldDescriptor* f,
                const std::string& path, int depth) {
     if (!node.IsMap()) {
-      Fail(node, path, absl::StrCat("expected a mapping, got ", Describe(node)));
+      Fail(node, path,
+           absl::StrCat("expected a mapping, got ", Describe(node)));
       return;
     }
     const Reflection* r = msg->GetReflection();
@@ -265,8 +269,8 @@ class Reader {
       return;
     }
     if (!node.IsScalar()) {
-      Fail(node, path, absl::StrCat("expected a single value, got ",
-                                    Describe(node)));
+      Fail(node, path,
+           absl::StrCat("expected a single value, got ", Describe(node)));
       return;
     }
     switch (f->cpp_type()) {
@@ -362,9 +366,12 @@ class Reader {
       names.push_back(ShortEnumName(e->value(i)));
     }
     std::string message = absl::StrCat("unknown value \"", s, "\"");
-    const std::string hint = engine::SuggestName(absl::AsciiStrToLower(s), names);
-    if (!hint.empty()) absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
-    absl::StrAppend(&message, "; expected one of: ", absl::StrJoin(names, ", "));
+    const std::string hint =
+        engine::SuggestName(absl::AsciiStrToLower(s), names);
+    if (!hint.empty())
+      absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
+    absl::StrAppend(&message,
+                    "; expected one of: ", absl::StrJoin(names, ", "));
     Fail(node, path, std::move(message));
     return nullptr;
   }
@@ -434,7 +441,8 @@ std::string JoinIssues(const std::vector<ReadIssue>& issues) {
 TextPosition FindPosition(const PositionMap& positions,
                           absl::string_view path) {
   while (!path.empty()) {
-    if (auto it = positions.find(path); it != positions.end()) return it->second;
+    if (auto it = positions.find(path); it != positions.end())
+      return it->second;
     const size_t cut = path.find_last_of(".[");
     if (cut == absl::string_view::npos) break;
     path = path.substr(0, cut);
@@ -473,7 +481,8 @@ bool ReadMessage(absl::string_view text, absl::string_view source,
   return !reader.failed();
 }
 
-absl::Status ReadMessageOrError(absl::string_view text, absl::string_view source,
+absl::Status ReadMessageOrError(absl::string_view text,
+                                absl::string_view source,
                                 google::protobuf::Message* message,
                                 const ReadLimits& limits) {
   std::vector<ReadIssue> issues;

@@ -154,8 +154,11 @@ std::vector<e::FactorDefinition> ToFactors(
     const google::protobuf::RepeatedPtrField<v1::Factor>& factors) {
   std::vector<e::FactorDefinition> out;
   for (const v1::Factor& f : factors) {
-    out.push_back({.name = f.name(), .min = f.min(), .max = f.max(),
-                   .unit = f.unit(), .description = f.description()});
+    out.push_back({.name = f.name(),
+                   .min = f.min(),
+                   .max = f.max(),
+                   .unit = f.unit(),
+                   .description = f.description()});
   }
   return out;
 }
@@ -171,53 +174,56 @@ void ValidateScenarios(const v1::BehaviourSet& set,
     target_factor_names.push_back(f.name());
   }
   for (const auto& a : set.actions()) action_names.push_back(a.name());
-  for (const auto& p : set.personalities()) personality_names.push_back(p.name());
+  for (const auto& p : set.personalities())
+    personality_names.push_back(p.name());
   auto unknown = [&](const std::string& path, absl::string_view what,
                      const std::string& name,
                      const std::vector<std::string>& known) {
     std::string message = absl::StrCat("unknown ", what, " \"", name, "\"");
     const std::string hint = e::SuggestName(name, known);
-    if (!hint.empty()) absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
+    if (!hint.empty())
+      absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
     issues->push_back({path, std::move(message)});
   };
   auto contains = [](const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
   };
-  auto check_values = [&](const std::string& path,
-                          const google::protobuf::Map<std::string, double>& values,
-                          const std::vector<std::string>& names,
-                          absl::string_view what) {
-    for (const auto& [name, value] : values) {
-      if (!contains(names, name)) {
-        unknown(absl::StrCat(path, "[\"", name, "\"]"), what, name, names);
-      }
-    }
-    std::vector<std::string> missing;
-    for (const std::string& n : names) {
-      if (!values.contains(n)) missing.push_back(n);
-    }
-    if (!missing.empty()) {
-      issues->push_back({path, absl::StrCat("missing a value for ",
-                                            absl::StrJoin(missing, ", "))});
-    }
-  };
+  auto check_values =
+      [&](const std::string& path,
+          const google::protobuf::Map<std::string, double>& values,
+          const std::vector<std::string>& names, absl::string_view what) {
+        for (const auto& [name, value] : values) {
+          if (!contains(names, name)) {
+            unknown(absl::StrCat(path, "[\"", name, "\"]"), what, name, names);
+          }
+        }
+        std::vector<std::string> missing;
+        for (const std::string& n : names) {
+          if (!values.contains(n)) missing.push_back(n);
+        }
+        if (!missing.empty()) {
+          issues->push_back({path, absl::StrCat("missing a value for ",
+                                                absl::StrJoin(missing, ", "))});
+        }
+      };
   absl::flat_hash_set<std::string> seen;
   for (int i = 0; i < set.scenarios_size(); ++i) {
     const v1::Scenario& s = set.scenarios(i);
     const std::string at = absl::StrCat("scenarios[", i, "]");
     if (s.name().empty()) issues->push_back({at + ".name", "is required"});
     if (!s.name().empty() && !seen.insert(s.name()).second) {
-      issues->push_back(
-          {at + ".name", absl::StrCat("duplicate scenario \"", s.name(), "\"")});
+      issues->push_back({at + ".name", absl::StrCat("duplicate scenario \"",
+                                                    s.name(), "\"")});
     }
     check_values(at + ".factors", s.factors(), factor_names, "factor");
     absl::flat_hash_set<std::string> target_ids;
     for (int t = 0; t < s.targets_size(); ++t) {
       const std::string tat = absl::StrCat(at, ".targets[", t, "]");
-      if (s.targets(t).id().empty()) issues->push_back({tat + ".id", "is required"});
+      if (s.targets(t).id().empty())
+        issues->push_back({tat + ".id", "is required"});
       target_ids.insert(s.targets(t).id());
-      check_values(tat + ".factors", s.targets(t).factors(), target_factor_names,
-                   "target factor");
+      check_values(tat + ".factors", s.targets(t).factors(),
+                   target_factor_names, "target factor");
     }
     for (const auto& [field, value] :
          {std::pair{".current_action", &s.current_action()},
@@ -244,7 +250,8 @@ void ValidateScenarios(const v1::BehaviourSet& set,
         issues->push_back({path, absl::StrCat("must be >= 0, got ", seconds)});
       }
     }
-    if (!s.personality().empty() && !contains(personality_names, s.personality())) {
+    if (!s.personality().empty() &&
+        !contains(personality_names, s.personality())) {
       unknown(at + ".personality", "personality", s.personality(),
               personality_names);
     }
@@ -262,8 +269,8 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
   if (!issues.empty()) {
     std::vector<std::string> lines;
     for (const e::ValidationIssue& i : issues) {
-      ReadIssue r{.source = std::string(source), .path = i.path,
-                  .message = i.message};
+      ReadIssue r{
+          .source = std::string(source), .path = i.path, .message = i.message};
       if (positions != nullptr) {
         const TextPosition p = FindPosition(*positions, i.path);
         r.line = p.line;
@@ -327,7 +334,8 @@ void ApplyDefaults(v1::BehaviourSet* set) {
       sel->mutable_highest();
       break;
     case v1::Selection::kTopK:
-      if (!sel->top_k().has_k()) sel->mutable_top_k()->set_k(sel_defaults.top_k);
+      if (!sel->top_k().has_k())
+        sel->mutable_top_k()->set_k(sel_defaults.top_k);
       break;
     case v1::Selection::kSoftmax:
       if (!sel->softmax().has_temperature()) {
@@ -348,15 +356,20 @@ e::SetDefinition ToDefinition(const v1::BehaviourSet& set) {
   d.factors = ToFactors(set.factors());
   d.target_factors = ToFactors(set.target_factors());
   for (const v1::Action& a : set.actions()) {
-    e::ActionDefinition ad{.name = a.name(), .description = a.description(),
-                           .weight = a.weight(), .rank = a.rank(),
+    e::ActionDefinition ad{.name = a.name(),
+                           .description = a.description(),
+                           .weight = a.weight(),
+                           .rank = a.rank(),
                            .cooldown_seconds = a.cooldown_seconds(),
                            .per_target = a.per_target()};
     for (const v1::Consideration& c : a.considerations()) {
-      e::ConsiderationDefinition cd{
-          .name = c.name(), .factor = c.factor(), .curve = ToCurve(c.curve()),
-          .weight = c.weight(), .output_min = c.output().min(),
-          .output_max = c.output().max(), .per_target = c.per_target()};
+      e::ConsiderationDefinition cd{.name = c.name(),
+                                    .factor = c.factor(),
+                                    .curve = ToCurve(c.curve()),
+                                    .weight = c.weight(),
+                                    .output_min = c.output().min(),
+                                    .output_max = c.output().max(),
+                                    .per_target = c.per_target()};
       if (c.range().has_min()) cd.range_min = c.range().min();
       if (c.range().has_max()) cd.range_max = c.range().max();
       ad.considerations.push_back(std::move(cd));
@@ -412,9 +425,11 @@ e::SetDefinition ToDefinition(const v1::BehaviourSet& set) {
   d.selection.min_score = sel.min_score();
   d.selection.fallback_action = sel.fallback_action();
   for (const v1::Personality& p : set.personalities()) {
-    e::PersonalityDefinition pd{.name = p.name(), .description = p.description()};
+    e::PersonalityDefinition pd{.name = p.name(),
+                                .description = p.description()};
     // Map iteration order is unspecified; sort so compilation is stable.
-    pd.action_weights.assign(p.action_weights().begin(), p.action_weights().end());
+    pd.action_weights.assign(p.action_weights().begin(),
+                             p.action_weights().end());
     pd.consideration_weights.assign(p.consideration_weights().begin(),
                                     p.consideration_weights().end());
     std::sort(pd.action_weights.begin(), pd.action_weights.end());
@@ -498,7 +513,8 @@ absl::StatusOr<std::vector<std::string>> ListSetFiles(
     } else if (fs::exists(p, ec)) {
       files.push_back(p);
     } else {
-      return absl::NotFoundError(absl::StrCat(p, ": no such file or directory"));
+      return absl::NotFoundError(
+          absl::StrCat(p, ": no such file or directory"));
     }
   }
   return files;

@@ -1,5 +1,3 @@
-#include "utilityctl/commands.h"
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -8,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "utilityctl/commands.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/v1/decision_service.pb.h"
 
@@ -88,9 +87,9 @@ TEST(UtilityctlTest, DecideWritesTheResponseAsProtobufJson) {
 }
 
 TEST(UtilityctlTest, DecideRunsScenariosAsATable) {
-  const Result r = Ctl({"decide", "--set", "arena_mage", "--scenario",
-                        "staff empty, in cover", "--explain", "--format",
-                        "table"});
+  const Result r =
+      Ctl({"decide", "--set", "arena_mage", "--scenario",
+           "staff empty, in cover", "--explain", "--format", "table"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("-> recharge"));
   EXPECT_THAT(r.out, HasSubstr("vetoed by charges_left"));

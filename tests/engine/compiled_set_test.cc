@@ -27,11 +27,14 @@ SetDefinition ValidSet() {
   d.target_factors = {{.name = "threat"}};
   d.actions = {
       {.name = "heal",
-       .considerations = {{.name = "hurt", .factor = "health",
-                           .range_min = 100, .range_max = 0}}},
+       .considerations = {{.name = "hurt",
+                           .factor = "health",
+                           .range_min = 100,
+                           .range_max = 0}}},
       {.name = "strike",
        .considerations = {{.name = "near", .factor = "distance"},
-                          {.name = "dangerous", .factor = "threat",
+                          {.name = "dangerous",
+                           .factor = "threat",
                            .per_target = true}},
        .per_target = true},
   };
@@ -120,22 +123,21 @@ std::vector<BadSet> BadSets() {
       {"duplicate_factor",
        [](SetDefinition& d) { d.factors[1].name = "health"; },
        "factors[1].name", "duplicate factor \"health\""},
-      {"empty_factor_range",
-       [](SetDefinition& d) { d.factors[0].max = 0; }, "factors[0]",
-       "min must be below max"},
-      {"nan_factor_min",
-       [](SetDefinition& d) { d.factors[0].min = NAN; }, "factors[0].min",
-       "finite"},
+      {"empty_factor_range", [](SetDefinition& d) { d.factors[0].max = 0; },
+       "factors[0]", "min must be below max"},
+      {"nan_factor_min", [](SetDefinition& d) { d.factors[0].min = NAN; },
+       "factors[0].min", "finite"},
       {"no_actions", [](SetDefinition& d) { d.actions.clear(); }, "actions",
        "at least one action"},
-      {"duplicate_action",
-       [](SetDefinition& d) { d.actions[1].name = "heal"; },
+      {"duplicate_action", [](SetDefinition& d) { d.actions[1].name = "heal"; },
        "actions[1].name", "duplicate action \"heal\""},
       {"negative_cooldown",
        [](SetDefinition& d) { d.actions[0].cooldown_seconds = -2; },
        "actions[0].cooldown_seconds", "must be >= 0"},
       {"unknown_factor",
-       [](SetDefinition& d) { d.actions[0].considerations[0].factor = "helth"; },
+       [](SetDefinition& d) {
+         d.actions[0].considerations[0].factor = "helth";
+       },
        "actions[0].considerations[0].factor",
        "unknown factor \"helth\" (did you mean \"health\"?)"},
       {"missing_factor",
@@ -161,22 +163,16 @@ std::vector<BadSet> BadSets() {
        [](SetDefinition& d) { d.actions[0].per_target = true; },
        "actions[0].per_target", "every target would score the same"},
       {"duplicate_consideration",
-       [](SetDefinition& d) {
-         d.actions[1].considerations[1].name = "near";
-       },
+       [](SetDefinition& d) { d.actions[1].considerations[1].name = "near"; },
        "actions[1].considerations[1].name", "duplicate consideration \"near\""},
       {"empty_range",
-       [](SetDefinition& d) {
-         d.actions[0].considerations[0].range_max = 100;
-       },
+       [](SetDefinition& d) { d.actions[0].considerations[0].range_max = 100; },
        "actions[0].considerations[0].range", "is empty"},
       {"weight_above_one",
        [](SetDefinition& d) { d.actions[0].considerations[0].weight = 1.5; },
        "actions[0].considerations[0].weight", "within 0..1"},
       {"output_above_one",
-       [](SetDefinition& d) {
-         d.actions[0].considerations[0].output_max = 2;
-       },
+       [](SetDefinition& d) { d.actions[0].considerations[0].output_max = 2; },
        "actions[0].considerations[0].output.max", "within 0..1"},
       {"output_inverted",
        [](SetDefinition& d) {

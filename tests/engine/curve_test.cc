@@ -205,7 +205,7 @@ TEST(ResponseCurveTest, StepSwitchesAtItsThreshold) {
 TEST(ResponseCurveTest, PiecewiseInterpolatesBetweenPoints) {
   CurveDefinition def = Def(CurveKind::kPiecewiseLinear);
   def.points = {{0.2, 0.0}, {0.6, 1.0}, {1.0, 0.5}};
-  EXPECT_NEAR(EvalDef(def, 0.1f), 0.0f, 1e-6);   // before the first point
+  EXPECT_NEAR(EvalDef(def, 0.1f), 0.0f, 1e-6);  // before the first point
   EXPECT_NEAR(EvalDef(def, 0.4f), 0.5f, 1e-6);
   EXPECT_NEAR(EvalDef(def, 0.8f), 0.75f, 1e-6);
   EXPECT_NEAR(EvalDef(def, 1.0f), 0.5f, 1e-6);
@@ -231,7 +231,8 @@ class CurveValidationTest : public ::testing::TestWithParam<BadCurve> {};
 TEST_P(CurveValidationTest, NamesTheBadParameter) {
   std::vector<ValidationIssue> issues;
   ValidateCurve(GetParam().def, "c.curve", &issues);
-  ASSERT_THAT(issues, ElementsAre(Field(&ValidationIssue::path, GetParam().path)));
+  ASSERT_THAT(issues,
+              ElementsAre(Field(&ValidationIssue::path, GetParam().path)));
   EXPECT_THAT(issues[0].message, HasSubstr(GetParam().message));
 }
 
@@ -243,40 +244,58 @@ std::vector<BadCurve> BadCurves() {
     mutate(d);
     out.push_back({std::move(name), d, std::move(path), std::move(message)});
   };
-  add("polynomial_zero", CurveKind::kPolynomial,
-      [](CurveDefinition& d) { d.exponent = 0; },
-      "c.curve.polynomial.exponent", "must be > 0");
-  add("exponential_zero", CurveKind::kExponential,
+  add(
+      "polynomial_zero", CurveKind::kPolynomial,
+      [](CurveDefinition& d) { d.exponent = 0; }, "c.curve.polynomial.exponent",
+      "must be > 0");
+  add(
+      "exponential_zero", CurveKind::kExponential,
       [](CurveDefinition& d) { d.k = 0; }, "c.curve.exponential.k",
       "must not be 0");
-  add("logistic_negative", CurveKind::kLogistic,
+  add(
+      "logistic_negative", CurveKind::kLogistic,
       [](CurveDefinition& d) { d.steepness = -2; },
       "c.curve.logistic.steepness", "must be > 0");
-  add("logistic_nan_midpoint", CurveKind::kLogistic,
-      [](CurveDefinition& d) { d.midpoint = NAN; },
-      "c.curve.logistic.midpoint", "finite");
-  add("logit_huge", CurveKind::kLogit,
+  add(
+      "logistic_nan_midpoint", CurveKind::kLogistic,
+      [](CurveDefinition& d) { d.midpoint = NAN; }, "c.curve.logistic.midpoint",
+      "finite");
+  add(
+      "logit_huge", CurveKind::kLogit,
       [](CurveDefinition& d) { d.steepness = 1e6; }, "c.curve.logit.steepness",
       "at most 1000");
-  add("normal_stddev", CurveKind::kNormal,
+  add(
+      "normal_stddev", CurveKind::kNormal,
       [](CurveDefinition& d) { d.stddev = 0; }, "c.curve.normal.stddev",
       "must be > 0");
-  add("sine_frequency", CurveKind::kSine,
+  add(
+      "sine_frequency", CurveKind::kSine,
       [](CurveDefinition& d) { d.frequency = -1; }, "c.curve.sine.frequency",
       "must be > 0");
-  add("step_threshold", CurveKind::kStep,
+  add(
+      "step_threshold", CurveKind::kStep,
       [](CurveDefinition& d) { d.threshold = 2; }, "c.curve.step.threshold",
       "within 0..1");
-  add("piecewise_one_point", CurveKind::kPiecewiseLinear,
-      [](CurveDefinition& d) { d.points = {{0, 0}}; },
+  add(
+      "piecewise_one_point", CurveKind::kPiecewiseLinear,
+      [](CurveDefinition& d) {
+        d.points = {{0, 0}};
+      },
       "c.curve.piecewise_linear.points", "at least 2");
-  add("piecewise_unsorted", CurveKind::kPiecewiseLinear,
-      [](CurveDefinition& d) { d.points = {{0.5, 0}, {0.5, 1}}; },
+  add(
+      "piecewise_unsorted", CurveKind::kPiecewiseLinear,
+      [](CurveDefinition& d) {
+        d.points = {{0.5, 0}, {0.5, 1}};
+      },
       "c.curve.piecewise_linear.points[1]", "increase strictly");
-  add("piecewise_out_of_range", CurveKind::kPiecewiseLinear,
-      [](CurveDefinition& d) { d.points = {{0, 0}, {1, 1.5}}; },
+  add(
+      "piecewise_out_of_range", CurveKind::kPiecewiseLinear,
+      [](CurveDefinition& d) {
+        d.points = {{0, 0}, {1, 1.5}};
+      },
       "c.curve.piecewise_linear.points[1]", "within 0..1");
-  add("linear_infinite", CurveKind::kLinear,
+  add(
+      "linear_infinite", CurveKind::kLinear,
       [](CurveDefinition& d) { d.slope = INFINITY; }, "c.curve.linear.slope",
       "finite");
   return out;
@@ -288,10 +307,10 @@ INSTANTIATE_TEST_SUITE_P(Params, CurveValidationTest,
 
 TEST(CurveValidationTest, AcceptsDefaults) {
   for (CurveKind k :
-       {CurveKind::kLinear, CurveKind::kPolynomial, CurveKind::kInverseQuadratic,
-        CurveKind::kExponential, CurveKind::kLogistic, CurveKind::kLogit,
-        CurveKind::kNormal, CurveKind::kSine, CurveKind::kSmoothstep,
-        CurveKind::kStep}) {
+       {CurveKind::kLinear, CurveKind::kPolynomial,
+        CurveKind::kInverseQuadratic, CurveKind::kExponential,
+        CurveKind::kLogistic, CurveKind::kLogit, CurveKind::kNormal,
+        CurveKind::kSine, CurveKind::kSmoothstep, CurveKind::kStep}) {
     std::vector<ValidationIssue> issues;
     ValidateCurve(Def(k), "c", &issues);
     EXPECT_THAT(issues, IsEmpty()) << CurveKindName(k);

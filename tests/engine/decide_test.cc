@@ -132,7 +132,7 @@ TEST(CompensationTest, GeometricMeanUsesHalfTheCount) {
   b.def().compensation = Compensation::kGeometricMean;
   const std::vector<float> f = {0.6f};
   const Decision d = MustDecide(b.Build(), {.factors = f});
-  EXPECT_NEAR(ScoreOf(d, 0), 0.6, 1e-6);                        // n*0.5 < 1
+  EXPECT_NEAR(ScoreOf(d, 0), 0.6, 1e-6);  // n*0.5 < 1
   EXPECT_NEAR(ScoreOf(d, 1), std::pow(std::pow(0.6, 4), 0.5), 1e-5);
 }
 
@@ -310,8 +310,11 @@ TEST(ScoreTest, BookendsNormaliseAndInvert) {
                                       .range_max = 0}}}};
   const absl::StatusOr<CompiledBehaviourSet> set = Compile(def);
   ASSERT_THAT(set, IsOk());
-  for (auto [raw, want] : {std::pair{30.0f, 0.0f}, {0.0f, 1.0f}, {6.0f, 0.8f},
-                           {-10.0f, 1.0f}, {99.0f, 0.0f}}) {
+  for (auto [raw, want] : {std::pair{30.0f, 0.0f},
+                           {0.0f, 1.0f},
+                           {6.0f, 0.8f},
+                           {-10.0f, 1.0f},
+                           {99.0f, 0.0f}}) {
     const std::vector<float> f = {raw};
     const Decision d = MustDecide(*set, {.factors = f});
     EXPECT_NEAR(d.considerations[0].normalised, want, 1e-6) << raw;
@@ -324,10 +327,14 @@ TEST(CooldownTest, ScalesByTheElapsedFractionUntilItEnds) {
   b.last().cooldown_seconds = 5;
   const CompiledBehaviourSet set = b.Build();
   const std::vector<float> f = {0.8f};
-  for (auto [since, factor] : {std::pair{0.0f, 0.0f}, {2.0f, 0.4f},
-                               {4.9f, 0.98f}, {5.0f, 1.0f}, {kNeverRan, 1.0f}}) {
+  for (auto [since, factor] : {std::pair{0.0f, 0.0f},
+                               {2.0f, 0.4f},
+                               {4.9f, 0.98f},
+                               {5.0f, 1.0f},
+                               {kNeverRan, 1.0f}}) {
     const std::vector<float> s = {since};
-    const Decision d = MustDecide(set, {.factors = f, .seconds_since_action = s});
+    const Decision d =
+        MustDecide(set, {.factors = f, .seconds_since_action = s});
     EXPECT_NEAR(d.candidates[0].cooldown_factor, factor, 1e-6) << since;
     EXPECT_NEAR(ScoreOf(d, 0), 0.8f * factor, 1e-6) << since;
   }
@@ -348,16 +355,16 @@ TEST(PersonalityTest, OverridesActionAndConsiderationWeights) {
   EXPECT_NEAR(glutton.score, 0.6, 1e-6);
   EXPECT_NEAR(glutton.candidates[0].weight, 2.0, 1e-6);
   // Weight 0 makes play's consideration neutral: contribution 1.
-  const Decision indifferent = MustDecide(set, {.factors = f, .personality = 1});
+  const Decision indifferent =
+      MustDecide(set, {.factors = f, .personality = 1});
   EXPECT_NEAR(ScoreOf(indifferent, 1), 1.0, 1e-6);
 }
 
 TEST(PersonalityTest, QualifiedKeyWinsOverAPlainName) {
   SetBuilder b(1);
   b.Action("a", {0}).Action("b", {0});
-  b.def().personalities = {{.name = "p",
-                            .consideration_weights = {{"a.c0", 1.0},
-                                                      {"c0", 0.0}}}};
+  b.def().personalities = {
+      {.name = "p", .consideration_weights = {{"a.c0", 1.0}, {"c0", 0.0}}}};
   const std::vector<float> f = {0.5f};
   const Decision d = MustDecide(b.Build(), {.factors = f, .personality = 0});
   EXPECT_NEAR(ScoreOf(d, 0), 0.5, 1e-6);  // a.c0 keeps weight 1
@@ -397,11 +404,14 @@ CompiledBehaviourSet TargetSet() {
   def.actions = {
       {.name = "attack",
        .considerations = {{.name = "charged", .factor = "charges"},
-                          {.name = "close", .factor = "closeness",
+                          {.name = "close",
+                           .factor = "closeness",
                            .per_target = true}},
        .per_target = true},
-      {.name = "wait", .considerations = {{.name = "idle", .factor = "charges",
-                                           .curve = {.invert = true}}}},
+      {.name = "wait",
+       .considerations = {{.name = "idle",
+                           .factor = "charges",
+                           .curve = {.invert = true}}}},
   };
   def.selection.commitment_bonus = 0.5;
   def.compensation = Compensation::kNone;  // scores are plain products
@@ -428,13 +438,17 @@ TEST(PerTargetTest, CommitmentFollowsTheCurrentTargetOnly) {
   const std::vector<float> f = {1.0f};
   const std::vector<float> t0 = {0.5f}, t1 = {0.6f};
   const std::vector<TargetInput> targets = {{t0}, {t1}};
-  Decision d = MustDecide(set, {.factors = f, .current_action = 0,
-                                .current_target = 0, .targets = targets});
+  Decision d = MustDecide(set, {.factors = f,
+                                .current_action = 0,
+                                .current_target = 0,
+                                .targets = targets});
   EXPECT_EQ(d.target, 0) << "0.5 * 1.5 beats 0.6";
   EXPECT_FALSE(d.switched);
   // The current target is gone: no candidate gets the bonus.
-  d = MustDecide(set, {.factors = f, .current_action = 0,
-                       .current_target = kTargetGone, .targets = targets});
+  d = MustDecide(set, {.factors = f,
+                       .current_action = 0,
+                       .current_target = kTargetGone,
+                       .targets = targets});
   EXPECT_EQ(d.target, 1);
   EXPECT_NEAR(d.score, 0.6, 1e-6);
   EXPECT_TRUE(d.switched);
@@ -512,7 +526,8 @@ TEST(RandomTest, WeightedRandomFollowsTheScores) {
   constexpr int kRuns = 20000;
   for (int seed = 0; seed < kRuns; ++seed) {
     b_count += MustDecide(set, {.factors = f, .seed = uint64_t(seed)},
-                          ExplainLevel::kNone).action == 1;
+                          ExplainLevel::kNone)
+                   .action == 1;
   }
   EXPECT_NEAR(b_count / double(kRuns), 0.75, 0.015);
 }
@@ -551,14 +566,13 @@ TEST(DecideInputTest, RejectsOutOfRangeIndices) {
   const std::vector<float> f = {0.5f};
   const std::vector<float> since = {1.0f, 2.0f};
   Decision d;
-  EXPECT_THAT(Decide(set, {.factors = f, .current_action = 3},
-                     ExplainLevel::kNone, &d),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("current_action")));
-  EXPECT_THAT(Decide(set, {.factors = f, .personality = 0}, ExplainLevel::kNone,
-                     &d),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("personality")));
+  EXPECT_THAT(
+      Decide(set, {.factors = f, .current_action = 3}, ExplainLevel::kNone, &d),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("current_action")));
+  EXPECT_THAT(
+      Decide(set, {.factors = f, .personality = 0}, ExplainLevel::kNone, &d),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("personality")));
   EXPECT_THAT(Decide(set, {.factors = f, .seconds_since_action = since},
                      ExplainLevel::kNone, &d),
               StatusIs(absl::StatusCode::kInvalidArgument,

@@ -25,7 +25,9 @@ CompiledBehaviourSet EatHide() {
       {.name = "hide",
        .considerations = {{.name = "threat", .factor = "threat"}}},
       {.name = "pounce",
-       .considerations = {{.name = "big", .factor = "size", .per_target = true}},
+       .considerations = {{.name = "big",
+                           .factor = "size",
+                           .per_target = true}},
        .per_target = true},
   };
   d.compensation = Compensation::kNone;
@@ -40,9 +42,9 @@ TEST(ExplainTest, SummaryShowsEveryCandidateAndMarksTheWinner) {
   const std::vector<float> rabbit = {0.0f};
   const std::vector<TargetInput> targets = {{rabbit}};
   Decision d;
-  ASSERT_THAT(Decide(set, {.factors = f, .targets = targets},
-                     ExplainLevel::kFull, &d),
-              IsOk());
+  ASSERT_THAT(
+      Decide(set, {.factors = f, .targets = targets}, ExplainLevel::kFull, &d),
+      IsOk());
   const std::vector<std::string> ids = {"rabbit"};
   EXPECT_EQ(FormatSummary(set, d, ids),
             "eat 0.30 [hunger 0.62→0.62, safety 0.48→0.48] | "
@@ -56,7 +58,8 @@ TEST(ExplainTest, NamesInvalidInputAndMissingTargets) {
   Decision d;
   ASSERT_THAT(Decide(set, {.factors = f}, ExplainLevel::kFull, &d), IsOk());
   const std::string line = FormatSummary(set, d, {});
-  EXPECT_THAT(line, HasSubstr("eat 0.00 invalid input in hunger [hunger invalid"));
+  EXPECT_THAT(line,
+              HasSubstr("eat 0.00 invalid input in hunger [hunger invalid"));
   EXPECT_THAT(line, HasSubstr("pounce 0.00 no targets"));
   EXPECT_EQ(VetoText(set, d.candidates[2]), "no targets");
 }

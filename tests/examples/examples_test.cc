@@ -62,7 +62,8 @@ class ExamplesTest : public ::testing::Test {
 Catalog* ExamplesTest::catalog_ = nullptr;
 
 TEST_F(ExamplesTest, ArenaStaffEmptyInCoverRechargesAndAttackIsVetoed) {
-  const v1::Decision d = Decide(Scenario("arena_mage", "Staff empty, in cover"));
+  const v1::Decision d =
+      Decide(Scenario("arena_mage", "Staff empty, in cover"));
   EXPECT_EQ(d.action(), "recharge");
   const v1::ActionScore& attack = Score(d, "attack");
   EXPECT_TRUE(attack.vetoed());
@@ -89,7 +90,8 @@ TEST_F(ExamplesTest, ArenaEmptyShrineZeroesGetPotionAndTheMageFightsOn) {
 }
 
 TEST_F(ExamplesTest, ArenaLoweringHealthFadesAttackAndRaisesTakeCoverAndHeal) {
-  v1::AgentSnapshot agent = Scenario("arena_mage", "Healthy, goblins closing in");
+  v1::AgentSnapshot agent =
+      Scenario("arena_mage", "Healthy, goblins closing in");
   float last_attack = 2, last_cover = -1, last_heal = -1;
   std::string winner_at_full, winner_at_low;
   for (float health = 100; health >= 20; health -= 10) {
@@ -113,7 +115,8 @@ TEST_F(ExamplesTest, ArenaLoweringHealthFadesAttackAndRaisesTakeCoverAndHeal) {
 }
 
 TEST_F(ExamplesTest, ArenaFleeIsAnEmergencyRank) {
-  const v1::Decision d = Decide(Scenario("arena_mage", "Nearly dead, surrounded"));
+  const v1::Decision d =
+      Decide(Scenario("arena_mage", "Nearly dead, surrounded"));
   EXPECT_EQ(d.action(), "flee");
   EXPECT_EQ(d.explanation().rank(), 1);
   // take_cover scores higher but rank 0 does not compete.
@@ -132,14 +135,16 @@ TEST_F(ExamplesTest, VillagerPersonalitiesChangeTheWinner) {
   EXPECT_EQ(Decide(loner).action(), "play");
   loner.clear_personality();
   EXPECT_EQ(Decide(loner).action(), "socialise");
-  v1::AgentSnapshot glutton = Scenario("villager_needs", "Glutton, a little peckish");
+  v1::AgentSnapshot glutton =
+      Scenario("villager_needs", "Glutton, a little peckish");
   EXPECT_EQ(Decide(glutton).action(), "eat");
   glutton.clear_personality();
   EXPECT_NE(Decide(glutton).action(), "eat");
 }
 
 TEST_F(ExamplesTest, VillagerCooldownHandsTheAfternoonToSocialising) {
-  v1::AgentSnapshot agent = Scenario("villager_needs", "Bored, but just played");
+  v1::AgentSnapshot agent =
+      Scenario("villager_needs", "Bored, but just played");
   const v1::Decision cooling = Decide(agent);
   EXPECT_EQ(cooling.action(), "socialise");
   EXPECT_NEAR(Score(cooling, "play").cooldown_factor(), 2.0 / 5.0, 1e-6);

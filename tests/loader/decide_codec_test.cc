@@ -28,7 +28,8 @@ class DecideBatchTest : public ::testing::Test {
   // A snapshot of the "Staff empty, in cover" scenario.
   v1::AgentSnapshot StaffEmpty() {
     for (const v1::Scenario& s : arena_->definition.scenarios()) {
-      if (s.name() == "Staff empty, in cover") return ScenarioSnapshot(*arena_, s);
+      if (s.name() == "Staff empty, in cover")
+        return ScenarioSnapshot(*arena_, s);
     }
     ADD_FAILURE() << "scenario missing";
     return {};
@@ -70,7 +71,8 @@ TEST_F(DecideBatchTest, DecidesAndExplainsInFull) {
   EXPECT_EQ(x.actions(0).considerations(1).factor(), "distance");  // target's
   EXPECT_FLOAT_EQ(x.actions(0).considerations(1).raw(), 15);
   EXPECT_THAT(x.summary(), HasSubstr("*recharge"));
-  EXPECT_THAT(x.summary(), HasSubstr("attack@goblin-1 0.00 vetoed by charges_left"));
+  EXPECT_THAT(x.summary(),
+              HasSubstr("attack@goblin-1 0.00 vetoed by charges_left"));
 }
 
 TEST_F(DecideBatchTest, PackedAndNamedFactorsDecideAlike) {
@@ -105,12 +107,16 @@ TEST_F(DecideBatchTest, OneBadAgentNeverCostsAnotherItsDecision) {
   });
   add([](v1::AgentSnapshot& a) { a.set_behaviour_set("arena_mgae"); });
   add([](v1::AgentSnapshot& a) { a.set_personality("coward"); });
-  add([](v1::AgentSnapshot& a) { a.set_expected_revision("0000000000000000"); });
+  add([](v1::AgentSnapshot& a) {
+    a.set_expected_revision("0000000000000000");
+  });
   add([](v1::AgentSnapshot& a) { a.mutable_named_factors()->erase("health"); });
   add([](v1::AgentSnapshot& a) { (*a.mutable_named_factors())["helth"] = 1; });
   add([](v1::AgentSnapshot& a) { a.set_current_action("dance"); });
   add([](v1::AgentSnapshot& a) { a.clear_behaviour_set(); });
-  add([](v1::AgentSnapshot& a) { (*a.mutable_seconds_since_action())["nap"] = 1; });
+  add([](v1::AgentSnapshot& a) {
+    (*a.mutable_seconds_since_action())["nap"] = 1;
+  });
   add([](v1::AgentSnapshot& a) { a.mutable_targets(0)->add_factors(3); });
   add([](v1::AgentSnapshot&) {});
   const v1::DecideResponse r = Run(request);
@@ -146,7 +152,8 @@ TEST_F(DecideBatchTest, OneBadAgentNeverCostsAnotherItsDecision) {
   ASSERT_EQ(r.decisions_size(), static_cast<int>(want.size()));
   for (size_t i = 0; i < want.size(); ++i) {
     const v1::Decision& d = r.decisions(i);
-    EXPECT_EQ(d.error().code(), want[i].code) << i << ": " << d.error().message();
+    EXPECT_EQ(d.error().code(), want[i].code)
+        << i << ": " << d.error().message();
     if (want[i].code == v1::ERROR_CODE_OK) {
       EXPECT_FALSE(d.has_error());
       EXPECT_EQ(d.action(), "recharge") << i;

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "utilityd/v1/behaviour_set.pb.h"
 #include "utilityd/v1/decision_service.pb.h"
@@ -157,7 +157,8 @@ scoring: {aggregation: products}
   };
   EXPECT_THAT(issues, has("name", "expected a single value, got a list"));
   EXPECT_THAT(issues, has("factors", "expected a list, got a mapping"));
-  EXPECT_THAT(issues, has("actions[0].weight", "expected a number, got \"heavy\""));
+  EXPECT_THAT(issues,
+              has("actions[0].weight", "expected a number, got \"heavy\""));
   EXPECT_THAT(issues, has("actions[0].rank", "expected a whole number"));
   EXPECT_THAT(issues, has("actions[0].per_target", "expected true or false"));
   EXPECT_THAT(issues, has("actions[0].considerations", "expected a list"));
@@ -181,8 +182,9 @@ personalities:
 )",
                               &set);
   EXPECT_THAT(issues, Contains(Field(&ReadIssue::message, "given twice")));
-  EXPECT_THAT(issues, Contains(Field(&ReadIssue::message,
-                                     HasSubstr("only one of kind may be set"))));
+  EXPECT_THAT(issues,
+              Contains(Field(&ReadIssue::message,
+                             HasSubstr("only one of kind may be set"))));
   EXPECT_THAT(issues, Contains(Field(&ReadIssue::message, "duplicate key")));
 }
 
@@ -231,12 +233,13 @@ TEST(ProtoReaderTest, RefusesOversizedAndDeeplyNestedDocuments) {
 
 TEST(ProtoReaderTest, RejectsInvalidUtf8InStrings) {
   v1::BehaviourSet set;
-  EXPECT_THAT(ReadSet("name: a\ndescription: \"bad \xC3\x28 byte\"\n", &set),
-              Contains(AllOf(Field(&ReadIssue::path, "description"),
-                             Field(&ReadIssue::message, "is not valid UTF-8"))));
-  EXPECT_THAT(ReadSet("name: a\ndescription: \"caf\xC3\xA9 \xE2\x86\x92\"\n",
-                      &set),
-              IsEmpty());
+  EXPECT_THAT(
+      ReadSet("name: a\ndescription: \"bad \xC3\x28 byte\"\n", &set),
+      Contains(AllOf(Field(&ReadIssue::path, "description"),
+                     Field(&ReadIssue::message, "is not valid UTF-8"))));
+  EXPECT_THAT(
+      ReadSet("name: a\ndescription: \"caf\xC3\xA9 \xE2\x86\x92\"\n", &set),
+      IsEmpty());
 }
 
 TEST(ProtoReaderTest, RecordsWhereFieldsWereWritten) {

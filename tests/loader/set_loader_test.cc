@@ -4,8 +4,8 @@
 #include <fstream>
 #include <string>
 
-#include "google/protobuf/util/message_differencer.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -62,14 +62,15 @@ TEST(ApplyDefaultsTest, UnsetMeansTheDocumentedDefaultNeverZero) {
   const v1::Consideration& armed = d.actions(1).considerations(1);
   EXPECT_DOUBLE_EQ(armed.curve().linear().slope(), 1);  // only intercept given
   EXPECT_DOUBLE_EQ(armed.curve().linear().intercept(), 0.2);
-  EXPECT_DOUBLE_EQ(armed.output().max(), 1);            // only min given
+  EXPECT_DOUBLE_EQ(armed.output().max(), 1);  // only min given
   EXPECT_EQ(d.scoring().aggregation(), v1::AGGREGATION_PRODUCT);
   EXPECT_EQ(d.scoring().compensation(), v1::COMPENSATION_PER_CONSIDERATION);
   EXPECT_TRUE(d.selection().has_highest());
 }
 
 TEST(ApplyDefaultsTest, IsIdempotent) {
-  absl::StatusOr<std::shared_ptr<const LoadedSet>> set = LoadSetText(kGuard, "g");
+  absl::StatusOr<std::shared_ptr<const LoadedSet>> set =
+      LoadSetText(kGuard, "g");
   ASSERT_THAT(set, IsOk());
   v1::BehaviourSet twice = (*set)->definition;
   ApplyDefaults(&twice);
@@ -103,11 +104,12 @@ TEST(RevisionTest, IsStableAndTracksMeaningNotSpelling) {
 TEST(LoadSetTextTest, ErrorsNameFileLineFieldAndHint) {
   std::string text = kGuard;
   text.replace(text.find("factor: distance"), 16, "factor: distanse");
-  EXPECT_THAT(LoadSetText(text, "guard.yaml"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("guard.yaml:12:9: actions[1].considerations[0]"
-                                 ".factor: unknown factor \"distanse\" (did you "
-                                 "mean \"distance\"?)")));
+  EXPECT_THAT(
+      LoadSetText(text, "guard.yaml"),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("guard.yaml:12:9: actions[1].considerations[0]"
+                         ".factor: unknown factor \"distanse\" (did you "
+                         "mean \"distance\"?)")));
 }
 
 TEST(LoadSetTextTest, ValidatesScenarios) {
@@ -119,16 +121,17 @@ TEST(LoadSetTextTest, ValidatesScenarios) {
 )";
   EXPECT_THAT(
       LoadSetText(text, "s.yaml"),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               AllOf(HasSubstr("scenarios[1].name: duplicate scenario \"Hurt\""),
-                     HasSubstr("scenarios[1].factors[\"distanc\"]: unknown "
-                               "factor \"distanc\" (did you mean \"distance\"?)"),
-                     HasSubstr("scenarios[1].factors: missing a value for "
-                               "distance"),
-                     HasSubstr("scenarios[1].current_action: unknown action "
-                               "\"haal\" (did you mean \"heal\"?)"),
-                     HasSubstr("scenarios[1].personality: unknown personality"),
-                     HasSubstr("seconds_since_action[\"heal\"]: must be >= 0"))));
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr("scenarios[1].name: duplicate scenario \"Hurt\""),
+                HasSubstr("scenarios[1].factors[\"distanc\"]: unknown "
+                          "factor \"distanc\" (did you mean \"distance\"?)"),
+                HasSubstr("scenarios[1].factors: missing a value for "
+                          "distance"),
+                HasSubstr("scenarios[1].current_action: unknown action "
+                          "\"haal\" (did you mean \"heal\"?)"),
+                HasSubstr("scenarios[1].personality: unknown personality"),
+                HasSubstr("seconds_since_action[\"heal\"]: must be >= 0"))));
 }
 
 TEST(LoadSetTextTest, ParseErrorsStopBeforeValidation) {
@@ -140,11 +143,11 @@ TEST(LoadSetTextTest, ParseErrorsStopBeforeValidation) {
 class CatalogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("utilityd_catalog_" +
-            std::string(::testing::UnitTest::GetInstance()
-                            ->current_test_info()
-                            ->name()));
+    dir_ =
+        fs::temp_directory_path() /
+        ("utilityd_catalog_" +
+         std::string(
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -178,15 +181,16 @@ TEST_F(CatalogTest, ReportsEveryBadFileAndDuplicateNames) {
   Write("c.yaml", "name: c\nfactors: []\n");
   EXPECT_THAT(
       LoadCatalog({dir_.string()}),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               AllOf(HasSubstr("b.yaml: name: set \"guard\" is already defined"),
-                     HasSubstr("c.yaml:2:1: factors: at least one factor"),
-                     HasSubstr("c.yaml: actions: at least one action"))));
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr("b.yaml: name: set \"guard\" is already defined"),
+                HasSubstr("c.yaml:2:1: factors: at least one factor"),
+                HasSubstr("c.yaml: actions: at least one action"))));
 }
 
 TEST_F(CatalogTest, FollowsConfigMapStyleSymlinks) {
   // Kubernetes mounts a ConfigMap as symlinks into a timestamped directory.
-  fs::create_directories(dir_ / "..2026_11_30" );
+  fs::create_directories(dir_ / "..2026_11_30");
   std::ofstream(dir_ / "..2026_11_30" / "guard.yaml") << kGuard;
   fs::create_directory_symlink("..2026_11_30", dir_ / "..data");
   fs::create_symlink("..data/guard.yaml", dir_ / "guard.yaml");
@@ -199,8 +203,9 @@ TEST_F(CatalogTest, MissingPathIsNotFound) {
   EXPECT_THAT(LoadCatalog({(dir_ / "nope").string()}),
               StatusIs(absl::StatusCode::kNotFound,
                        HasSubstr("no such file or directory")));
-  EXPECT_THAT(LoadSetFile((dir_ / "nope.yaml").string()),
-              StatusIs(absl::StatusCode::kNotFound, HasSubstr("cannot be read")));
+  EXPECT_THAT(
+      LoadSetFile((dir_ / "nope.yaml").string()),
+      StatusIs(absl::StatusCode::kNotFound, HasSubstr("cannot be read")));
 }
 
 TEST(IsBehaviourSetFileNameTest, AcceptsTheThreeExtensions) {

@@ -1,5 +1,6 @@
 #include "utilityctl/commands.h"
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -62,8 +63,8 @@ std::string Usage(const Command& c) {
     }
     absl::StrAppend(&s, absl::StrFormat("  %-28s %s\n", flag, o.help));
   }
-  absl::StrAppend(&s, absl::StrFormat("  %-28s %s\n", "--help",
-                                      "show this help"));
+  absl::StrAppend(&s,
+                  absl::StrFormat("  %-28s %s\n", "--help", "show this help"));
   return s;
 }
 
@@ -89,14 +90,13 @@ bool Parse(const Command& c, const std::vector<std::string>& args, Parsed* p,
       if (o.name == name) opt = &o;
     }
     if (opt == nullptr) {
-      err << "utilityctl " << c.name << ": unknown option --" << name
-          << "\n\n" << Usage(c);
+      err << "utilityctl " << c.name << ": unknown option --" << name << "\n\n"
+          << Usage(c);
       return false;
     }
     if (opt->value_name.empty()) {
       if (has_value) {
-        err << "utilityctl " << c.name << ": --" << name
-            << " takes no value\n";
+        err << "utilityctl " << c.name << ": --" << name << " takes no value\n";
         return false;
       }
       p->values[name] = "true";
@@ -158,8 +158,10 @@ int Validate(const Parsed& p, std::ostream& out, std::ostream& err) {
     absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> set =
         loader::LoadSetFile(f);
     if (!set.ok()) {
-      err << set.status().message() << "\n";
-      ++problems;
+      const std::string message(set.status().message());
+      err << message << "\n";
+      problems += 1 + static_cast<int>(
+                          std::count(message.begin(), message.end(), '\n'));
       continue;
     }
     const loader::LoadedSet& s = **set;
@@ -188,8 +190,8 @@ int Validate(const Parsed& p, std::ostream& out, std::ostream& err) {
 
 // --- decide ----------------------------------------------------------------
 
-void PrintTable(const v1::DecideRequest& req,
-                const v1::DecideResponse& resp, std::ostream& out) {
+void PrintTable(const v1::DecideRequest& req, const v1::DecideResponse& resp,
+                std::ostream& out) {
   for (int i = 0; i < resp.decisions_size(); ++i) {
     const v1::Decision& d = resp.decisions(i);
     const v1::AgentSnapshot& agent = req.agents(i);
@@ -224,34 +226,34 @@ void PrintTable(const v1::DecideRequest& req,
     if (x.draw() > 0) out << absl::StrFormat(", draw %.4f", x.draw());
     out << "\n";
     if (x.actions().empty()) continue;
-    out << absl::StrFormat("  %-2s%-20s %-10s %7s %7s %7s %6s %6s %6s  %s\n", "",
+    out << absl::StrFormat("  %-2s%-20s %-10s %7s %7s %7s %6s %6s %6s\n", "",
                            "ACTION", "TARGET", "SCORE", "COMBINE", "COMPENS",
-                           "WEIGHT", "COOL", "BONUS", "");
+                           "WEIGHT", "COOL", "BONUS");
     for (const v1::ActionScore& a : x.actions()) {
       const bool winner =
           a.action() == d.action() && a.target_id() == d.target_id();
       std::string status;
       if (a.vetoed()) {
-        status = absl::StrCat("vetoed by ", a.vetoed_by());
+        status = absl::StrCat("  vetoed by ", a.vetoed_by());
       } else if (!a.eligible()) {
-        status = "not eligible";
+        status = "  not eligible";
       }
       if (a.probability() > 0) {
-        absl::StrAppend(&status, absl::StrFormat("p=%.3f", a.probability()));
+        absl::StrAppend(&status, absl::StrFormat("  p=%.3f", a.probability()));
       }
-      out << absl::StrFormat("  %-2s%-20s %-10s %7.3f %7.3f %7.3f %6.2f %6.2f %6.2f  %s\n",
-                             winner ? "*" : "", a.action(), a.target_id(),
-                             a.score(), a.aggregate(), a.compensated(),
-                             a.weight(), a.cooldown_factor(),
-                             a.commitment_factor(), status);
+      out << absl::StrFormat(
+          "  %-2s%-20s %-10s %7.3f %7.3f %7.3f %6.2f %6.2f %6.2f%s\n",
+          winner ? "*" : "", a.action(), a.target_id(), a.score(),
+          a.aggregate(), a.compensated(), a.weight(), a.cooldown_factor(),
+          a.commitment_factor(), status);
       for (const v1::ConsiderationScore& c : a.considerations()) {
         if (c.invalid_input()) {
-          out << absl::StrFormat("      %-20s %-14s raw %-9g INVALID INPUT\n",
+          out << absl::StrFormat("      %-20s %-16s raw %-9g INVALID INPUT\n",
                                  c.consideration(), c.factor(), c.raw());
           continue;
         }
         out << absl::StrFormat(
-            "      %-20s %-14s raw %-9g norm %.3f  curve %.3f  out %.3f  "
+            "      %-20s %-16s raw %-9g norm %.3f  curve %.3f  out %.3f  "
             "contrib %.3f\n",
             c.consideration(), c.factor(), c.raw(), c.normalised(), c.curved(),
             c.output(), c.contribution());
@@ -259,7 +261,6 @@ void PrintTable(const v1::DecideRequest& req,
     }
     out << "  " << x.summary() << "\n";
   }
-
 }
 
 int Decide(const Parsed& p, std::ostream& out, std::ostream& err) {
@@ -276,7 +277,8 @@ int Decide(const Parsed& p, std::ostream& out, std::ostream& err) {
       err << p.get("input") << ": cannot be read\n";
       return kInvalid;
     }
-    if (absl::Status s = loader::ReadMessageOrError(text, p.get("input"), &request);
+    if (absl::Status s =
+            loader::ReadMessageOrError(text, p.get("input"), &request);
         !s.ok()) {
       err << s.message() << "\n";
       return kInvalid;

@@ -1,7 +1,8 @@
 // utilityctl's commands, callable in-process (main.cc only forwards argv).
 //
 //   std::ostringstream out, err;
-//   int code = RunUtilityctl({"validate", "examples/behaviour_sets"}, out, err);
+//   int code = RunUtilityctl({"validate", "examples/behaviour_sets"}, out,
+//   err);
 //
 // Exit codes: 0 success, 1 the input is invalid (validation errors, a
 // scenario that does not hold), 2 usage error.

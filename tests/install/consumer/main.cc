@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
     std::cerr << set.status() << "\n";
     return 1;
   }
-  const std::vector<std::string> failed = utilityd::loader::CheckScenarios(**set);
+  const std::vector<std::string> failed =
+      utilityd::loader::CheckScenarios(**set);
   for (const auto& f : failed) std::cerr << f << "\n";
   std::cout << (*set)->name() << "@" << (*set)->revision() << " ok\n";
   return failed.empty() ? 0 : 1;

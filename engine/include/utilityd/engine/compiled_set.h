@@ -14,11 +14,11 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "utilityd/engine/curve.h"
 #include "utilityd/engine/definition.h"
@@ -37,12 +37,12 @@ struct CompiledConsideration {
   std::string name;
   int32_t factor = 0;  // index into agent factors, or target factors
   bool per_target = false;
-  float range_lo = 0;         // normalised = clamp((raw - lo) * inv_span)
-  float range_inv_span = 1;   // negative for an inverted range
+  float range_lo = 0;        // normalised = clamp((raw - lo) * inv_span)
+  float range_inv_span = 1;  // negative for an inverted range
   CompiledCurve curve;
-  float output_min = 0;       // output = min + span * curved
+  float output_min = 0;  // output = min + span * curved
   float output_span = 1;
-  float weight = 1;           // contribution = output * w + (1 - w)
+  float weight = 1;  // contribution = output * w + (1 - w)
 };
 
 struct CompiledAction {
@@ -90,12 +90,14 @@ class CompiledBehaviourSet {
   // Multiplier on action `a`'s weight under personality `p`.
   float personality_action_weight(int p, int a) const {
     return personality_action_weights_[static_cast<size_t>(p) *
-                                           actions_.size() + a];
+                                           actions_.size() +
+                                       a];
   }
   // Weight of consideration `c` (global index) under personality `p`.
   float personality_consideration_weight(int p, int c) const {
     return personality_consideration_weights_[static_cast<size_t>(p) *
-                                                  considerations_.size() + c];
+                                                  considerations_.size() +
+                                              c];
   }
 
   // Each returns the index of the named item, or -1 when there is none.

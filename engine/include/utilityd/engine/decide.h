@@ -119,6 +119,11 @@ struct Decision {
   std::vector<CandidateTrace> candidates;
   // Consideration traces (kFull only).
   std::vector<ConsiderationTrace> considerations;
+
+  // Working buffers of Decide, kept here so a reused Decision allocates
+  // nothing. Their contents mean nothing to callers.
+  std::vector<uint32_t> scratch_pool;
+  std::vector<double> scratch_weights;
 };
 
 // Scores `input` against `set` and selects. `out` is overwritten; reusing one

@@ -46,18 +46,18 @@ struct CurvePoint {
 // A response curve. Only the parameters of `kind` are read.
 struct CurveDefinition {
   CurveKind kind = CurveKind::kLinear;
-  double slope = 1;         // linear
-  double intercept = 0;     // linear
-  double exponent = 2;      // polynomial
-  double k = 4;             // exponential
-  double steepness = 10;    // logistic, logit
-  double midpoint = 0.5;    // logistic, logit
-  bool rescale = false;     // logistic
-  double mean = 0.5;        // normal
-  double stddev = 0.15;     // normal
-  double frequency = 0.25;  // sine
-  double phase = 0;         // sine
-  double threshold = 0.5;   // step
+  double slope = 1;                // linear
+  double intercept = 0;            // linear
+  double exponent = 2;             // polynomial
+  double k = 4;                    // exponential
+  double steepness = 10;           // logistic, logit
+  double midpoint = 0.5;           // logistic, logit
+  bool rescale = false;            // logistic
+  double mean = 0.5;               // normal
+  double stddev = 0.15;            // normal
+  double frequency = 0.25;         // sine
+  double phase = 0;                // sine
+  double threshold = 0.5;          // step
   std::vector<CurvePoint> points;  // piecewise_linear
   bool invert = false;
 };

@@ -25,9 +25,7 @@ class SplitMix64 {
   }
 
   // Returns a double uniform in [0, 1): the top 53 bits of Next() / 2^53.
-  double NextDouble() {
-    return static_cast<double>(Next() >> 11) * 0x1.0p-53;
-  }
+  double NextDouble() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
 
  private:
   uint64_t state_;

@@ -14,9 +14,9 @@
 #include "absl/status/statusor.h"
 
 // Returns `expr`'s status from the enclosing function when it is not OK.
-#define UTILITYD_RETURN_IF_ERROR(expr)                \
-  do {                                                \
-    const ::absl::Status utilityd_status_ = (expr);   \
+#define UTILITYD_RETURN_IF_ERROR(expr)                   \
+  do {                                                   \
+    const ::absl::Status utilityd_status_ = (expr);      \
     if (!utilityd_status_.ok()) return utilityd_status_; \
   } while (0)
 
@@ -25,8 +25,8 @@
 
 // Evaluates `rexpr` (a StatusOr); on error returns its status, otherwise
 // moves the value into `lhs` (which may be a declaration).
-#define UTILITYD_ASSIGN_OR_RETURN(lhs, rexpr)                              \
-  UTILITYD_ASSIGN_OR_RETURN_IMPL_(                                         \
+#define UTILITYD_ASSIGN_OR_RETURN(lhs, rexpr) \
+  UTILITYD_ASSIGN_OR_RETURN_IMPL_(            \
       UTILITYD_STATUS_CONCAT_(utilityd_statusor_, __LINE__), lhs, rexpr)
 
 #define UTILITYD_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, rexpr) \

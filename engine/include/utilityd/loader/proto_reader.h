@@ -17,11 +17,11 @@
 #define UTILITYD_LOADER_PROTO_READER_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
 
 namespace utilityd::loader {
@@ -41,8 +41,8 @@ struct ReadIssue {
 
 // Limits on a document, beyond which reading stops with an issue.
 struct ReadLimits {
-  size_t max_bytes = 4 << 20;        // 4 MiB of text
-  size_t max_nodes = 1'000'000;      // after alias expansion
+  size_t max_bytes = 4 << 20;    // 4 MiB of text
+  size_t max_nodes = 1'000'000;  // after alias expansion
   int max_depth = 64;
 };
 

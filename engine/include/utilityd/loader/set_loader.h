@@ -17,10 +17,10 @@
 #include <map>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/definition.h"
 #include "utilityd/v1/behaviour_set.pb.h"

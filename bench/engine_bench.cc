@@ -1,0 +1,126 @@
+// Engine throughput on the arena set (seed 002's battle-mage: 7 actions,
+// 3-5 considerations, one per-target action) for batches of agents with
+// random factors and two goblins each. Reports agent decisions per second
+// (items_per_second, one core) and ns per decision.
+//
+//   build/bench/engine_bench --benchmark_repetitions=5
+#include <random>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "utilityd/engine/decide.h"
+#include "utilityd/loader/decide_codec.h"
+#include "utilityd/loader/set_loader.h"
+
+namespace utilityd {
+namespace {
+
+std::shared_ptr<const loader::LoadedSet> Arena() {
+  static const auto set = [] {
+    auto s = loader::LoadSetFile(UTILITYD_EXAMPLES_DIR "/arena_mage.yaml");
+    if (!s.ok()) std::abort();
+    return *s;
+  }();
+  return set;
+}
+
+// Agents with factors drawn uniformly over each factor's declared range.
+struct Batch {
+  std::vector<float> factors;         // agents x factors
+  std::vector<float> target_factors;  // agents x 2 targets x target factors
+  std::vector<engine::TargetInput> targets;
+  std::vector<engine::AgentInput> inputs;
+};
+
+Batch MakeBatch(const engine::CompiledBehaviourSet& set, int agents) {
+  std::mt19937 rng(2026);
+  auto draw = [&](const engine::FactorDefinition& f) {
+    return std::uniform_real_distribution<float>(f.min, f.max)(rng);
+  };
+  Batch b;
+  const int nf = set.factor_count(), nt = set.target_factor_count();
+  for (int a = 0; a < agents; ++a) {
+    for (const auto& f : set.factors()) b.factors.push_back(draw(f));
+    for (int t = 0; t < 2; ++t) {
+      for (const auto& f : set.target_factors()) b.target_factors.push_back(draw(f));
+    }
+  }
+  for (int a = 0; a < agents; ++a) {
+    for (int t = 0; t < 2; ++t) {
+      b.targets.push_back({absl::MakeConstSpan(
+          b.target_factors.data() + (a * 2 + t) * nt, nt)});
+    }
+  }
+  for (int a = 0; a < agents; ++a) {
+    b.inputs.push_back(
+        {.factors = absl::MakeConstSpan(b.factors.data() + a * nf, nf),
+         .current_action = a % set.action_count(),
+         .targets = absl::MakeConstSpan(b.targets.data() + a * 2, 2),
+         .seed = static_cast<uint64_t>(a)});
+  }
+  return b;
+}
+
+void BM_EngineDecide(benchmark::State& state, engine::ExplainLevel level) {
+  const engine::CompiledBehaviourSet& set = Arena()->compiled;
+  const int agents = static_cast<int>(state.range(0));
+  const Batch batch = MakeBatch(set, agents);
+  engine::Decision decision;
+  for (auto _ : state) {
+    for (const engine::AgentInput& in : batch.inputs) {
+      if (!engine::Decide(set, in, level, &decision).ok()) std::abort();
+      benchmark::DoNotOptimize(decision.action);
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * agents);
+  state.counters["ns_per_decision"] = benchmark::Counter(
+      static_cast<double>(agents),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK_CAPTURE(BM_EngineDecide, explain_none, engine::ExplainLevel::kNone)
+    ->Arg(256);
+BENCHMARK_CAPTURE(BM_EngineDecide, explain_full, engine::ExplainLevel::kFull)
+    ->Arg(256);
+
+// The whole batch path the CLI and the service share: packed factors in a
+// DecideRequest, resolution, scoring and the DecideResponse message.
+void BM_DecideBatchMessages(benchmark::State& state) {
+  const auto arena = Arena();
+  const engine::CompiledBehaviourSet& set = arena->compiled;
+  const int agents = static_cast<int>(state.range(0));
+  const Batch batch = MakeBatch(set, agents);
+  v1::DecideRequest request;
+  const int nf = set.factor_count(), nt = set.target_factor_count();
+  for (int a = 0; a < agents; ++a) {
+    v1::AgentSnapshot* s = request.add_agents();
+    s->set_agent_id("agent-" + std::to_string(a));
+    s->set_behaviour_set("arena_mage");
+    for (int f = 0; f < nf; ++f) s->add_factors(batch.factors[a * nf + f]);
+    for (int t = 0; t < 2; ++t) {
+      v1::TargetSnapshot* ts = s->add_targets();
+      ts->set_target_id("goblin-" + std::to_string(t));
+      for (int f = 0; f < nt; ++f) {
+        ts->add_factors(batch.target_factors[(a * 2 + t) * nt + f]);
+      }
+    }
+    s->set_seed(a);
+  }
+  absl::StatusOr<loader::Catalog> catalog =
+      loader::LoadCatalog({UTILITYD_EXAMPLES_DIR});
+  if (!catalog.ok()) std::abort();
+  for (auto _ : state) {
+    v1::DecideResponse response;
+    loader::DecideBatch(*catalog, request, &response);
+    benchmark::DoNotOptimize(response.decisions_size());
+  }
+  state.SetItemsProcessed(state.iterations() * agents);
+  state.counters["ns_per_decision"] = benchmark::Counter(
+      static_cast<double>(agents),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_DecideBatchMessages)->Arg(256);
+
+}  // namespace
+}  // namespace utilityd
+
+BENCHMARK_MAIN();
