@@ -42,7 +42,8 @@ Batch MakeBatch(const engine::CompiledBehaviourSet& set, int agents) {
   for (int a = 0; a < agents; ++a) {
     for (const auto& f : set.factors()) b.factors.push_back(draw(f));
     for (int t = 0; t < 2; ++t) {
-      for (const auto& f : set.target_factors()) b.target_factors.push_back(draw(f));
+      for (const auto& f : set.target_factors())
+        b.target_factors.push_back(draw(f));
     }
   }
   for (int a = 0; a < agents; ++a) {
@@ -73,9 +74,10 @@ void BM_EngineDecide(benchmark::State& state, engine::ExplainLevel level) {
     }
   }
   state.SetItemsProcessed(state.iterations() * agents);
-  state.counters["ns_per_decision"] = benchmark::Counter(
-      static_cast<double>(agents),
-      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_decision"] =
+      benchmark::Counter(static_cast<double>(agents),
+                         benchmark::Counter::kIsIterationInvariantRate |
+                             benchmark::Counter::kInvert);
 }
 BENCHMARK_CAPTURE(BM_EngineDecide, explain_none, engine::ExplainLevel::kNone)
     ->Arg(256);
@@ -114,9 +116,10 @@ void BM_DecideBatchMessages(benchmark::State& state) {
     benchmark::DoNotOptimize(response.decisions_size());
   }
   state.SetItemsProcessed(state.iterations() * agents);
-  state.counters["ns_per_decision"] = benchmark::Counter(
-      static_cast<double>(agents),
-      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_decision"] =
+      benchmark::Counter(static_cast<double>(agents),
+                         benchmark::Counter::kIsIterationInvariantRate |
+                             benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_DecideBatchMessages)->Arg(256);
 

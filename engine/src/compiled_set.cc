@@ -60,8 +60,8 @@ class Checker {
 
   // Reports a non-finite `v`; returns whether it is finite.
   bool Finite(const std::string& path, double v) {
-    if (std::isfinite(v)) return true;
-    Add(path, absl::StrCat("must be a finite number, got ", v));
+    if (IsFiniteFloat(v)) return true;
+    Add(path, absl::StrCat("must be a finite number within ±3.4e38, got ", v));
     return false;
   }
 
@@ -84,14 +84,7 @@ class Checker {
   // Reports an unknown reference with a did-you-mean hint.
   void Unknown(const std::string& path, absl::string_view what,
                const std::string& name, const std::vector<std::string>& known) {
-    std::string message = absl::StrCat("unknown ", what, " \"", name, "\"");
-    const std::string hint = SuggestName(name, known);
-    if (!hint.empty()) {
-      absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
-    } else if (!known.empty() && known.size() <= 12) {
-      absl::StrAppend(&message, " (known: ", absl::StrJoin(known, ", "), ")");
-    }
-    Add(path, std::move(message));
+    Add(path, UnknownNameMessage(what, name, known));
   }
 
  private:
@@ -239,6 +232,18 @@ std::string SuggestName(absl::string_view name,
     }
   }
   return best;
+}
+
+std::string UnknownNameMessage(absl::string_view what, absl::string_view name,
+                               absl::Span<const std::string> known) {
+  std::string message = absl::StrCat("unknown ", what, " \"", name, "\"");
+  const std::string hint = SuggestName(name, known);
+  if (!hint.empty()) {
+    absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
+  } else if (!known.empty() && known.size() <= 12) {
+    absl::StrAppend(&message, " (known: ", absl::StrJoin(known, ", "), ")");
+  }
+  return message;
 }
 
 std::vector<ValidationIssue> Validate(const SetDefinition& def) {

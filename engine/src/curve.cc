@@ -18,8 +18,6 @@ double Logistic(double x, double steepness, double midpoint) {
   return 1.0 / (1.0 + std::exp(-steepness * (x - midpoint)));
 }
 
-bool Finite(double v) { return std::isfinite(v); }
-
 }  // namespace
 
 const char* CurveKindName(CurveKind kind) {
@@ -181,9 +179,11 @@ void ValidateCurve(const CurveDefinition& def, const std::string& path,
         {absl::StrCat(path, ".", kind, ".", field), std::move(message)});
   };
   auto finite = [&](const char* field, double v) {
-    if (!Finite(v))
-      bad(field, absl::StrCat("must be a finite number, got ", v));
-    return Finite(v);
+    if (!IsFiniteFloat(v)) {
+      bad(field,
+          absl::StrCat("must be a finite number within ±3.4e38, got ", v));
+    }
+    return IsFiniteFloat(v);
   };
   switch (def.kind) {
     case CurveKind::kLinear:

@@ -127,6 +127,8 @@ std::vector<BadSet> BadSets() {
        "factors[0]", "min must be below max"},
       {"nan_factor_min", [](SetDefinition& d) { d.factors[0].min = NAN; },
        "factors[0].min", "finite"},
+      {"huge_factor_max", [](SetDefinition& d) { d.factors[0].max = 1e300; },
+       "factors[0].max", "within ±3.4e38"},
       {"no_actions", [](SetDefinition& d) { d.actions.clear(); }, "actions",
        "at least one action"},
       {"duplicate_action", [](SetDefinition& d) { d.actions[1].name = "heal"; },

@@ -33,6 +33,13 @@ namespace utilityd::engine {
 [[nodiscard]] std::string SuggestName(absl::string_view name,
                                       absl::Span<const std::string> candidates);
 
+// Returns `unknown <what> "<name>"` followed by a hint: the likely intended
+// name (`(did you mean "health"?)`), or when there is none and `known` is
+// short, the list of known names.
+[[nodiscard]] std::string UnknownNameMessage(
+    absl::string_view what, absl::string_view name,
+    absl::Span<const std::string> known);
+
 struct CompiledConsideration {
   std::string name;
   int32_t factor = 0;  // index into agent factors, or target factors

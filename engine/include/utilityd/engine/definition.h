@@ -14,6 +14,8 @@
 #ifndef UTILITYD_ENGINE_DEFINITION_H_
 #define UTILITYD_ENGINE_DEFINITION_H_
 
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -147,6 +149,12 @@ struct ValidationIssue {
   std::string path;
   std::string message;
 };
+
+// Returns whether `v` is finite and representable as a float, the type the
+// engine computes in. Every number of a definition must be.
+inline bool IsFiniteFloat(double v) {
+  return std::isfinite(v) && std::abs(v) <= std::numeric_limits<float>::max();
+}
 
 // Limits on a set's size. A set beyond them is rejected by validation.
 inline constexpr int kMaxFactors = 1024;

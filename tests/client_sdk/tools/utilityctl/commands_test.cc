@@ -1,3 +1,5 @@
+#include "utilityctl/commands.h"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -6,7 +8,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
-#include "utilityctl/commands.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/v1/decision_service.pb.h"
 

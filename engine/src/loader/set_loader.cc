@@ -179,11 +179,7 @@ void ValidateScenarios(const v1::BehaviourSet& set,
   auto unknown = [&](const std::string& path, absl::string_view what,
                      const std::string& name,
                      const std::vector<std::string>& known) {
-    std::string message = absl::StrCat("unknown ", what, " \"", name, "\"");
-    const std::string hint = e::SuggestName(name, known);
-    if (!hint.empty())
-      absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
-    issues->push_back({path, std::move(message)});
+    issues->push_back({path, e::UnknownNameMessage(what, name, known)});
   };
   auto contains = [](const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();

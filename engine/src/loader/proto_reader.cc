@@ -118,15 +118,7 @@ class Reader {
         for (int i = 0; i < d->field_count(); ++i) {
           names.push_back(d->field(i)->name());
         }
-        std::string msg_text = absl::StrCat("unknown field \"", key, "\"");
-        const std::string hint = engine::SuggestName(key, names);
-        if (!hint.empty()) {
-          absl::StrAppend(&msg_text, " (did you mean \"", hint, "\"?)");
-        } else {
-          absl::StrAppend(&msg_text, " (fields of ", d->name(), ": ",
-                          absl::StrJoin(names, ", "), ")");
-        }
-        Fail(kv.first, fpath, std::move(msg_text));
+        Fail(kv.first, fpath, engine::UnknownNameMessage("field", key, names));
         continue;
       }
       const std::string canonical_path =

@@ -21,15 +21,20 @@ std::vector<std::string> FactorNames(
   return names;
 }
 
+// Returns `unknown <what> "<name>" in <set>` and a hint.
 std::string UnknownName(absl::string_view what, const std::string& name,
                         const std::vector<std::string>& known,
                         absl::string_view set_name) {
-  std::string message =
-      absl::StrCat("unknown ", what, " \"", name, "\" in ", set_name);
-  const std::string hint = e::SuggestName(name, known);
-  if (!hint.empty())
-    absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
+  std::string message = e::UnknownNameMessage(what, name, known);
+  const size_t name_end = message.find('"', message.find('"') + 1);
+  message.insert(name_end + 1, absl::StrCat(" in ", set_name));
   return message;
+}
+
+std::vector<std::string> ActionNames(const e::CompiledBehaviourSet& set) {
+  std::vector<std::string> names;
+  for (const auto& a : set.actions()) names.push_back(a.name);
+  return names;
 }
 
 // Appends one agent's (or target's) factor values in declared order to
@@ -109,11 +114,9 @@ absl::Status ResolveAgent(const LoadedSet& loaded,
   if (!snapshot.current_action().empty()) {
     input->current_action = set.FindAction(snapshot.current_action());
     if (input->current_action < 0) {
-      std::vector<std::string> names;
-      for (const auto& a : set.actions()) names.push_back(a.name);
       return absl::NotFoundError(absl::StrCat(
-          "current_action: ",
-          UnknownName("action", snapshot.current_action(), names, set.name())));
+          "current_action: ", UnknownName("action", snapshot.current_action(),
+                                          ActionNames(set), set.name())));
     }
   }
   if (!snapshot.seconds_since_action().empty()) {
@@ -121,11 +124,9 @@ absl::Status ResolveAgent(const LoadedSet& loaded,
     for (const auto& [name, seconds] : snapshot.seconds_since_action()) {
       const int a = set.FindAction(name);
       if (a < 0) {
-        std::vector<std::string> names;
-        for (const auto& act : set.actions()) names.push_back(act.name);
-        return absl::NotFoundError(
-            absl::StrCat("seconds_since_action: ",
-                         UnknownName("action", name, names, set.name())));
+        return absl::NotFoundError(absl::StrCat(
+            "seconds_since_action: ",
+            UnknownName("action", name, ActionNames(set), set.name())));
       }
       scratch->seconds_since_action[a] =
           std::isnan(seconds) ? e::kNeverRan : seconds;
@@ -291,12 +292,9 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
       if (set_names.empty()) {
         for (const auto& [name, _] : catalog.sets()) set_names.push_back(name);
       }
-      std::string message = absl::StrCat("behaviour_set: unknown set \"",
-                                         agent.behaviour_set(), "\"");
-      const std::string hint = e::SuggestName(agent.behaviour_set(), set_names);
-      if (!hint.empty())
-        absl::StrAppend(&message, " (did you mean \"", hint, "\"?)");
-      fail(absl::NotFoundError(message));
+      fail(absl::NotFoundError(absl::StrCat(
+          "behaviour_set: ",
+          e::UnknownNameMessage("set", agent.behaviour_set(), set_names))));
       continue;
     }
     e::AgentInput input;
