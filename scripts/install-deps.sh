@@ -10,6 +10,8 @@ packages=(
   # libraries
   libabsl-dev libprotobuf-dev protobuf-compiler libgrpc++-dev
   protobuf-compiler-grpc libyaml-cpp-dev
+  # the Python test proves the proto from another language
+  python3-grpcio python3-protobuf
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
 )

@@ -261,12 +261,15 @@ void WriteDecision(const LoadedSet& loaded, const v1::AgentSnapshot& snapshot,
   x->set_summary(e::FormatSummary(set, d, target_ids));
 }
 
-void WriteError(const absl::Status& status, v1::Decision* out) {
-  v1::AgentError* error = out->mutable_error();
+void ToError(const absl::Status& status, v1::Error* out) {
   const int code = static_cast<int>(status.code());
-  error->set_code(v1::ErrorCode_IsValid(code) ? static_cast<v1::ErrorCode>(code)
-                                              : v1::ERROR_CODE_INTERNAL);
-  error->set_message(std::string(status.message()));
+  out->set_code(v1::ErrorCode_IsValid(code) ? static_cast<v1::ErrorCode>(code)
+                                            : v1::ERROR_CODE_INTERNAL);
+  out->set_message(std::string(status.message()));
+}
+
+void WriteError(const absl::Status& status, v1::Decision* out) {
+  ToError(status, out->mutable_error());
   out->set_action_index(-1);
 }
 

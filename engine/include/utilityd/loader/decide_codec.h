@@ -47,7 +47,10 @@ void WriteDecision(const LoadedSet& set, const v1::AgentSnapshot& snapshot,
                    const engine::Decision& decision, v1::Explain explain,
                    v1::Decision* out);
 
-// Writes a per-agent error: canonical code and message.
+// Fills `out` with the status's canonical code and message.
+void ToError(const absl::Status& status, v1::Error* out);
+
+// Writes a per-agent error: canonical code and message, no action.
 void WriteError(const absl::Status& status, v1::Decision* out);
 
 // Decides every agent of `request` with the sets of `catalog`. One agent's

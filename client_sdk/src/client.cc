@@ -1,0 +1,458 @@
+#include "utilityd/client/client.h"
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/channel_arguments.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+
+namespace utilityd::client {
+namespace {
+
+std::chrono::system_clock::time_point DeadlineIn(absl::Duration d) {
+  return std::chrono::system_clock::now() +
+         std::chrono::microseconds(absl::ToInt64Microseconds(d));
+}
+
+bool IsStaleRevision(const v1::Decision& d) {
+  return d.has_error() &&
+         d.error().code() == v1::ERROR_CODE_FAILED_PRECONDITION &&
+         absl::StrContains(d.error().message(), "expected_revision");
+}
+
+// Packs one list of named values into `packed` in `index` order.
+absl::Status PackValues(
+    const google::protobuf::Map<std::string, float>& named,
+    const absl::flat_hash_map<std::string, int>& index,
+    const google::protobuf::RepeatedPtrField<std::string>& order,
+    absl::string_view where, google::protobuf::RepeatedField<float>* packed) {
+  std::vector<float> values(order.size(), 0.0f);
+  std::vector<bool> seen(order.size(), false);
+  for (const auto& [name, value] : named) {
+    auto it = index.find(name);
+    if (it == index.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "named_factors: unknown factor \"", name, "\""));
+    }
+    values[it->second] = value;
+    seen[it->second] = true;
+  }
+  std::vector<std::string> missing;
+  for (int i = 0; i < order.size(); ++i) {
+    if (!seen[i]) missing.push_back(order[i]);
+  }
+  if (!missing.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, "named_factors: missing ", absl::StrJoin(missing, ", ")));
+  }
+  packed->Assign(values.begin(), values.end());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status FromGrpcStatus(const grpc::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+absl::StatusOr<std::string> ResolveTarget(absl::string_view target) {
+  if (target.empty()) return absl::InvalidArgumentError("target: is empty");
+  if (absl::StrContains(target, ":///") || absl::StartsWith(target, "ipv4:") ||
+      absl::StartsWith(target, "ipv6:") || absl::StartsWith(target, "unix:")) {
+    return std::string(target);
+  }
+  if (!absl::StrContains(target, ',')) return std::string(target);
+  // A list: gRPC's ipv4:/ipv6: schemes take comma-separated IP addresses.
+  std::vector<std::string> parts = absl::StrSplit(target, ',');
+  bool v6 = false;
+  for (std::string& p : parts) {
+    p = std::string(absl::StripAsciiWhitespace(p));
+    v6 = v6 || absl::StartsWith(p, "[");
+    const bool ip = !p.empty() && (absl::ascii_isdigit(p[0]) || p[0] == '[');
+    if (!ip) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("target: \"", p,
+                       "\" in a list must be an IP address and port; for "
+                       "host names use one dns:///name:port target"));
+    }
+  }
+  return absl::StrCat(v6 ? "ipv6:" : "ipv4:", absl::StrJoin(parts, ","));
+}
+
+// --- SetSchema ---------------------------------------------------------------
+
+SetSchema::SetSchema(v1::BehaviourSetSummary summary)
+    : summary_(std::move(summary)) {
+  for (int i = 0; i < summary_.factors_size(); ++i) {
+    factors_[summary_.factors(i)] = i;
+  }
+  for (int i = 0; i < summary_.target_factors_size(); ++i) {
+    target_factors_[summary_.target_factors(i)] = i;
+  }
+}
+
+int SetSchema::FactorIndex(absl::string_view name) const {
+  auto it = factors_.find(name);
+  return it == factors_.end() ? -1 : it->second;
+}
+
+int SetSchema::TargetFactorIndex(absl::string_view name) const {
+  auto it = target_factors_.find(name);
+  return it == target_factors_.end() ? -1 : it->second;
+}
+
+absl::Status SetSchema::Pack(v1::AgentSnapshot* snapshot) const {
+  bool packed_any = false;
+  if (!snapshot->named_factors().empty() && snapshot->factors().empty()) {
+    v1::AgentSnapshot copy;  // built aside so a failure leaves it untouched
+    if (absl::Status s =
+            PackValues(snapshot->named_factors(), factors_, summary_.factors(),
+                       "", copy.mutable_factors());
+        !s.ok()) {
+      return s;
+    }
+    *snapshot->mutable_factors() = copy.factors();
+    snapshot->clear_named_factors();
+    packed_any = true;
+  }
+  for (int t = 0; t < snapshot->targets_size(); ++t) {
+    v1::TargetSnapshot* target = snapshot->mutable_targets(t);
+    if (target->named_factors().empty() || !target->factors().empty()) continue;
+    if (absl::Status s = PackValues(
+            target->named_factors(), target_factors_, summary_.target_factors(),
+            absl::StrCat("targets[", t, "]."), target->mutable_factors());
+        !s.ok()) {
+      return s;
+    }
+    target->clear_named_factors();
+    packed_any = true;
+  }
+  if (packed_any || snapshot->expected_revision().empty()) {
+    snapshot->set_expected_revision(revision());
+  }
+  return absl::OkStatus();
+}
+
+// --- Client ------------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
+    const ClientOptions& options) {
+  absl::StatusOr<std::string> target = ResolveTarget(options.target);
+  if (!target.ok()) return target.status();
+  grpc::ChannelArguments args;
+  args.SetLoadBalancingPolicyName(options.load_balancing_policy);
+  args.SetMaxReceiveMessageSize(options.max_message_bytes);
+  args.SetMaxSendMessageSize(options.max_message_bytes);
+  if (options.keepalive_time > absl::ZeroDuration()) {
+    args.SetInt(
+        GRPC_ARG_KEEPALIVE_TIME_MS,
+        static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_time)));
+    args.SetInt(
+        GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+        static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_timeout)));
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  }
+  // Reconnect quickly after a replica restarts.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  std::unique_ptr<Client> client(new Client());
+  client->options_ = options;
+  client->channel_ = grpc::CreateCustomChannel(
+      *target,
+      options.credentials ? options.credentials
+                          : grpc::InsecureChannelCredentials(),
+      args);
+  client->stub_ = v1::DecisionService::NewStub(client->channel_);
+  return client;
+}
+
+absl::StatusOr<v1::ListBehaviourSetsResponse> Client::ListBehaviourSets() {
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(options_.deadline));
+  v1::ListBehaviourSetsResponse response;
+  grpc::Status s = stub_->ListBehaviourSets(
+      &context, v1::ListBehaviourSetsRequest(), &response);
+  if (!s.ok()) return FromGrpcStatus(s);
+  return response;
+}
+
+absl::StatusOr<v1::GetBehaviourSetResponse> Client::GetBehaviourSet(
+    absl::string_view name) {
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(options_.deadline));
+  v1::GetBehaviourSetRequest request;
+  request.set_name(std::string(name));
+  v1::GetBehaviourSetResponse response;
+  grpc::Status s = stub_->GetBehaviourSet(&context, request, &response);
+  if (!s.ok()) return FromGrpcStatus(s);
+  return response;
+}
+
+absl::StatusOr<std::shared_ptr<const SetSchema>> Client::Schema(
+    absl::string_view set) {
+  {
+    absl::MutexLock lock(&schema_mu_);
+    auto it = schemas_.find(set);
+    if (it != schemas_.end()) return it->second;
+  }
+  absl::StatusOr<v1::GetBehaviourSetResponse> got = GetBehaviourSet(set);
+  if (!got.ok()) return got.status();
+  auto schema = std::make_shared<const SetSchema>(got->summary());
+  absl::MutexLock lock(&schema_mu_);
+  schemas_[std::string(set)] = schema;
+  return schema;
+}
+
+void Client::InvalidateSchema(absl::string_view set) {
+  absl::MutexLock lock(&schema_mu_);
+  schemas_.erase(set);
+}
+
+void Client::PackRequest(v1::DecideRequest* request) {
+  if (!options_.pack_named_factors) return;
+  for (v1::AgentSnapshot& agent : *request->mutable_agents()) {
+    bool named = !agent.named_factors().empty();
+    for (const auto& t : agent.targets()) named |= !t.named_factors().empty();
+    if (!named || agent.behaviour_set().empty()) continue;
+    absl::StatusOr<std::shared_ptr<const SetSchema>> schema =
+        Schema(agent.behaviour_set());
+    // Unknown set or unreachable server: send as is; the server answers.
+    if (!schema.ok()) continue;
+    v1::AgentSnapshot packed = agent;
+    if ((*schema)->Pack(&packed).ok()) agent = std::move(packed);
+    // A packing error (unknown or missing name) is left for the server,
+    // which reports it with the agent's index and the set's names.
+  }
+}
+
+void Client::RepairStale(const v1::DecideRequest& original,
+                         v1::DecideResponse* response) {
+  std::vector<int> stale;
+  for (int i = 0; i < response->decisions_size(); ++i) {
+    const bool sdk_packed = i < original.agents_size() &&
+                            original.agents(i).expected_revision().empty();
+    if (sdk_packed && IsStaleRevision(response->decisions(i)))
+      stale.push_back(i);
+  }
+  if (stale.empty()) return;
+  v1::DecideRequest retry;
+  retry.set_request_id(original.request_id());
+  retry.set_explain(original.explain());
+  for (int i : stale) {
+    InvalidateSchema(original.agents(i).behaviour_set());
+    *retry.add_agents() = original.agents(i);
+  }
+  PackRequest(&retry);
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(options_.deadline));
+  v1::DecideResponse again;
+  if (!stub_->Decide(&context, retry, &again).ok() ||
+      again.decisions_size() != static_cast<int>(stale.size())) {
+    return;  // keep the FAILED_PRECONDITION answers
+  }
+  for (size_t k = 0; k < stale.size(); ++k) {
+    *response->mutable_decisions(stale[k]) =
+        again.decisions(static_cast<int>(k));
+  }
+}
+
+absl::StatusOr<v1::DecideResponse> Client::Decide(
+    const v1::DecideRequest& request) {
+  v1::DecideRequest packed = request;
+  PackRequest(&packed);
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(options_.deadline));
+  v1::DecideResponse response;
+  grpc::Status s = stub_->Decide(&context, packed, &response);
+  if (!s.ok()) return FromGrpcStatus(s);
+  RepairStale(request, &response);
+  return response;
+}
+
+std::unique_ptr<DecisionStream> Client::OpenStream(
+    const StreamOptions& options) {
+  return std::unique_ptr<DecisionStream>(new DecisionStream(this, options));
+}
+
+// --- DecisionStream ----------------------------------------------------------
+
+DecisionStream::DecisionStream(Client* client, StreamOptions options)
+    : client_(client), options_(options) {
+  reader_ = std::thread([this] { Run(); });
+}
+
+DecisionStream::~DecisionStream() {
+  Close();
+  if (reader_.joinable()) reader_.join();
+}
+
+int DecisionStream::reconnects() const {
+  absl::MutexLock lock(&mu_);
+  return reconnects_;
+}
+
+int DecisionStream::in_flight() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(pending_.size());
+}
+
+std::future<BatchResult> DecisionStream::Submit(v1::DecideRequest request) {
+  v1::DecideRequest original = request;
+  client_->PackRequest(&request);
+  std::future<BatchResult> future;
+  {
+    absl::MutexLock lock(&mu_);
+    auto room = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+      return closing_ ||
+             static_cast<int>(pending_.size()) < options_.max_in_flight;
+    };
+    mu_.Await(absl::Condition(&room));
+    if (closing_) {
+      std::promise<BatchResult> refused;
+      refused.set_value({request.request_id(),
+                         absl::FailedPreconditionError("stream is closed"),
+                         {}});
+      return refused.get_future();
+    }
+    if (request.request_id() == 0) request.set_request_id(next_id_);
+    next_id_ = std::max(next_id_, request.request_id() + 1);
+    original.set_request_id(request.request_id());
+    const uint64_t id = request.request_id();
+    Pending& p = pending_[id];
+    p.sent = std::move(request);
+    p.original = std::move(original);
+    future = p.promise.get_future();
+  }
+  absl::MutexLock write_lock(&write_mu_);
+  WriteUnsent();
+  return future;
+}
+
+void DecisionStream::WriteUnsent() {
+  if (stream_ == nullptr) return;  // the reader thread connects and sends
+  std::vector<const v1::DecideRequest*> unsent;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [id, p] : pending_) {
+      if (!p.written) {
+        p.written = true;
+        unsent.push_back(&p.sent);  // stays valid: only the reader erases,
+      }                             // and only after its answer arrives
+    }
+  }
+  for (const v1::DecideRequest* r : unsent) {
+    if (!stream_->Write(*r)) break;  // broken: the reader reconnects
+  }
+}
+
+void DecisionStream::Run() {
+  absl::Duration backoff = options_.initial_backoff;
+  while (true) {
+    std::shared_ptr<grpc::ClientContext> context;
+    {
+      absl::MutexLock ctx_lock(&ctx_mu_);
+      absl::MutexLock lock(&mu_);
+      if (stopped_ || (closing_ && pending_.empty())) break;
+      for (auto& [id, p] : pending_)
+        p.written = false;  // resend on this stream
+      context = context_ = std::make_shared<grpc::ClientContext>();
+      context->set_wait_for_ready(true);
+    }
+    // May block until a server is reachable; Close cancels the context.
+    std::unique_ptr<
+        grpc::ClientReaderWriter<v1::DecideRequest, v1::DecideResponse>>
+        owned = client_->stub().DecideStream(context.get());
+    auto* stream = owned.get();
+    {
+      absl::MutexLock write_lock(&write_mu_);
+      stream_ = std::move(owned);
+      WriteUnsent();
+    }
+    v1::DecideResponse response;
+    while (stream->Read(&response)) {
+      backoff = options_.initial_backoff;
+      Pending done;
+      {
+        absl::MutexLock lock(&mu_);
+        auto it = pending_.find(response.request_id());
+        if (it == pending_.end()) continue;  // an answer already delivered
+        done = std::move(it->second);
+        pending_.erase(it);
+      }
+      BatchResult result{response.request_id(), absl::OkStatus(), {}};
+      if (response.has_error()) {
+        result.status =
+            absl::Status(static_cast<absl::StatusCode>(response.error().code()),
+                         response.error().message());
+      } else {
+        client_->RepairStale(done.original, &response);
+        result.response = std::move(response);
+      }
+      done.promise.set_value(std::move(result));
+      response.Clear();
+    }
+    (void)stream->Finish();  // the next attempt waits for a ready connection
+    {
+      absl::MutexLock write_lock(&write_mu_);
+      stream_.reset();
+    }
+    {
+      absl::MutexLock ctx_lock(&ctx_mu_);
+      context_.reset();
+    }
+    absl::MutexLock lock(&mu_);
+    if (stopped_ || (closing_ && pending_.empty())) break;
+    ++reconnects_;
+    auto stop = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopped_; };
+    mu_.AwaitWithTimeout(absl::Condition(&stop), backoff);
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
+void DecisionStream::Close(absl::Duration timeout) {
+  bool drained;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closing_) return;
+    closing_ = true;
+    auto empty = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+      return pending_.empty();
+    };
+    drained = mu_.AwaitWithTimeout(absl::Condition(&empty), timeout);
+  }
+  bool ended_cleanly = false;
+  if (drained) {
+    // Every batch is answered, so no write is blocked: end the stream
+    // cleanly and let the server finish it.
+    absl::MutexLock write_lock(&write_mu_);
+    if (stream_ != nullptr) ended_cleanly = stream_->WritesDone();
+  }
+  std::map<uint64_t, Pending> abandoned;
+  {
+    absl::MutexLock ctx_lock(&ctx_mu_);
+    absl::MutexLock lock(&mu_);
+    stopped_ = true;
+    abandoned.swap(pending_);
+    // Otherwise cancel: a pending read, a blocked write or a connection
+    // attempt waiting for a server all return at once.
+    if (context_ != nullptr && !ended_cleanly) context_->TryCancel();
+  }
+  for (auto& [id, p] : abandoned) {
+    p.promise.set_value(
+        {id,
+         absl::UnavailableError("stream closed before an answer arrived"),
+         {}});
+  }
+}
+
+}  // namespace utilityd::client

@@ -1,0 +1,74 @@
+#include "server/src/config_store.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace utilityd::server {
+
+ConfigStore::ConfigStore(std::string dir) : dir_(std::move(dir)) {}
+
+std::shared_ptr<const Generation> ConfigStore::Current() const {
+  absl::MutexLock lock(&mu_);
+  return current_;
+}
+
+ReloadOutcome ConfigStore::last_reload() const {
+  absl::MutexLock lock(&mu_);
+  return last_;
+}
+
+void ConfigStore::SetListener(
+    std::function<void(const ReloadOutcome&)> listener) {
+  absl::MutexLock lock(&mu_);
+  listener_ = std::move(listener);
+}
+
+absl::Status ConfigStore::Reload() {
+  absl::MutexLock serial(&reload_mu_);
+  ReloadOutcome outcome;
+  outcome.at = absl::Now();
+  absl::StatusOr<loader::Catalog> catalog = loader::LoadCatalog({dir_});
+  absl::Status status = catalog.status();
+  if (status.ok() && catalog->sets().empty()) {
+    status = absl::FailedPreconditionError(
+        absl::StrCat(dir_, ": no behaviour sets (*.yaml, *.yml, *.json)"));
+  }
+  std::shared_ptr<const Generation> previous = Current();
+  if (status.ok()) {
+    outcome.ok = true;
+    bool same = previous != nullptr &&
+                previous->catalog.sets().size() == catalog->sets().size();
+    for (const auto& [name, set] : catalog->sets()) {
+      const auto old = previous ? previous->catalog.Find(name) : nullptr;
+      same = same && old != nullptr && old->revision() == set->revision();
+    }
+    if (!same) {
+      auto next = std::make_shared<Generation>();
+      next->number = previous ? previous->number + 1 : 1;
+      next->loaded_at = outcome.at;
+      for (const auto& [name, set] : catalog->sets()) {
+        const auto old = previous ? previous->catalog.Find(name) : nullptr;
+        next->set_loaded_at[name] =
+            old != nullptr && old->revision() == set->revision()
+                ? previous->set_loaded_at.at(name)
+                : outcome.at;
+      }
+      next->catalog = *std::move(catalog);
+      outcome.changed = true;
+      absl::MutexLock lock(&mu_);
+      current_ = std::move(next);
+    }
+  } else {
+    outcome.error = std::string(status.message());
+  }
+  std::function<void(const ReloadOutcome&)> listener;
+  {
+    absl::MutexLock lock(&mu_);
+    last_ = outcome;
+    listener = listener_;
+  }
+  if (listener) listener(outcome);
+  return status;
+}
+
+}  // namespace utilityd::server

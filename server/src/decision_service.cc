@@ -1,0 +1,253 @@
+#include "server/src/decision_service.h"
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "server/src/log.h"
+#include "server/src/status_util.h"
+#include "utilityd/loader/decide_codec.h"
+
+namespace utilityd::server {
+namespace {
+
+grpc::ServerUnaryReactor* Respond(grpc::CallbackServerContext* context,
+                                  const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+// SplitMix64's finaliser: spreads a counter into an id that looks random.
+uint64_t Mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+// One DecideStream call. States: a read is pending unless a response is
+// held (both buffers busy) or reading has ended; at most one write is in
+// flight. Callbacks may run concurrently on different threads, so the
+// shared state is under mu_; processing a batch happens outside it.
+class StreamReactor final
+    : public grpc::ServerBidiReactor<v1::DecideRequest, v1::DecideResponse> {
+ public:
+  explicit StreamReactor(DecisionServiceImpl* service) : service_(service) {
+    service_->Register(this);
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      absl::MutexLock lock(&mu_);
+      reads_done_ = true;
+      MaybeFinishLocked();
+      return;
+    }
+    int slot;
+    {
+      absl::MutexLock lock(&mu_);
+      slot = writing_slot_ == 0 ? 1 : 0;  // the buffer not being written
+    }
+    v1::DecideResponse& response = responses_[slot];
+    response.Clear();
+    if (absl::Status s = service_->DecideBatch(request_, &response); !s.ok()) {
+      response.Clear();
+      response.set_request_id(request_.request_id());
+      loader::ToError(s, response.mutable_error());
+    }
+    absl::MutexLock lock(&mu_);
+    if (writing_slot_ < 0) {
+      BeginWriteLocked(slot);
+    } else {
+      held_slot_ = slot;  // the next read waits for the write to finish
+    }
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    writing_slot_ = -1;
+    if (!ok) {
+      broken_ = true;  // the client went away; reads will fail too
+      held_slot_ = -1;
+    } else if (held_slot_ >= 0) {
+      const int slot = held_slot_;
+      held_slot_ = -1;
+      BeginWriteLocked(slot);
+    }
+    MaybeFinishLocked();
+  }
+
+  void OnDone() override {
+    service_->Unregister(this);
+    delete this;
+  }
+
+  // Ends the stream once what has been read is answered.
+  void Drain() {
+    absl::MutexLock lock(&mu_);
+    draining_ = true;
+    MaybeFinishLocked();
+  }
+
+ private:
+  void BeginWriteLocked(int slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    writing_slot_ = slot;
+    StartWrite(&responses_[slot]);
+    if (!draining_ && !reads_done_ && !broken_) StartRead(&request_);
+  }
+
+  void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (finished_ || writing_slot_ >= 0 || held_slot_ >= 0) return;
+    if (!reads_done_ && !draining_ && !broken_) return;
+    finished_ = true;
+    if (draining_ && !reads_done_ && !broken_) {
+      Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          "server is draining; reconnect to another replica"));
+    } else {
+      Finish(grpc::Status::OK);
+    }
+  }
+
+  DecisionServiceImpl* const service_;
+  v1::DecideRequest request_;
+  v1::DecideResponse responses_[2];
+  absl::Mutex mu_;
+  int writing_slot_ ABSL_GUARDED_BY(mu_) = -1;
+  int held_slot_ ABSL_GUARDED_BY(mu_) = -1;
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+DecisionServiceImpl::DecisionServiceImpl(ConfigStore* store,
+                                         ServiceOptions options)
+    : store_(store),
+      options_(options),
+      id_base_(absl::Uniform<uint64_t>(absl::BitGen())) {}
+
+DecisionServiceImpl::~DecisionServiceImpl() = default;
+
+void DecisionServiceImpl::Register(StreamReactor* reactor) {
+  absl::MutexLock lock(&streams_mu_);
+  streams_.insert(reactor);
+  if (draining_.load()) reactor->Drain();
+}
+
+void DecisionServiceImpl::Unregister(StreamReactor* reactor) {
+  absl::MutexLock lock(&streams_mu_);
+  streams_.erase(reactor);
+}
+
+int DecisionServiceImpl::active_streams() const {
+  absl::MutexLock lock(&streams_mu_);
+  return static_cast<int>(streams_.size());
+}
+
+void DecisionServiceImpl::StartDraining() {
+  draining_.store(true);
+  absl::MutexLock lock(&streams_mu_);
+  for (StreamReactor* r : streams_) r->Drain();
+}
+
+absl::Status DecisionServiceImpl::DecideBatch(const v1::DecideRequest& request,
+                                              v1::DecideResponse* response) {
+  if (request.agents_size() > options_.max_agents_per_request) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "agents: ", request.agents_size(),
+        " agents in one request; the limit "
+        "is ",
+        options_.max_agents_per_request, " (--max_agents_per_request)"));
+  }
+  const std::shared_ptr<const Generation> generation = store_->Current();
+  if (generation == nullptr) {
+    return absl::UnavailableError("no behaviour sets are loaded yet");
+  }
+  loader::DecideBatch(generation->catalog, request, response);
+  // One atomic step per batch reserves its ids.
+  uint64_t next = id_counter_.fetch_add(response->decisions_size(),
+                                        std::memory_order_relaxed);
+  for (v1::Decision& d : *response->mutable_decisions()) {
+    if (!d.has_error()) {
+      d.set_decision_id(absl::StrFormat("%016x", Mix(id_base_ + next)));
+    }
+    ++next;
+  }
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* DecisionServiceImpl::Decide(
+    grpc::CallbackServerContext* context, const v1::DecideRequest* request,
+    v1::DecideResponse* response) {
+  if (draining_.load()) {
+    return Respond(context, absl::UnavailableError(
+                                "server is draining; retry another replica"));
+  }
+  return Respond(context, DecideBatch(*request, response));
+}
+
+grpc::ServerBidiReactor<v1::DecideRequest, v1::DecideResponse>*
+DecisionServiceImpl::DecideStream(grpc::CallbackServerContext* /*context*/) {
+  return new StreamReactor(this);
+}
+
+v1::BehaviourSetSummary Summarise(const loader::LoadedSet& set,
+                                  absl::Time loaded_at) {
+  v1::BehaviourSetSummary s;
+  const v1::BehaviourSet& d = set.definition;
+  s.set_name(d.name());
+  s.set_revision(d.revision());
+  s.set_description(d.description());
+  s.set_version(d.version());
+  for (const auto& f : d.factors()) s.add_factors(f.name());
+  for (const auto& f : d.target_factors()) s.add_target_factors(f.name());
+  for (const auto& a : d.actions()) s.add_actions(a.name());
+  for (const auto& p : d.personalities()) s.add_personalities(p.name());
+  const int64_t nanos = absl::ToUnixNanos(loaded_at);
+  s.mutable_loaded_at()->set_seconds(nanos / 1000000000);
+  s.mutable_loaded_at()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+  return s;
+}
+
+grpc::ServerUnaryReactor* DecisionServiceImpl::ListBehaviourSets(
+    grpc::CallbackServerContext* context,
+    const v1::ListBehaviourSetsRequest* /*request*/,
+    v1::ListBehaviourSetsResponse* response) {
+  const std::shared_ptr<const Generation> g = store_->Current();
+  if (g == nullptr) {
+    return Respond(context,
+                   absl::UnavailableError("no behaviour sets are loaded yet"));
+  }
+  for (const auto& [name, set] : g->catalog.sets()) {
+    *response->add_behaviour_sets() =
+        Summarise(*set, g->set_loaded_at.at(name));
+  }
+  return Respond(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* DecisionServiceImpl::GetBehaviourSet(
+    grpc::CallbackServerContext* context,
+    const v1::GetBehaviourSetRequest* request,
+    v1::GetBehaviourSetResponse* response) {
+  const std::shared_ptr<const Generation> g = store_->Current();
+  if (g == nullptr) {
+    return Respond(context,
+                   absl::UnavailableError("no behaviour sets are loaded yet"));
+  }
+  const auto set = g->catalog.Find(request->name());
+  if (set == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& [name, _] : g->catalog.sets()) names.push_back(name);
+    return Respond(context, absl::NotFoundError(absl::StrCat(
+                                "name: ", engine::UnknownNameMessage(
+                                              "set", request->name(), names))));
+  }
+  *response->mutable_summary() =
+      Summarise(*set, g->set_loaded_at.at(set->name()));
+  *response->mutable_behaviour_set() = set->definition;
+  return Respond(context, absl::OkStatus());
+}
+
+}  // namespace utilityd::server

@@ -1,0 +1,86 @@
+// The DecisionService implementation: a thin adapter from gRPC calls to the
+// loader's DecideBatch over the current generation of behaviour sets. Uses
+// gRPC's callback API; a stream keeps at most one read and one write in
+// flight, with at most one finished response waiting, so memory per stream is
+// bounded and a client that stops reading gets backpressure.
+//
+//   ConfigStore store(dir);
+//   DecisionServiceImpl service(&store, {.max_agents_per_request = 10000});
+//   builder.RegisterService(&service);
+//   ...
+//   service.StartDraining();   // new calls UNAVAILABLE; streams end cleanly
+#ifndef UTILITYD_SERVER_DECISION_SERVICE_H_
+#define UTILITYD_SERVER_DECISION_SERVICE_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "server/src/config_store.h"
+#include "utilityd/v1/decision_service.grpc.pb.h"
+
+namespace utilityd::server {
+
+struct ServiceOptions {
+  // Batches with more agents are refused with RESOURCE_EXHAUSTED.
+  int max_agents_per_request = 10000;
+};
+
+class StreamReactor;
+
+class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
+ public:
+  DecisionServiceImpl(ConfigStore* store, ServiceOptions options);
+  ~DecisionServiceImpl() override;
+
+  grpc::ServerUnaryReactor* Decide(grpc::CallbackServerContext* context,
+                                   const v1::DecideRequest* request,
+                                   v1::DecideResponse* response) override;
+  grpc::ServerBidiReactor<v1::DecideRequest, v1::DecideResponse>* DecideStream(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* ListBehaviourSets(
+      grpc::CallbackServerContext* context,
+      const v1::ListBehaviourSetsRequest* request,
+      v1::ListBehaviourSetsResponse* response) override;
+  grpc::ServerUnaryReactor* GetBehaviourSet(
+      grpc::CallbackServerContext* context,
+      const v1::GetBehaviourSetRequest* request,
+      v1::GetBehaviourSetResponse* response) override;
+
+  // Refuses new calls with UNAVAILABLE and ends every open stream once the
+  // batches it has read are answered. Idempotent.
+  void StartDraining();
+  bool draining() const { return draining_.load(); }
+  // Returns how many streams are open.
+  int active_streams() const;
+
+  // Decides one batch into `response` on the current generation. Returns a
+  // request-level error (UNAVAILABLE, RESOURCE_EXHAUSTED) without deciding.
+  absl::Status DecideBatch(const v1::DecideRequest& request,
+                           v1::DecideResponse* response);
+
+ private:
+  friend class StreamReactor;
+  void Register(StreamReactor* reactor);
+  void Unregister(StreamReactor* reactor);
+
+  ConfigStore* const store_;
+  const ServiceOptions options_;
+  std::atomic<bool> draining_{false};
+  // Decision ids: a per-process random base and a counter.
+  const uint64_t id_base_;
+  std::atomic<uint64_t> id_counter_{0};
+  mutable absl::Mutex streams_mu_;
+  absl::flat_hash_set<StreamReactor*> streams_ ABSL_GUARDED_BY(streams_mu_);
+};
+
+// Returns the summary of one loaded set as the service reports it.
+v1::BehaviourSetSummary Summarise(const loader::LoadedSet& set,
+                                  absl::Time loaded_at);
+
+}  // namespace utilityd::server
+
+#endif  // UTILITYD_SERVER_DECISION_SERVICE_H_

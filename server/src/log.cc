@@ -1,0 +1,105 @@
+#include "server/src/log.h"
+
+#include <unistd.h>
+
+#include <atomic>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace utilityd::server {
+namespace {
+
+std::atomic<int> min_level{static_cast<int>(LogLevel::kInfo)};
+
+const char* LevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarning:
+      return "warning";
+    case LogLevel::kError:
+      return "error";
+  }
+  return "info";
+}
+
+}  // namespace
+
+std::string LogfmtValue(absl::string_view value) {
+  bool plain = !value.empty();
+  for (char c : value) {
+    if (c <= ' ' || c == '"' || c == '=' || c == '\\' || c == 0x7f) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return std::string(value);
+  std::string out = "\"";
+  for (char c : value) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+void Log(LogLevel level, absl::string_view event,
+         std::initializer_list<LogField> fields) {
+  if (static_cast<int>(level) < min_level.load(std::memory_order_relaxed)) {
+    return;
+  }
+  std::string line =
+      absl::StrCat("time=",
+                   absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(),
+                                    absl::UTCTimeZone()),
+                   " level=", LevelName(level), " event=", LogfmtValue(event));
+  for (const LogField& f : fields) {
+    absl::StrAppend(&line, " ", f.key, "=", LogfmtValue(f.value));
+  }
+  line += '\n';
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    const ssize_t n = ::write(STDERR_FILENO, p, left);
+    if (n <= 0) break;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+void SetMinLogLevel(LogLevel level) {
+  min_level.store(static_cast<int>(level), std::memory_order_relaxed);
+}
+
+bool ParseLogLevel(absl::string_view text, LogLevel* level) {
+  for (LogLevel l : {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarning,
+                     LogLevel::kError}) {
+    if (text == LevelName(l)) {
+      *level = l;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace utilityd::server

@@ -1,0 +1,155 @@
+// utilityd: the decision service. `utilityd --help` lists every flag.
+//
+// Signals: SIGHUP reloads the config directory now; SIGTERM and SIGINT drain
+// (health NOT_SERVING, refuse new calls, answer in-flight batches, end
+// streams) and exit 0 within --drain_grace.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "server/src/log.h"
+#include "server/src/server.h"
+
+ABSL_FLAG(std::string, config_dir, UTILITYD_DEFAULT_CONFIG_DIR,
+          "Directory of behaviour sets (*.yaml, *.yml, *.json) to serve. "
+          "Watched for changes, including Kubernetes ConfigMap swaps.");
+ABSL_FLAG(std::string, grpc_address, "0.0.0.0:50051",
+          "Address to serve gRPC on; port 0 picks a free port (see "
+          "--port_file).");
+ABSL_FLAG(int, max_agents_per_request, 10000,
+          "Batches with more agents are refused with RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int, max_message_bytes, 16 << 20,
+          "Largest request or response message, in bytes.");
+ABSL_FLAG(bool, reflection, false, "Serve gRPC server reflection.");
+ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(2),
+          "How often the config directory is checked for changes.");
+ABSL_FLAG(absl::Duration, keepalive_time, absl::Seconds(30),
+          "Interval of server keepalive pings on idle connections; 0 "
+          "disables.");
+ABSL_FLAG(absl::Duration, keepalive_timeout, absl::Seconds(10),
+          "How long a keepalive ping may go unanswered before the connection "
+          "is closed.");
+ABSL_FLAG(absl::Duration, min_client_ping_interval, absl::Seconds(10),
+          "Shortest interval between client keepalive pings the server "
+          "accepts.");
+ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
+          "Close connections after this age so clients rebalance across "
+          "replicas (e.g. 5m behind Kubernetes round robin); 0 disables.");
+ABSL_FLAG(absl::Duration, max_connection_age_grace, absl::Seconds(30),
+          "Time an aged connection's open calls get to finish.");
+ABSL_FLAG(absl::Duration, max_connection_idle, absl::ZeroDuration(),
+          "Close connections idle this long; 0 disables.");
+ABSL_FLAG(absl::Duration, drain_grace, absl::Seconds(10),
+          "On SIGTERM/SIGINT, how long in-flight batches get to finish.");
+ABSL_FLAG(std::string, port_file, "",
+          "When set, the bound gRPC port is written to this file once "
+          "serving.");
+ABSL_FLAG(std::string, log_level, "info",
+          "Minimum log level: debug, info, warning or error.");
+
+namespace {
+
+using utilityd::server::Log;
+using utilityd::server::LogLevel;
+
+int Run() {
+  LogLevel level;
+  if (!utilityd::server::ParseLogLevel(absl::GetFlag(FLAGS_log_level),
+                                       &level)) {
+    std::fprintf(stderr,
+                 "--log_level: expected debug, info, warning or error\n");
+    return 2;
+  }
+  utilityd::server::SetMinLogLevel(level);
+
+  // Signals go to one thread that sigwaits; block them everywhere else
+  // (threads created from here on inherit the mask).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  utilityd::server::ServerOptions options;
+  options.config_dir = absl::GetFlag(FLAGS_config_dir);
+  options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
+  options.service.max_agents_per_request =
+      absl::GetFlag(FLAGS_max_agents_per_request);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.reflection = absl::GetFlag(FLAGS_reflection);
+  options.reload_interval = absl::GetFlag(FLAGS_reload_interval);
+  options.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
+  options.keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout);
+  options.min_client_ping_interval =
+      absl::GetFlag(FLAGS_min_client_ping_interval);
+  options.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
+  options.max_connection_age_grace =
+      absl::GetFlag(FLAGS_max_connection_age_grace);
+  options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
+  if (options.service.max_agents_per_request < 1 ||
+      options.max_message_bytes < 1024) {
+    std::fprintf(stderr,
+                 "--max_agents_per_request must be >= 1 and "
+                 "--max_message_bytes >= 1024\n");
+    return 2;
+  }
+
+  absl::StatusOr<std::unique_ptr<utilityd::server::UtilitydServer>> server =
+      utilityd::server::UtilitydServer::Start(options);
+  if (!server.ok()) {
+    Log(LogLevel::kError, "startup_failed",
+        {{"error", std::string(server.status().message())}});
+    return 1;
+  }
+  const int port = (*server)->port();
+  Log(LogLevel::kInfo, "listening",
+      {{"grpc_address", options.grpc_address},
+       {"port", port},
+       {"config_dir", options.config_dir}});
+  if (const std::string file = absl::GetFlag(FLAGS_port_file); !file.empty()) {
+    std::ofstream out(file + ".tmp");
+    out << port << "\n";
+    out.close();
+    std::rename((file + ".tmp").c_str(), file.c_str());
+  }
+
+  std::thread signal_thread([&] {
+    while (true) {
+      int sig = 0;
+      if (sigwait(&signals, &sig) != 0) continue;
+      if (sig == SIGHUP) {
+        Log(LogLevel::kInfo, "signal", {{"signal", "SIGHUP"}});
+        (*server)->watcher().TriggerReload();
+        continue;
+      }
+      Log(LogLevel::kInfo, "signal",
+          {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+      (*server)->Drain(absl::GetFlag(FLAGS_drain_grace));
+      return;
+    }
+  });
+  (*server)->Wait();
+  signal_thread.join();
+  server->reset();
+  Log(LogLevel::kInfo, "stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "utilityd: utility-AI decisions over gRPC.\n"
+      "  utilityd --config_dir=DIR [--grpc_address=0.0.0.0:50051] ...");
+  absl::ParseCommandLine(argc, argv);
+  return Run();
+}

@@ -1,0 +1,121 @@
+#include "server/src/server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/src/log.h"
+
+namespace utilityd::server {
+namespace {
+
+constexpr char kServiceName[] = "utilityd.v1.DecisionService";
+
+int Millis(absl::Duration d) {
+  return static_cast<int>(absl::ToInt64Milliseconds(d));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
+    const ServerOptions& options) {
+  std::unique_ptr<UtilitydServer> s(new UtilitydServer());
+  s->store_ = std::make_unique<ConfigStore>(options.config_dir);
+  s->service_ =
+      std::make_unique<DecisionServiceImpl>(s->store_.get(), options.service);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  if (options.reflection)
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.grpc_address,
+                           grpc::InsecureServerCredentials(), &s->port_);
+  builder.RegisterService(s->service_.get());
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  if (options.keepalive_time > absl::ZeroDuration()) {
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
+                               Millis(options.keepalive_time));
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                               Millis(options.keepalive_timeout));
+  }
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+      Millis(options.min_client_ping_interval));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  if (options.max_connection_age > absl::ZeroDuration()) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               Millis(options.max_connection_age));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                               Millis(options.max_connection_age_grace));
+  }
+  if (options.max_connection_idle > absl::ZeroDuration()) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                               Millis(options.max_connection_idle));
+  }
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || s->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("grpc_address: cannot listen on ", options.grpc_address));
+  }
+  s->SetServing(false);
+
+  UtilitydServer* raw = s.get();
+  s->store_->SetListener([raw](const ReloadOutcome& outcome) {
+    if (outcome.ok) {
+      const auto g = raw->store_->Current();
+      Log(LogLevel::kInfo, "config_loaded",
+          {{"dir", raw->store_->dir()},
+           {"generation", g->number},
+           {"sets", g->catalog.sets().size()},
+           {"changed", outcome.changed ? "true" : "false"}});
+      if (!raw->service_->draining()) raw->SetServing(true);
+    } else {
+      Log(LogLevel::kError, "config_rejected",
+          {{"dir", raw->store_->dir()},
+           {"serving", raw->store_->Current() ? "last_good" : "none"},
+           {"error", outcome.error}});
+    }
+  });
+  (void)s->store_->Reload();
+  s->watcher_ =
+      std::make_unique<ConfigWatcher>(s->store_.get(), options.reload_interval);
+  s->watcher_->Start();
+  return s;
+}
+
+UtilitydServer::~UtilitydServer() {
+  if (watcher_) watcher_->Stop();
+  if (server_) {
+    server_->Shutdown(std::chrono::system_clock::now());
+    server_->Wait();
+  }
+}
+
+void UtilitydServer::SetServing(bool serving) {
+  grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+  if (health == nullptr) return;
+  health->SetServingStatus("", serving);
+  health->SetServingStatus(kServiceName, serving);
+}
+
+void UtilitydServer::Drain(absl::Duration grace) {
+  Log(LogLevel::kInfo, "draining",
+      {{"grace", absl::FormatDuration(grace)},
+       {"streams", service_->active_streams()}});
+  SetServing(false);
+  service_->StartDraining();
+  watcher_->Stop();
+  const auto deadline =
+      std::chrono::system_clock::now() +
+      std::chrono::milliseconds(absl::ToInt64Milliseconds(grace));
+  server_->Shutdown(deadline);
+}
+
+void UtilitydServer::Wait() { server_->Wait(); }
+
+}  // namespace utilityd::server

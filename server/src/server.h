@@ -1,0 +1,82 @@
+// utilityd's gRPC server: the DecisionService, gRPC health and (optionally)
+// reflection on one port, the config store and its watcher, and graceful
+// draining.
+//
+//   ServerOptions options;
+//   options.config_dir = "/etc/utilityd/behaviour_sets";
+//   absl::StatusOr<std::unique_ptr<UtilitydServer>> server =
+//       UtilitydServer::Start(options);
+//   // ... on SIGTERM:
+//   (*server)->Drain(absl::Seconds(10));
+//   (*server)->Wait();
+#ifndef UTILITYD_SERVER_SERVER_H_
+#define UTILITYD_SERVER_SERVER_H_
+
+#include <grpcpp/server.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/src/config_store.h"
+#include "server/src/config_watcher.h"
+#include "server/src/decision_service.h"
+
+namespace utilityd::server {
+
+struct ServerOptions {
+  std::string grpc_address = "0.0.0.0:50051";
+  std::string config_dir;
+  ServiceOptions service;
+  int max_message_bytes = 16 << 20;
+  bool reflection = false;
+  absl::Duration reload_interval = absl::Seconds(2);
+  // Server-initiated HTTP/2 keepalive pings; zero disables.
+  absl::Duration keepalive_time = absl::Seconds(30);
+  absl::Duration keepalive_timeout = absl::Seconds(10);
+  // Shortest interval between client pings the server accepts.
+  absl::Duration min_client_ping_interval = absl::Seconds(10);
+  // Connections are closed after this age (plus grace), so clients
+  // re-resolve and rebalance across replicas; zero disables.
+  absl::Duration max_connection_age = absl::ZeroDuration();
+  absl::Duration max_connection_age_grace = absl::Seconds(30);
+  absl::Duration max_connection_idle = absl::ZeroDuration();
+};
+
+class UtilitydServer {
+ public:
+  // Loads the config directory (a failure is logged and the server starts
+  // NOT_SERVING, reloading until a good config appears), binds and starts
+  // serving. INVALID_ARGUMENT or UNAVAILABLE when the address cannot be
+  // bound.
+  static absl::StatusOr<std::unique_ptr<UtilitydServer>> Start(
+      const ServerOptions& options);
+  ~UtilitydServer();
+
+  // Port actually bound (useful with port 0).
+  int port() const { return port_; }
+  ConfigStore& store() { return *store_; }
+  ConfigWatcher& watcher() { return *watcher_; }
+  DecisionServiceImpl& service() { return *service_; }
+
+  // Health NOT_SERVING, refuse new calls, end streams after their in-flight
+  // batches, then shut down, cancelling whatever is left after `grace`.
+  void Drain(absl::Duration grace);
+  // Blocks until the server has shut down.
+  void Wait();
+
+ private:
+  UtilitydServer() = default;
+  void SetServing(bool serving);
+
+  std::unique_ptr<ConfigStore> store_;
+  std::unique_ptr<ConfigWatcher> watcher_;
+  std::unique_ptr<DecisionServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace utilityd::server
+
+#endif  // UTILITYD_SERVER_SERVER_H_

@@ -1,0 +1,260 @@
+// The client SDK against the real utilityd binary.
+#include "utilityd/client/client.h"
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/utilityd_process.h"
+
+namespace utilityd::client {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::utilityd::testing::IsOk;
+using ::utilityd::testing::StatusIs;
+using ::utilityd::testing::UtilitydProcess;
+
+v1::AgentSnapshot Forager(float hunger, float danger) {
+  v1::AgentSnapshot a;
+  a.set_agent_id("forager");
+  a.set_behaviour_set("eat_hide_wander");
+  auto& f = *a.mutable_named_factors();
+  f["hunger"] = hunger;
+  f["danger"] = danger;
+  f["food_distance"] = 5;
+  f["idle_time"] = 2;
+  return a;
+}
+
+class ClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/utilityd_sdk_XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+    for (const auto& e : fs::directory_iterator("examples/behaviour_sets")) {
+      fs::copy_file(e.path(), dir_ / e.path().filename());
+    }
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void StartServer(int port = 0) {
+    server_ = std::make_unique<UtilitydProcess>(
+        std::vector<std::string>{"--config_dir=" + dir_.string(),
+                                 "--reload_interval=50ms"},
+        port);
+    ASSERT_THAT(server_->Start(), IsOk());
+    ASSERT_TRUE(server_->WaitServing()) << server_->Log();
+  }
+
+  std::unique_ptr<Client> Connect() {
+    ClientOptions options;
+    options.target = server_->address();
+    absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(options);
+    EXPECT_THAT(client, IsOk());
+    return *std::move(client);
+  }
+
+  fs::path dir_;
+  std::unique_ptr<UtilitydProcess> server_;
+};
+
+TEST(ResolveTargetTest, TurnsAddressListsIntoIpv4Targets) {
+  EXPECT_THAT(
+      ResolveTarget("127.0.0.1:1,127.0.0.1:2"),
+      ::utilityd::testing::IsOkAndHolds("ipv4:127.0.0.1:1,127.0.0.1:2"));
+  EXPECT_THAT(ResolveTarget("dns:///utilityd:50051"),
+              ::utilityd::testing::IsOkAndHolds("dns:///utilityd:50051"));
+  EXPECT_THAT(ResolveTarget("localhost:50051"),
+              ::utilityd::testing::IsOkAndHolds("localhost:50051"));
+  EXPECT_THAT(
+      ResolveTarget("a:1,b:2"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("dns:///")));
+}
+
+TEST(SetSchemaTest, PacksNamedFactorsInDeclaredOrder) {
+  v1::BehaviourSetSummary summary;
+  summary.set_name("s");
+  summary.set_revision("r1");
+  summary.add_factors("b");
+  summary.add_factors("a");
+  summary.add_target_factors("d");
+  const SetSchema schema(summary);
+  v1::AgentSnapshot agent;
+  (*agent.mutable_named_factors())["a"] = 1;
+  (*agent.mutable_named_factors())["b"] = 2;
+  (*agent.add_targets()->mutable_named_factors())["d"] = 3;
+  ASSERT_THAT(schema.Pack(&agent), IsOk());
+  EXPECT_THAT(agent.factors(), ::testing::ElementsAre(2, 1));
+  EXPECT_THAT(agent.targets(0).factors(), ::testing::ElementsAre(3));
+  EXPECT_TRUE(agent.named_factors().empty());
+  EXPECT_EQ(agent.expected_revision(), "r1");
+  v1::AgentSnapshot missing;
+  (*missing.mutable_named_factors())["a"] = 1;
+  EXPECT_THAT(
+      schema.Pack(&missing),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("missing b")));
+}
+
+TEST_F(ClientTest, DecidesWithNamedFactorsPackedOnTheClient) {
+  StartServer();
+  auto client = Connect();
+  v1::DecideRequest request;
+  *request.add_agents() = Forager(0.8f, 0.1f);
+  *request.add_agents() = Forager(0.8f, 0.95f);
+  absl::StatusOr<v1::DecideResponse> r = client->Decide(request);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_EQ(r->decisions(0).action(), "eat");
+  EXPECT_EQ(r->decisions(1).action(), "hide");
+  absl::StatusOr<std::shared_ptr<const SetSchema>> schema =
+      client->Schema("eat_hide_wander");
+  ASSERT_THAT(schema, IsOk());
+  EXPECT_EQ((*schema)->FactorIndex("danger"), 1);
+  EXPECT_EQ((*schema)->revision(), r->decisions(0).revision());
+}
+
+TEST_F(ClientTest, RepacksWhenTheSetsFactorOrderChanges) {
+  StartServer();
+  auto client = Connect();
+  v1::DecideRequest request;
+  *request.add_agents() = Forager(0.8f, 0.1f);
+  ASSERT_THAT(client->Decide(request), IsOk());  // caches the schema
+  const std::string old_revision =
+      (*client->Schema("eat_hide_wander"))->revision();
+  // Swap the first two factors: a stale client would send hunger as danger.
+  const fs::path file = dir_ / "eat_hide_wander.yaml";
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string swapped = absl::StrReplaceAll(
+      text.str(),
+      {{"  - {name: hunger, unit: need, description: 0 fed .. 1 starving.}\n",
+        "@@HUNGER@@"},
+       {"  - {name: danger, unit: threat, description: 0 no predator .. 1 "
+        "predator adjacent.}\n",
+        "  - {name: danger, unit: threat, description: 0 no predator .. 1 "
+        "predator adjacent.}\n  - {name: hunger, unit: need, description: 0 "
+        "fed .. 1 starving.}\n"}});
+  std::ofstream(file) << absl::StrReplaceAll(swapped, {{"@@HUNGER@@", ""}});
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < deadline) {
+    auto got = client->GetBehaviourSet("eat_hide_wander");
+    if (got.ok() && got->summary().revision() != old_revision) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  // The cached schema is stale; the SDK must notice, re-pack and re-send.
+  EXPECT_EQ((*client->Schema("eat_hide_wander"))->revision(), old_revision);
+  *request.add_agents() = Forager(0.8f, 0.95f);
+  absl::StatusOr<v1::DecideResponse> r = client->Decide(request);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_FALSE(r->decisions(0).has_error())
+      << r->decisions(0).error().message();
+  EXPECT_EQ(r->decisions(0).action(), "eat");
+  EXPECT_EQ(r->decisions(1).action(), "hide");
+  EXPECT_NE(r->decisions(0).revision(), old_revision);
+  EXPECT_EQ((*client->Schema("eat_hide_wander"))->summary().factors(0),
+            "danger");
+}
+
+TEST_F(ClientTest, StreamDeliversEveryResultAndAppliesBackpressure) {
+  StartServer();
+  auto client = Connect();
+  std::unique_ptr<DecisionStream> stream =
+      client->OpenStream({.max_in_flight = 4});
+  std::vector<std::future<BatchResult>> futures;
+  for (int i = 0; i < 100; ++i) {
+    v1::DecideRequest batch;
+    *batch.add_agents() = Forager(i % 2 ? 0.8f : 0.1f, 0.05f);
+    futures.push_back(stream->Submit(batch));
+    EXPECT_LE(stream->in_flight(), 4);
+  }
+  std::set<uint64_t> ids;
+  for (int i = 0; i < 100; ++i) {
+    BatchResult r = futures[i].get();
+    ASSERT_THAT(r.status, IsOk());
+    ids.insert(r.request_id);
+    EXPECT_EQ(r.response.decisions(0).action(), i % 2 ? "eat" : "wander");
+  }
+  EXPECT_EQ(ids.size(), 100u);
+  stream->Close();
+  EXPECT_EQ(stream->reconnects(), 0);
+}
+
+TEST_F(ClientTest, StreamSurvivesAKilledServerWithoutLosingOrDuplicating) {
+  StartServer();
+  const int port = server_->port();
+  auto client = Connect();
+  std::unique_ptr<DecisionStream> stream =
+      client->OpenStream({.max_in_flight = 8});
+  constexpr int kBatches = 300;
+  std::vector<std::future<BatchResult>> futures;
+  std::thread restart([&] {
+    absl::SleepFor(absl::Milliseconds(150));
+    server_->Signal(SIGKILL);
+    server_->Wait();
+    absl::SleepFor(absl::Milliseconds(300));
+    server_ = std::make_unique<UtilitydProcess>(
+        std::vector<std::string>{"--config_dir=" + dir_.string()}, port);
+    ASSERT_THAT(server_->Start(), IsOk());
+  });
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < kBatches; ++i) {
+    v1::DecideRequest batch;
+    v1::AgentSnapshot agent = Forager(0.8f, 0.05f);
+    agent.set_agent_id(absl::StrCat("forager-", i));
+    *batch.add_agents() = agent;
+    futures.push_back(stream->Submit(batch));
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  restart.join();
+  std::set<uint64_t> ids;
+  int ok = 0;
+  for (int i = 0; i < kBatches; ++i) {
+    BatchResult r = futures[i].get();  // exactly one result each
+    EXPECT_THAT(r.status, IsOk()) << i;
+    if (!r.status.ok()) continue;
+    ++ok;
+    EXPECT_TRUE(ids.insert(r.request_id).second)
+        << "duplicate " << r.request_id;
+    ASSERT_EQ(r.response.decisions_size(), 1);
+    EXPECT_EQ(r.response.decisions(0).agent_id(), absl::StrCat("forager-", i));
+  }
+  EXPECT_EQ(ok, kBatches);
+  EXPECT_GE(stream->reconnects(), 1);
+  std::cout << "stream recovered: " << kBatches << " batches, "
+            << stream->reconnects() << " reconnect(s), "
+            << absl::FormatDuration(absl::Now() - start) << " in all\n";
+  stream->Close();
+}
+
+TEST_F(ClientTest, CloseAnswersUnansweredBatchesWithAnError) {
+  StartServer();
+  auto client = Connect();
+  std::unique_ptr<DecisionStream> stream = client->OpenStream();
+  server_->Signal(SIGKILL);
+  server_->Wait();
+  v1::DecideRequest batch;
+  v1::AgentSnapshot agent = Forager(0.8f, 0.05f);
+  agent.clear_named_factors();  // packed, so Submit needs no schema lookup
+  for (float v : {0.8f, 0.05f, 5.0f, 2.0f}) agent.add_factors(v);
+  *batch.add_agents() = agent;
+  std::future<BatchResult> pending = stream->Submit(batch);
+  stream->Close(absl::Milliseconds(300));
+  const BatchResult r = pending.get();
+  EXPECT_THAT(r.status, StatusIs(absl::StatusCode::kUnavailable,
+                                 HasSubstr("closed before an answer")));
+}
+
+}  // namespace
+}  // namespace utilityd::client

@@ -1,0 +1,440 @@
+// The real utilityd binary on loopback, driven over gRPC.
+#include <grpcpp/create_channel.h>
+#include <signal.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/utilityd_process.h"
+#include "utilityd/loader/decide_codec.h"
+#include "utilityd/loader/set_loader.h"
+#include "utilityd/v1/decision_service.grpc.pb.h"
+
+namespace utilityd {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::utilityd::testing::IsOk;
+using ::utilityd::testing::UtilitydProcess;
+
+constexpr char kExamples[] = "examples/behaviour_sets";
+
+std::string ReadText(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteText(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
+
+// A temporary config directory holding copies of the example sets.
+class ConfigDir {
+ public:
+  ConfigDir() {
+    char tmpl[] = "/tmp/utilityd_cfg_XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~ConfigDir() { fs::remove_all(path_); }
+  void CopyExamples() {
+    for (const auto& e : fs::directory_iterator(kExamples)) {
+      fs::copy_file(e.path(), path_ / e.path().filename());
+    }
+  }
+  const fs::path& path() const { return path_; }
+  std::string flag() const { return "--config_dir=" + path_.string(); }
+
+ private:
+  fs::path path_;
+};
+
+// Loads the arena set offline to build snapshots from its scenarios.
+v1::AgentSnapshot ArenaScenario(const std::string& name) {
+  auto set = loader::LoadSetFile(std::string(kExamples) + "/arena_mage.yaml");
+  EXPECT_THAT(set, IsOk());
+  for (const auto& s : (*set)->definition.scenarios()) {
+    if (s.name() == name) return loader::ScenarioSnapshot(**set, s);
+  }
+  ADD_FAILURE() << name;
+  return {};
+}
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  void StartServer(std::vector<std::string> extra = {}) {
+    config_.CopyExamples();
+    extra.push_back(config_.flag());
+    extra.push_back("--reload_interval=100ms");
+    server_ = std::make_unique<UtilitydProcess>(extra);
+    ASSERT_THAT(server_->Start(), IsOk());
+    ASSERT_TRUE(server_->WaitServing()) << server_->Log();
+    channel_ = grpc::CreateChannel(server_->address(),
+                                   grpc::InsecureChannelCredentials());
+    stub_ = v1::DecisionService::NewStub(channel_);
+  }
+
+  grpc::Status Decide(const v1::DecideRequest& request,
+                      v1::DecideResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(5));
+    return stub_->Decide(&context, request, response);
+  }
+
+  std::string Revision(const std::string& set) {
+    grpc::ClientContext context;
+    v1::GetBehaviourSetRequest request;
+    request.set_name(set);
+    v1::GetBehaviourSetResponse response;
+    if (!stub_->GetBehaviourSet(&context, request, &response).ok()) return "";
+    return response.summary().revision();
+  }
+
+  ConfigDir config_;
+  std::unique_ptr<UtilitydProcess> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::DecisionService::Stub> stub_;
+};
+
+TEST_F(ServiceTest, DecidesUnaryWithEachExplainLevel) {
+  StartServer();
+  v1::DecideRequest request;
+  request.set_request_id(9);
+  *request.add_agents() = ArenaScenario("Staff empty, in cover");
+  *request.add_agents() = ArenaScenario("Quiet arena");
+  for (v1::Explain level :
+       {v1::EXPLAIN_NONE, v1::EXPLAIN_TOP, v1::EXPLAIN_FULL}) {
+    request.set_explain(level);
+    v1::DecideResponse response;
+    ASSERT_TRUE(Decide(request, &response).ok());
+    EXPECT_EQ(response.request_id(), 9u);
+    ASSERT_EQ(response.decisions_size(), 2);
+    const v1::Decision& d = response.decisions(0);
+    EXPECT_EQ(d.action(), "recharge");
+    EXPECT_EQ(response.decisions(1).action(), "patrol");
+    EXPECT_EQ(d.revision(), Revision("arena_mage"));
+    EXPECT_EQ(d.decision_id().size(), 16u);
+    EXPECT_NE(d.decision_id(), response.decisions(1).decision_id());
+    EXPECT_EQ(d.has_explanation(), level != v1::EXPLAIN_NONE);
+    EXPECT_EQ(d.explanation().actions_size() > 0, level == v1::EXPLAIN_FULL);
+    if (level == v1::EXPLAIN_FULL) {
+      EXPECT_THAT(d.explanation().summary(),
+                  HasSubstr("vetoed by charges_left"));
+    }
+  }
+}
+
+TEST_F(ServiceTest, ListsAndGetsSets) {
+  StartServer();
+  grpc::ClientContext context;
+  v1::ListBehaviourSetsResponse list;
+  ASSERT_TRUE(stub_->ListBehaviourSets(&context, {}, &list).ok());
+  ASSERT_EQ(list.behaviour_sets_size(), 3);
+  const v1::BehaviourSetSummary& arena = list.behaviour_sets(0);
+  EXPECT_EQ(arena.name(), "arena_mage");
+  EXPECT_EQ(arena.factors(0), "health");
+  EXPECT_EQ(arena.target_factors_size(), 2);
+  EXPECT_EQ(arena.actions_size(), 7);
+  EXPECT_GT(arena.loaded_at().seconds(), 1700000000);
+  grpc::ClientContext get_context;
+  v1::GetBehaviourSetRequest get;
+  get.set_name("arena_mgae");
+  v1::GetBehaviourSetResponse got;
+  const grpc::Status s = stub_->GetBehaviourSet(&get_context, get, &got);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(s.error_message(), HasSubstr("did you mean \"arena_mage\""));
+}
+
+TEST_F(ServiceTest, StreamAnswersEveryBatchInOrder) {
+  StartServer();
+  grpc::ClientContext context;
+  auto stream = stub_->DecideStream(&context);
+  constexpr int kBatches = 200;
+  std::thread writer([&] {
+    for (int i = 1; i <= kBatches; ++i) {
+      v1::DecideRequest request;
+      request.set_request_id(i);
+      for (int a = 0; a < 16; ++a) {
+        v1::AgentSnapshot agent = ArenaScenario("Healthy, goblins closing in");
+        agent.set_seed(i * 100 + a);
+        *request.add_agents() = agent;
+      }
+      ASSERT_TRUE(stream->Write(request));
+    }
+    stream->WritesDone();
+  });
+  v1::DecideResponse response;
+  int expected = 1;
+  while (stream->Read(&response)) {
+    EXPECT_EQ(response.request_id(), static_cast<uint64_t>(expected++));
+    ASSERT_EQ(response.decisions_size(), 16);
+    EXPECT_EQ(response.decisions(0).action(), "attack");
+    EXPECT_EQ(response.decisions(0).target_id(), "goblin-2");
+  }
+  writer.join();
+  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_EQ(expected, kBatches + 1);
+}
+
+TEST_F(ServiceTest, BadAgentsGetErrorsBesideGoodOnes) {
+  StartServer();
+  v1::DecideRequest request;
+  *request.add_agents() = ArenaScenario("Quiet arena");
+  v1::AgentSnapshot wrong_count = ArenaScenario("Quiet arena");
+  wrong_count.clear_named_factors();
+  wrong_count.add_factors(1);
+  *request.add_agents() = wrong_count;
+  v1::AgentSnapshot unknown = ArenaScenario("Quiet arena");
+  unknown.set_behaviour_set("nope");
+  *request.add_agents() = unknown;
+  v1::AgentSnapshot personality = ArenaScenario("Quiet arena");
+  personality.set_personality("coward");
+  *request.add_agents() = personality;
+  v1::AgentSnapshot stale = ArenaScenario("Quiet arena");
+  stale.set_expected_revision("0123456789abcdef");
+  *request.add_agents() = stale;
+  *request.add_agents() = ArenaScenario("Staff empty, in cover");
+  v1::DecideResponse response;
+  ASSERT_TRUE(Decide(request, &response).ok());
+  ASSERT_EQ(response.decisions_size(), 6);
+  EXPECT_EQ(response.decisions(0).action(), "patrol");
+  EXPECT_EQ(response.decisions(1).error().code(),
+            v1::ERROR_CODE_INVALID_ARGUMENT);
+  EXPECT_EQ(response.decisions(2).error().code(), v1::ERROR_CODE_NOT_FOUND);
+  EXPECT_EQ(response.decisions(3).error().code(), v1::ERROR_CODE_NOT_FOUND);
+  EXPECT_EQ(response.decisions(4).error().code(),
+            v1::ERROR_CODE_FAILED_PRECONDITION);
+  EXPECT_EQ(response.decisions(5).action(), "recharge");
+  EXPECT_TRUE(response.decisions(1).decision_id().empty());
+}
+
+TEST_F(ServiceTest, RequestLimitsAreResourceExhausted) {
+  StartServer({"--max_agents_per_request=4", "--max_message_bytes=65536"});
+  v1::DecideRequest request;
+  for (int i = 0; i < 5; ++i)
+    *request.add_agents() = ArenaScenario("Quiet arena");
+  v1::DecideResponse response;
+  grpc::Status s = Decide(request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(s.error_message(), HasSubstr("--max_agents_per_request"));
+
+  // On a stream the oversized batch gets an error and the stream goes on.
+  grpc::ClientContext context;
+  auto stream = stub_->DecideStream(&context);
+  request.set_request_id(1);
+  ASSERT_TRUE(stream->Write(request));
+  v1::DecideRequest small;
+  small.set_request_id(2);
+  *small.add_agents() = ArenaScenario("Quiet arena");
+  ASSERT_TRUE(stream->Write(small));
+  stream->WritesDone();
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.request_id(), 1u);
+  EXPECT_EQ(response.error().code(), v1::ERROR_CODE_RESOURCE_EXHAUSTED);
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.request_id(), 2u);
+  EXPECT_EQ(response.decisions(0).action(), "patrol");
+  EXPECT_FALSE(stream->Read(&response));
+  EXPECT_TRUE(stream->Finish().ok());
+
+  // Over the message size limit.
+  v1::DecideRequest huge;
+  v1::AgentSnapshot agent = ArenaScenario("Quiet arena");
+  agent.set_agent_id(std::string(100000, 'x'));
+  *huge.add_agents() = agent;
+  s = Decide(huge, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST_F(ServiceTest, ExpiredDeadlineIsDeadlineExceeded) {
+  StartServer();
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() -
+                       std::chrono::seconds(1));
+  v1::DecideRequest request;
+  *request.add_agents() = ArenaScenario("Quiet arena");
+  v1::DecideResponse response;
+  EXPECT_EQ(stub_->Decide(&context, request, &response).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+}
+
+TEST_F(ServiceTest, NotServingUntilSetsLoadThenServing) {
+  // An empty directory: the server runs but is not serving.
+  server_ = std::make_unique<UtilitydProcess>(
+      std::vector<std::string>{config_.flag(), "--reload_interval=50ms"});
+  ASSERT_THAT(server_->Start(), IsOk());
+  EXPECT_EQ(server_->Health(), "NOT_SERVING");
+  stub_ = v1::DecisionService::NewStub(grpc::CreateChannel(
+      server_->address(), grpc::InsecureChannelCredentials()));
+  v1::DecideRequest request;
+  *request.add_agents() = ArenaScenario("Quiet arena");
+  v1::DecideResponse response;
+  EXPECT_EQ(Decide(request, &response).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  config_.CopyExamples();
+  EXPECT_TRUE(server_->WaitServing(absl::Seconds(10))) << server_->Log();
+  EXPECT_TRUE(Decide(request, &response).ok());
+  EXPECT_THAT(server_->Log(), HasSubstr("event=config_rejected"));
+  EXPECT_THAT(server_->Log(), HasSubstr("event=config_loaded"));
+}
+
+// Polls until the arena set's revision differs from `old` or time runs out.
+std::string AwaitRevisionChange(ServiceTest* t, const std::string& old,
+                                std::function<std::string()> revision) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < deadline) {
+    const std::string now = revision();
+    if (!now.empty() && now != old) return now;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  (void)t;
+  return old;
+}
+
+TEST_F(ServiceTest, HotReloadSwapsGoodFilesAndKeepsServingOnBadOnes) {
+  StartServer();
+  const fs::path arena = config_.path() / "arena_mage.yaml";
+  const std::string original = ReadText(arena);
+  const std::string first = Revision("arena_mage");
+  auto revision = [&] { return Revision("arena_mage"); };
+
+  // Keep a stream busy through every reload; no request may fail.
+  std::atomic<bool> stop{false};
+  std::atomic<int> answered{0}, failed{0};
+  std::set<std::string> seen_revisions;
+  std::thread load([&] {
+    grpc::ClientContext context;
+    auto stream = stub_->DecideStream(&context);
+    uint64_t id = 0;
+    while (!stop.load()) {
+      v1::DecideRequest request;
+      request.set_request_id(++id);
+      *request.add_agents() = ArenaScenario("Quiet arena");
+      if (!stream->Write(request)) break;
+      v1::DecideResponse response;
+      if (!stream->Read(&response) || response.decisions_size() != 1 ||
+          response.decisions(0).has_error()) {
+        ++failed;
+        continue;
+      }
+      seen_revisions.insert(response.decisions(0).revision());
+      ++answered;
+    }
+    stream->WritesDone();
+    if (!stream->Finish().ok()) ++failed;
+  });
+
+  // A good change becomes the new revision.
+  WriteText(arena, absl::StrReplaceAll(original, {{"commitment_bonus: 0.15",
+                                                   "commitment_bonus: 0.25"}}));
+  const std::string second = AwaitRevisionChange(this, first, revision);
+  EXPECT_NE(second, first);
+  // A bad file never becomes active: the last good sets keep serving.
+  WriteText(arena, absl::StrReplaceAll(
+                       original, {{"factor: health\n", "factor: helth\n"}}));
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < deadline &&
+         server_->Log().find("event=config_rejected") == std::string::npos) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_THAT(server_->Log(), HasSubstr("unknown factor \\\"helth\\\""));
+  EXPECT_EQ(Revision("arena_mage"), second);
+  // SIGHUP reloads at once (and the restored file is the first revision).
+  WriteText(arena, original);
+  server_->Signal(SIGHUP);
+  EXPECT_EQ(AwaitRevisionChange(this, second, revision), first);
+  EXPECT_THAT(server_->Log(), HasSubstr("signal=SIGHUP"));
+
+  stop = true;
+  load.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_GT(answered.load(), 0);
+  EXPECT_LE(seen_revisions.size(), 2u);  // only good revisions answered
+  EXPECT_TRUE(seen_revisions.count(first) || seen_revisions.count(second));
+}
+
+TEST_F(ServiceTest, FollowsAConfigMapSymlinkSwap) {
+  // Lay the directory out as Kubernetes does: files are links through
+  // ..data, which points at a timestamped directory swapped atomically.
+  const fs::path dir = config_.path();
+  fs::create_directory(dir / "..v1");
+  for (const auto& e : fs::directory_iterator(kExamples)) {
+    fs::copy_file(e.path(), dir / "..v1" / e.path().filename());
+  }
+  fs::create_directory_symlink("..v1", dir / "..data");
+  for (const char* f :
+       {"arena_mage.yaml", "villager_needs.yaml", "eat_hide_wander.yaml"}) {
+    fs::create_symlink(fs::path("..data") / f, dir / f);
+  }
+  server_ = std::make_unique<UtilitydProcess>(
+      std::vector<std::string>{config_.flag(), "--reload_interval=50ms"});
+  ASSERT_THAT(server_->Start(), IsOk());
+  ASSERT_TRUE(server_->WaitServing());
+  stub_ = v1::DecisionService::NewStub(grpc::CreateChannel(
+      server_->address(), grpc::InsecureChannelCredentials()));
+  const std::string first = Revision("arena_mage");
+  ASSERT_FALSE(first.empty());
+  fs::create_directory(dir / "..v2");
+  for (const auto& e : fs::directory_iterator(dir / "..v1")) {
+    fs::copy_file(e.path(), dir / "..v2" / e.path().filename());
+  }
+  const fs::path v2 = dir / "..v2" / "arena_mage.yaml";
+  WriteText(
+      v2, absl::StrReplaceAll(ReadText(v2), {{"weight: 1.1", "weight: 1.2"}}));
+  fs::create_directory_symlink("..v2", dir / "..data_tmp");
+  fs::rename(dir / "..data_tmp", dir / "..data");  // the atomic swap
+  EXPECT_NE(
+      AwaitRevisionChange(this, first, [&] { return Revision("arena_mage"); }),
+      first);
+}
+
+TEST_F(ServiceTest, SigtermDrainsAnOpenStreamAndExitsZero) {
+  StartServer({"--drain_grace=5s"});
+  grpc::ClientContext context;
+  auto stream = stub_->DecideStream(&context);
+  v1::DecideRequest request;
+  request.set_request_id(1);
+  *request.add_agents() = ArenaScenario("Quiet arena");
+  ASSERT_TRUE(stream->Write(request));
+  v1::DecideResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  server_->Signal(SIGTERM);
+  // The stream ends with UNAVAILABLE so the client moves to another replica.
+  while (stream->Read(&response)) {
+  }
+  const grpc::Status s = stream->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_EQ(server_->Wait(), 0) << server_->Log();
+  EXPECT_THAT(server_->Log(), HasSubstr("event=draining"));
+  EXPECT_THAT(server_->Log(), HasSubstr("event=stopped"));
+}
+
+TEST_F(ServiceTest, HelpDocumentsEveryFlag) {
+  const std::string out = "/tmp/utilityd_help.txt";
+  const int rc = std::system(
+      (testing::UtilitydBinary() + " --helpfull > " + out + " 2>&1").c_str());
+  (void)rc;
+  const std::string help = ReadText(out);
+  for (const char* flag :
+       {"config_dir", "grpc_address", "max_agents_per_request",
+        "max_message_bytes", "reflection", "keepalive_time",
+        "max_connection_age", "drain_grace", "reload_interval", "port_file"}) {
+    EXPECT_THAT(help, HasSubstr(absl::StrCat("-", flag))) << flag;
+  }
+}
+
+}  // namespace
+}  // namespace utilityd

@@ -1,0 +1,127 @@
+#include "tests/testing/utilityd_process.h"
+
+#include <grpcpp/create_channel.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "testing/grpc/health/v1/health.grpc.pb.h"
+
+namespace utilityd::testing {
+
+std::string UtilitydBinary() { return UTILITYD_BINARY; }
+
+UtilitydProcess::UtilitydProcess(std::vector<std::string> args, int port)
+    : args_(std::move(args)), port_(port), fixed_port_(port != 0) {
+  char tmpl[] = "/tmp/utilityd_test_XXXXXX";
+  dir_ = ::mkdtemp(tmpl);
+}
+
+UtilitydProcess::~UtilitydProcess() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  std::system(absl::StrCat("rm -rf ", dir_).c_str());
+}
+
+std::string UtilitydProcess::address() const {
+  return absl::StrCat("127.0.0.1:", port_);
+}
+
+std::string UtilitydProcess::Log() const {
+  std::ifstream in(dir_ + "/stderr.log");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+absl::Status UtilitydProcess::Start(absl::Duration timeout) {
+  const std::string port_file = dir_ + "/port";
+  std::remove(port_file.c_str());
+  std::vector<std::string> argv = {
+      UtilitydBinary(),
+      absl::StrCat("--grpc_address=127.0.0.1:", fixed_port_ ? port_ : 0),
+      "--port_file=" + port_file};
+  argv.insert(argv.end(), args_.begin(), args_.end());
+  const std::string log = dir_ + "/stderr.log";
+  pid_ = ::fork();
+  if (pid_ < 0) return absl::InternalError("fork failed");
+  if (pid_ == 0) {
+    FILE* f = std::fopen(log.c_str(), "a");
+    if (f != nullptr) ::dup2(::fileno(f), STDERR_FILENO);
+    std::vector<char*> c;
+    for (auto& a : argv) c.push_back(a.data());
+    c.push_back(nullptr);
+    ::execv(c[0], c.data());
+    ::_exit(127);
+  }
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    std::ifstream in(port_file);
+    int port = 0;
+    if (in >> port && port > 0) {
+      port_ = port;
+      return absl::OkStatus();
+    }
+    int status;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return absl::InternalError(absl::StrCat("utilityd exited: ", Log()));
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return absl::DeadlineExceededError("utilityd did not report its port");
+}
+
+std::string UtilitydProcess::Health() {
+  auto channel =
+      grpc::CreateChannel(address(), grpc::InsecureChannelCredentials());
+  auto stub = grpc::health::v1::Health::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(2));
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::Status s = stub->Check(&context, {}, &response);
+  if (!s.ok()) return absl::StrCat("error ", s.error_code());
+  return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
+      response.status());
+}
+
+bool UtilitydProcess::WaitServing(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (Health() == "SERVING") return true;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return false;
+}
+
+void UtilitydProcess::Signal(int signal) {
+  if (pid_ > 0) ::kill(pid_, signal);
+}
+
+int UtilitydProcess::Wait(absl::Duration timeout) {
+  if (pid_ <= 0) return -1;
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      if (WIFEXITED(status)) return WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+      return -1;
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return -1;
+}
+
+}  // namespace utilityd::testing

@@ -1,0 +1,61 @@
+// Runs the real utilityd binary for integration tests: on 127.0.0.1 port 0
+// (or a given port), reading the bound port back from --port_file.
+//
+//   UtilitydProcess server({"--config_dir=" + dir});
+//   ASSERT_THAT(server.Start(), IsOk());
+//   auto channel = grpc::CreateChannel(server.address(), ...);
+//   server.Signal(SIGTERM);
+//   EXPECT_EQ(server.Wait(), 0);
+#ifndef UTILITYD_TESTS_TESTING_UTILITYD_PROCESS_H_
+#define UTILITYD_TESTS_TESTING_UTILITYD_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace utilityd::testing {
+
+class UtilitydProcess {
+ public:
+  // `args` are extra flags; --grpc_address and --port_file are added unless
+  // `port` is given, in which case the server binds that port.
+  explicit UtilitydProcess(std::vector<std::string> args, int port = 0);
+  ~UtilitydProcess();  // SIGKILLs a server still running
+
+  // Starts the binary and waits (up to `timeout`) until it has bound its
+  // port. Does not wait for behaviour sets to load (see WaitServing).
+  absl::Status Start(absl::Duration timeout = absl::Seconds(20));
+  // Polls gRPC health until SERVING (true) or the timeout.
+  bool WaitServing(absl::Duration timeout = absl::Seconds(20));
+  // Returns the health of the server: "SERVING", "NOT_SERVING", or an error.
+  std::string Health();
+
+  void Signal(int signal);
+  // Waits for exit; returns the exit code, 128+signal when killed, or -1 on
+  // timeout.
+  int Wait(absl::Duration timeout = absl::Seconds(30));
+  bool running() const { return pid_ > 0; }
+
+  int port() const { return port_; }
+  std::string address() const;
+  // Everything the server wrote to stderr so far.
+  std::string Log() const;
+
+ private:
+  std::vector<std::string> args_;
+  int port_;
+  bool fixed_port_;
+  pid_t pid_ = -1;
+  std::string dir_;
+};
+
+// Path of the utilityd binary under test (set by CMake).
+std::string UtilitydBinary();
+
+}  // namespace utilityd::testing
+
+#endif  // UTILITYD_TESTS_TESTING_UTILITYD_PROCESS_H_
