@@ -193,24 +193,6 @@ DecisionServiceImpl::DecideStream(grpc::CallbackServerContext* /*context*/) {
   return new StreamReactor(this);
 }
 
-v1::BehaviourSetSummary Summarise(const loader::LoadedSet& set,
-                                  absl::Time loaded_at) {
-  v1::BehaviourSetSummary s;
-  const v1::BehaviourSet& d = set.definition;
-  s.set_name(d.name());
-  s.set_revision(d.revision());
-  s.set_description(d.description());
-  s.set_version(d.version());
-  for (const auto& f : d.factors()) s.add_factors(f.name());
-  for (const auto& f : d.target_factors()) s.add_target_factors(f.name());
-  for (const auto& a : d.actions()) s.add_actions(a.name());
-  for (const auto& p : d.personalities()) s.add_personalities(p.name());
-  const int64_t nanos = absl::ToUnixNanos(loaded_at);
-  s.mutable_loaded_at()->set_seconds(nanos / 1000000000);
-  s.mutable_loaded_at()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
-  return s;
-}
-
 grpc::ServerUnaryReactor* DecisionServiceImpl::ListBehaviourSets(
     grpc::CallbackServerContext* context,
     const v1::ListBehaviourSetsRequest* /*request*/,
@@ -222,7 +204,7 @@ grpc::ServerUnaryReactor* DecisionServiceImpl::ListBehaviourSets(
   }
   for (const auto& [name, set] : g->catalog.sets()) {
     *response->add_behaviour_sets() =
-        Summarise(*set, g->set_loaded_at.at(name));
+        loader::Summarise(*set, g->set_loaded_at.at(name));
   }
   return Respond(context, absl::OkStatus());
 }
@@ -245,7 +227,7 @@ grpc::ServerUnaryReactor* DecisionServiceImpl::GetBehaviourSet(
                                               "set", request->name(), names))));
   }
   *response->mutable_summary() =
-      Summarise(*set, g->set_loaded_at.at(set->name()));
+      loader::Summarise(*set, g->set_loaded_at.at(set->name()));
   *response->mutable_behaviour_set() = set->definition;
   return Respond(context, absl::OkStatus());
 }

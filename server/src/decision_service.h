@@ -77,10 +77,6 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
   absl::flat_hash_set<StreamReactor*> streams_ ABSL_GUARDED_BY(streams_mu_);
 };
 
-// Returns the summary of one loaded set as the service reports it.
-v1::BehaviourSetSummary Summarise(const loader::LoadedSet& set,
-                                  absl::Time loaded_at);
-
 }  // namespace utilityd::server
 
 #endif  // UTILITYD_SERVER_DECISION_SERVICE_H_

@@ -29,7 +29,7 @@ class ExamplesTest : public ::testing::Test {
     const auto loaded = catalog_->Find(set);
     EXPECT_NE(loaded, nullptr);
     for (const v1::Scenario& s : loaded->definition.scenarios()) {
-      if (s.name() == name) return ScenarioSnapshot(*loaded, s);
+      if (s.name() == name) return ScenarioSnapshot(loaded->name(), s);
     }
     ADD_FAILURE() << "no scenario " << name;
     return {};

@@ -66,7 +66,7 @@ v1::AgentSnapshot ArenaScenario(const std::string& name) {
   auto set = loader::LoadSetFile(std::string(kExamples) + "/arena_mage.yaml");
   EXPECT_THAT(set, IsOk());
   for (const auto& s : (*set)->definition.scenarios()) {
-    if (s.name() == name) return loader::ScenarioSnapshot(**set, s);
+    if (s.name() == name) return loader::ScenarioSnapshot((*set)->name(), s);
   }
   ADD_FAILURE() << name;
   return {};

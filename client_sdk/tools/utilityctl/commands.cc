@@ -11,7 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "google/protobuf/util/json_util.h"
+#include "utilityd/client/client.h"
 #include "utilityd/loader/decide_codec.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/loader/set_loader.h"
@@ -132,6 +134,108 @@ std::string ToJson(const google::protobuf::Message& m) {
   std::string json;
   (void)google::protobuf::util::MessageToJsonString(m, &json, options);
   return json;
+}
+
+// --- where decisions come from ----------------------------------------------
+
+// Offline (a config directory, scored in process) or remote (a utilityd
+// server). Both answer with the same messages, so every command prints the
+// same output either way.
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual absl::StatusOr<v1::DecideResponse> Decide(
+      const v1::DecideRequest& request) = 0;
+  virtual absl::StatusOr<v1::ListBehaviourSetsResponse> List() = 0;
+  virtual absl::StatusOr<v1::GetBehaviourSetResponse> Get(
+      const std::string& name) = 0;
+};
+
+class OfflineSource final : public Source {
+ public:
+  explicit OfflineSource(loader::Catalog catalog)
+      : catalog_(std::move(catalog)), loaded_at_(absl::Now()) {}
+  absl::StatusOr<v1::DecideResponse> Decide(
+      const v1::DecideRequest& request) override {
+    v1::DecideResponse response;
+    loader::DecideBatch(catalog_, request, &response);
+    return response;
+  }
+  absl::StatusOr<v1::ListBehaviourSetsResponse> List() override {
+    v1::ListBehaviourSetsResponse list;
+    for (const auto& [name, set] : catalog_.sets()) {
+      *list.add_behaviour_sets() = loader::Summarise(*set, loaded_at_);
+    }
+    return list;
+  }
+  absl::StatusOr<v1::GetBehaviourSetResponse> Get(
+      const std::string& name) override {
+    const auto set = catalog_.Find(name);
+    if (set == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& [n, _] : catalog_.sets()) names.push_back(n);
+      return absl::NotFoundError(absl::StrCat(
+          "name: ", engine::UnknownNameMessage("set", name, names)));
+    }
+    v1::GetBehaviourSetResponse got;
+    *got.mutable_summary() = loader::Summarise(*set, loaded_at_);
+    *got.mutable_behaviour_set() = set->definition;
+    return got;
+  }
+
+ private:
+  loader::Catalog catalog_;
+  absl::Time loaded_at_;
+};
+
+class RemoteSource final : public Source {
+ public:
+  explicit RemoteSource(std::unique_ptr<client::Client> client)
+      : client_(std::move(client)) {}
+  absl::StatusOr<v1::DecideResponse> Decide(
+      const v1::DecideRequest& request) override {
+    return client_->Decide(request);
+  }
+  absl::StatusOr<v1::ListBehaviourSetsResponse> List() override {
+    return client_->ListBehaviourSets();
+  }
+  absl::StatusOr<v1::GetBehaviourSetResponse> Get(
+      const std::string& name) override {
+    return client_->GetBehaviourSet(name);
+  }
+
+ private:
+  std::unique_ptr<client::Client> client_;
+};
+
+// Opens --target when given, else loads --config_dir. Prints why on failure.
+std::unique_ptr<Source> OpenSource(const Parsed& p, std::ostream& err) {
+  if (p.has("target")) {
+    client::ClientOptions options;
+    options.target = p.get("target");
+    options.deadline = absl::Seconds(10);
+    absl::StatusOr<std::unique_ptr<client::Client>> c =
+        client::Client::Connect(options);
+    if (!c.ok()) {
+      err << c.status().message() << "\n";
+      return nullptr;
+    }
+    return std::make_unique<RemoteSource>(*std::move(c));
+  }
+  const std::string dir = p.get("config_dir", "examples/behaviour_sets");
+  absl::StatusOr<loader::Catalog> catalog = loader::LoadCatalog({dir});
+  if (!catalog.ok()) {
+    err << catalog.status().message() << "\n";
+    return nullptr;
+  }
+  return std::make_unique<OfflineSource>(*std::move(catalog));
+}
+
+// Prints a failed call the way grpc_cli and friends do: code and message.
+int Failed(const absl::Status& status, std::ostream& err) {
+  err << absl::StatusCodeToString(status.code()) << ": " << status.message()
+      << "\n";
+  return kInvalid;
 }
 
 // --- validate --------------------------------------------------------------
@@ -264,12 +368,8 @@ void PrintTable(const v1::DecideRequest& req, const v1::DecideResponse& resp,
 }
 
 int Decide(const Parsed& p, std::ostream& out, std::ostream& err) {
-  const std::string config_dir = p.get("config_dir", "examples/behaviour_sets");
-  absl::StatusOr<loader::Catalog> catalog = loader::LoadCatalog({config_dir});
-  if (!catalog.ok()) {
-    err << catalog.status().message() << "\n";
-    return kInvalid;
-  }
+  std::unique_ptr<Source> source = OpenSource(p, err);
+  if (source == nullptr) return kInvalid;
   v1::DecideRequest request;
   if (p.has("input")) {
     std::string text;
@@ -284,24 +384,21 @@ int Decide(const Parsed& p, std::ostream& out, std::ostream& err) {
       return kInvalid;
     }
   } else if (p.has("set")) {
-    std::shared_ptr<const loader::LoadedSet> set = catalog->Find(p.get("set"));
-    if (set == nullptr) {
-      err << "--set: unknown set \"" << p.get("set") << "\" in " << config_dir
-          << "\n";
-      return kInvalid;
-    }
+    absl::StatusOr<v1::GetBehaviourSetResponse> got = source->Get(p.get("set"));
+    if (!got.ok()) return Failed(got.status(), err);
+    const v1::BehaviourSet& set = got->behaviour_set();
     const std::string wanted = p.get("scenario");
-    for (const v1::Scenario& s : set->definition.scenarios()) {
+    for (const v1::Scenario& s : set.scenarios()) {
       if (wanted.empty() || absl::EqualsIgnoreCase(s.name(), wanted)) {
-        *request.add_agents() = loader::ScenarioSnapshot(*set, s);
+        *request.add_agents() = loader::ScenarioSnapshot(set.name(), s);
       }
     }
     if (request.agents().empty()) {
       std::vector<std::string> names;
-      for (const v1::Scenario& s : set->definition.scenarios()) {
+      for (const v1::Scenario& s : set.scenarios()) {
         names.push_back(absl::StrCat("\"", s.name(), "\""));
       }
-      err << "--scenario: no scenario \"" << wanted << "\" in " << set->name()
+      err << "--scenario: no scenario \"" << wanted << "\" in " << set.name()
           << " (scenarios: " << absl::StrJoin(names, ", ") << ")\n";
       return kInvalid;
     }
@@ -323,17 +420,58 @@ int Decide(const Parsed& p, std::ostream& out, std::ostream& err) {
       return kUsage;
     }
   }
-  v1::DecideResponse response;
-  loader::DecideBatch(*catalog, request, &response);
   const std::string format = p.get("format", "json");
-  if (format == "json") {
-    out << ToJson(response) << "\n";
-  } else if (format == "table") {
-    PrintTable(request, response, out);
-  } else {
+  if (format != "json" && format != "table") {
     err << "--format: expected json or table, got \"" << format << "\"\n";
     return kUsage;
   }
+  absl::StatusOr<v1::DecideResponse> response = source->Decide(request);
+  if (!response.ok()) return Failed(response.status(), err);
+  if (format == "json") {
+    out << ToJson(*response) << "\n";
+  } else {
+    PrintTable(request, *response, out);
+  }
+  return kOk;
+}
+
+// --- sets and get -----------------------------------------------------------
+
+int Sets(const Parsed& p, std::ostream& out, std::ostream& err) {
+  const std::string format = p.get("format", "table");
+  if (format != "json" && format != "table") {
+    err << "--format: expected json or table, got \"" << format << "\"\n";
+    return kUsage;
+  }
+  std::unique_ptr<Source> source = OpenSource(p, err);
+  if (source == nullptr) return kInvalid;
+  absl::StatusOr<v1::ListBehaviourSetsResponse> list = source->List();
+  if (!list.ok()) return Failed(list.status(), err);
+  if (format == "json") {
+    out << ToJson(*list) << "\n";
+    return kOk;
+  }
+  out << absl::StrFormat("%-20s %-16s %7s %7s  %s\n", "NAME", "REVISION",
+                         "FACTORS", "ACTIONS", "FACTOR ORDER");
+  for (const v1::BehaviourSetSummary& s : list->behaviour_sets()) {
+    out << absl::StrFormat("%-20s %-16s %7d %7d  %s\n", s.name(), s.revision(),
+                           s.factors_size(), s.actions_size(),
+                           absl::StrJoin(s.factors(), ","));
+  }
+  return kOk;
+}
+
+int Get(const Parsed& p, std::ostream& out, std::ostream& err) {
+  if (p.positional.size() != 1) {
+    err << "utilityctl get: name exactly one behaviour set\n";
+    return kUsage;
+  }
+  std::unique_ptr<Source> source = OpenSource(p, err);
+  if (source == nullptr) return kInvalid;
+  absl::StatusOr<v1::GetBehaviourSetResponse> got =
+      source->Get(p.positional[0]);
+  if (!got.ok()) return Failed(got.status(), err);
+  out << ToJson(*got) << "\n";
   return kOk;
 }
 
@@ -349,11 +487,14 @@ std::vector<Command> Commands() {
        .run = Validate},
       {.name = "decide",
        .synopsis =
-           "[--config_dir DIR] (--input FILE | --set NAME [--scenario NAME])\n"
+           "[--config_dir DIR | --target HOST:PORT]\n"
+           "                        (--input FILE | --set NAME [--scenario "
+           "NAME])\n"
            "                        [--explain[=none|top|full]] "
            "[--format json|table]",
        .description =
-           "Decides offline, exactly as the service does. --input is a "
+           "Decides offline, exactly as the service does, or asks a server "
+           "(--target). --input is a "
            "DecideRequest in\nprotobuf JSON (or YAML): agents with "
            "behaviour_set, factors or named_factors,\ncurrent_action, "
            "seconds_since_action, targets, seed, personality. --set runs\nthe "
@@ -362,6 +503,8 @@ std::vector<Command> Commands() {
        .options =
            {{"config_dir", "DIR",
              "behaviour sets to load (default examples/behaviour_sets)"},
+            {"target", "HOST:PORT",
+             "ask a running utilityd instead of loading --config_dir"},
             {"input", "FILE", "DecideRequest in JSON or YAML"},
             {"set", "NAME", "decide the scenarios of this set"},
             {"scenario", "NAME", "only this scenario (case-insensitive)"},
@@ -371,6 +514,27 @@ std::vector<Command> Commands() {
              "full"},
             {"format", "FORMAT", "json (default) or table"}},
        .run = Decide},
+      {.name = "sets",
+       .synopsis =
+           "[--config_dir DIR | --target HOST:PORT] [--format table|json]",
+       .description =
+           "Lists behaviour sets with their revisions and factor order (the "
+           "packed order\nclients send values in), from a config directory or "
+           "a running server.",
+       .options = {{"config_dir", "DIR",
+                    "behaviour sets to load (default examples/behaviour_sets)"},
+                   {"target", "HOST:PORT", "ask a running utilityd"},
+                   {"format", "FORMAT", "table (default) or json"}},
+       .run = Sets},
+      {.name = "get",
+       .synopsis = "NAME [--config_dir DIR | --target HOST:PORT]",
+       .description =
+           "Prints one behaviour set's full definition, every default written "
+           "out, as\nGetBehaviourSetResponse JSON.",
+       .options = {{"config_dir", "DIR",
+                    "behaviour sets to load (default examples/behaviour_sets)"},
+                   {"target", "HOST:PORT", "ask a running utilityd"}},
+       .run = Get},
   };
 }
 

@@ -314,11 +314,11 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
   }
 }
 
-v1::AgentSnapshot ScenarioSnapshot(const LoadedSet& loaded,
+v1::AgentSnapshot ScenarioSnapshot(absl::string_view set_name,
                                    const v1::Scenario& scenario) {
   v1::AgentSnapshot s;
   s.set_agent_id(scenario.name());
-  s.set_behaviour_set(loaded.name());
+  s.set_behaviour_set(std::string(set_name));
   for (const auto& [name, value] : scenario.factors()) {
     (*s.mutable_named_factors())[name] = static_cast<float>(value);
   }
@@ -343,7 +343,8 @@ std::vector<std::string> CheckScenarios(const LoadedSet& loaded) {
   AgentScratch scratch;
   for (const v1::Scenario& scenario : loaded.definition.scenarios()) {
     if (scenario.expected_action().empty()) continue;
-    const v1::AgentSnapshot snapshot = ScenarioSnapshot(loaded, scenario);
+    const v1::AgentSnapshot snapshot =
+        ScenarioSnapshot(loaded.name(), scenario);
     e::AgentInput input;
     absl::Status s = ResolveAgent(loaded, snapshot, &scratch, &input);
     if (s.ok()) {
@@ -373,6 +374,23 @@ std::vector<std::string> CheckScenarios(const LoadedSet& loaded) {
     }
   }
   return problems;
+}
+
+v1::BehaviourSetSummary Summarise(const LoadedSet& set, absl::Time loaded_at) {
+  v1::BehaviourSetSummary s;
+  const v1::BehaviourSet& d = set.definition;
+  s.set_name(d.name());
+  s.set_revision(d.revision());
+  s.set_description(d.description());
+  s.set_version(d.version());
+  for (const auto& f : d.factors()) s.add_factors(f.name());
+  for (const auto& f : d.target_factors()) s.add_target_factors(f.name());
+  for (const auto& a : d.actions()) s.add_actions(a.name());
+  for (const auto& p : d.personalities()) s.add_personalities(p.name());
+  const int64_t nanos = absl::ToUnixNanos(loaded_at);
+  s.mutable_loaded_at()->set_seconds(nanos / 1000000000);
+  s.mutable_loaded_at()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+  return s;
 }
 
 }  // namespace utilityd::loader

@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
 #include "utilityd/engine/compiled_set.h"
@@ -257,6 +258,7 @@ class Reader {
     const bool rep = f->is_repeated();
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       Message* sub = rep ? r->AddMessage(msg, f) : r->MutableMessage(msg, f);
+      if (node.IsScalar() && ReadWellKnown(node, sub, path)) return;
       ReadMessage(node, sub, path, depth + 1);
       return;
     }
@@ -336,6 +338,54 @@ class Reader {
       case FieldDescriptor::CPPTYPE_MESSAGE:
         return;  // handled above
     }
+  }
+
+  // Reads the JSON string forms of google.protobuf.Timestamp (RFC 3339,
+  // "2026-11-30T06:35:41.5Z") and Duration ("1.5s"). Returns false when
+  // `msg` is not one of them (it is then read as a mapping).
+  bool ReadWellKnown(const YAML::Node& node, Message* msg,
+                     const std::string& path) {
+    const std::string& type = msg->GetDescriptor()->full_name();
+    const bool timestamp = type == "google.protobuf.Timestamp";
+    if (!timestamp && type != "google.protobuf.Duration") return false;
+    const Descriptor* d = msg->GetDescriptor();
+    const Reflection* r = msg->GetReflection();
+    int64_t seconds = 0;
+    int32_t nanos = 0;
+    if (timestamp) {
+      absl::Time t;
+      std::string error;
+      if (!absl::ParseTime(absl::RFC3339_full, node.Scalar(), &t, &error)) {
+        Fail(node, path,
+             absl::StrCat("expected an RFC 3339 time, got \"", node.Scalar(),
+                          "\""));
+        return true;
+      }
+      const absl::Duration since = t - absl::UnixEpoch();
+      seconds = absl::ToInt64Seconds(since);
+      nanos = static_cast<int32_t>(
+          absl::ToInt64Nanoseconds(since - absl::Seconds(seconds)));
+      if (nanos < 0) {
+        --seconds;
+        nanos += 1000000000;
+      }
+    } else {
+      absl::Duration dur;
+      const std::string& text = node.Scalar();
+      if (!absl::EndsWith(text, "s") || !absl::ParseDuration(text, &dur)) {
+        Fail(node, path,
+             absl::StrCat("expected a duration such as \"1.5s\", "
+                          "got \"",
+                          text, "\""));
+        return true;
+      }
+      seconds = absl::ToInt64Seconds(dur);
+      nanos = static_cast<int32_t>(
+          absl::ToInt64Nanoseconds(dur - absl::Seconds(seconds)));
+    }
+    r->SetInt64(msg, d->FindFieldByName("seconds"), seconds);
+    r->SetInt32(msg, d->FindFieldByName("nanos"), nanos);
+    return true;
   }
 
   const EnumValueDescriptor* ParseEnum(const YAML::Node& node,

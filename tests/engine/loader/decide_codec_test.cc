@@ -29,7 +29,7 @@ class DecideBatchTest : public ::testing::Test {
   v1::AgentSnapshot StaffEmpty() {
     for (const v1::Scenario& s : arena_->definition.scenarios()) {
       if (s.name() == "Staff empty, in cover")
-        return ScenarioSnapshot(*arena_, s);
+        return ScenarioSnapshot(arena_->name(), s);
     }
     ADD_FAILURE() << "scenario missing";
     return {};

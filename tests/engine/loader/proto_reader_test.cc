@@ -115,6 +115,18 @@ TEST(ProtoReaderTest, RoundTripsWhatProtobufsJsonPrinterWrites) {
   }
 }
 
+TEST(ProtoReaderTest, ReadsTimestampsInTheirJsonForm) {
+  v1::BehaviourSetSummary summary;
+  std::vector<ReadIssue> issues;
+  ASSERT_TRUE(ReadMessage("loaded_at: \"2026-11-30T06:35:41.25Z\"", "t",
+                          &summary, &issues))
+      << JoinIssues(issues);
+  EXPECT_EQ(summary.loaded_at().seconds(), 1796020541);
+  EXPECT_EQ(summary.loaded_at().nanos(), 250000000);
+  EXPECT_FALSE(ReadMessage("loaded_at: yesterday", "t", &summary, &issues));
+  EXPECT_THAT(issues.back().message, HasSubstr("RFC 3339"));
+}
+
 TEST(ProtoReaderTest, NullMeansUnset) {
   v1::BehaviourSet set;
   EXPECT_THAT(ReadSet("name: a\nactions:\n  - {name: x, weight: null}\n", &set),

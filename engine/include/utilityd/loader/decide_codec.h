@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/v1/decision_service.pb.h"
@@ -59,9 +61,14 @@ void WriteError(const absl::Status& status, v1::Decision* out);
 void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
                  v1::DecideResponse* response);
 
-// Returns the snapshot a scenario describes (agent id = scenario name).
-[[nodiscard]] v1::AgentSnapshot ScenarioSnapshot(const LoadedSet& set,
+// Returns the snapshot a scenario of set `set_name` describes (agent id =
+// scenario name).
+[[nodiscard]] v1::AgentSnapshot ScenarioSnapshot(absl::string_view set_name,
                                                  const v1::Scenario& scenario);
+
+// Returns the summary of a loaded set as ListBehaviourSets reports it.
+[[nodiscard]] v1::BehaviourSetSummary Summarise(const LoadedSet& set,
+                                                absl::Time loaded_at);
 
 // Decides every scenario that names an expected action and returns one
 // message per scenario whose winner differs; empty when all hold.
