@@ -1,0 +1,554 @@
+// utilityd-sim: a small game server. It keeps a seeded world of agents,
+// streams every agent's snapshot to utilityd each tick through the client
+// SDK, applies the chosen actions to the world, and sends the current action
+// and the time since each action back on the next tick (the service keeps no
+// state). It reports decisions per second, switches per agent per minute and,
+// for the arena, how long mages survive.
+//
+//   utilityd-sim --target=localhost:50051 --world=all --agents=100 --hz=10
+//   utilityd-sim --world=forager --realtime=false --duration=300s --seed=3
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "utilityd/client/client.h"
+
+ABSL_FLAG(std::string, target, "localhost:50051", "utilityd to ask.");
+ABSL_FLAG(std::string, world, "all",
+          "villager, arena, forager, or all (villager and arena).");
+ABSL_FLAG(int, agents, 100, "Agents per world.");
+ABSL_FLAG(double, hz, 10, "Decisions per agent per second (world ticks).");
+ABSL_FLAG(absl::Duration, duration, absl::ZeroDuration(),
+          "Simulated time to run; 0 runs until Ctrl-C.");
+ABSL_FLAG(bool, realtime, true,
+          "Tick on the wall clock; false runs simulated time as fast as the "
+          "service answers.");
+ABSL_FLAG(uint64_t, seed, 1, "World seed: the same seed replays the same run.");
+ABSL_FLAG(double, noise, 0.03,
+          "Standard deviation of sensor noise on the forager's inputs.");
+ABSL_FLAG(int, trace, 0,
+          "Print agent 0 of each world (action, score, runner-up, summary) for "
+          "this many ticks.");
+ABSL_FLAG(absl::Duration, report_every, absl::Seconds(2),
+          "Wall-clock interval between progress lines.");
+
+namespace utilityd::sim {
+namespace {
+
+std::atomic<bool> stop_requested{false};
+extern "C" void OnSignal(int) { stop_requested.store(true); }
+
+using Rng = std::mt19937_64;
+
+float Uniform(Rng& rng, float lo, float hi) {
+  return std::uniform_real_distribution<float>(lo, hi)(rng);
+}
+float Clamp(float v, float lo, float hi) {
+  return std::max(lo, std::min(hi, v));
+}
+
+// One agent's memory, kept by the game server and sent in each snapshot.
+struct Memory {
+  std::string current_action;
+  std::string current_target;
+  double started = 0;            // when the current action started
+  std::vector<double> last_ran;  // simulated time each action last ended
+  int switches = 0;
+};
+
+// A world: fills a batch from its agents and applies decisions.
+class World {
+ public:
+  World(std::string set, int agents, uint64_t seed)
+      : set_(std::move(set)), rng_(seed), memory_(agents) {}
+  virtual ~World() = default;
+
+  const std::string& set() const { return set_; }
+  int agents() const { return static_cast<int>(memory_.size()); }
+  int64_t switches() const {
+    int64_t n = 0;
+    for (const Memory& m : memory_) n += m.switches;
+    return n;
+  }
+  virtual std::string Extra() const { return ""; }
+
+  void Bind(std::shared_ptr<const client::SetSchema> schema) {
+    schema_ = std::move(schema);
+    for (Memory& m : memory_) {
+      m.last_ran.assign(schema_->summary().actions_size(), -1e9);
+    }
+  }
+
+  // Appends one snapshot per agent at simulated time `now`.
+  void Fill(double now, uint64_t tick, v1::DecideRequest* batch) {
+    for (int i = 0; i < agents(); ++i) {
+      v1::AgentSnapshot* a = batch->add_agents();
+      a->set_agent_id(absl::StrFormat("%s-%d", set_, i));
+      a->set_behaviour_set(set_);
+      a->set_expected_revision(schema_->revision());
+      a->mutable_factors()->Resize(schema_->summary().factors_size(), 0.0f);
+      Sense(i, a);
+      const Memory& m = memory_[i];
+      a->set_current_action(m.current_action);
+      a->set_current_target(m.current_target);
+      for (int k = 0; k < schema_->summary().actions_size(); ++k) {
+        const double since = now - m.last_ran[k];
+        if (since < 3600) {
+          (*a->mutable_seconds_since_action())[schema_->summary().actions(k)] =
+              static_cast<float>(since);
+        }
+      }
+      a->set_seed(tick * 1000003 + i);
+    }
+  }
+
+  // Applies the decisions for agents [first, first + agents()).
+  void Apply(const v1::DecideResponse& r, int first, double now, double dt) {
+    for (int i = 0; i < agents(); ++i) {
+      const v1::Decision& d = r.decisions(first + i);
+      if (d.has_error()) {
+        std::fprintf(stderr, "agent %s: %s\n", d.agent_id().c_str(),
+                     d.error().message().c_str());
+        continue;
+      }
+      Memory& m = memory_[i];
+      // Like a game server, keep running an action until its minimum time
+      // is up (a cast or a recharge is not interrupted halfway); the
+      // decision is then simply not taken up this tick.
+      if (!m.current_action.empty() && d.action() != m.current_action &&
+          now - m.started < MinDuration(m.current_action)) {
+        v1::Decision keep = d;
+        keep.set_action(m.current_action);
+        keep.set_target_id(m.current_target);
+        Act(i, keep, dt);
+        continue;
+      }
+      if (d.action() != m.current_action) m.started = now;
+      if (d.action() != m.current_action && !m.current_action.empty()) {
+        ++m.switches;
+        // The action that stops now starts its cooldown.
+        for (int k = 0; k < schema_->summary().actions_size(); ++k) {
+          if (schema_->summary().actions(k) == m.current_action)
+            m.last_ran[k] = now;
+        }
+      }
+      m.current_action = d.action();
+      m.current_target = d.target_id();
+      Act(i, d, dt);
+    }
+    Step(dt);
+  }
+
+ protected:
+  void Set(v1::AgentSnapshot* a, const char* factor, float value) {
+    const int index = schema_->FactorIndex(factor);
+    if (index >= 0) a->set_factors(index, value);
+  }
+  // How long an action runs before the game server lets it be interrupted.
+  virtual double MinDuration(const std::string& /*action*/) const { return 0; }
+  virtual void Sense(int i, v1::AgentSnapshot* a) = 0;
+  virtual void Act(int i, const v1::Decision& d, double dt) = 0;
+  virtual void Step(double /*dt*/) {}
+
+  std::string set_;
+  Rng rng_;
+  std::vector<Memory> memory_;
+  std::shared_ptr<const client::SetSchema> schema_;
+};
+
+// Seed 003's villagers: needs rise; walking to a thing and using it
+// satisfies the need it serves.
+class VillagerWorld final : public World {
+ public:
+  VillagerWorld(int agents, uint64_t seed)
+      : World("villager_needs", agents, seed), v_(agents) {
+    for (V& v : v_) {
+      for (float& n : v.need) n = Uniform(rng_, 0, 0.6f);
+      for (float& r : v.rate) r = Uniform(rng_, 0.005f, 0.02f);
+      for (float& d : v.dist) d = Uniform(rng_, 1, 20);
+    }
+  }
+
+ private:
+  double MinDuration(const std::string&) const override { return 2.0; }
+
+  static constexpr const char* kNeeds[4] = {"hunger", "tiredness", "loneliness",
+                                            "boredom"};
+  static constexpr const char* kDist[4] = {"food_distance", "bed_distance",
+                                           "friend_distance", "toy_distance"};
+  struct V {
+    float need[4], rate[4], dist[4];
+  };
+
+  void Sense(int i, v1::AgentSnapshot* a) override {
+    for (int k = 0; k < 4; ++k) {
+      Set(a, kNeeds[k], v_[i].need[k]);
+      Set(a, kDist[k], v_[i].dist[k]);
+    }
+  }
+
+  void Act(int i, const v1::Decision& d, double dt) override {
+    V& v = v_[i];
+    static constexpr const char* kActions[4] = {"eat", "sleep", "socialise",
+                                                "play"};
+    for (int k = 0; k < 4; ++k) {
+      v.need[k] = Clamp(v.need[k] + v.rate[k] * static_cast<float>(dt), 0, 1);
+      if (d.action() != kActions[k]) continue;
+      if (v.dist[k] > 1) {
+        v.dist[k] = std::max(0.5f, v.dist[k] - 2.0f * static_cast<float>(dt));
+      } else {
+        v.need[k] = Clamp(v.need[k] - 0.04f * static_cast<float>(dt), 0, 1);
+        if (v.need[k] < 0.05f) v.dist[k] = Uniform(rng_, 5, 20);  // wander off
+      }
+    }
+  }
+
+  std::vector<V> v_;
+};
+
+// Seed 002's arena: each mage fights waves of goblins; a dead mage is
+// replaced and its survival time recorded.
+class ArenaWorld final : public World {
+ public:
+  ArenaWorld(int agents, uint64_t seed)
+      : World("arena_mage", agents, seed), m_(agents) {
+    for (Mage& m : m_) Respawn(m);
+  }
+
+  std::string Extra() const override {
+    if (deaths_ == 0) return absl::StrFormat(" survival>%.0fs", MinAlive());
+    return absl::StrFormat(" survival avg %.0fs over %d deaths",
+                           total_life_ / deaths_, deaths_);
+  }
+
+ private:
+  struct Goblin {
+    std::string id;
+    float distance, health;
+  };
+  struct Mage {
+    float health, charges, crystals, potion, shrine_distance, cover, damage;
+    bool shrine_has_potion;
+    double born, shrine_refill_at;
+    std::vector<Goblin> goblins;
+    int next_goblin;
+  };
+
+  double MinDuration(const std::string& action) const override {
+    if (action == "attack") return 0.6;    // a cast
+    if (action == "recharge") return 1.5;  // draining a crystal
+    if (action == "heal") return 1.0;
+    if (action == "take_cover" || action == "patrol") return 1.0;
+    return 0.5;
+  }
+
+  void Respawn(Mage& m) {
+    m = Mage{100, 6, 3, 1, Uniform(rng_, 10, 40), 0, 0, true, now_, 0, {}, 0};
+  }
+
+  double MinAlive() const {
+    double oldest = 0;
+    for (const Mage& m : m_) oldest = std::max(oldest, now_ - m.born);
+    return oldest;
+  }
+
+  void Sense(int i, v1::AgentSnapshot* a) override {
+    Mage& m = m_[i];
+    float nearest = 30;
+    for (const Goblin& g : m.goblins) nearest = std::min(nearest, g.distance);
+    Set(a, "health", m.health);
+    Set(a, "charges", m.charges);
+    Set(a, "crystals", m.crystals);
+    Set(a, "enemy_distance", nearest);
+    Set(a, "enemies_visible", static_cast<float>(m.goblins.size()));
+    Set(a, "damage_taken", m.damage);
+    Set(a, "in_cover", m.cover >= 1 ? 1 : 0);
+    Set(a, "has_potion", m.potion);
+    Set(a, "potion_at_shrine", m.shrine_has_potion ? 1 : 0);
+    Set(a, "shrine_distance", m.shrine_distance);
+    for (const Goblin& g : m.goblins) {
+      v1::TargetSnapshot* t = a->add_targets();
+      t->set_target_id(g.id);
+      t->add_factors(g.distance);
+      t->add_factors(g.health);
+    }
+  }
+
+  void Act(int i, const v1::Decision& d, double dt) override {
+    Mage& m = m_[i];
+    const float s = static_cast<float>(dt);
+    const std::string& act = d.action();
+    if (act == "patrol" || act == "get_potion" || act == "flee") {
+      m.cover = 0;  // moving leaves cover; casting and drinking do not
+    }
+    if (act == "attack") {
+      for (Goblin& g : m.goblins) {
+        if (g.id == d.target_id() && m.charges >= 1 && g.distance < 25) {
+          g.health -= 12;
+          m.charges -= 1;
+        }
+      }
+    } else if (act == "take_cover") {
+      m.cover = std::min(1.0f, m.cover + s);
+    } else if (act == "recharge" && m.crystals >= 1) {
+      m.charges = std::min(6.0f, m.charges + 4 * s);
+      if (m.charges >= 6) m.crystals -= 1;
+    } else if (act == "heal" && m.potion >= 1) {
+      m.health = std::min(100.0f, m.health + 50);
+      m.potion = 0;
+    } else if (act == "get_potion") {
+      m.shrine_distance = std::max(0.0f, m.shrine_distance - 4 * s);
+      if (m.shrine_distance <= 0.5f && m.shrine_has_potion) {
+        m.potion = 1;
+        m.shrine_has_potion = false;
+        m.shrine_refill_at = now_ + 30;
+      }
+    } else if (act == "flee") {
+      for (Goblin& g : m.goblins) g.distance += 5 * s;
+    }
+    if (act != "get_potion") {
+      m.shrine_distance = std::min(40.0f, m.shrine_distance + 0.5f * s);
+    }
+    // The goblins' turn.
+    m.damage = std::max(0.0f, m.damage - 10 * s);
+    for (Goblin& g : m.goblins) {
+      g.distance = std::max(1.0f, g.distance - 1.5f * s);
+      if (g.distance <= 2) {
+        const float hit = (m.cover >= 1 ? 3.0f : 8.0f) * s;
+        m.health -= hit;
+        m.damage += hit;
+      }
+    }
+    m.goblins.erase(std::remove_if(m.goblins.begin(), m.goblins.end(),
+                                   [](const Goblin& g) {
+                                     return g.health <= 0 || g.distance > 30;
+                                   }),
+                    m.goblins.end());
+    if (m.goblins.size() < 5 && Uniform(rng_, 0, 1) < 0.5f * s) {
+      m.goblins.push_back({absl::StrFormat("goblin-%d", m.next_goblin++),
+                           Uniform(rng_, 15, 30), Uniform(rng_, 10, 30)});
+    }
+    if (!m.shrine_has_potion && now_ >= m.shrine_refill_at) {
+      m.shrine_has_potion = true;
+    }
+    if (Uniform(rng_, 0, 1) < 0.02f * s)
+      m.crystals = std::min(5.0f, m.crystals + 1);
+    if (m.health <= 0) {
+      total_life_ += now_ - m.born;
+      ++deaths_;
+      Respawn(m);
+    }
+  }
+
+  void Step(double dt) override { now_ += dt; }
+
+  std::vector<Mage> m_;
+  double now_ = 0;
+  double total_life_ = 0;
+  int deaths_ = 0;
+};
+
+// Seed 004's forager with noisy senses: the commitment experiment's world.
+class ForagerWorld final : public World {
+ public:
+  ForagerWorld(int agents, uint64_t seed, float noise)
+      : World("eat_hide_wander", agents, seed), noise_(noise), f_(agents) {
+    for (F& f : f_)
+      f = {Uniform(rng_, 0, 0.6f), Uniform(rng_, 0, 0.3f), Uniform(rng_, 2, 20),
+           0};
+  }
+
+ private:
+  struct F {
+    float hunger, danger, food_distance, idle;
+  };
+
+  float Noisy(float v, float lo, float hi) {
+    return Clamp(
+        v + std::normal_distribution<float>(0, noise_)(rng_) * (hi - lo), lo,
+        hi);
+  }
+
+  void Sense(int i, v1::AgentSnapshot* a) override {
+    const F& f = f_[i];
+    Set(a, "hunger", Noisy(f.hunger, 0, 1));
+    Set(a, "danger", Noisy(f.danger, 0, 1));
+    Set(a, "food_distance", Noisy(f.food_distance, 0, 25));
+    Set(a, "idle_time", Noisy(f.idle, 0, 20));
+  }
+
+  void Act(int i, const v1::Decision& d, double dt) override {
+    F& f = f_[i];
+    const float s = static_cast<float>(dt);
+    f.hunger = Clamp(f.hunger + 0.02f * s, 0, 1);
+    f.idle = Clamp(f.idle + s, 0, 20);
+    // A predator wanders near and away.
+    f.danger =
+        Clamp(f.danger + std::normal_distribution<float>(0, 0.08f)(rng_) *
+                             std::sqrt(s),
+              0, 1);
+    if (d.action() == "eat") {
+      if (f.food_distance > 1) {
+        f.food_distance = std::max(0.5f, f.food_distance - 3 * s);
+      } else {
+        f.hunger = Clamp(f.hunger - 0.04f * s, 0, 1);
+      }
+      f.idle = 0;
+    } else if (d.action() == "hide") {
+      f.danger = Clamp(f.danger - 0.05f * s, 0, 1);
+      f.idle = 0;
+    } else if (d.action() == "wander") {
+      f.food_distance =
+          Clamp(f.food_distance + Uniform(rng_, -2, 2) * s, 0, 25);
+      f.idle = std::max(0.0f, f.idle - 2 * s);
+    }
+  }
+
+  float noise_;
+  std::vector<F> f_;
+};
+
+int Run() {
+  client::ClientOptions options;
+  options.target = absl::GetFlag(FLAGS_target);
+  options.deadline = absl::Seconds(5);
+  absl::StatusOr<std::unique_ptr<client::Client>> client =
+      client::Client::Connect(options);
+  if (!client.ok()) {
+    std::fprintf(stderr, "%s\n",
+                 std::string(client.status().message()).c_str());
+    return 2;
+  }
+  const int agents = absl::GetFlag(FLAGS_agents);
+  const uint64_t seed = absl::GetFlag(FLAGS_seed);
+  const std::string which = absl::GetFlag(FLAGS_world);
+  std::vector<std::unique_ptr<World>> worlds;
+  if (which == "villager" || which == "all") {
+    worlds.push_back(std::make_unique<VillagerWorld>(agents, seed));
+  }
+  if (which == "arena" || which == "all") {
+    worlds.push_back(std::make_unique<ArenaWorld>(agents, seed + 1));
+  }
+  if (which == "forager") {
+    worlds.push_back(std::make_unique<ForagerWorld>(
+        agents, seed, static_cast<float>(absl::GetFlag(FLAGS_noise))));
+  }
+  if (worlds.empty()) {
+    std::fprintf(stderr, "--world: expected villager, arena, forager or all\n");
+    return 2;
+  }
+  // Wait for the service, then learn each set's factor order once.
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  for (auto& w : worlds) {
+    absl::StatusOr<std::shared_ptr<const client::SetSchema>> schema;
+    while (!(schema = (*client)->Schema(w->set())).ok()) {
+      if (absl::Now() > give_up || stop_requested.load()) {
+        std::fprintf(stderr, "%s: %s\n", w->set().c_str(),
+                     std::string(schema.status().message()).c_str());
+        return 1;
+      }
+      absl::SleepFor(absl::Milliseconds(200));
+    }
+    w->Bind(*schema);
+  }
+
+  const double hz = absl::GetFlag(FLAGS_hz);
+  const double dt = 1.0 / hz;
+  const bool realtime = absl::GetFlag(FLAGS_realtime);
+  const double end = absl::ToDoubleSeconds(absl::GetFlag(FLAGS_duration));
+  std::unique_ptr<client::DecisionStream> stream = (*client)->OpenStream();
+  const absl::Time start = absl::Now();
+  absl::Time next_report = start + absl::GetFlag(FLAGS_report_every);
+  int64_t decisions = 0, decisions_since_report = 0;
+  double now = 0;
+  absl::Time last_report = start;
+  std::printf("utilityd-sim: %zu world(s) x %d agents at %.0f Hz against %s\n",
+              worlds.size(), agents, hz, options.target.c_str());
+  std::fflush(stdout);
+  auto report = [&](bool final) {
+    const absl::Time t = absl::Now();
+    const double wall = absl::ToDoubleSeconds(t - last_report);
+    std::string line = absl::StrFormat(
+        "%s t=%.0fs decisions/s=%.0f", final ? "final" : "     ", now,
+        wall > 0 ? decisions_since_report / wall : 0.0);
+    if (final) {
+      line = absl::StrFormat(
+          "final: %.0fs simulated, %d decisions, %.0f "
+          "decisions/s overall",
+          now, decisions, decisions / absl::ToDoubleSeconds(t - start));
+    }
+    for (const auto& w : worlds) {
+      const double minutes = now / 60.0;
+      line += absl::StrFormat(
+          " | %s switches/agent/min=%.1f%s", w->set(),
+          minutes > 0 ? w->switches() / (minutes * w->agents()) : 0.0,
+          w->Extra());
+    }
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+    decisions_since_report = 0;
+    last_report = t;
+  };
+  for (uint64_t tick = 0; !stop_requested.load(); ++tick) {
+    if (end > 0 && now >= end) break;
+    v1::DecideRequest batch;
+    for (auto& w : worlds) w->Fill(now, tick, &batch);
+    const bool trace = tick < static_cast<uint64_t>(absl::GetFlag(FLAGS_trace));
+    if (trace) batch.set_explain(v1::EXPLAIN_FULL);
+    client::BatchResult result = stream->Submit(std::move(batch)).get();
+    if (!result.status.ok()) {
+      std::fprintf(stderr, "tick %llu: %s\n",
+                   static_cast<unsigned long long>(tick),
+                   std::string(result.status.message()).c_str());
+      continue;
+    }
+    int first = 0;
+    for (auto& w : worlds) {
+      if (trace) {
+        const v1::Decision& d = result.response.decisions(first);
+        std::printf("t=%.1f %s: %s\n", now, d.agent_id().c_str(),
+                    d.explanation().summary().c_str());
+      }
+      w->Apply(result.response, first, now, dt);
+      first += w->agents();
+    }
+    decisions += result.response.decisions_size();
+    decisions_since_report += result.response.decisions_size();
+    now += dt;
+    if (realtime) {
+      absl::SleepFor(start + absl::Seconds(now) - absl::Now());
+    }
+    if (absl::Now() >= next_report) {
+      report(false);
+      next_report += absl::GetFlag(FLAGS_report_every);
+    }
+  }
+  stream->Close();
+  report(true);
+  return 0;
+}
+
+}  // namespace
+}  // namespace utilityd::sim
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "A game server that streams its agents to utilityd every tick.");
+  absl::ParseCommandLine(argc, argv);
+  signal(SIGINT, utilityd::sim::OnSignal);
+  signal(SIGTERM, utilityd::sim::OnSignal);
+  return utilityd::sim::Run();
+}
