@@ -13,6 +13,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "server/src/log.h"
@@ -147,8 +149,16 @@ int Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --help lists this file's flags (Abseil would look for files named after
+  // the program).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "server/src/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage(
-      "utilityd: utility-AI decisions over gRPC.\n"
+      "utility-AI decisions over gRPC.\n"
       "  utilityd --config_dir=DIR [--grpc_address=0.0.0.0:50051] ...");
   absl::ParseCommandLine(argc, argv);
   return Run();

@@ -425,7 +425,7 @@ TEST_F(ServiceTest, SigtermDrainsAnOpenStreamAndExitsZero) {
 TEST_F(ServiceTest, HelpDocumentsEveryFlag) {
   const std::string out = "/tmp/utilityd_help.txt";
   const int rc = std::system(
-      (testing::UtilitydBinary() + " --helpfull > " + out + " 2>&1").c_str());
+      (testing::UtilitydBinary() + " --help > " + out + " 2>&1").c_str());
   (void)rc;
   const std::string help = ReadText(out);
   for (const char* flag :
