@@ -112,34 +112,41 @@ int SetSchema::TargetFactorIndex(absl::string_view name) const {
 }
 
 absl::Status SetSchema::Pack(v1::AgentSnapshot* snapshot) const {
-  bool packed_any = false;
-  if (!snapshot->named_factors().empty() && snapshot->factors().empty()) {
-    v1::AgentSnapshot copy;  // built aside so a failure leaves it untouched
-    if (absl::Status s =
-            PackValues(snapshot->named_factors(), factors_, summary_.factors(),
-                       "", copy.mutable_factors());
+  // Pack everything aside first, so a failure leaves the snapshot untouched.
+  const bool agent_named =
+      !snapshot->named_factors().empty() && snapshot->factors().empty();
+  google::protobuf::RepeatedField<float> agent_values;
+  if (agent_named) {
+    if (absl::Status s = PackValues(snapshot->named_factors(), factors_,
+                                    summary_.factors(), "", &agent_values);
         !s.ok()) {
       return s;
     }
-    *snapshot->mutable_factors() = copy.factors();
-    snapshot->clear_named_factors();
-    packed_any = true;
   }
+  std::vector<std::pair<int, google::protobuf::RepeatedField<float>>> targets;
   for (int t = 0; t < snapshot->targets_size(); ++t) {
-    v1::TargetSnapshot* target = snapshot->mutable_targets(t);
-    if (target->named_factors().empty() || !target->factors().empty()) continue;
-    if (absl::Status s = PackValues(
-            target->named_factors(), target_factors_, summary_.target_factors(),
-            absl::StrCat("targets[", t, "]."), target->mutable_factors());
+    const v1::TargetSnapshot& target = snapshot->targets(t);
+    if (target.named_factors().empty() || !target.factors().empty()) continue;
+    google::protobuf::RepeatedField<float> values;
+    if (absl::Status s = PackValues(target.named_factors(), target_factors_,
+                                    summary_.target_factors(),
+                                    absl::StrCat("targets[", t, "]."), &values);
         !s.ok()) {
       return s;
     }
+    targets.emplace_back(t, std::move(values));
+  }
+  if (!agent_named && targets.empty()) return absl::OkStatus();
+  if (agent_named) {
+    snapshot->mutable_factors()->Swap(&agent_values);
+    snapshot->clear_named_factors();
+  }
+  for (auto& [t, values] : targets) {
+    v1::TargetSnapshot* target = snapshot->mutable_targets(t);
+    target->mutable_factors()->Swap(&values);
     target->clear_named_factors();
-    packed_any = true;
   }
-  if (packed_any || snapshot->expected_revision().empty()) {
-    snapshot->set_expected_revision(revision());
-  }
+  snapshot->set_expected_revision(revision());
   return absl::OkStatus();
 }
 
@@ -220,18 +227,24 @@ void Client::InvalidateSchema(absl::string_view set) {
 
 void Client::PackRequest(v1::DecideRequest* request) {
   if (!options_.pack_named_factors) return;
+  // Schemas looked up for this request (null: the set could not be had),
+  // so a batch costs one cache lookup per set, not per agent.
+  absl::flat_hash_map<std::string, std::shared_ptr<const SetSchema>> seen;
   for (v1::AgentSnapshot& agent : *request->mutable_agents()) {
     bool named = !agent.named_factors().empty();
     for (const auto& t : agent.targets()) named |= !t.named_factors().empty();
     if (!named || agent.behaviour_set().empty()) continue;
-    absl::StatusOr<std::shared_ptr<const SetSchema>> schema =
-        Schema(agent.behaviour_set());
+    auto [it, fresh] = seen.try_emplace(agent.behaviour_set());
+    if (fresh) {
+      absl::StatusOr<std::shared_ptr<const SetSchema>> schema =
+          Schema(agent.behaviour_set());
+      if (schema.ok()) it->second = *std::move(schema);
+    }
     // Unknown set or unreachable server: send as is; the server answers.
-    if (!schema.ok()) continue;
-    v1::AgentSnapshot packed = agent;
-    if ((*schema)->Pack(&packed).ok()) agent = std::move(packed);
-    // A packing error (unknown or missing name) is left for the server,
-    // which reports it with the agent's index and the set's names.
+    if (it->second == nullptr) continue;
+    // Pack leaves the agent untouched when a name is unknown or missing;
+    // the server then reports it with the agent's index and the set's names.
+    (void)it->second->Pack(&agent);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/utilityd_process.h"
@@ -105,6 +106,18 @@ TEST(SetSchemaTest, PacksNamedFactorsInDeclaredOrder) {
   EXPECT_THAT(
       schema.Pack(&missing),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("missing b")));
+  // A bad target leaves the whole snapshot as it was.
+  v1::AgentSnapshot bad_target;
+  (*bad_target.mutable_named_factors())["a"] = 1;
+  (*bad_target.mutable_named_factors())["b"] = 2;
+  (*bad_target.add_targets()->mutable_named_factors())["e"] = 3;
+  const v1::AgentSnapshot before = bad_target;
+  EXPECT_THAT(schema.Pack(&bad_target),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("targets[0].named_factors: unknown factor")));
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equals(bad_target, before));
+  EXPECT_TRUE(bad_target.expected_revision().empty());
 }
 
 TEST_F(ClientTest, DecidesWithNamedFactorsPackedOnTheClient) {

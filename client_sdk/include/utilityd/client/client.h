@@ -79,7 +79,8 @@ class SetSchema {
 
   // Moves `snapshot`'s named factors (and its targets') into packed order and
   // sets expected_revision. INVALID_ARGUMENT naming an unknown or missing
-  // factor. Agents that already use packed factors are left alone.
+  // factor, leaving `snapshot` unchanged. Agents that already use packed
+  // factors are left alone.
   absl::Status Pack(v1::AgentSnapshot* snapshot) const;
 
  private:

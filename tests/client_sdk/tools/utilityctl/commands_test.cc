@@ -123,14 +123,15 @@ TEST(UtilityctlTest, DecideReportsAnUnreadableRequest) {
 }
 
 TEST(UtilityctlTest, EveryCommandHasHelp) {
-  for (const std::string& command : {"validate", "decide"}) {
+  for (const std::string command : {"validate", "decide", "sets", "get"}) {
     const Result r = Ctl({command, "--help"});
     EXPECT_EQ(r.code, 0);
     EXPECT_THAT(r.out, HasSubstr("usage: utilityctl " + command));
   }
   const Result top = Ctl({"--help"});
   EXPECT_EQ(top.code, 0);
-  EXPECT_THAT(top.out, AllOf(HasSubstr("validate"), HasSubstr("decide")));
+  EXPECT_THAT(top.out, AllOf(HasSubstr("validate"), HasSubstr("decide"),
+                             HasSubstr("sets"), HasSubstr("get")));
   EXPECT_EQ(Ctl({}).code, 2);
   EXPECT_EQ(Ctl({"frobnicate"}).code, 2);
 }
