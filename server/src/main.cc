@@ -49,6 +49,11 @@ ABSL_FLAG(absl::Duration, max_connection_age_grace, absl::Seconds(30),
           "Time an aged connection's open calls get to finish.");
 ABSL_FLAG(absl::Duration, max_connection_idle, absl::ZeroDuration(),
           "Close connections idle this long; 0 disables.");
+ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
+          "On SIGTERM/SIGINT, how long to keep listening (health "
+          "NOT_SERVING, new calls UNAVAILABLE) before shutting down, so load "
+          "balancers and probes see the change; a few seconds behind "
+          "Kubernetes.");
 ABSL_FLAG(absl::Duration, drain_grace, absl::Seconds(10),
           "On SIGTERM/SIGINT, how long in-flight batches get to finish.");
 ABSL_FLAG(std::string, port_file, "",
@@ -135,7 +140,8 @@ int Run() {
       }
       Log(LogLevel::kInfo, "signal",
           {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-      (*server)->Drain(absl::GetFlag(FLAGS_drain_grace));
+      (*server)->Drain(absl::GetFlag(FLAGS_drain_delay),
+                       absl::GetFlag(FLAGS_drain_grace));
       return;
     }
   });

@@ -103,13 +103,15 @@ void UtilitydServer::SetServing(bool serving) {
   health->SetServingStatus(kServiceName, serving);
 }
 
-void UtilitydServer::Drain(absl::Duration grace) {
+void UtilitydServer::Drain(absl::Duration delay, absl::Duration grace) {
   Log(LogLevel::kInfo, "draining",
-      {{"grace", absl::FormatDuration(grace)},
+      {{"delay", absl::FormatDuration(delay)},
+       {"grace", absl::FormatDuration(grace)},
        {"streams", service_->active_streams()}});
   SetServing(false);
   service_->StartDraining();
   watcher_->Stop();
+  absl::SleepFor(delay);
   const auto deadline =
       std::chrono::system_clock::now() +
       std::chrono::milliseconds(absl::ToInt64Milliseconds(grace));

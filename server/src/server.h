@@ -60,9 +60,11 @@ class UtilitydServer {
   ConfigWatcher& watcher() { return *watcher_; }
   DecisionServiceImpl& service() { return *service_; }
 
-  // Health NOT_SERVING, refuse new calls, end streams after their in-flight
-  // batches, then shut down, cancelling whatever is left after `grace`.
-  void Drain(absl::Duration grace);
+  // Health NOT_SERVING, refuse new calls with UNAVAILABLE and end streams
+  // after their in-flight batches; after `delay` (time for load balancers
+  // to see NOT_SERVING) stop listening and shut down, cancelling whatever is
+  // left after `grace`. Blocks for `delay`.
+  void Drain(absl::Duration delay, absl::Duration grace);
   // Blocks until the server has shut down.
   void Wait();
 

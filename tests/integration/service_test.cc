@@ -401,6 +401,23 @@ TEST_F(ServiceTest, FollowsAConfigMapSymlinkSwap) {
       first);
 }
 
+TEST_F(ServiceTest, SigtermTurnsHealthNotServingAndRefusesNewCalls) {
+  StartServer({"--drain_delay=3s"});
+  server_->Signal(SIGTERM);
+  const absl::Time deadline = absl::Now() + absl::Seconds(3);
+  while (server_->Health() == "SERVING" && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(server_->Health(), "NOT_SERVING");
+  v1::DecideRequest request;
+  *request.add_agents() = ArenaScenario("Quiet arena");
+  v1::DecideResponse response;
+  const grpc::Status s = Decide(request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(s.error_message(), HasSubstr("draining"));
+  EXPECT_EQ(server_->Wait(), 0) << server_->Log();
+}
+
 TEST_F(ServiceTest, SigtermDrainsAnOpenStreamAndExitsZero) {
   StartServer({"--drain_grace=5s"});
   grpc::ClientContext context;
