@@ -16,6 +16,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
 
 namespace utilityd::client {
@@ -42,13 +43,10 @@ v1::AgentSnapshot Forager(float hunger, float danger) {
 class ClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/utilityd_sdk_XXXXXX";
-    dir_ = ::mkdtemp(tmpl);
     for (const auto& e : fs::directory_iterator("examples/behaviour_sets")) {
       fs::copy_file(e.path(), dir_ / e.path().filename());
     }
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   void StartServer(int port = 0) {
     server_ = std::make_unique<UtilitydProcess>(
@@ -67,7 +65,8 @@ class ClientTest : public ::testing::Test {
     return *std::move(client);
   }
 
-  fs::path dir_;
+  ::utilityd::testing::TempDir temp_{"utilityd_sdk"};
+  const fs::path& dir_ = temp_.path();
   std::unique_ptr<UtilitydProcess> server_;
 };
 

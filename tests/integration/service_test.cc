@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
 #include "utilityd/loader/decide_codec.h"
 #include "utilityd/loader/set_loader.h"
@@ -44,21 +45,16 @@ void WriteText(const fs::path& p, const std::string& text) {
 // A temporary config directory holding copies of the example sets.
 class ConfigDir {
  public:
-  ConfigDir() {
-    char tmpl[] = "/tmp/utilityd_cfg_XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~ConfigDir() { fs::remove_all(path_); }
   void CopyExamples() {
     for (const auto& e : fs::directory_iterator(kExamples)) {
-      fs::copy_file(e.path(), path_ / e.path().filename());
+      fs::copy_file(e.path(), path() / e.path().filename());
     }
   }
-  const fs::path& path() const { return path_; }
-  std::string flag() const { return "--config_dir=" + path_.string(); }
+  const fs::path& path() const { return dir_.path(); }
+  std::string flag() const { return "--config_dir=" + path().string(); }
 
  private:
-  fs::path path_;
+  testing::TempDir dir_{"utilityd_cfg"};
 };
 
 // Loads the arena set offline to build snapshots from its scenarios.

@@ -19,17 +19,13 @@ namespace utilityd::testing {
 std::string UtilitydBinary() { return UTILITYD_BINARY; }
 
 UtilitydProcess::UtilitydProcess(std::vector<std::string> args, int port)
-    : args_(std::move(args)), port_(port), fixed_port_(port != 0) {
-  char tmpl[] = "/tmp/utilityd_test_XXXXXX";
-  dir_ = ::mkdtemp(tmpl);
-}
+    : args_(std::move(args)), port_(port), fixed_port_(port != 0) {}
 
 UtilitydProcess::~UtilitydProcess() {
   if (pid_ > 0) {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
   }
-  std::system(absl::StrCat("rm -rf ", dir_).c_str());
 }
 
 std::string UtilitydProcess::address() const {

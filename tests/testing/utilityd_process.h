@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "tests/testing/temp_dir.h"
 
 namespace utilityd::testing {
 
@@ -50,7 +51,8 @@ class UtilitydProcess {
   int port_;
   bool fixed_port_;
   pid_t pid_ = -1;
-  std::string dir_;
+  TempDir temp_{"utilityd_test"};
+  const std::string dir_ = temp_.path().string();
 };
 
 // Path of the utilityd binary under test (set by CMake).
