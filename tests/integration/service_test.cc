@@ -436,7 +436,8 @@ TEST_F(ServiceTest, SigtermDrainsAnOpenStreamAndExitsZero) {
 }
 
 TEST_F(ServiceTest, HelpDocumentsEveryFlag) {
-  const std::string out = "/tmp/utilityd_help.txt";
+  testing::TempDir dir("utilityd_help");
+  const std::string out = (dir.path() / "help.txt").string();
   const int rc = std::system(
       (testing::UtilitydBinary() + " --help > " + out + " 2>&1").c_str());
   (void)rc;

@@ -4,6 +4,7 @@ binary, with stubs generated from proto/ at build time.
 Run by ctest:  /usr/bin/python3 service_test.py UTILITYD_BINARY STUBS_DIR
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -53,6 +54,7 @@ class ServiceTest(unittest.TestCase):
         cls.channel.close()
         cls.server.terminate()
         assert cls.server.wait(timeout=20) == 0
+        shutil.rmtree(cls.dir)
 
     def forager(self, hunger, danger, **kw):
         # Packed in the declared order that GetBehaviourSet reports.
