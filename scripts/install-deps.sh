@@ -12,6 +12,8 @@ packages=(
   protobuf-compiler-grpc libyaml-cpp-dev
   # the Python test proves the proto from another language
   python3-grpcio python3-protobuf
+  # HTTP admin endpoint; Prometheus and YAML parsing for the deploy tests
+  libcpp-httplib-dev prometheus python3-yaml
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
 )
