@@ -7,12 +7,14 @@
 set -euo pipefail
 build=${1:-build}
 port=${PORT:-50051}
+http_port=${HTTP_PORT:-8080}
 agents=${AGENTS:-100}
 hz=${HZ:-10}
 work=$(mktemp -d)
 
 "$build/server/utilityd" --config_dir=examples/behaviour_sets \
-  --grpc_address="127.0.0.1:$port" --port_file="$work/port" \
+  --grpc_address="127.0.0.1:$port" --http_address="127.0.0.1:$http_port" \
+  --port_file="$work/port" \
   2>"$work/utilityd.log" &
 server=$!
 stop() {
@@ -27,12 +29,14 @@ for _ in $(seq 200); do
   [ -s "$work/port" ] && break
   if ! kill -0 "$server" 2>/dev/null; then
     cat "$work/utilityd.log" >&2
-    echo "utilityd did not start (is port $port taken? try PORT=50052 make run)" >&2
+    echo "utilityd did not start (are ports $port and $http_port free? try" \
+      "PORT=50052 HTTP_PORT=8081 make run)" >&2
     exit 1
   fi
   sleep 0.05
 done
 echo "utilityd serving examples/behaviour_sets on 127.0.0.1:$port"
+echo "  metrics: http://127.0.0.1:$http_port/metrics  status: http://127.0.0.1:$http_port/api/v1/status"
 echo "  try: $build/client_sdk/utilityctl decide --target=127.0.0.1:$port --set arena_mage --format table"
 echo "  Ctrl-C stops the simulator and the server"
 "$build/examples/sim/utilityd-sim" --target="127.0.0.1:$port" --world=all \

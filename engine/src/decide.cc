@@ -307,7 +307,7 @@ absl::Status Decide(const CompiledBehaviourSet& set, const AgentInput& input,
                   (out->target >= 0 && input.current_target != kAnyTarget &&
                    out->target != input.current_target);
 
-  if (level != ExplainLevel::kNone) {
+  {
     // The runner-up is the candidate that would have won without the
     // winner: eligible before not, then the higher rank, then Better. Its
     // score can exceed the winner's when a higher rank preempted it.

@@ -20,10 +20,11 @@ for bonus in 0 0.1 0.2 0.4; do
   grep -q "commitment_bonus: $bonus\$" "$work/$bonus/eat_hide_wander.yaml"
   rm -f "$work/port"
   "$build/server/utilityd" --config_dir="$work/$bonus" \
-    --grpc_address=127.0.0.1:0 --port_file="$work/port" 2>"$work/server.log" &
+    --grpc_address=127.0.0.1:0 --http_address=127.0.0.1:0 \
+    --port_file="$work/port" 2>"$work/server.log" &
   server=$!
   for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
-  line=$("$build/examples/sim/utilityd-sim" --target="127.0.0.1:$(cat "$work/port")" \
+  line=$("$build/examples/sim/utilityd-sim" --target="127.0.0.1:$(head -1 "$work/port")" \
     --world=forager --agents=20 --hz=10 --duration=300s --realtime=false \
     --noise="$noise" --seed=7 | tail -1)
   kill "$server"; wait "$server" || true

@@ -3,6 +3,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "server/src/log.h"
 #include "server/src/status_util.h"
 #include "utilityd/loader/decide_codec.h"
@@ -25,6 +26,45 @@ uint64_t Mix(uint64_t z) {
 }
 
 }  // namespace
+
+// Sees every agent of one batch: assigns decision ids (reserved for the
+// whole batch with one atomic step) and records metrics through handles
+// resolved once per set.
+class BatchRecorder final : public loader::BatchObserver {
+ public:
+  BatchRecorder(DecisionServiceImpl* service, int agents)
+      : service_(service),
+        next_id_(service->id_counter_.fetch_add(agents,
+                                                std::memory_order_relaxed)) {}
+
+  void OnDecided(const loader::LoadedSet& set, const v1::AgentSnapshot&,
+                 const engine::AgentInput& input,
+                 const engine::Decision& decision, v1::Decision* out) override {
+    out->set_decision_id(
+        absl::StrFormat("%016x", Mix(service_->id_base_ + next_id_++)));
+    ServiceMetrics::RecordDecision(Metrics(set), input, decision);
+  }
+
+  void OnFailed(const loader::LoadedSet* set, const v1::AgentSnapshot&,
+                const absl::Status& status) override {
+    ++next_id_;
+    service_->metrics_->RecordAgentError(set, status.code());
+  }
+
+ private:
+  const SetMetrics& Metrics(const loader::LoadedSet& set) {
+    if (&set != last_set_) {
+      last_set_ = &set;
+      last_ = &service_->metrics_->ForSet(set);
+    }
+    return *last_;
+  }
+
+  DecisionServiceImpl* const service_;
+  uint64_t next_id_;
+  const loader::LoadedSet* last_set_ = nullptr;
+  const SetMetrics* last_ = nullptr;
+};
 
 // One DecideStream call. States: a read is pending unless a response is
 // held (both buffers busy) or reading has ended; at most one write is in
@@ -123,9 +163,11 @@ class StreamReactor final
 };
 
 DecisionServiceImpl::DecisionServiceImpl(ConfigStore* store,
-                                         ServiceOptions options)
+                                         ServiceOptions options,
+                                         ServiceMetrics* metrics)
     : store_(store),
       options_(options),
+      metrics_(metrics),
       id_base_(absl::Uniform<uint64_t>(absl::BitGen())) {}
 
 DecisionServiceImpl::~DecisionServiceImpl() = default;
@@ -133,12 +175,14 @@ DecisionServiceImpl::~DecisionServiceImpl() = default;
 void DecisionServiceImpl::Register(StreamReactor* reactor) {
   absl::MutexLock lock(&streams_mu_);
   streams_.insert(reactor);
+  metrics_->active_streams().Increment();
   if (draining_.load()) reactor->Drain();
 }
 
 void DecisionServiceImpl::Unregister(StreamReactor* reactor) {
   absl::MutexLock lock(&streams_mu_);
   streams_.erase(reactor);
+  metrics_->active_streams().Decrement();
 }
 
 int DecisionServiceImpl::active_streams() const {
@@ -165,16 +209,10 @@ absl::Status DecisionServiceImpl::DecideBatch(const v1::DecideRequest& request,
   if (generation == nullptr) {
     return absl::UnavailableError("no behaviour sets are loaded yet");
   }
-  loader::DecideBatch(generation->catalog, request, response);
-  // One atomic step per batch reserves its ids.
-  uint64_t next = id_counter_.fetch_add(response->decisions_size(),
-                                        std::memory_order_relaxed);
-  for (v1::Decision& d : *response->mutable_decisions()) {
-    if (!d.has_error()) {
-      d.set_decision_id(absl::StrFormat("%016x", Mix(id_base_ + next)));
-    }
-    ++next;
-  }
+  const absl::Time start = absl::Now();
+  BatchRecorder recorder(this, request.agents_size());
+  loader::DecideBatch(generation->catalog, request, response, &recorder);
+  metrics_->RecordBatch(absl::Now() - start, request.agents_size());
   return absl::OkStatus();
 }
 

@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "server/src/config_store.h"
+#include "server/src/service_metrics.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 
 namespace utilityd::server {
@@ -33,7 +34,9 @@ class StreamReactor;
 
 class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
  public:
-  DecisionServiceImpl(ConfigStore* store, ServiceOptions options);
+  // `metrics` must outlive the service.
+  DecisionServiceImpl(ConfigStore* store, ServiceOptions options,
+                      ServiceMetrics* metrics);
   ~DecisionServiceImpl() override;
 
   grpc::ServerUnaryReactor* Decide(grpc::CallbackServerContext* context,
@@ -64,11 +67,13 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
 
  private:
   friend class StreamReactor;
+  friend class BatchRecorder;
   void Register(StreamReactor* reactor);
   void Unregister(StreamReactor* reactor);
 
   ConfigStore* const store_;
   const ServiceOptions options_;
+  ServiceMetrics* const metrics_;
   std::atomic<bool> draining_{false};
   // Decision ids: a per-process random base and a counter.
   const uint64_t id_base_;

@@ -26,6 +26,9 @@ ABSL_FLAG(std::string, config_dir, UTILITYD_DEFAULT_CONFIG_DIR,
 ABSL_FLAG(std::string, grpc_address, "0.0.0.0:50051",
           "Address to serve gRPC on; port 0 picks a free port (see "
           "--port_file).");
+ABSL_FLAG(std::string, http_address, "0.0.0.0:8080",
+          "Address of the HTTP admin endpoint (/metrics, /healthz, /readyz, "
+          "/api/v1/status); empty disables it. Port 0 picks a free port.");
 ABSL_FLAG(int, max_agents_per_request, 10000,
           "Batches with more agents are refused with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_message_bytes, 16 << 20,
@@ -57,8 +60,8 @@ ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
 ABSL_FLAG(absl::Duration, drain_grace, absl::Seconds(10),
           "On SIGTERM/SIGINT, how long in-flight batches get to finish.");
 ABSL_FLAG(std::string, port_file, "",
-          "When set, the bound gRPC port is written to this file once "
-          "serving.");
+          "When set, the bound gRPC port and HTTP admin port are written to "
+          "this file, one per line, once serving.");
 ABSL_FLAG(std::string, log_level, "info",
           "Minimum log level: debug, info, warning or error.");
 
@@ -89,6 +92,7 @@ int Run() {
   utilityd::server::ServerOptions options;
   options.config_dir = absl::GetFlag(FLAGS_config_dir);
   options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
+  options.http_address = absl::GetFlag(FLAGS_http_address);
   options.service.max_agents_per_request =
       absl::GetFlag(FLAGS_max_agents_per_request);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
@@ -121,10 +125,11 @@ int Run() {
   Log(LogLevel::kInfo, "listening",
       {{"grpc_address", options.grpc_address},
        {"port", port},
+       {"http_port", (*server)->http_port()},
        {"config_dir", options.config_dir}});
   if (const std::string file = absl::GetFlag(FLAGS_port_file); !file.empty()) {
     std::ofstream out(file + ".tmp");
-    out << port << "\n";
+    out << port << "\n" << (*server)->http_port() << "\n";
     out.close();
     std::rename((file + ".tmp").c_str(), file.c_str());
   }

@@ -23,9 +23,10 @@ int Millis(absl::Duration d) {
 absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
     const ServerOptions& options) {
   std::unique_ptr<UtilitydServer> s(new UtilitydServer());
+  s->metrics_ = std::make_unique<ServiceMetrics>(&s->registry_);
   s->store_ = std::make_unique<ConfigStore>(options.config_dir);
-  s->service_ =
-      std::make_unique<DecisionServiceImpl>(s->store_.get(), options.service);
+  s->service_ = std::make_unique<DecisionServiceImpl>(
+      s->store_.get(), options.service, s->metrics_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   if (options.reflection)
@@ -34,6 +35,14 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
   builder.AddListeningPort(options.grpc_address,
                            grpc::InsecureServerCredentials(), &s->port_);
   builder.RegisterService(s->service_.get());
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(s->metrics_->GrpcInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  // gRPC allows SO_REUSEPORT by default: a second utilityd on the same
+  // port would silently share it. Fail with "address in use" instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   if (options.keepalive_time > absl::ZeroDuration()) {
@@ -66,6 +75,7 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
 
   UtilitydServer* raw = s.get();
   s->store_->SetListener([raw](const ReloadOutcome& outcome) {
+    raw->metrics_->RecordReload(outcome, raw->store_->Current().get());
     if (outcome.ok) {
       const auto g = raw->store_->Current();
       Log(LogLevel::kInfo, "config_loaded",
@@ -85,10 +95,60 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
   s->watcher_ =
       std::make_unique<ConfigWatcher>(s->store_.get(), options.reload_interval);
   s->watcher_->Start();
+  if (!options.http_address.empty()) {
+    absl::StatusOr<std::unique_ptr<AdminHttpServer>> admin =
+        AdminHttpServer::Start(
+            options.http_address,
+            {.metrics = [raw] { return raw->registry_.Serialize(); },
+             .ready = [raw] { return raw->ready(); },
+             .status_json = [raw] { return raw->StatusJson(); }});
+    if (!admin.ok()) return admin.status();
+    s->admin_ = *std::move(admin);
+  }
   return s;
 }
 
+bool UtilitydServer::ready() const {
+  return store_->Current() != nullptr && !service_->draining();
+}
+
+std::string UtilitydServer::StatusJson() const {
+  auto time = [](absl::Time t) {
+    return JsonString(
+        absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone()));
+  };
+  const std::shared_ptr<const Generation> g = store_->Current();
+  const ReloadOutcome last = store_->last_reload();
+  std::string out = absl::StrCat(
+      "{\"version\":", JsonString(UTILITYD_VERSION),
+      ",\"uptime_seconds\":", absl::ToInt64Seconds(absl::Now() - started_),
+      ",\"ready\":", ready() ? "true" : "false",
+      ",\"draining\":", service_->draining() ? "true" : "false",
+      ",\"active_streams\":", service_->active_streams(),
+      ",\"config_dir\":", JsonString(store_->dir()),
+      ",\"generation\":", g ? g->number : 0, ",\"behaviour_sets\":[");
+  if (g != nullptr) {
+    bool first = true;
+    for (const auto& [name, set] : g->catalog.sets()) {
+      absl::StrAppend(&out, first ? "" : ",", "{\"name\":", JsonString(name),
+                      ",\"revision\":", JsonString(set->revision()),
+                      ",\"loaded_at\":", time(g->set_loaded_at.at(name)),
+                      ",\"source\":", JsonString(set->source),
+                      ",\"factors\":", set->compiled.factor_count(),
+                      ",\"actions\":", set->compiled.action_count(), "}");
+      first = false;
+    }
+  }
+  absl::StrAppend(&out,
+                  "],\"last_reload\":{\"ok\":", last.ok ? "true" : "false",
+                  ",\"at\":", time(last.at),
+                  ",\"changed\":", last.changed ? "true" : "false",
+                  ",\"error\":", JsonString(last.error), "}}");
+  return out;
+}
+
 UtilitydServer::~UtilitydServer() {
+  if (admin_) admin_->Stop();
   if (watcher_) watcher_->Stop();
   if (server_) {
     server_->Shutdown(std::chrono::system_clock::now());
@@ -112,6 +172,7 @@ void UtilitydServer::Drain(absl::Duration delay, absl::Duration grace) {
   service_->StartDraining();
   watcher_->Stop();
   absl::SleepFor(delay);
+  if (admin_) admin_->Stop();
   const auto deadline =
       std::chrono::system_clock::now() +
       std::chrono::milliseconds(absl::ToInt64Milliseconds(grace));

@@ -19,14 +19,20 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/src/admin_http.h"
 #include "server/src/config_store.h"
 #include "server/src/config_watcher.h"
 #include "server/src/decision_service.h"
+#include "server/src/metrics.h"
+#include "server/src/service_metrics.h"
 
 namespace utilityd::server {
 
 struct ServerOptions {
   std::string grpc_address = "0.0.0.0:50051";
+  // HTTP admin endpoint (/metrics, /healthz, /readyz, /api/v1/status);
+  // empty disables it.
+  std::string http_address = "0.0.0.0:8080";
   std::string config_dir;
   ServiceOptions service;
   int max_message_bytes = 16 << 20;
@@ -54,8 +60,15 @@ class UtilitydServer {
       const ServerOptions& options);
   ~UtilitydServer();
 
-  // Port actually bound (useful with port 0).
+  // Ports actually bound (useful with port 0); http_port is 0 when the
+  // admin endpoint is off.
   int port() const { return port_; }
+  int http_port() const { return admin_ ? admin_->port() : 0; }
+  metrics::Registry& registry() { return registry_; }
+  // Ready: sets loaded and not draining.
+  bool ready() const;
+  // The /api/v1/status document.
+  std::string StatusJson() const;
   ConfigStore& store() { return *store_; }
   ConfigWatcher& watcher() { return *watcher_; }
   DecisionServiceImpl& service() { return *service_; }
@@ -72,6 +85,10 @@ class UtilitydServer {
   UtilitydServer() = default;
   void SetServing(bool serving);
 
+  metrics::Registry registry_;
+  std::unique_ptr<ServiceMetrics> metrics_;
+  std::unique_ptr<AdminHttpServer> admin_;
+  absl::Time started_ = absl::Now();
   std::unique_ptr<ConfigStore> store_;
   std::unique_ptr<ConfigWatcher> watcher_;
   std::unique_ptr<DecisionServiceImpl> service_;

@@ -586,7 +586,7 @@ TEST(DecideInputTest, ExplainLevelsGateTheTraces) {
   const std::vector<float> f = {0.5f};
   const Decision none = MustDecide(set, {.factors = f}, ExplainLevel::kNone);
   EXPECT_TRUE(none.considerations.empty());
-  EXPECT_EQ(none.runner_up_action, -1);
+  EXPECT_EQ(none.runner_up_action, 1);  // computed at every level
   const Decision top = MustDecide(set, {.factors = f}, ExplainLevel::kTop);
   EXPECT_EQ(top.runner_up_action, 1);
   EXPECT_TRUE(top.considerations.empty());

@@ -19,10 +19,11 @@ done
 "$work/consumer/consumer" "$src/examples/behaviour_sets/arena_mage.yaml"
 
 "$prefix/bin/utilityd" --config_dir="$src/examples/behaviour_sets" \
-  --grpc_address=127.0.0.1:0 --port_file="$work/port" 2>"$work/utilityd.log" &
+  --grpc_address=127.0.0.1:0 --http_address=127.0.0.1:0 \
+  --port_file="$work/port" 2>"$work/utilityd.log" &
 server=$!
 trap 'kill "$server" 2>/dev/null || true' EXIT
 for _ in $(seq 200); do [ -s "$work/port" ] && break; sleep 0.05; done
-"$work/sdk/sdk_example" "127.0.0.1:$(cat "$work/port")"
+"$work/sdk/sdk_example" "127.0.0.1:$(head -1 "$work/port")"
 kill -TERM "$server"
 wait "$server"

@@ -27,14 +27,14 @@ class ServiceTest(unittest.TestCase):
         port_file = os.path.join(cls.dir, "port")
         cls.server = subprocess.Popen(
             [UTILITYD, "--grpc_address=127.0.0.1:0", "--port_file=" + port_file,
-             "--config_dir=examples/behaviour_sets"],
+             "--http_address=127.0.0.1:0", "--config_dir=examples/behaviour_sets"],
             stderr=open(os.path.join(cls.dir, "log"), "w"))
         deadline = time.time() + 20
         while not (os.path.exists(port_file) and open(port_file).read().strip()):
             if time.time() > deadline or cls.server.poll() is not None:
                 raise RuntimeError("utilityd did not start")
             time.sleep(0.02)
-        address = "127.0.0.1:" + open(port_file).read().strip()
+        address = "127.0.0.1:" + open(port_file).read().split()[0]
         cls.channel = grpc.insecure_channel(address)
         cls.stub = rpc.DecisionServiceStub(cls.channel)
         health = health_pb2_grpc.HealthStub(cls.channel)

@@ -45,7 +45,7 @@ absl::Status UtilitydProcess::Start(absl::Duration timeout) {
   std::vector<std::string> argv = {
       UtilitydBinary(),
       absl::StrCat("--grpc_address=127.0.0.1:", fixed_port_ ? port_ : 0),
-      "--port_file=" + port_file};
+      "--port_file=" + port_file, "--http_address=127.0.0.1:0"};
   argv.insert(argv.end(), args_.begin(), args_.end());
   const std::string log = dir_ + "/stderr.log";
   pid_ = ::fork();
@@ -62,9 +62,10 @@ absl::Status UtilitydProcess::Start(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   while (absl::Now() < deadline) {
     std::ifstream in(port_file);
-    int port = 0;
-    if (in >> port && port > 0) {
+    int port = 0, http_port = 0;
+    if (in >> port >> http_port && port > 0) {
       port_ = port;
+      http_port_ = http_port;
       return absl::OkStatus();
     }
     int status;

@@ -42,6 +42,8 @@ class UtilitydProcess {
   bool running() const { return pid_ > 0; }
 
   int port() const { return port_; }
+  // The HTTP admin port (0 when disabled).
+  int http_port() const { return http_port_; }
   std::string address() const;
   // Everything the server wrote to stderr so far.
   std::string Log() const;
@@ -49,6 +51,7 @@ class UtilitydProcess {
  private:
   std::vector<std::string> args_;
   int port_;
+  int http_port_ = 0;
   bool fixed_port_;
   pid_t pid_ = -1;
   TempDir temp_{"utilityd_test"};

@@ -274,23 +274,26 @@ void WriteError(const absl::Status& status, v1::Decision* out) {
 }
 
 void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
-                 v1::DecideResponse* response) {
+                 v1::DecideResponse* response, BatchObserver* observer) {
   response->set_request_id(request.request_id());
   AgentScratch scratch;
   std::vector<std::string> set_names;
   for (int i = 0; i < request.agents_size(); ++i) {
     const v1::AgentSnapshot& agent = request.agents(i);
     v1::Decision* out = response->add_decisions();
-    const std::string at = absl::StrCat("agents[", i, "].");
+    std::shared_ptr<const LoadedSet> set;
     auto fail = [&](const absl::Status& s) {
       out->set_agent_id(agent.agent_id());
-      WriteError(absl::Status(s.code(), absl::StrCat(at, s.message())), out);
+      const absl::Status at(s.code(),
+                            absl::StrCat("agents[", i, "].", s.message()));
+      WriteError(at, out);
+      if (observer != nullptr) observer->OnFailed(set.get(), agent, at);
     };
     if (agent.behaviour_set().empty()) {
       fail(absl::InvalidArgumentError("behaviour_set: is required"));
       continue;
     }
-    std::shared_ptr<const LoadedSet> set = catalog.Find(agent.behaviour_set());
+    set = catalog.Find(agent.behaviour_set());
     if (set == nullptr) {
       if (set_names.empty()) {
         for (const auto& [name, _] : catalog.sets()) set_names.push_back(name);
@@ -311,6 +314,9 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
       continue;
     }
     WriteDecision(*set, agent, scratch.decision, request.explain(), out);
+    if (observer != nullptr) {
+      observer->OnDecided(*set, agent, input, scratch.decision, out);
+    }
   }
 }
 

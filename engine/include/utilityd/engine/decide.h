@@ -108,7 +108,8 @@ struct Decision {
   bool switched = false;
   bool fallback = false;
   int rank = 0;  // rank that competed
-  // Runner-up: best other non-vetoed candidate (kTop and kFull).
+  // Runner-up: the candidate that would have won without the winner (at
+  // every level: the margin is cheap and feeds metrics).
   int runner_up_action = -1;
   int runner_up_target = -1;
   float runner_up_score = 0;

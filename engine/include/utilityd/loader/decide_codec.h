@@ -55,11 +55,28 @@ void ToError(const absl::Status& status, v1::Error* out);
 // Writes a per-agent error: canonical code and message, no action.
 void WriteError(const absl::Status& status, v1::Decision* out);
 
+// Sees each agent as DecideBatch handles it, on the request path: keep it
+// cheap. Used by the service for metrics, decision ids and decision logs.
+class BatchObserver {
+ public:
+  virtual ~BatchObserver() = default;
+  // An agent was decided; `out` is its message, already written.
+  virtual void OnDecided(const LoadedSet& set, const v1::AgentSnapshot& agent,
+                         const engine::AgentInput& input,
+                         const engine::Decision& decision,
+                         v1::Decision* out) = 0;
+  // An agent failed; `set` is null when its set is not loaded.
+  virtual void OnFailed(const LoadedSet* set, const v1::AgentSnapshot& agent,
+                        const absl::Status& status) = 0;
+};
+
 // Decides every agent of `request` with the sets of `catalog`. One agent's
 // problem becomes that agent's error and never affects the others. Errors
 // are prefixed with the agent's path, e.g. "agents[3].factors: ...".
+// `observer`, when given, sees every agent.
 void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
-                 v1::DecideResponse* response);
+                 v1::DecideResponse* response,
+                 BatchObserver* observer = nullptr);
 
 // Returns the snapshot a scenario of set `set_name` describes (agent id =
 // scenario name).

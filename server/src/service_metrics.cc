@@ -1,0 +1,341 @@
+#include "server/src/service_metrics.h"
+
+#include <array>
+#include <atomic>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+
+namespace utilityd::server {
+namespace {
+
+using metrics::Counter;
+using metrics::ExponentialBuckets;
+using metrics::Histogram;
+
+// Scores live in 0..1 (weights can lift them above).
+const std::vector<double> kScoreBuckets = {0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6,
+                                           0.7,  0.8, 0.9, 1.0, 1.5, 2.0};
+// Winner minus runner-up: near-ties predict dithering.
+const std::vector<double> kMarginBuckets = {0.0, 0.005, 0.01, 0.02, 0.05,
+                                            0.1, 0.2,   0.3,  0.5,  1.0};
+
+}  // namespace
+
+const char* GrpcCodeName(int code) {
+  static constexpr std::array<const char*, 17> kNames = {"OK",
+                                                         "Canceled",
+                                                         "Unknown",
+                                                         "InvalidArgument",
+                                                         "DeadlineExceeded",
+                                                         "NotFound",
+                                                         "AlreadyExists",
+                                                         "PermissionDenied",
+                                                         "ResourceExhausted",
+                                                         "FailedPrecondition",
+                                                         "Aborted",
+                                                         "OutOfRange",
+                                                         "Unimplemented",
+                                                         "Internal",
+                                                         "Unavailable",
+                                                         "DataLoss",
+                                                         "Unauthenticated"};
+  return code >= 0 && code < static_cast<int>(kNames.size()) ? kNames[code]
+                                                             : "Unknown";
+}
+
+ServiceMetrics::ServiceMetrics(metrics::Registry* r) : registry_(r) {
+  decisions_ = &r->AddCounter("utilityd_decisions_total",
+                              "Agent decisions made, by chosen action.",
+                              {"behaviour_set", "action"});
+  switches_ = &r->AddCounter(
+      "utilityd_decision_switches_total",
+      "Decisions whose action differs from the agent's current action.",
+      {"behaviour_set"});
+  no_action_ = &r->AddCounter(
+      "utilityd_no_action_total",
+      "Decisions where nothing was eligible and the set has no fallback.",
+      {"behaviour_set"});
+  vetoes_ = &r->AddCounter(
+      "utilityd_vetoes_total",
+      "Candidates vetoed (a consideration at 0, invalid input, no targets).",
+      {"behaviour_set", "action"});
+  agent_errors_ =
+      &r->AddCounter("utilityd_agent_errors_total",
+                     "Agents answered with an error instead of a decision.",
+                     {"behaviour_set", "code"});
+  invalid_factors_ = &r->AddCounter(
+      "utilityd_invalid_factors_total",
+      "Agents with a NaN or infinite factor that a consideration read.",
+      {"behaviour_set"});
+  selected_score_ = &r->AddHistogram("utilityd_selected_score",
+                                     "Score of the chosen candidate.",
+                                     {"behaviour_set"}, kScoreBuckets);
+  margin_ = &r->AddHistogram(
+      "utilityd_decision_margin",
+      "Winner's score minus the runner-up's; near 0 predicts dithering.",
+      {"behaviour_set"}, kMarginBuckets);
+  batch_duration_ =
+      &r->AddHistogram("utilityd_batch_duration_seconds",
+                       "Time to decide one batch (a unary call or one stream "
+                       "message).",
+                       {}, ExponentialBuckets(5e-6, 2, 19))
+           .Add({});
+  batch_agents_ = &r->AddHistogram("utilityd_batch_agents", "Agents per batch.",
+                                   {}, ExponentialBuckets(1, 2, 15))
+                       .Add({});
+  active_streams_ =
+      &r->AddGauge("utilityd_active_streams", "Open DecideStream calls.")
+           .Add({});
+  behaviour_sets_ =
+      &r->AddGauge("utilityd_behaviour_sets", "Behaviour sets loaded.").Add({});
+  reloads_ = &r->AddCounter("utilityd_config_reloads_total",
+                            "Config reload attempts, by result.", {"result"});
+  reloads_->Add({"success"});
+  reloads_->Add({"failure"});
+  last_reload_success_ =
+      &r->AddGauge("utilityd_config_last_reload_success_timestamp_seconds",
+                   "When the config last loaded successfully.")
+           .Add({});
+  set_info_ = &r->AddGauge("utilityd_behaviour_set_info",
+                           "Loaded behaviour sets and their revisions (1).",
+                           {"behaviour_set", "revision"});
+  log_dropped_ = &r->AddCounter("utilityd_decision_log_dropped_total",
+                                "Decision log lines dropped because the "
+                                "queue was full.")
+                      .Add({});
+  log_written_ = &r->AddCounter("utilityd_decision_log_written_total",
+                                "Decision log lines written.")
+                      .Add({});
+  r->AddGauge("utilityd_build_info", "utilityd's version (1).", {"version"})
+      .Add({UTILITYD_VERSION})
+      .Set(1);
+  metrics::AddProcessMetrics(r);
+}
+
+const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set) {
+  const std::string key = absl::StrCat(set.name(), "@", set.revision());
+  absl::MutexLock lock(&mu_);
+  auto& slot = sets_[key];
+  if (slot == nullptr) {
+    auto m = std::make_unique<SetMetrics>();
+    const std::string& name = set.name();
+    for (const auto& a : set.compiled.actions()) {
+      m->decisions.push_back(&decisions_->Add({name, a.name}));
+      m->vetoes.push_back(&vetoes_->Add({name, a.name}));
+    }
+    m->switches = &switches_->Add({name});
+    m->no_action = &no_action_->Add({name});
+    m->invalid_factors = &invalid_factors_->Add({name});
+    m->selected_score = &selected_score_->Add({name});
+    m->margin = &margin_->Add({name});
+    slot = std::move(m);
+  }
+  return *slot;
+}
+
+void ServiceMetrics::RecordDecision(const SetMetrics& m,
+                                    const engine::AgentInput& in,
+                                    const engine::Decision& d) {
+  if (d.action >= 0) {
+    m.decisions[d.action]->Increment();
+    m.selected_score->Observe(d.score);
+    if (d.runner_up_action >= 0) m.margin->Observe(d.score - d.runner_up_score);
+  } else {
+    m.no_action->Increment();
+  }
+  // The first decision of an agent is not a switch.
+  if (d.switched && in.current_action >= 0) m.switches->Increment();
+  bool invalid = false;
+  for (const engine::CandidateTrace& c : d.candidates) {
+    if (c.veto == engine::VetoReason::kNone) continue;
+    m.vetoes[c.action]->Increment();
+    invalid |= c.veto == engine::VetoReason::kInvalidInput;
+  }
+  if (invalid) m.invalid_factors->Increment();
+}
+
+void ServiceMetrics::RecordAgentError(const loader::LoadedSet* set,
+                                      absl::StatusCode code) {
+  // Unknown set names come from clients: never a label.
+  agent_errors_
+      ->Add({set != nullptr ? set->name() : "(unknown)",
+             GrpcCodeName(static_cast<int>(code))})
+      .Increment();
+}
+
+void ServiceMetrics::RecordBatch(absl::Duration duration, int agents) {
+  batch_duration_->Observe(absl::ToDoubleSeconds(duration));
+  batch_agents_->Observe(agents);
+}
+
+void ServiceMetrics::RecordReload(const ReloadOutcome& outcome,
+                                  const Generation* current) {
+  reloads_->Add({outcome.ok ? "success" : "failure"}).Increment();
+  if (outcome.ok)
+    last_reload_success_->Set(absl::ToUnixMillis(outcome.at) / 1e3);
+  if (current == nullptr) return;
+  behaviour_sets_->Set(static_cast<double>(current->catalog.sets().size()));
+  if (outcome.changed) {
+    set_info_->Clear();  // only written here, never on the request path
+    for (const auto& [name, set] : current->catalog.sets()) {
+      set_info_->Add({name, set->revision()}).Set(1);
+    }
+  }
+}
+
+// --- gRPC --------------------------------------------------------------------
+
+namespace {
+
+struct MethodMetrics {
+  std::string type, service, method;
+  Counter* started;
+  Counter* received;
+  Counter* sent;
+  Histogram* handling;
+  std::array<std::atomic<Counter*>, 17> handled{};
+};
+
+class GrpcMetricsInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  GrpcMetricsInterceptor(MethodMetrics* m,
+                         metrics::Family<Counter>* handled_family)
+      : m_(m), handled_family_(handled_family), start_(absl::Now()) {
+    m_->started->Increment();
+  }
+
+  void Intercept(
+      grpc::experimental::InterceptorBatchMethods* methods) override {
+    using grpc::experimental::InterceptionHookPoints;
+    // The hook also fires for the read that finds the end of a stream,
+    // with no message: count only messages that arrived.
+    if (methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::POST_RECV_MESSAGE) &&
+        methods->GetRecvMessage() != nullptr) {
+      m_->received->Increment();
+    }
+    if (methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::PRE_SEND_MESSAGE)) {
+      m_->sent->Increment();
+    }
+    if (methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::PRE_SEND_STATUS)) {
+      Handled(methods->GetSendStatus().error_code());
+    }
+    methods->Proceed();
+  }
+
+  ~GrpcMetricsInterceptor() override {
+    if (!done_) Handled(grpc::StatusCode::CANCELLED);
+  }
+
+ private:
+  void Handled(int code) {
+    if (done_) return;
+    done_ = true;
+    if (code < 0 || code >= 17) code = 2;
+    Counter* c = m_->handled[code].load(std::memory_order_acquire);
+    if (c == nullptr) {
+      c = &handled_family_->Add(
+          {m_->type, m_->service, m_->method, GrpcCodeName(code)});
+      m_->handled[code].store(c, std::memory_order_release);
+    }
+    c->Increment();
+    m_->handling->Observe(absl::ToDoubleSeconds(absl::Now() - start_));
+  }
+
+  MethodMetrics* m_;
+  metrics::Family<Counter>* handled_family_;
+  absl::Time start_;
+  bool done_ = false;
+};
+
+class GrpcMetricsFactory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit GrpcMetricsFactory(metrics::Registry* r) {
+    const std::vector<std::string> labels = {"grpc_type", "grpc_service",
+                                             "grpc_method"};
+    started_ = &r->AddCounter("grpc_server_started_total",
+                              "RPCs started on the server.", labels);
+    std::vector<std::string> with_code = labels;
+    with_code.push_back("grpc_code");
+    handled_ = &r->AddCounter("grpc_server_handled_total",
+                              "RPCs completed on the server, regardless of "
+                              "success or failure.",
+                              with_code);
+    received_ =
+        &r->AddCounter("grpc_server_msg_received_total",
+                       "RPC stream messages received on the server.", labels);
+    sent_ = &r->AddCounter("grpc_server_msg_sent_total",
+                           "gRPC stream messages sent on the server.", labels);
+    handling_ = &r->AddHistogram(
+        "grpc_server_handling_seconds",
+        "Response latency (seconds) of gRPC that had been application-level "
+        "handled by the server.",
+        labels,
+        {0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+         30, 60, 300});
+  }
+
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new GrpcMetricsInterceptor(ForMethod(info), handled_);
+  }
+
+ private:
+  MethodMetrics* ForMethod(grpc::experimental::ServerRpcInfo* info) {
+    const std::string full = info->method() != nullptr ? info->method() : "";
+    absl::MutexLock lock(&mu_);
+    auto& slot = methods_[full];
+    if (slot == nullptr) {
+      slot = std::make_unique<MethodMetrics>();
+      // "/package.Service/Method"
+      std::vector<std::string> parts = absl::StrSplit(full, '/');
+      slot->service = parts.size() > 1 ? parts[1] : "unknown";
+      slot->method = parts.size() > 2 ? parts[2] : "unknown";
+      using Type = grpc::experimental::ServerRpcInfo::Type;
+      switch (info->type()) {
+        case Type::UNARY:
+          slot->type = "unary";
+          break;
+        case Type::CLIENT_STREAMING:
+          slot->type = "client_stream";
+          break;
+        case Type::SERVER_STREAMING:
+          slot->type = "server_stream";
+          break;
+        case Type::BIDI_STREAMING:
+          slot->type = "bidi_stream";
+          break;
+      }
+      const std::vector<std::string> v = {slot->type, slot->service,
+                                          slot->method};
+      slot->started = &started_->Add(v);
+      slot->received = &received_->Add(v);
+      slot->sent = &sent_->Add(v);
+      slot->handling = &handling_->Add(v);
+    }
+    return slot.get();
+  }
+
+  metrics::Family<Counter>* started_;
+  metrics::Family<Counter>* handled_;
+  metrics::Family<Counter>* received_;
+  metrics::Family<Counter>* sent_;
+  metrics::Family<Histogram>* handling_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<MethodMetrics>> methods_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+ServiceMetrics::GrpcInterceptorFactory() {
+  return std::make_unique<GrpcMetricsFactory>(registry_);
+}
+
+}  // namespace utilityd::server

@@ -1,0 +1,196 @@
+// The real utilityd's HTTP admin endpoint: metrics after real traffic, a
+// clean promtool lint of a live scrape, health and status.
+#include <grpcpp/create_channel.h>
+#include <httplib.h>
+
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/utilityd_process.h"
+#include "utilityd/v1/decision_service.grpc.pb.h"
+
+namespace utilityd {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::utilityd::testing::IsOk;
+
+v1::AgentSnapshot Forager(float hunger, float danger) {
+  v1::AgentSnapshot a;
+  a.set_agent_id("f");
+  a.set_behaviour_set("eat_hide_wander");
+  for (float v : {hunger, danger, 5.0f, 2.0f}) a.add_factors(v);
+  return a;
+}
+
+class ObservabilityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<testing::UtilitydProcess>(
+        std::vector<std::string>{"--config_dir=examples/behaviour_sets"});
+    ASSERT_THAT(server_->Start(), IsOk());
+    ASSERT_TRUE(server_->WaitServing());
+    ASSERT_GT(server_->http_port(), 0);
+    http_ =
+        std::make_unique<httplib::Client>("127.0.0.1", server_->http_port());
+    stub_ = v1::DecisionService::NewStub(grpc::CreateChannel(
+        server_->address(), grpc::InsecureChannelCredentials()));
+  }
+
+  std::string Get(const std::string& path, int* status = nullptr) {
+    auto res = http_->Get(path);
+    EXPECT_TRUE(res) << path;
+    if (!res) return "";
+    if (status != nullptr) *status = res->status;
+    return res->body;
+  }
+
+  void Traffic() {
+    // Unary: two good agents (one switches), one unknown set, one NaN.
+    v1::DecideRequest request;
+    v1::AgentSnapshot eat = Forager(0.8f, 0.1f);
+    eat.set_current_action("wander");
+    *request.add_agents() = eat;
+    *request.add_agents() = Forager(0.8f, 0.95f);
+    v1::AgentSnapshot unknown = Forager(0.1f, 0.1f);
+    unknown.set_behaviour_set("attacker-chosen-name");
+    *request.add_agents() = unknown;
+    v1::AgentSnapshot nan = Forager(0.5f, 0.1f);
+    nan.set_factors(1, NAN);
+    *request.add_agents() = nan;
+    grpc::ClientContext context;
+    v1::DecideResponse response;
+    ASSERT_TRUE(stub_->Decide(&context, request, &response).ok());
+    // A stream of three batches.
+    grpc::ClientContext stream_context;
+    auto stream = stub_->DecideStream(&stream_context);
+    for (int i = 1; i <= 3; ++i) {
+      v1::DecideRequest batch;
+      batch.set_request_id(i);
+      *batch.add_agents() = Forager(0.1f, 0.05f);
+      ASSERT_TRUE(stream->Write(batch));
+      ASSERT_TRUE(stream->Read(&response));
+    }
+    stream->WritesDone();
+    ASSERT_TRUE(stream->Finish().ok());
+  }
+
+  std::unique_ptr<testing::UtilitydProcess> server_;
+  std::unique_ptr<httplib::Client> http_;
+  std::unique_ptr<v1::DecisionService::Stub> stub_;
+};
+
+TEST_F(ObservabilityTest, MetricsCountRealTraffic) {
+  Traffic();
+  const std::string m = Get("/metrics");
+  const std::string set = "behaviour_set=\"eat_hide_wander\"";
+  EXPECT_THAT(
+      m, HasSubstr("utilityd_decisions_total{" + set + ",action=\"eat\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_decisions_total{" + set +
+                           ",action=\"hide\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_decisions_total{" + set +
+                           ",action=\"wander\"} 3\n"));
+  EXPECT_THAT(m,
+              HasSubstr("utilityd_decision_switches_total{" + set + "} 1\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_invalid_factors_total{" + set + "} 1\n"));
+  // The unknown set's name is not a label.
+  EXPECT_THAT(
+      m, HasSubstr("utilityd_agent_errors_total{behaviour_set=\"(unknown)\","
+                   "code=\"NotFound\"} 1\n"));
+  EXPECT_THAT(m, ::testing::Not(HasSubstr("attacker-chosen-name")));
+  // The NaN forager's every action reads danger: no action, no score.
+  EXPECT_THAT(m, HasSubstr("utilityd_no_action_total{" + set + "} 1\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_selected_score_count{" + set + "} 5\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_batch_agents_count 4\n"));
+  EXPECT_THAT(
+      m, HasSubstr("utilityd_batch_duration_seconds_bucket{le=\"+Inf\"} 4\n"));
+  EXPECT_THAT(m, ContainsRegex("utilityd_vetoes_total\\{" + set +
+                               ",action=\"eat\"\\} [1-9]"));
+  EXPECT_THAT(
+      m, HasSubstr(
+             "grpc_server_handled_total{grpc_type=\"unary\",grpc_service="
+             "\"utilityd.v1."
+             "DecisionService\",grpc_method=\"Decide\",grpc_code=\"OK\"} 1\n"));
+  EXPECT_THAT(
+      m,
+      HasSubstr(
+          "grpc_server_msg_received_total{grpc_type=\"bidi_stream\",grpc_"
+          "service="
+          "\"utilityd.v1.DecisionService\",grpc_method=\"DecideStream\"} 3\n"));
+  EXPECT_THAT(
+      m,
+      HasSubstr(
+          "grpc_server_msg_sent_total{grpc_type=\"bidi_stream\",grpc_service="
+          "\"utilityd.v1.DecisionService\",grpc_method=\"DecideStream\"} 3\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_active_streams 0\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_behaviour_sets 3\n"));
+  EXPECT_THAT(
+      m, HasSubstr("utilityd_config_reloads_total{result=\"success\"} 1\n"));
+  EXPECT_THAT(m,
+              ContainsRegex(
+                  "utilityd_behaviour_set_info\\{behaviour_set=\"arena_mage\","
+                  "revision=\"[0-9a-f]{16}\"\\} 1"));
+  EXPECT_THAT(m, HasSubstr("utilityd_build_info{version=\"" UTILITYD_VERSION
+                           "\"} 1\n"));
+  EXPECT_THAT(m, ContainsRegex("process_resident_memory_bytes [1-9]"));
+}
+
+TEST_F(ObservabilityTest, PromtoolLintsALiveScrapeClean) {
+  Traffic();
+  testing::TempDir dir("utilityd_scrape");
+  const std::string file = (dir.path() / "scrape.txt").string();
+  std::ofstream(file) << Get("/metrics");
+  const std::string cmd = "promtool check metrics < " + file + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[256];
+  while (std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+  const int rc = ::pclose(p);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "") << "promtool lint warnings";
+}
+
+TEST_F(ObservabilityTest, HealthReadinessAndStatus) {
+  int status = 0;
+  EXPECT_EQ(Get("/healthz", &status), "ok\n");
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(Get("/readyz", &status), "ready\n");
+  EXPECT_EQ(status, 200);
+  const std::string json = Get("/api/v1/status", &status);
+  EXPECT_EQ(status, 200);
+  EXPECT_THAT(json, HasSubstr("\"version\":\"" UTILITYD_VERSION "\""));
+  EXPECT_THAT(json, HasSubstr("\"ready\":true"));
+  EXPECT_THAT(
+      json,
+      ContainsRegex("\"name\":\"arena_mage\",\"revision\":\"[0-9a-f]{16}\""));
+  EXPECT_THAT(json, HasSubstr("\"last_reload\":{\"ok\":true"));
+  auto res = http_->Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->get_header_value("Content-Type"),
+            "text/plain; version=0.0.4; charset=utf-8");
+}
+
+TEST_F(ObservabilityTest, ASecondServerCannotShareThePorts) {
+  testing::UtilitydProcess second({"--config_dir=examples/behaviour_sets"},
+                                  server_->port());
+  EXPECT_FALSE(second.Start(absl::Seconds(10)).ok())
+      << "two servers bound the same gRPC port";
+  testing::UtilitydProcess third(
+      {"--config_dir=examples/behaviour_sets",
+       absl::StrCat("--http_address=127.0.0.1:", server_->http_port())});
+  const absl::Status s = third.Start(absl::Seconds(10));
+  EXPECT_FALSE(s.ok()) << "two servers bound the same HTTP port";
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("http_address: cannot listen"));
+}
+
+}  // namespace
+}  // namespace utilityd
