@@ -34,15 +34,17 @@ class BatchRecorder final : public loader::BatchObserver {
  public:
   BatchRecorder(DecisionServiceImpl* service, int agents)
       : service_(service),
-        next_id_(service->id_counter_.fetch_add(agents,
-                                                std::memory_order_relaxed)) {}
+        next_id_(
+            service->id_counter_.fetch_add(agents, std::memory_order_relaxed)),
+        now_(absl::Now()) {}
 
-  void OnDecided(const loader::LoadedSet& set, const v1::AgentSnapshot&,
+  void OnDecided(const loader::LoadedSet& set, const v1::AgentSnapshot& agent,
                  const engine::AgentInput& input,
                  const engine::Decision& decision, v1::Decision* out) override {
-    out->set_decision_id(
-        absl::StrFormat("%016x", Mix(service_->id_base_ + next_id_++)));
+    const uint64_t id = Mix(service_->id_base_ + next_id_++);
+    out->set_decision_id(absl::StrFormat("%016x", id));
     ServiceMetrics::RecordDecision(Metrics(set), input, decision);
+    if (service_->log_ != nullptr) Log(set, agent, input, decision, *out, id);
   }
 
   void OnFailed(const loader::LoadedSet* set, const v1::AgentSnapshot&,
@@ -60,8 +62,51 @@ class BatchRecorder final : public loader::BatchObserver {
     return *last_;
   }
 
+  // Builds the decision's log entry (only when logging is on) and hands it
+  // to the log's queue; formatting and writing happen on its thread.
+  void Log(const loader::LoadedSet& set, const v1::AgentSnapshot& agent,
+           const engine::AgentInput& input, const engine::Decision& decision,
+           const v1::Decision& out, uint64_t id) {
+    v1::DecisionLogEntry e;
+    const int64_t nanos = absl::ToUnixNanos(now_);
+    e.mutable_time()->set_seconds(nanos / 1000000000);
+    e.mutable_time()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+    e.set_decision_id(out.decision_id());
+    e.set_agent_id(agent.agent_id());
+    e.set_behaviour_set(set.name());
+    e.set_revision(set.revision());
+    const auto& factors = set.compiled.factors();
+    for (size_t f = 0; f < factors.size() && f < input.factors.size(); ++f) {
+      (*e.mutable_factors())[factors[f].name] = input.factors[f];
+    }
+    e.set_current_action(agent.current_action());
+    e.set_action(out.action());
+    e.set_target_id(out.target_id());
+    e.set_score(out.score());
+    e.set_switched(out.switched());
+    e.set_runner_up_score(decision.runner_up_score);
+    if (service_->log_->Sampled(id)) {
+      if (!out.explanation().actions().empty()) {
+        *e.mutable_explanation() = out.explanation();
+      } else {
+        // Re-score at full explain: only the sampled fraction pays for it.
+        engine::Decision full;
+        if (engine::Decide(set.compiled, input, engine::ExplainLevel::kFull,
+                           &full)
+                .ok()) {
+          v1::Decision explained;
+          loader::WriteDecision(set, agent, full, v1::EXPLAIN_FULL, &explained);
+          *e.mutable_explanation() =
+              std::move(*explained.mutable_explanation());
+        }
+      }
+    }
+    service_->log_->Offer(std::move(e));
+  }
+
   DecisionServiceImpl* const service_;
   uint64_t next_id_;
+  const absl::Time now_;
   const loader::LoadedSet* last_set_ = nullptr;
   const SetMetrics* last_ = nullptr;
 };
@@ -164,10 +209,12 @@ class StreamReactor final
 
 DecisionServiceImpl::DecisionServiceImpl(ConfigStore* store,
                                          ServiceOptions options,
-                                         ServiceMetrics* metrics)
+                                         ServiceMetrics* metrics,
+                                         DecisionLog* log)
     : store_(store),
       options_(options),
       metrics_(metrics),
+      log_(log),
       id_base_(absl::Uniform<uint64_t>(absl::BitGen())) {}
 
 DecisionServiceImpl::~DecisionServiceImpl() = default;

@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "server/src/config_store.h"
+#include "server/src/decision_log.h"
 #include "server/src/service_metrics.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 
@@ -34,9 +35,9 @@ class StreamReactor;
 
 class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
  public:
-  // `metrics` must outlive the service.
+  // `metrics` and `log` (null: no decision log) must outlive the service.
   DecisionServiceImpl(ConfigStore* store, ServiceOptions options,
-                      ServiceMetrics* metrics);
+                      ServiceMetrics* metrics, DecisionLog* log = nullptr);
   ~DecisionServiceImpl() override;
 
   grpc::ServerUnaryReactor* Decide(grpc::CallbackServerContext* context,
@@ -74,6 +75,7 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
   ConfigStore* const store_;
   const ServiceOptions options_;
   ServiceMetrics* const metrics_;
+  DecisionLog* const log_;
   std::atomic<bool> draining_{false};
   // Decision ids: a per-process random base and a counter.
   const uint64_t id_base_;

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -29,6 +30,16 @@ ABSL_FLAG(std::string, grpc_address, "0.0.0.0:50051",
 ABSL_FLAG(std::string, http_address, "0.0.0.0:8080",
           "Address of the HTTP admin endpoint (/metrics, /healthz, /readyz, "
           "/api/v1/status); empty disables it. Port 0 picks a free port.");
+ABSL_FLAG(std::string, decision_log, "off",
+          "Decision log: off, stdout, or a file to append JSON lines to (one "
+          "per decision; read them with `utilityctl log`).");
+ABSL_FLAG(double, decision_log_sample, 0.01,
+          "Fraction (0..1) of logged decisions that carry the full score "
+          "breakdown.");
+ABSL_FLAG(int, decision_log_queue, 65536,
+          "Decision log lines that may wait for the writer; beyond it lines "
+          "are dropped and counted (utilityd_decision_log_dropped_total), "
+          "never blocking a decision.");
 ABSL_FLAG(int, max_agents_per_request, 10000,
           "Batches with more agents are refused with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_message_bytes, 16 << 20,
@@ -93,6 +104,10 @@ int Run() {
   options.config_dir = absl::GetFlag(FLAGS_config_dir);
   options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
   options.http_address = absl::GetFlag(FLAGS_http_address);
+  options.decision_log = {.sink = absl::GetFlag(FLAGS_decision_log),
+                          .sample = absl::GetFlag(FLAGS_decision_log_sample),
+                          .queue_capacity = static_cast<size_t>(std::max(
+                              0, absl::GetFlag(FLAGS_decision_log_queue)))};
   options.service.max_agents_per_request =
       absl::GetFlag(FLAGS_max_agents_per_request);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);

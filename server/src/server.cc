@@ -24,9 +24,15 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
     const ServerOptions& options) {
   std::unique_ptr<UtilitydServer> s(new UtilitydServer());
   s->metrics_ = std::make_unique<ServiceMetrics>(&s->registry_);
+  absl::StatusOr<std::unique_ptr<DecisionLog>> log = DecisionLog::Open(
+      options.decision_log, &s->metrics_->decision_log_written(),
+      &s->metrics_->decision_log_dropped());
+  if (!log.ok()) return log.status();
+  s->decision_log_ = *std::move(log);
   s->store_ = std::make_unique<ConfigStore>(options.config_dir);
   s->service_ = std::make_unique<DecisionServiceImpl>(
-      s->store_.get(), options.service, s->metrics_.get());
+      s->store_.get(), options.service, s->metrics_.get(),
+      s->decision_log_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   if (options.reflection)

@@ -35,6 +35,7 @@ struct ServerOptions {
   std::string http_address = "0.0.0.0:8080";
   std::string config_dir;
   ServiceOptions service;
+  DecisionLog::Options decision_log;
   int max_message_bytes = 16 << 20;
   bool reflection = false;
   absl::Duration reload_interval = absl::Seconds(2);
@@ -87,6 +88,8 @@ class UtilitydServer {
 
   metrics::Registry registry_;
   std::unique_ptr<ServiceMetrics> metrics_;
+  // Declared before the service so it outlives it.
+  std::unique_ptr<DecisionLog> decision_log_;
   std::unique_ptr<AdminHttpServer> admin_;
   absl::Time started_ = absl::Now();
   std::unique_ptr<ConfigStore> store_;

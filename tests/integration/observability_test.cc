@@ -2,9 +2,12 @@
 // clean promtool lint of a live scrape, health and status.
 #include <grpcpp/create_channel.h>
 #include <httplib.h>
+#include <signal.h>
 
 #include <cstdio>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +16,9 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
+#include "utilityctl/commands.h"
+#include "utilityd/loader/proto_reader.h"
+#include "utilityd/v1/decision_log.pb.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 
 namespace utilityd {
@@ -190,6 +196,69 @@ TEST_F(ObservabilityTest, ASecondServerCannotShareThePorts) {
   EXPECT_FALSE(s.ok()) << "two servers bound the same HTTP port";
   EXPECT_THAT(std::string(s.message()),
               HasSubstr("http_address: cannot listen"));
+}
+
+}  // namespace
+}  // namespace utilityd
+
+namespace utilityd {
+namespace {
+
+TEST(DecisionLogIntegrationTest, EveryDecisionIsALineAndSamplingHolds) {
+  testing::TempDir dir("utilityd_declog");
+  const std::string log = (dir.path() / "decisions.jsonl").string();
+  testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets",
+                                   "--decision_log=" + log,
+                                   "--decision_log_sample=0.25"});
+  ASSERT_THAT(server.Start(), IsOk());
+  ASSERT_TRUE(server.WaitServing());
+  auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
+      server.address(), grpc::InsecureChannelCredentials()));
+  constexpr int kBatches = 40, kAgents = 50;
+  for (int b = 0; b < kBatches; ++b) {
+    v1::DecideRequest request;
+    for (int a = 0; a < kAgents; ++a) {
+      v1::AgentSnapshot agent = Forager(0.02f * a, 0.1f);
+      agent.set_agent_id(absl::StrCat("forager-", a));
+      *request.add_agents() = agent;
+    }
+    grpc::ClientContext context;
+    v1::DecideResponse response;
+    ASSERT_TRUE(stub->Decide(&context, request, &response).ok());
+  }
+  server.Signal(SIGTERM);  // flushes the log on the way out
+  ASSERT_EQ(server.Wait(), 0) << server.Log();
+
+  std::ifstream in(log);
+  std::string line;
+  int lines = 0, explained = 0;
+  std::set<std::string> ids;
+  while (std::getline(in, line)) {
+    v1::DecisionLogEntry e;
+    ASSERT_THAT(loader::ReadMessageOrError(line, "log", &e), IsOk()) << line;
+    ++lines;
+    ids.insert(e.decision_id());
+    EXPECT_EQ(e.behaviour_set(), "eat_hide_wander");
+    EXPECT_EQ(e.factors().size(), 4u);
+    EXPECT_FALSE(e.action().empty());
+    if (e.has_explanation()) {
+      ++explained;
+      EXPECT_EQ(e.explanation().actions_size(), 3);
+      EXPECT_FALSE(e.explanation().summary().empty());
+    }
+  }
+  EXPECT_EQ(lines, kBatches * kAgents);
+  EXPECT_EQ(ids.size(), static_cast<size_t>(lines));
+  EXPECT_NEAR(explained / static_cast<double>(lines), 0.25, 0.05);
+
+  std::ostringstream out, err;
+  EXPECT_EQ(ctl::RunUtilityctl({"log", log, "--sampled"}, out, err), 0)
+      << err.str();
+  EXPECT_THAT(
+      out.str(),
+      ContainsRegex(
+          "eat_hide_wander@[0-9a-f]{8}  forager-[0-9]+ -> (eat|wander|hide) "));
+  EXPECT_THAT(out.str(), HasSubstr("\n    "));  // breakdowns indented
 }
 
 }  // namespace

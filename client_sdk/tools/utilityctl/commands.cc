@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <sstream>
 
@@ -17,6 +18,7 @@
 #include "utilityd/loader/decide_codec.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/loader/set_loader.h"
+#include "utilityd/v1/decision_log.pb.h"
 
 namespace utilityd::ctl {
 namespace {
@@ -475,6 +477,69 @@ int Get(const Parsed& p, std::ostream& out, std::ostream& err) {
   return kOk;
 }
 
+// --- log ---------------------------------------------------------------------
+
+// One decision-log line for humans:
+//   2026-11-30T06:58:00.123Z  arena_mage@88030940  mage-1 -> recharge 0.992
+//     (switched from attack)  margin 0.782
+//       *recharge 0.99 [charges_missing 1.00→1.00, ...] | attack@goblin-1 ...
+std::string FormatLogEntry(const v1::DecisionLogEntry& e) {
+  const absl::Time t = absl::FromUnixSeconds(e.time().seconds()) +
+                       absl::Nanoseconds(e.time().nanos());
+  std::string chosen = e.action().empty() ? "(no action)" : e.action();
+  if (!e.target_id().empty()) absl::StrAppend(&chosen, "@", e.target_id());
+  std::string line = absl::StrFormat(
+      "%s  %s@%s  %s -> %s %.3f",
+      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone()),
+      e.behaviour_set(), e.revision().substr(0, 8), e.agent_id(), chosen,
+      e.score());
+  if (e.switched() && !e.current_action().empty()) {
+    absl::StrAppend(&line, "  (switched from ", e.current_action(), ")");
+  }
+  if (e.runner_up_score() > 0) {
+    absl::StrAppend(&line, absl::StrFormat("  margin %.3f",
+                                           e.score() - e.runner_up_score()));
+  }
+  if (!e.explanation().summary().empty()) {
+    absl::StrAppend(&line, "\n    ", e.explanation().summary());
+  }
+  return line;
+}
+
+int Log(const Parsed& p, std::ostream& out, std::ostream& err) {
+  if (p.positional.size() > 1) {
+    err << "utilityctl log: name at most one file (default: standard input)\n";
+    return kUsage;
+  }
+  const std::string path = p.positional.empty() ? "-" : p.positional[0];
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file) {
+      err << path << ": cannot be read\n";
+      return kInvalid;
+    }
+  }
+  std::istream& in = path == "-" ? std::cin : file;
+  const bool sampled_only = p.has("sampled");
+  int bad = 0;
+  std::string text;
+  for (int n = 1; std::getline(in, text); ++n) {
+    if (text.empty()) continue;
+    v1::DecisionLogEntry e;
+    if (absl::Status s =
+            loader::ReadMessageOrError(text, absl::StrCat(path, ":", n), &e);
+        !s.ok()) {
+      err << s.message() << "\n";
+      ++bad;
+      continue;
+    }
+    if (sampled_only && !e.has_explanation()) continue;
+    out << FormatLogEntry(e) << "\n";
+  }
+  return bad == 0 ? kOk : kInvalid;
+}
+
 std::vector<Command> Commands() {
   return {
       {.name = "validate",
@@ -535,6 +600,14 @@ std::vector<Command> Commands() {
                     "behaviour sets to load (default examples/behaviour_sets)"},
                    {"target", "HOST:PORT", "ask a running utilityd"}},
        .run = Get},
+      {.name = "log",
+       .synopsis = "[FILE] [--sampled]",
+       .description =
+           "Prints a decision log (utilityd --decision_log, JSON lines) in the "
+           "one-line\nhuman format, with the score breakdown of sampled "
+           "decisions. Reads standard\ninput when FILE is absent or -.",
+       .options = {{"sampled", "", "only decisions that carry a breakdown"}},
+       .run = Log},
   };
 }
 

@@ -1,0 +1,95 @@
+#include "server/src/decision_log.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace utilityd::server {
+
+absl::StatusOr<std::unique_ptr<DecisionLog>> DecisionLog::Open(
+    const Options& options, metrics::Counter* written,
+    metrics::Counter* dropped) {
+  if (!(options.sample >= 0 && options.sample <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "decision_log_sample: must be within 0..1, got ", options.sample));
+  }
+  if (options.queue_capacity < 1) {
+    return absl::InvalidArgumentError("decision_log_queue: must be >= 1");
+  }
+  if (options.sink == "off" || options.sink.empty()) return nullptr;
+  if (options.sink == "stdout") {
+    return std::make_unique<DecisionLog>(stdout, false, options, written,
+                                         dropped);
+  }
+  FILE* f = std::fopen(options.sink.c_str(), "a");
+  if (f == nullptr) {
+    return absl::NotFoundError(absl::StrCat("decision_log: cannot open ",
+                                            options.sink, " for writing"));
+  }
+  return std::make_unique<DecisionLog>(f, true, options, written, dropped);
+}
+
+DecisionLog::DecisionLog(FILE* out, bool owned, const Options& options,
+                         metrics::Counter* written, metrics::Counter* dropped)
+    : out_(out),
+      owned_(owned),
+      capacity_(options.queue_capacity),
+      written_(written),
+      dropped_(dropped) {
+  // Sampled when the id, a uniform 64-bit value, is below rate * 2^64.
+  all_ = options.sample >= 1;
+  if (!all_) {
+    sample_threshold_ = static_cast<uint64_t>(std::ldexp(options.sample, 64));
+  }
+  writer_ = std::thread([this] { Run(); });
+}
+
+DecisionLog::~DecisionLog() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  writer_.join();
+  if (owned_) std::fclose(out_);
+}
+
+void DecisionLog::Offer(v1::DecisionLogEntry entry) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (queue_.size() < capacity_) {
+      queue_.push_back(std::move(entry));
+      return;
+    }
+  }
+  dropped_->Increment();
+}
+
+void DecisionLog::Run() {
+  google::protobuf::util::JsonPrintOptions json;
+  json.preserve_proto_field_names = true;
+  std::deque<v1::DecisionLogEntry> batch;
+  std::string line;
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        return stop_ || !queue_.empty();
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (queue_.empty() && stop_) return;
+      batch.swap(queue_);
+    }
+    for (const v1::DecisionLogEntry& e : batch) {
+      line.clear();
+      (void)google::protobuf::util::MessageToJsonString(e, &line, json);
+      line += '\n';
+      std::fwrite(line.data(), 1, line.size(), out_);
+    }
+    std::fflush(out_);
+    written_->Increment(static_cast<double>(batch.size()));
+    batch.clear();
+  }
+}
+
+}  // namespace utilityd::server

@@ -1,0 +1,76 @@
+// The decision log: one JSON line (a v1::DecisionLogEntry in protobuf JSON)
+// per decision, written by a background thread. The request path only
+// offers an entry to a bounded queue; when the queue is full the entry is
+// dropped and counted, so logging never blocks a decision. A deterministic
+// sample of decisions (by decision id) also carries the full breakdown.
+//
+//   DecisionLog::Options o{.sink = "/var/log/utilityd/decisions.jsonl",
+//                          .sample = 0.01};
+//   auto log = DecisionLog::Open(o, &written, &dropped);
+//   if ((*log)->Sampled(id)) entry.mutable_explanation()->...;
+//   (*log)->Offer(std::move(entry));
+#ifndef UTILITYD_SERVER_DECISION_LOG_H_
+#define UTILITYD_SERVER_DECISION_LOG_H_
+
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "server/src/metrics.h"
+#include "utilityd/v1/decision_log.pb.h"
+
+namespace utilityd::server {
+
+class DecisionLog {
+ public:
+  struct Options {
+    // "off", "stdout", or a file path (appended to).
+    std::string sink = "off";
+    // Fraction of decisions, 0..1, whose line carries the full breakdown.
+    double sample = 0.01;
+    // Entries waiting to be written before new ones are dropped.
+    size_t queue_capacity = 65536;
+  };
+
+  // Opens the sink and starts the writer; nullptr when the sink is "off".
+  // INVALID_ARGUMENT for a bad sample rate or capacity, NOT_FOUND when the
+  // file cannot be opened.
+  static absl::StatusOr<std::unique_ptr<DecisionLog>> Open(
+      const Options& options, metrics::Counter* written,
+      metrics::Counter* dropped);
+  // Writes to `out` (tests); takes ownership when `owned`.
+  DecisionLog(FILE* out, bool owned, const Options& options,
+              metrics::Counter* written, metrics::Counter* dropped);
+  // Writes what is queued, then stops the writer.
+  ~DecisionLog();
+
+  // Whether the decision with this id (its 64-bit value) is sampled.
+  bool Sampled(uint64_t id) const { return all_ || id < sample_threshold_; }
+  // Queues an entry, or drops and counts it when the queue is full. Never
+  // blocks on the sink. Thread-safe.
+  void Offer(v1::DecisionLogEntry entry);
+
+ private:
+  void Run();
+
+  FILE* out_;
+  const bool owned_;
+  const size_t capacity_;
+  bool all_ = false;
+  uint64_t sample_threshold_ = 0;
+  metrics::Counter* written_;
+  metrics::Counter* dropped_;
+  absl::Mutex mu_;
+  std::deque<v1::DecisionLogEntry> queue_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread writer_;
+};
+
+}  // namespace utilityd::server
+
+#endif  // UTILITYD_SERVER_DECISION_LOG_H_
