@@ -95,7 +95,21 @@ TEST_F(RemoteTest, SetsAndGetMatchOfflineModeButForLoadTimes) {
   EXPECT_THAT(missing.err, HasSubstr("did you mean \"villager_needs\""));
 }
 
+TEST_F(RemoteTest, HealthReportsServing) {
+  Result r = Ctl({"health", target()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "SERVING\n");
+  r = Ctl({"health", target(), "--service=utilityd.v1.DecisionService"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = Ctl({"health", target(), "--service=no.such.Service"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("NOT_FOUND"));
+}
+
 TEST(RemoteDownTest, AnUnreachableServerIsReported) {
+  Result health = Ctl({"health", "--target=127.0.0.1:1", "--timeout=1s"});
+  EXPECT_EQ(health.code, 1);
+  EXPECT_THAT(health.err, HasSubstr("UNAVAILABLE"));
   Result r = Ctl({"sets", "--target=127.0.0.1:1"});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("UNAVAILABLE"));

@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "testing/grpc/health/v1/health.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 
 namespace utilityd::testing {
 

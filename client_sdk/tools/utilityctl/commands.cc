@@ -14,6 +14,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/util/json_util.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/create_channel.h"
 #include "utilityd/client/client.h"
 #include "utilityd/loader/decide_codec.h"
 #include "utilityd/loader/proto_reader.h"
@@ -477,6 +479,43 @@ int Get(const Parsed& p, std::ostream& out, std::ostream& err) {
   return kOk;
 }
 
+// --- health ------------------------------------------------------------------
+
+// Asks a server's grpc.health.v1 service; exit 0 only when SERVING (for a
+// container HEALTHCHECK or a script).
+int Health(const Parsed& p, std::ostream& out, std::ostream& err) {
+  const std::string target = p.get("target", "localhost:50051");
+  absl::StatusOr<std::string> resolved = client::ResolveTarget(target);
+  if (!resolved.ok()) {
+    err << resolved.status().message() << "\n";
+    return kUsage;
+  }
+  auto stub = grpc::health::v1::Health::NewStub(
+      grpc::CreateChannel(*resolved, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  absl::Duration timeout = absl::Seconds(3);
+  if (p.has("timeout") && !absl::ParseDuration(p.get("timeout"), &timeout)) {
+    err << "--timeout: expected a duration such as 3s\n";
+    return kUsage;
+  }
+  context.set_deadline(
+      std::chrono::system_clock::now() +
+      std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout)));
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(p.get("service"));
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status s = stub->Check(&context, request, &response);
+  if (!s.ok()) {
+    return Failed(client::FromGrpcStatus(s), err);
+  }
+  out << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
+             response.status())
+      << "\n";
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING
+             ? kOk
+             : kInvalid;
+}
+
 // --- log ---------------------------------------------------------------------
 
 // One decision-log line for humans:
@@ -600,6 +639,17 @@ std::vector<Command> Commands() {
                     "behaviour sets to load (default examples/behaviour_sets)"},
                    {"target", "HOST:PORT", "ask a running utilityd"}},
        .run = Get},
+      {.name = "health",
+       .synopsis = "[--target HOST:PORT] [--service NAME] [--timeout 3s]",
+       .description =
+           "Checks a server's gRPC health. Prints SERVING or NOT_SERVING; "
+           "exits 0 only\nwhen serving (for container health checks).",
+       .options = {{"target", "HOST:PORT", "server (default localhost:50051)"},
+                   {"service", "NAME",
+                    "service to ask about (default: the whole server)"},
+                   {"timeout", "DURATION",
+                    "give up after this long (default 3s)"}},
+       .run = Health},
       {.name = "log",
        .synopsis = "[FILE] [--sampled]",
        .description =
