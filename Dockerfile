@@ -1,6 +1,11 @@
-# utilityd on Debian 12: builds the service and tools, then packages them
-# with the example behaviour sets in a slim runtime image.
-#   docker build -t utilityd . && docker run -p 50051:50051 utilityd
+# utilityd on Debian 12.
+#   docker build -t utilityd:0.1.0 .
+#   docker run -p 50051:50051 -p 8080:8080 utilityd:0.1.0
+# Behaviour sets are read from /etc/utilityd/behaviour_sets: the bundled
+# examples are baked in; mount your own directory there to replace them
+# (utilityd reloads it when files change).
+
+# Build with the same install script the README and the tests use.
 FROM debian:12 AS build
 WORKDIR /src
 COPY scripts/install-deps.sh scripts/
@@ -12,16 +17,20 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
  && cmake --build /build -j2 \
  && cmake --install /build --prefix /opt/utilityd
 
+# Runtime: only the shared libraries the binaries link.
 FROM debian:12-slim
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libgrpc++1.51 libabsl20220623 libprotobuf32 libyaml-cpp0.7 \
+      libcpp-httplib0.11 \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --system --uid 10001 utilityd
+ && useradd --system --uid 10001 --no-create-home utilityd
 COPY --from=build /opt/utilityd/bin/utilityd /opt/utilityd/bin/utilityctl \
      /opt/utilityd/bin/utilityd-sim /usr/local/bin/
 COPY examples/behaviour_sets /etc/utilityd/behaviour_sets
 USER 10001
-EXPOSE 50051
+EXPOSE 50051 8080
+HEALTHCHECK --interval=10s --timeout=4s --start-period=5s --retries=3 \
+  CMD ["utilityctl", "health", "--target=127.0.0.1:50051", "--timeout=3s"]
 ENTRYPOINT ["utilityd"]
-CMD ["--config_dir=/etc/utilityd/behaviour_sets", "--grpc_address=0.0.0.0:50051"]
+CMD ["--config_dir=/etc/utilityd/behaviour_sets", "--grpc_address=0.0.0.0:50051", "--http_address=0.0.0.0:8080"]
