@@ -50,7 +50,8 @@ void BM_RecordDecision(benchmark::State& state) {
   std::vector<std::vector<engine::TargetInput>> target_inputs(256);
   for (int a = 0; a < 256; ++a) {
     for (const auto& f : compiled.factors()) {
-      factors[a].push_back(std::uniform_real_distribution<float>(f.min, f.max)(rng));
+      factors[a].push_back(
+          std::uniform_real_distribution<float>(f.min, f.max)(rng));
     }
     for (int t = 0; t < 2; ++t) {
       for (const auto& f : compiled.target_factors()) {
@@ -59,7 +60,8 @@ void BM_RecordDecision(benchmark::State& state) {
       }
       target_inputs[a].push_back({targets[a * 2 + t]});
     }
-    inputs[a] = {.factors = factors[a], .current_action = a % 7,
+    inputs[a] = {.factors = factors[a],
+                 .current_action = a % 7,
                  .targets = target_inputs[a]};
     if (!engine::Decide(compiled, inputs[a], engine::ExplainLevel::kNone,
                         &decisions[a])
@@ -73,9 +75,9 @@ void BM_RecordDecision(benchmark::State& state) {
     }
   }
   state.SetItemsProcessed(state.iterations() * 256);
-  state.counters["ns_per_decision"] = benchmark::Counter(
-      256, benchmark::Counter::kIsIterationInvariantRate |
-               benchmark::Counter::kInvert);
+  state.counters["ns_per_decision"] =
+      benchmark::Counter(256, benchmark::Counter::kIsIterationInvariantRate |
+                                  benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_RecordDecision);
 

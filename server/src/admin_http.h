@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "server/src/log.h"
 
 namespace httplib {
 class Server;
@@ -49,9 +50,6 @@ class AdminHttpServer {
   std::thread thread_;
   int port_ = 0;
 };
-
-// Escapes `s` as a JSON string literal, quotes included.
-std::string JsonString(absl::string_view s);
 
 }  // namespace utilityd::server
 

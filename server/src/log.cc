@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
@@ -28,17 +29,9 @@ const char* LevelName(LogLevel level) {
 
 }  // namespace
 
-std::string LogfmtValue(absl::string_view value) {
-  bool plain = !value.empty();
-  for (char c : value) {
-    if (c <= ' ' || c == '"' || c == '=' || c == '\\' || c == 0x7f) {
-      plain = false;
-      break;
-    }
-  }
-  if (plain) return std::string(value);
+std::string JsonString(absl::string_view s) {
   std::string out = "\"";
-  for (char c : value) {
+  for (unsigned char c : s) {
     switch (c) {
       case '"':
         out += "\\\"";
@@ -56,11 +49,26 @@ std::string LogfmtValue(absl::string_view value) {
         out += "\\t";
         break;
       default:
-        out += c;
+        if (c < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += static_cast<char>(c);
+        }
     }
   }
   out += '"';
   return out;
+}
+
+std::string LogfmtValue(absl::string_view value) {
+  bool plain = !value.empty();
+  for (char c : value) {
+    if (c <= ' ' || c == '"' || c == '=' || c == '\\' || c == 0x7f) {
+      plain = false;
+      break;
+    }
+  }
+  return plain ? std::string(value) : JsonString(value);
 }
 
 void Log(LogLevel level, absl::string_view event,

@@ -42,8 +42,11 @@ void SetMinLogLevel(LogLevel level);
 bool ParseLogLevel(absl::string_view text, LogLevel* level);
 
 // Returns the logfmt form of one value: bare when it is a plain word,
-// otherwise quoted with \", \\ and \n escapes.
+// otherwise quoted and escaped as a JSON string.
 std::string LogfmtValue(absl::string_view value);
+
+// Escapes `s` as a JSON string literal, quotes included.
+std::string JsonString(absl::string_view s);
 
 }  // namespace utilityd::server
 
