@@ -7,7 +7,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= 2
 UTILITYCTL := $(BUILD_DIR)/client_sdk/utilityctl
 
-.PHONY: all deps configure build test run experiment bench format clean
+.PHONY: all deps configure build test test-sanitize fuzz fuzz-smoke run experiment bench format clean
 
 all: build
 
@@ -22,6 +22,45 @@ build: configure
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer (GCC),
+# in its own build tree. The install test is left out: it links an outside,
+# uninstrumented project against the instrumented libraries.
+SANITIZE_DIR ?= build-sanitize
+test-sanitize: deps
+	@cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DUTILITYD_BUILD_BENCH=OFF \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+	@cmake --build $(SANITIZE_DIR) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS) -E install_find_package_consumer
+
+# libFuzzer targets (clang, with ASan and UBSan) in their own build tree.
+# `make fuzz` runs each for FUZZ_SECONDS; `make fuzz-smoke` for a few
+# seconds each (CI). Corpora are copied, the seeds in tests/fuzz/corpus stay.
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZERS := behaviour_set_fuzzer decide_request_fuzzer metrics_fuzzer
+fuzz-build: deps
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_DIR) -G Ninja \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUTILITYD_BUILD_FUZZERS=ON \
+	  -DUTILITYD_BUILD_TESTS=OFF -DUTILITYD_BUILD_BENCH=OFF \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer" >/dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(FUZZERS)
+
+fuzz: fuzz-build
+	@for f in $(FUZZERS); do \
+	  mkdir -p $(FUZZ_DIR)/corpus/$$f && cp -n tests/fuzz/corpus/$$f/* $(FUZZ_DIR)/corpus/$$f/ 2>/dev/null; \
+	  echo "== $$f ($(FUZZ_SECONDS) s)"; \
+	  $(FUZZ_DIR)/tests/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    $(FUZZ_DIR)/corpus/$$f || exit 1; \
+	done
+
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-10}
 
 run: build
 	$(UTILITYCTL) validate examples/behaviour_sets

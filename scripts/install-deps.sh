@@ -14,6 +14,8 @@ packages=(
   python3-grpcio python3-protobuf
   # HTTP admin endpoint; Prometheus and YAML parsing for the deploy tests
   libcpp-httplib-dev prometheus python3-yaml
+  # sanitizers and libFuzzer (make test-sanitize, make fuzz)
+  clang-14 libclang-rt-14-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
 )

@@ -305,7 +305,7 @@ INSTANTIATE_TEST_SUITE_P(Params, CurveValidationTest,
                          ::testing::ValuesIn(BadCurves()),
                          [](const auto& info) { return info.param.name; });
 
-TEST(CurveValidationTest, AcceptsDefaults) {
+TEST(ValidateCurveTest, AcceptsDefaults) {
   for (CurveKind k :
        {CurveKind::kLinear, CurveKind::kPolynomial,
         CurveKind::kInverseQuadratic, CurveKind::kExponential,

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -95,7 +96,15 @@ class ObservabilityTest : public ::testing::Test {
 
 TEST_F(ObservabilityTest, MetricsCountRealTraffic) {
   Traffic();
-  const std::string m = Get("/metrics");
+  // The server ends a stream's call (and decrements the gauge) just after
+  // the client sees it finish: wait for it.
+  std::string m = Get("/metrics");
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (m.find("utilityd_active_streams 0\n") == std::string::npos &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+    m = Get("/metrics");
+  }
   const std::string set = "behaviour_set=\"eat_hide_wander\"";
   EXPECT_THAT(
       m, HasSubstr("utilityd_decisions_total{" + set + ",action=\"eat\"} 1\n"));

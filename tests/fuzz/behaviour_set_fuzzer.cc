@@ -1,0 +1,39 @@
+// Fuzzes the behaviour-set loader: arbitrary text as YAML or JSON through
+// parsing, defaults, validation and compilation; sets that load are then
+// scored (their scenarios and one agent at mid-range factors) and explained.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "utilityd/engine/decide.h"
+#include "utilityd/engine/explain.h"
+#include "utilityd/loader/decide_codec.h"
+#include "utilityd/loader/set_loader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  namespace e = utilityd::engine;
+  const absl::string_view text(reinterpret_cast<const char*>(data), size);
+  auto set = utilityd::loader::LoadSetText(text, "fuzz.yaml");
+  if (!set.ok()) return 0;
+  (void)utilityd::loader::CheckScenarios(**set);
+  const e::CompiledBehaviourSet& c = (*set)->compiled;
+  std::vector<float> factors;
+  for (const auto& f : c.factors()) factors.push_back((f.min + f.max) / 2);
+  std::vector<float> target;
+  for (const auto& f : c.target_factors()) target.push_back(f.max);
+  const std::vector<e::TargetInput> targets = {{target}, {target}};
+  e::Decision d;
+  for (int p = -1; p < c.personality_count(); ++p) {
+    if (e::Decide(c,
+                  {.factors = factors,
+                   .current_action = 0,
+                   .targets = targets,
+                   .seed = 1,
+                   .personality = p},
+                  e::ExplainLevel::kFull, &d)
+            .ok()) {
+      (void)e::FormatSummary(c, d, {"a", "b"});
+    }
+  }
+  return 0;
+}
