@@ -16,6 +16,8 @@ packages=(
   libcpp-httplib-dev prometheus python3-yaml
   # sanitizers and libFuzzer (make test-sanitize, make fuzz)
   clang-14 libclang-rt-14-dev
+  # certificates for the TLS tests
+  openssl
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
 )

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <sstream>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -152,11 +155,48 @@ absl::Status SetSchema::Pack(v1::AgentSnapshot* snapshot) const {
 
 // --- Client ------------------------------------------------------------------
 
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
+    const ClientOptions& options) {
+  if (options.credentials != nullptr) return options.credentials;
+  if (options.tls_ca.empty()) {
+    if (!options.tls_cert.empty() || !options.tls_key.empty()) {
+      return absl::InvalidArgumentError(
+          "tls_cert and tls_key need tls_ca (the CA that signed the server)");
+    }
+    return grpc::InsecureChannelCredentials();
+  }
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    return absl::InvalidArgumentError(
+        "tls_cert and tls_key: give both, or neither");
+  }
+  grpc::SslCredentialsOptions ssl;
+  for (auto [field, path, out] :
+       {std::tuple{"tls_ca", &options.tls_ca, &ssl.pem_root_certs},
+        std::tuple{"tls_cert", &options.tls_cert, &ssl.pem_cert_chain},
+        std::tuple{"tls_key", &options.tls_key, &ssl.pem_private_key}}) {
+    if (path->empty()) continue;
+    std::ifstream in(*path);
+    if (!in) {
+      return absl::NotFoundError(absl::StrCat(field, ": cannot read ", *path));
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    *out = text.str();
+  }
+  return grpc::SslCredentials(ssl);
+}
+
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
     const ClientOptions& options) {
   absl::StatusOr<std::string> target = ResolveTarget(options.target);
   if (!target.ok()) return target.status();
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      ChannelCredentials(options);
+  if (!credentials.ok()) return credentials.status();
   grpc::ChannelArguments args;
+  if (!options.tls_server_name.empty()) {
+    args.SetSslTargetNameOverride(options.tls_server_name);
+  }
   args.SetLoadBalancingPolicyName(options.load_balancing_policy);
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
@@ -174,11 +214,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   std::unique_ptr<Client> client(new Client());
   client->options_ = options;
-  client->channel_ = grpc::CreateCustomChannel(
-      *target,
-      options.credentials ? options.credentials
-                          : grpc::InsecureChannelCredentials(),
-      args);
+  client->channel_ = grpc::CreateCustomChannel(*target, *credentials, args);
   client->stub_ = v1::DecisionService::NewStub(client->channel_);
   return client;
 }

@@ -27,6 +27,12 @@ ABSL_FLAG(std::string, config_dir, UTILITYD_DEFAULT_CONFIG_DIR,
 ABSL_FLAG(std::string, grpc_address, "0.0.0.0:50051",
           "Address to serve gRPC on; port 0 picks a free port (see "
           "--port_file).");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain for TLS on the gRPC port (with --tls_key).");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificates: require client certificates signed by them "
+          "(mutual TLS). Needs --tls_cert and --tls_key.");
 ABSL_FLAG(std::string, http_address, "0.0.0.0:8080",
           "Address of the HTTP admin endpoint (/metrics, /healthz, /readyz, "
           "/api/v1/status); empty disables it. Port 0 picks a free port.");
@@ -104,6 +110,9 @@ int Run() {
   options.config_dir = absl::GetFlag(FLAGS_config_dir);
   options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
   options.http_address = absl::GetFlag(FLAGS_http_address);
+  options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key = absl::GetFlag(FLAGS_tls_key);
+  options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   options.decision_log = {.sink = absl::GetFlag(FLAGS_decision_log),
                           .sample = absl::GetFlag(FLAGS_decision_log_sample),
                           .queue_capacity = static_cast<size_t>(std::max(

@@ -5,6 +5,9 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/src/log.h"
@@ -16,6 +19,51 @@ constexpr char kServiceName[] = "utilityd.v1.DecisionService";
 
 int Millis(absl::Duration d) {
   return static_cast<int>(absl::ToInt64Milliseconds(d));
+}
+
+absl::StatusOr<std::string> ReadPem(const std::string& flag,
+                                    const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  if (text.str().find("-----BEGIN") == std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": ", path, " is not a PEM file"));
+  }
+  return text.str();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
+    const ServerOptions& options) {
+  if (options.tls_cert.empty() && options.tls_key.empty()) {
+    if (!options.tls_client_ca.empty()) {
+      return absl::InvalidArgumentError(
+          "tls_client_ca: needs --tls_cert and --tls_key");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  if (options.tls_cert.empty() || options.tls_key.empty()) {
+    return absl::InvalidArgumentError(
+        "tls_cert and tls_key: give both, or neither for plaintext");
+  }
+  absl::StatusOr<std::string> cert = ReadPem("tls_cert", options.tls_cert);
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPem("tls_key", options.tls_key);
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!options.tls_client_ca.empty()) {
+    absl::StatusOr<std::string> ca =
+        ReadPem("tls_client_ca", options.tls_client_ca);
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+    ssl.client_certificate_request =
+        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
 }
 
 }  // namespace
@@ -37,9 +85,11 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
   grpc::EnableDefaultHealthCheckService(true);
   if (options.reflection)
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      ServerCredentials(options);
+  if (!credentials.ok()) return credentials.status();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.grpc_address,
-                           grpc::InsecureServerCredentials(), &s->port_);
+  builder.AddListeningPort(options.grpc_address, *credentials, &s->port_);
   builder.RegisterService(s->service_.get());
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>

@@ -34,6 +34,11 @@ struct ServerOptions {
   // empty disables it.
   std::string http_address = "0.0.0.0:8080";
   std::string config_dir;
+  // TLS: PEM files. With cert and key the gRPC port speaks TLS; adding a
+  // client CA requires and verifies client certificates (mutual TLS).
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
   ServiceOptions service;
   DecisionLog::Options decision_log;
   int max_message_bytes = 16 << 20;

@@ -212,14 +212,39 @@ class RemoteSource final : public Source {
   std::unique_ptr<client::Client> client_;
 };
 
+// TLS flags of every command that talks to a server.
+const std::vector<Option>& TlsOptions() {
+  static const std::vector<Option> options = {
+      {"tls_ca", "FILE", "PEM CA that signed the server (switches TLS on)"},
+      {"tls_cert", "FILE", "PEM client certificate (mutual TLS)"},
+      {"tls_key", "FILE", "PEM key of --tls_cert"},
+      {"tls_server_name", "NAME", "name to check the server certificate for"},
+  };
+  return options;
+}
+
+std::vector<Option> WithTls(std::vector<Option> options) {
+  options.insert(options.end(), TlsOptions().begin(), TlsOptions().end());
+  return options;
+}
+
+client::ClientOptions RemoteOptions(const Parsed& p,
+                                    const std::string& target) {
+  client::ClientOptions options;
+  options.target = target;
+  options.deadline = absl::Seconds(10);
+  options.tls_ca = p.get("tls_ca");
+  options.tls_cert = p.get("tls_cert");
+  options.tls_key = p.get("tls_key");
+  options.tls_server_name = p.get("tls_server_name");
+  return options;
+}
+
 // Opens --target when given, else loads --config_dir. Prints why on failure.
 std::unique_ptr<Source> OpenSource(const Parsed& p, std::ostream& err) {
   if (p.has("target")) {
-    client::ClientOptions options;
-    options.target = p.get("target");
-    options.deadline = absl::Seconds(10);
     absl::StatusOr<std::unique_ptr<client::Client>> c =
-        client::Client::Connect(options);
+        client::Client::Connect(RemoteOptions(p, p.get("target")));
     if (!c.ok()) {
       err << c.status().message() << "\n";
       return nullptr;
@@ -484,14 +509,22 @@ int Get(const Parsed& p, std::ostream& out, std::ostream& err) {
 // Asks a server's grpc.health.v1 service; exit 0 only when SERVING (for a
 // container HEALTHCHECK or a script).
 int Health(const Parsed& p, std::ostream& out, std::ostream& err) {
-  const std::string target = p.get("target", "localhost:50051");
-  absl::StatusOr<std::string> resolved = client::ResolveTarget(target);
-  if (!resolved.ok()) {
-    err << resolved.status().message() << "\n";
+  const client::ClientOptions options =
+      RemoteOptions(p, p.get("target", "localhost:50051"));
+  absl::StatusOr<std::string> resolved = client::ResolveTarget(options.target);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      client::ChannelCredentials(options);
+  if (!resolved.ok() || !credentials.ok()) {
+    err << (resolved.ok() ? credentials.status() : resolved.status()).message()
+        << "\n";
     return kUsage;
   }
+  grpc::ChannelArguments args;
+  if (!options.tls_server_name.empty()) {
+    args.SetSslTargetNameOverride(options.tls_server_name);
+  }
   auto stub = grpc::health::v1::Health::NewStub(
-      grpc::CreateChannel(*resolved, grpc::InsecureChannelCredentials()));
+      grpc::CreateCustomChannel(*resolved, *credentials, args));
   grpc::ClientContext context;
   absl::Duration timeout = absl::Seconds(3);
   if (p.has("timeout") && !absl::ParseDuration(p.get("timeout"), &timeout)) {
@@ -604,7 +637,7 @@ std::vector<Command> Commands() {
            "seconds_since_action, targets, seed, personality. --set runs\nthe "
            "set's scenarios instead (all, or the one --scenario names). JSON "
            "output\nis the DecideResponse message in protobuf JSON.",
-       .options =
+       .options = WithTls(
            {{"config_dir", "DIR",
              "behaviour sets to load (default examples/behaviour_sets)"},
             {"target", "HOST:PORT",
@@ -616,7 +649,7 @@ std::vector<Command> Commands() {
              "none, top or full (bare --explain means full); overrides the "
              "request",
              "full"},
-            {"format", "FORMAT", "json (default) or table"}},
+            {"format", "FORMAT", "json (default) or table"}}),
        .run = Decide},
       {.name = "sets",
        .synopsis =
@@ -625,30 +658,32 @@ std::vector<Command> Commands() {
            "Lists behaviour sets with their revisions and factor order (the "
            "packed order\nclients send values in), from a config directory or "
            "a running server.",
-       .options = {{"config_dir", "DIR",
-                    "behaviour sets to load (default examples/behaviour_sets)"},
-                   {"target", "HOST:PORT", "ask a running utilityd"},
-                   {"format", "FORMAT", "table (default) or json"}},
+       .options = WithTls(
+           {{"config_dir", "DIR",
+             "behaviour sets to load (default examples/behaviour_sets)"},
+            {"target", "HOST:PORT", "ask a running utilityd"},
+            {"format", "FORMAT", "table (default) or json"}}),
        .run = Sets},
       {.name = "get",
        .synopsis = "NAME [--config_dir DIR | --target HOST:PORT]",
        .description =
            "Prints one behaviour set's full definition, every default written "
            "out, as\nGetBehaviourSetResponse JSON.",
-       .options = {{"config_dir", "DIR",
-                    "behaviour sets to load (default examples/behaviour_sets)"},
-                   {"target", "HOST:PORT", "ask a running utilityd"}},
+       .options = WithTls(
+           {{"config_dir", "DIR",
+             "behaviour sets to load (default examples/behaviour_sets)"},
+            {"target", "HOST:PORT", "ask a running utilityd"}}),
        .run = Get},
       {.name = "health",
        .synopsis = "[--target HOST:PORT] [--service NAME] [--timeout 3s]",
        .description =
            "Checks a server's gRPC health. Prints SERVING or NOT_SERVING; "
            "exits 0 only\nwhen serving (for container health checks).",
-       .options = {{"target", "HOST:PORT", "server (default localhost:50051)"},
-                   {"service", "NAME",
-                    "service to ask about (default: the whole server)"},
-                   {"timeout", "DURATION",
-                    "give up after this long (default 3s)"}},
+       .options = WithTls(
+           {{"target", "HOST:PORT", "server (default localhost:50051)"},
+            {"service", "NAME",
+             "service to ask about (default: the whole server)"},
+            {"timeout", "DURATION", "give up after this long (default 3s)"}}),
        .run = Health},
       {.name = "log",
        .synopsis = "[FILE] [--sampled]",
