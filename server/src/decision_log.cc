@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace utilityd::server {
@@ -34,6 +35,9 @@ DecisionLog::DecisionLog(FILE* out, bool owned, const Options& options,
                          metrics::Counter* written, metrics::Counter* dropped)
     : out_(out),
       owned_(owned),
+      mask_agent_ids_(options.mask_agent_ids),
+      mask_salt_(options.mask_salt),
+      factor_values_(options.factor_values),
       capacity_(options.queue_capacity),
       written_(written),
       dropped_(dropped) {
@@ -52,6 +56,23 @@ DecisionLog::~DecisionLog() {
   }
   writer_.join();
   if (owned_) std::fclose(out_);
+}
+
+std::string DecisionLog::MaskAgentId(absl::string_view agent_id) const {
+  // FNV-1a 64 over salt and id, then SplitMix64's finaliser to spread it.
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](absl::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 0x100000001b3ull;
+    }
+  };
+  mix(mask_salt_);
+  mix("\x1f");
+  mix(agent_id);
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  return absl::StrFormat("%016x", h ^ (h >> 31));
 }
 
 void DecisionLog::Offer(v1::DecisionLogEntry entry) {

@@ -35,7 +35,18 @@ class DecisionLog {
     double sample = 0.01;
     // Entries waiting to be written before new ones are dropped.
     size_t queue_capacity = 65536;
+    // Replace agent ids with a keyed hash (16 hex digits): the same agent
+    // gets the same token on every line and replica with the same salt.
+    bool mask_agent_ids = false;
+    std::string mask_salt;
+    // Keep factor values (and the raw inputs of breakdowns) in the log.
+    bool factor_values = true;
   };
+
+  // Returns the token a masked agent id is logged as.
+  std::string MaskAgentId(absl::string_view agent_id) const;
+  bool masks_agent_ids() const { return mask_agent_ids_; }
+  bool logs_factor_values() const { return factor_values_; }
 
   // Opens the sink and starts the writer; nullptr when the sink is "off".
   // INVALID_ARGUMENT for a bad sample rate or capacity, NOT_FOUND when the
@@ -60,6 +71,9 @@ class DecisionLog {
 
   FILE* out_;
   const bool owned_;
+  const bool mask_agent_ids_;
+  const std::string mask_salt_;
+  const bool factor_values_;
   const size_t capacity_;
   bool all_ = false;
   uint64_t sample_threshold_ = 0;

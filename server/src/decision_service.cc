@@ -72,11 +72,15 @@ class BatchRecorder final : public loader::BatchObserver {
     e.mutable_time()->set_seconds(nanos / 1000000000);
     e.mutable_time()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
     e.set_decision_id(out.decision_id());
-    e.set_agent_id(agent.agent_id());
+    const DecisionLog& log = *service_->log_;
+    e.set_agent_id(log.masks_agent_ids() ? log.MaskAgentId(agent.agent_id())
+                                         : agent.agent_id());
     e.set_behaviour_set(set.name());
     e.set_revision(set.revision());
     const auto& factors = set.compiled.factors();
-    for (size_t f = 0; f < factors.size() && f < input.factors.size(); ++f) {
+    for (size_t f = 0; log.logs_factor_values() && f < factors.size() &&
+                       f < input.factors.size();
+         ++f) {
       (*e.mutable_factors())[factors[f].name] = input.factors[f];
     }
     e.set_current_action(agent.current_action());
@@ -99,6 +103,12 @@ class BatchRecorder final : public loader::BatchObserver {
           *e.mutable_explanation() =
               std::move(*explained.mutable_explanation());
         }
+      }
+    }
+    if (!log.logs_factor_values() && e.has_explanation()) {
+      // The breakdown shows raw inputs too; the normalised values remain.
+      for (auto& a : *e.mutable_explanation()->mutable_actions()) {
+        for (auto& c : *a.mutable_considerations()) c.clear_raw();
       }
     }
     service_->log_->Offer(std::move(e));

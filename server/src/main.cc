@@ -46,6 +46,14 @@ ABSL_FLAG(int, decision_log_queue, 65536,
           "Decision log lines that may wait for the writer; beyond it lines "
           "are dropped and counted (utilityd_decision_log_dropped_total), "
           "never blocking a decision.");
+ABSL_FLAG(bool, decision_log_mask_ids, false,
+          "Log a keyed hash of each agent id instead of the id.");
+ABSL_FLAG(std::string, decision_log_mask_salt, "",
+          "Key of the agent-id hash (use the same on every replica to keep "
+          "tokens stable; keep it secret).");
+ABSL_FLAG(bool, decision_log_factors, true,
+          "Log factor values (false drops them, and the raw inputs of "
+          "breakdowns).");
 ABSL_FLAG(int, max_agents_per_request, 10000,
           "Batches with more agents are refused with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_message_bytes, 16 << 20,
@@ -113,10 +121,14 @@ int Run() {
   options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   options.tls_key = absl::GetFlag(FLAGS_tls_key);
   options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
-  options.decision_log = {.sink = absl::GetFlag(FLAGS_decision_log),
-                          .sample = absl::GetFlag(FLAGS_decision_log_sample),
-                          .queue_capacity = static_cast<size_t>(std::max(
-                              0, absl::GetFlag(FLAGS_decision_log_queue)))};
+  options.decision_log = {
+      .sink = absl::GetFlag(FLAGS_decision_log),
+      .sample = absl::GetFlag(FLAGS_decision_log_sample),
+      .queue_capacity = static_cast<size_t>(
+          std::max(0, absl::GetFlag(FLAGS_decision_log_queue))),
+      .mask_agent_ids = absl::GetFlag(FLAGS_decision_log_mask_ids),
+      .mask_salt = absl::GetFlag(FLAGS_decision_log_mask_salt),
+      .factor_values = absl::GetFlag(FLAGS_decision_log_factors)};
   options.service.max_agents_per_request =
       absl::GetFlag(FLAGS_max_agents_per_request);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);

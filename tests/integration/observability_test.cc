@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -268,6 +269,48 @@ TEST(DecisionLogIntegrationTest, EveryDecisionIsALineAndSamplingHolds) {
       ContainsRegex(
           "eat_hide_wander@[0-9a-f]{8}  forager-[0-9]+ -> (eat|wander|hide) "));
   EXPECT_THAT(out.str(), HasSubstr("\n    "));  // breakdowns indented
+}
+
+TEST(DecisionLogIntegrationTest, MasksAgentIdsAndDropsFactorValues) {
+  testing::TempDir dir("utilityd_declog_private");
+  const std::string log = (dir.path() / "decisions.jsonl").string();
+  testing::UtilitydProcess server(
+      {"--config_dir=examples/behaviour_sets", "--decision_log=" + log,
+       "--decision_log_sample=1", "--decision_log_mask_ids",
+       "--decision_log_mask_salt=s3cret", "--decision_log_factors=false"});
+  ASSERT_THAT(server.Start(), IsOk());
+  ASSERT_TRUE(server.WaitServing());
+  auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
+      server.address(), grpc::InsecureChannelCredentials()));
+  v1::DecideRequest request;
+  for (const char* id : {"player-alice", "player-bob", "player-alice"}) {
+    v1::AgentSnapshot agent = Forager(0.8f, 0.1f);
+    agent.set_agent_id(id);
+    *request.add_agents() = agent;
+  }
+  grpc::ClientContext context;
+  v1::DecideResponse response;
+  ASSERT_TRUE(stub->Decide(&context, request, &response).ok());
+  server.Signal(SIGTERM);
+  ASSERT_EQ(server.Wait(), 0);
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_THAT(text.str(), ::testing::Not(HasSubstr("player-")));
+  EXPECT_THAT(text.str(), ::testing::Not(HasSubstr("\"raw\"")));
+  std::vector<v1::DecisionLogEntry> entries;
+  for (absl::string_view line :
+       absl::StrSplit(text.str(), '\n', absl::SkipEmpty())) {
+    v1::DecisionLogEntry e;
+    ASSERT_THAT(loader::ReadMessageOrError(line, "log", &e), IsOk());
+    EXPECT_TRUE(e.factors().empty());
+    EXPECT_TRUE(e.has_explanation());
+    entries.push_back(e);
+  }
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_THAT(entries[0].agent_id(), ContainsRegex("^[0-9a-f]{16}$"));
+  EXPECT_EQ(entries[0].agent_id(), entries[2].agent_id());  // same agent
+  EXPECT_NE(entries[0].agent_id(), entries[1].agent_id());
 }
 
 }  // namespace
