@@ -27,7 +27,9 @@ function(utilityd_cc_test)
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS}
     GTest::gmock GTest::gtest_main)
   target_compile_options(${ARG_NAME} PRIVATE ${UTILITYD_WARNINGS})
+  # Every case is bounded, so a hang fails fast instead of eating CI's time.
   gtest_discover_tests(${ARG_NAME}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-    PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 60)
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT 180
+    DISCOVERY_TIMEOUT 60)
 endfunction()

@@ -120,7 +120,7 @@ TEST(SetSchemaTest, PacksNamedFactorsInDeclaredOrder) {
 }
 
 TEST_F(ClientTest, DecidesWithNamedFactorsPackedOnTheClient) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   auto client = Connect();
   v1::DecideRequest request;
   *request.add_agents() = Forager(0.8f, 0.1f);
@@ -137,7 +137,7 @@ TEST_F(ClientTest, DecidesWithNamedFactorsPackedOnTheClient) {
 }
 
 TEST_F(ClientTest, RepacksWhenTheSetsFactorOrderChanges) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   auto client = Connect();
   v1::DecideRequest request;
   *request.add_agents() = Forager(0.8f, 0.1f);
@@ -180,7 +180,7 @@ TEST_F(ClientTest, RepacksWhenTheSetsFactorOrderChanges) {
 }
 
 TEST_F(ClientTest, StreamDeliversEveryResultAndAppliesBackpressure) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   auto client = Connect();
   std::unique_ptr<DecisionStream> stream =
       client->OpenStream({.max_in_flight = 4});
@@ -204,7 +204,7 @@ TEST_F(ClientTest, StreamDeliversEveryResultAndAppliesBackpressure) {
 }
 
 TEST_F(ClientTest, StreamSurvivesAKilledServerWithoutLosingOrDuplicating) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   const int port = server_->port();
   auto client = Connect();
   std::unique_ptr<DecisionStream> stream =
@@ -251,7 +251,7 @@ TEST_F(ClientTest, StreamSurvivesAKilledServerWithoutLosingOrDuplicating) {
 }
 
 TEST_F(ClientTest, CloseAnswersUnansweredBatchesWithAnError) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   auto client = Connect();
   std::unique_ptr<DecisionStream> stream = client->OpenStream();
   server_->Signal(SIGKILL);

@@ -106,7 +106,7 @@ class ServiceTest : public ::testing::Test {
 };
 
 TEST_F(ServiceTest, DecidesUnaryWithEachExplainLevel) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   v1::DecideRequest request;
   request.set_request_id(9);
   *request.add_agents() = ArenaScenario("Staff empty, in cover");
@@ -134,7 +134,7 @@ TEST_F(ServiceTest, DecidesUnaryWithEachExplainLevel) {
 }
 
 TEST_F(ServiceTest, ListsAndGetsSets) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   grpc::ClientContext context;
   v1::ListBehaviourSetsResponse list;
   ASSERT_TRUE(stub_->ListBehaviourSets(&context, {}, &list).ok());
@@ -155,7 +155,7 @@ TEST_F(ServiceTest, ListsAndGetsSets) {
 }
 
 TEST_F(ServiceTest, StreamAnswersEveryBatchInOrder) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   grpc::ClientContext context;
   auto stream = stub_->DecideStream(&context);
   constexpr int kBatches = 200;
@@ -186,7 +186,7 @@ TEST_F(ServiceTest, StreamAnswersEveryBatchInOrder) {
 }
 
 TEST_F(ServiceTest, BadAgentsGetErrorsBesideGoodOnes) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   v1::DecideRequest request;
   *request.add_agents() = ArenaScenario("Quiet arena");
   v1::AgentSnapshot wrong_count = ArenaScenario("Quiet arena");
@@ -218,7 +218,7 @@ TEST_F(ServiceTest, BadAgentsGetErrorsBesideGoodOnes) {
 }
 
 TEST_F(ServiceTest, RequestLimitsAreResourceExhausted) {
-  StartServer({"--max_agents_per_request=4", "--max_message_bytes=65536"});
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--max_agents_per_request=4", "--max_message_bytes=65536"}));
   v1::DecideRequest request;
   for (int i = 0; i < 5; ++i)
     *request.add_agents() = ArenaScenario("Quiet arena");
@@ -256,7 +256,7 @@ TEST_F(ServiceTest, RequestLimitsAreResourceExhausted) {
 }
 
 TEST_F(ServiceTest, ExpiredDeadlineIsDeadlineExceeded) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() -
                        std::chrono::seconds(1));
@@ -301,7 +301,7 @@ std::string AwaitRevisionChange(ServiceTest* t, const std::string& old,
 }
 
 TEST_F(ServiceTest, HotReloadSwapsGoodFilesAndKeepsServingOnBadOnes) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   const fs::path arena = config_.path() / "arena_mage.yaml";
   const std::string original = ReadText(arena);
   const std::string first = Revision("arena_mage");
@@ -398,7 +398,7 @@ TEST_F(ServiceTest, FollowsAConfigMapSymlinkSwap) {
 }
 
 TEST_F(ServiceTest, SigtermTurnsHealthNotServingAndRefusesNewCalls) {
-  StartServer({"--drain_delay=3s"});
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--drain_delay=3s"}));
   server_->Signal(SIGTERM);
   const absl::Time deadline = absl::Now() + absl::Seconds(3);
   while (server_->Health() == "SERVING" && absl::Now() < deadline) {
@@ -415,7 +415,7 @@ TEST_F(ServiceTest, SigtermTurnsHealthNotServingAndRefusesNewCalls) {
 }
 
 TEST_F(ServiceTest, SigtermDrainsAnOpenStreamAndExitsZero) {
-  StartServer({"--drain_grace=5s"});
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--drain_grace=5s"}));
   grpc::ClientContext context;
   auto stream = stub_->DecideStream(&context);
   v1::DecideRequest request;

@@ -87,7 +87,7 @@ class TlsTest : public ::testing::Test {
 testing::TempDir* TlsTest::dir_ = nullptr;
 
 TEST_F(TlsTest, TlsServesVerifiedClientsAndRefusesPlaintext) {
-  StartServer(/*mutual=*/false);
+  ASSERT_NO_FATAL_FAILURE(StartServer(/*mutual=*/false));
   EXPECT_THAT(List({.tls_ca = File("ca.pem")}), IsOk());
   const absl::Status plaintext = List({});
   EXPECT_EQ(plaintext.code(), absl::StatusCode::kUnavailable) << plaintext;
@@ -96,7 +96,7 @@ TEST_F(TlsTest, TlsServesVerifiedClientsAndRefusesPlaintext) {
 }
 
 TEST_F(TlsTest, MutualTlsRefusesClientsWithoutAValidCertificate) {
-  StartServer(/*mutual=*/true);
+  ASSERT_NO_FATAL_FAILURE(StartServer(/*mutual=*/true));
   EXPECT_THAT(List({.tls_ca = File("ca.pem"),
                     .tls_cert = File("client.pem"),
                     .tls_key = File("client.key")}),

@@ -2,6 +2,7 @@
 
 #include <grpcpp/create_channel.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,8 +52,13 @@ absl::Status UtilitydProcess::Start(absl::Duration timeout) {
   pid_ = ::fork();
   if (pid_ < 0) return absl::InternalError("fork failed");
   if (pid_ == 0) {
+    // Die with the test, and hold none of its pipes (ctest waits for them).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     FILE* f = std::fopen(log.c_str(), "a");
-    if (f != nullptr) ::dup2(::fileno(f), STDERR_FILENO);
+    if (f != nullptr) {
+      ::dup2(::fileno(f), STDERR_FILENO);
+      ::dup2(::fileno(f), STDOUT_FILENO);
+    }
     std::vector<char*> c;
     for (auto& a : argv) c.push_back(a.data());
     c.push_back(nullptr);
