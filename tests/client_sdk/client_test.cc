@@ -233,6 +233,9 @@ TEST_F(ClientTest, StreamSurvivesAKilledServerWithoutLosingOrDuplicating) {
   std::set<uint64_t> ids;
   int ok = 0;
   for (int i = 0; i < kBatches; ++i) {
+    ASSERT_EQ(futures[i].wait_for(std::chrono::seconds(30)),
+              std::future_status::ready)
+        << "batch " << i << " got no result";
     BatchResult r = futures[i].get();  // exactly one result each
     EXPECT_THAT(r.status, IsOk()) << i;
     if (!r.status.ok()) continue;

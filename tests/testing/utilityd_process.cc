@@ -2,7 +2,6 @@
 
 #include <grpcpp/create_channel.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,8 +51,10 @@ absl::Status UtilitydProcess::Start(absl::Duration timeout) {
   pid_ = ::fork();
   if (pid_ < 0) return absl::InternalError("fork failed");
   if (pid_ == 0) {
-    // Die with the test, and hold none of its pipes (ctest waits for them).
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // Hold none of the test's pipes: ctest waits for them to close, so a
+    // server orphaned by a crashed test would hang the run. (No
+    // PR_SET_PDEATHSIG: it fires when the forking *thread* exits, and tests
+    // restart servers from helper threads.)
     FILE* f = std::fopen(log.c_str(), "a");
     if (f != nullptr) {
       ::dup2(::fileno(f), STDERR_FILENO);
