@@ -197,7 +197,12 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
   if (!options.tls_server_name.empty()) {
     args.SetSslTargetNameOverride(options.tls_server_name);
   }
-  args.SetLoadBalancingPolicyName(options.load_balancing_policy);
+  // Balance over the target's addresses, and watch each replica's gRPC
+  // health: a draining replica turns NOT_SERVING and gets no new calls.
+  args.SetServiceConfigJSON(absl::StrCat(
+      R"({"loadBalancingConfig": [{")", options.load_balancing_policy,
+      R"(": {}}], "healthCheckConfig": {"serviceName": ")",
+      "utilityd.v1.DecisionService", R"("}})"));
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
   if (options.keepalive_time > absl::ZeroDuration()) {

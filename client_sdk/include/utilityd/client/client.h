@@ -50,7 +50,9 @@ struct ClientOptions {
   // "addr:port" (balanced); or any gRPC target, e.g. "dns:///utilityd:50051"
   // (every address the name resolves to is balanced).
   std::string target = "localhost:50051";
-  // gRPC load-balancing policy across the target's addresses.
+  // gRPC load-balancing policy across the target's addresses. Each
+  // replica's gRPC health is watched: NOT_SERVING replicas (loading,
+  // draining) get no new calls.
   std::string load_balancing_policy = "round_robin";
   // Deadline of unary calls (Decide, ListBehaviourSets, GetBehaviourSet).
   absl::Duration deadline = absl::Seconds(2);
