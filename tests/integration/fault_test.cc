@@ -5,18 +5,23 @@
 #include <signal.h>
 
 #include <atomic>
+#include <fstream>
 #include <future>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
 #include "utilityd/client/client.h"
+#include "utilityd/loader/set_loader.h"
 
 namespace utilityd {
 namespace {
@@ -153,6 +158,104 @@ TEST_F(FaultTest, SigtermOneReplicaUnderLoadFailsNoBatch) {
   std::cout << "SIGTERM of one of three replicas: slowest batch round trip "
             << absl::FormatDuration(slowest) << "\n";
   EXPECT_THAT(replicas_[0]->Log(), ::testing::HasSubstr("event=draining"));
+}
+
+}  // namespace
+}  // namespace utilityd
+
+namespace utilityd {
+namespace {
+
+TEST(ReloadFaultTest, HundredReloadsAlternatingGoodAndBadUnderLoad) {
+  testing::TempDir dir("utilityd_reloads");
+  const std::string file = (dir.path() / "eat_hide_wander.yaml").string();
+  std::string original;
+  {
+    std::ifstream in("examples/behaviour_sets/eat_hide_wander.yaml");
+    std::stringstream s;
+    s << in.rdbuf();
+    original = s.str();
+  }
+  // Good variants differ in their commitment bonus; bad ones misname a
+  // factor. The revisions a response may name are exactly the good ones'.
+  auto good = [&](int i) {
+    return absl::StrReplaceAll(
+        original, {{"commitment_bonus: 0.2",
+                    absl::StrCat("commitment_bonus: 0.2", i % 10)}});
+  };
+  const std::string bad =
+      absl::StrReplaceAll(original, {{"factor: danger\n", "factor: dangr\n"}});
+  std::set<std::string> good_revisions;
+  for (int i = 0; i < 10; ++i) {
+    auto set = loader::LoadSetText(good(i), "good.yaml");
+    ASSERT_THAT(set, IsOk());
+    good_revisions.insert((*set)->revision());
+  }
+  ASSERT_FALSE(loader::LoadSetText(bad, "bad.yaml").ok());
+  std::ofstream(file) << good(0);
+
+  UtilitydProcess server({"--config_dir=" + dir.path().string(),
+                          "--reload_interval=1h"});  // SIGHUP only
+  ASSERT_THAT(server.Start(), IsOk());
+  ASSERT_TRUE(server.WaitServing());
+  auto c = client::Client::Connect({.target = server.address()});
+  ASSERT_THAT(c, IsOk());
+  std::unique_ptr<client::DecisionStream> stream = (*c)->OpenStream();
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> answered{0}, failed{0};
+  std::set<std::string> seen;
+  std::thread load([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      v1::DecideRequest batch;
+      v1::AgentSnapshot* a = batch.add_agents();
+      a->set_agent_id("f");
+      a->set_behaviour_set("eat_hide_wander");
+      for (float v : {0.8f, 0.05f, 5.0f, 2.0f}) a->add_factors(v);
+      client::BatchResult r = stream->Submit(batch).get();
+      if (!r.status.ok() || r.response.decisions(0).has_error()) {
+        ++failed;
+        continue;
+      }
+      seen.insert(r.response.decisions(0).revision());
+      ++answered;
+    }
+  });
+  int applied = 0;
+  for (int i = 1; i <= 100; ++i) {
+    std::ofstream(file, std::ios::trunc) << (i % 2 == 0 ? good(i / 2) : bad);
+    server.Signal(SIGHUP);
+    // Wait until the server has tried this version (one reload per SIGHUP).
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    const std::string marker =
+        i % 2 == 0 ? "event=config_loaded" : "event=config_rejected";
+    while (absl::Now() < deadline) {
+      const std::string log = server.Log();
+      size_t count = 0;
+      for (size_t p = log.find(marker); p != std::string::npos;
+           p = log.find(marker, p + 1)) {
+        ++count;
+      }
+      // The first load at startup is one config_loaded too.
+      if (static_cast<int>(count) >= (i % 2 == 0 ? i / 2 + 1 : (i + 1) / 2)) {
+        ++applied;
+        break;
+      }
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+  }
+  stop = true;
+  load.join();
+  stream->Close();
+  EXPECT_EQ(applied, 100) << "every reload was attempted";
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_GT(answered.load(), 0);
+  for (const std::string& r : seen) {
+    EXPECT_TRUE(good_revisions.count(r)) << "revision " << r << " is not good";
+  }
+  std::cout << "100 reloads (50 rejected): " << answered.load()
+            << " batches answered on " << seen.size() << " revisions, "
+            << failed.load() << " failed\n";
 }
 
 }  // namespace
