@@ -5,8 +5,10 @@
 #include <atomic>
 
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "google/protobuf/stubs/logging.h"
 
 namespace utilityd::server {
 namespace {
@@ -93,6 +95,65 @@ void Log(LogLevel level, absl::string_view event,
     p += n;
     left -= static_cast<size_t>(n);
   }
+}
+
+namespace {
+
+struct ProtobufLogState {
+  absl::Mutex mu;
+  int per_minute = 10;
+  absl::Time window_start ABSL_GUARDED_BY(mu);
+  int in_window ABSL_GUARDED_BY(mu) = 0;
+  int64_t suppressed_in_window ABSL_GUARDED_BY(mu) = 0;
+  ProtobufLogStats stats ABSL_GUARDED_BY(mu);
+};
+
+ProtobufLogState& ProtobufState() {
+  static auto* state = new ProtobufLogState();
+  return *state;
+}
+
+void OnProtobufLog(google::protobuf::LogLevel level, const char* filename,
+                   int line, const std::string& message) {
+  ProtobufLogState& s = ProtobufState();
+  int64_t report_suppressed = 0;
+  {
+    absl::MutexLock lock(&s.mu);
+    const absl::Time now = absl::Now();
+    if (now - s.window_start >= absl::Minutes(1)) {
+      report_suppressed = s.suppressed_in_window;
+      s.window_start = now;
+      s.in_window = 0;
+      s.suppressed_in_window = 0;
+    }
+    if (s.in_window >= s.per_minute) {
+      ++s.suppressed_in_window;
+      ++s.stats.suppressed;
+      return;
+    }
+    ++s.in_window;
+    ++s.stats.forwarded;
+  }
+  if (report_suppressed > 0) {
+    Log(LogLevel::kWarning, "protobuf_suppressed",
+        {{"count", report_suppressed}});
+  }
+  Log(level >= google::protobuf::LOGLEVEL_ERROR ? LogLevel::kError
+                                                : LogLevel::kWarning,
+      "protobuf", {{"message", message}, {"file", filename}, {"line", line}});
+}
+
+}  // namespace
+
+void InstallProtobufLogHandler(int per_minute) {
+  ProtobufState().per_minute = per_minute;
+  google::protobuf::SetLogHandler(&OnProtobufLog);
+}
+
+ProtobufLogStats GetProtobufLogStats() {
+  ProtobufLogState& s = ProtobufState();
+  absl::MutexLock lock(&s.mu);
+  return s.stats;
 }
 
 void SetMinLogLevel(LogLevel level) {

@@ -41,6 +41,19 @@ void SetMinLogLevel(LogLevel level);
 // Parses "debug", "info", "warning" or "error"; false for anything else.
 bool ParseLogLevel(absl::string_view text, LogLevel* level);
 
+// Routes protobuf's own log messages (e.g. one per received message with
+// invalid UTF-8) into Log as event=protobuf, at most `per_minute` a minute:
+// a misbehaving client cannot flood the log. Suppressed messages are counted
+// and reported once the next minute starts. Call once, before serving.
+void InstallProtobufLogHandler(int per_minute = 10);
+
+struct ProtobufLogStats {
+  int64_t forwarded = 0;
+  int64_t suppressed = 0;
+};
+// Returns how many protobuf messages were forwarded and suppressed so far.
+ProtobufLogStats GetProtobufLogStats();
+
 // Returns the logfmt form of one value: bare when it is a plain word,
 // otherwise quoted and escaped as a JSON string.
 std::string LogfmtValue(absl::string_view value);

@@ -104,6 +104,7 @@ int Run() {
     return 2;
   }
   utilityd::server::SetMinLogLevel(level);
+  utilityd::server::InstallProtobufLogHandler();
 
   // Signals go to one thread that sigwaits; block them everywhere else
   // (threads created from here on inherit the mask).
