@@ -207,6 +207,48 @@ TEST_F(DecideBatchTest, CurrentTargetIsResolvedByIdAndMayHaveLeft) {
   EXPECT_EQ(in.current_action, arena_->compiled.FindAction("attack"));
 }
 
+TEST_F(DecideBatchTest, AnEmptyBatchGetsAnEmptyAnswer) {
+  v1::DecideRequest request;
+  request.set_request_id(5);
+  const v1::DecideResponse r = Run(request);
+  EXPECT_EQ(r.request_id(), 5u);
+  EXPECT_EQ(r.decisions_size(), 0);
+}
+
+TEST_F(DecideBatchTest, DuplicateAgentIdsAreDecidedIndependently) {
+  v1::DecideRequest request;
+  v1::AgentSnapshot a = StaffEmpty();
+  a.set_agent_id("twin");
+  v1::AgentSnapshot b = a;
+  (*b.mutable_named_factors())["charges"] = 6;  // a different situation
+  *request.add_agents() = a;
+  *request.add_agents() = b;
+  const v1::DecideResponse r = Run(request);
+  ASSERT_EQ(r.decisions_size(), 2);
+  EXPECT_EQ(r.decisions(0).agent_id(), "twin");
+  EXPECT_EQ(r.decisions(1).agent_id(), "twin");
+  EXPECT_EQ(r.decisions(0).action(), "recharge");
+  EXPECT_NE(r.decisions(1).action(), "recharge");
+}
+
+TEST_F(DecideBatchTest, HugeAndNegativeFactorsClampToTheBookends) {
+  v1::AgentSnapshot a = StaffEmpty();
+  (*a.mutable_named_factors())["health"] = 1e30f;
+  (*a.mutable_named_factors())["enemy_distance"] = -1e30f;
+  v1::DecideRequest request;
+  request.set_explain(v1::EXPLAIN_FULL);
+  *request.add_agents() = a;
+  const v1::Decision d = Run(request).decisions(0);
+  ASSERT_FALSE(d.has_error());
+  for (const auto& action : d.explanation().actions()) {
+    for (const auto& c : action.considerations()) {
+      EXPECT_GE(c.normalised(), 0);
+      EXPECT_LE(c.normalised(), 1);
+      EXPECT_FALSE(c.invalid_input());
+    }
+  }
+}
+
 TEST(ScenarioTest, EveryExampleScenarioHolds) {
   absl::StatusOr<Catalog> catalog = LoadCatalog({"examples/behaviour_sets"});
   ASSERT_THAT(catalog, IsOk());
