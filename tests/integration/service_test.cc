@@ -218,7 +218,8 @@ TEST_F(ServiceTest, BadAgentsGetErrorsBesideGoodOnes) {
 }
 
 TEST_F(ServiceTest, RequestLimitsAreResourceExhausted) {
-  ASSERT_NO_FATAL_FAILURE(StartServer({"--max_agents_per_request=4", "--max_message_bytes=65536"}));
+  ASSERT_NO_FATAL_FAILURE(
+      StartServer({"--max_agents_per_request=4", "--max_message_bytes=65536"}));
   v1::DecideRequest request;
   for (int i = 0; i < 5; ++i)
     *request.add_agents() = ArenaScenario("Quiet arena");
@@ -253,6 +254,59 @@ TEST_F(ServiceTest, RequestLimitsAreResourceExhausted) {
   *huge.add_agents() = agent;
   s = Decide(huge, &response);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST_F(ServiceTest, InvalidUtf8IsRefusedAndTheServerCarriesOn) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  v1::DecideRequest request;
+  v1::AgentSnapshot agent = ArenaScenario("Quiet arena");
+  agent.set_agent_id(std::string("\xff\xfe bad", 6));
+  *request.add_agents() = agent;
+  v1::DecideResponse response;
+  const grpc::Status s = Decide(request, &response);
+  EXPECT_FALSE(s.ok());
+  // protobuf refuses to parse it; gRPC 1.51's callback server answers a
+  // request it cannot deserialise with UNIMPLEMENTED.
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED)
+      << s.error_message();
+  request.mutable_agents(0)->set_agent_id("fine");
+  EXPECT_TRUE(Decide(request, &response).ok());
+  EXPECT_EQ(server_->Health(), "SERVING");
+}
+
+TEST_F(ServiceTest, ClientsThatCancelOrStopReadingDoNotHurtOthers) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  // One client cancels mid-stream, another writes and never reads.
+  grpc::ClientContext cancelled;
+  auto a = stub_->DecideStream(&cancelled);
+  grpc::ClientContext idle_reader;
+  auto b = stub_->DecideStream(&idle_reader);
+  v1::DecideRequest big;
+  for (int i = 0; i < 200; ++i)
+    *big.add_agents() = ArenaScenario("Quiet arena");
+  for (int i = 0; i < 5; ++i) {
+    big.set_request_id(i + 1);
+    ASSERT_TRUE(a->Write(big));
+  }
+  cancelled.TryCancel();
+  // b: write until flow control stops us (the server stops reading a
+  // stream whose responses are not read), bounded by a deadline.
+  std::thread writer([&] {
+    for (int i = 0; i < 2000 && b->Write(big); ++i) {
+    }
+  });
+  absl::SleepFor(absl::Milliseconds(500));
+  // Everyone else is served.
+  v1::DecideRequest request;
+  *request.add_agents() = ArenaScenario("Staff empty, in cover");
+  v1::DecideResponse response;
+  ASSERT_TRUE(Decide(request, &response).ok());
+  EXPECT_EQ(response.decisions(0).action(), "recharge");
+  idle_reader.TryCancel();
+  writer.join();
+  (void)a->Finish();
+  (void)b->Finish();
+  EXPECT_EQ(server_->Health(), "SERVING");
 }
 
 TEST_F(ServiceTest, ExpiredDeadlineIsDeadlineExceeded) {
