@@ -37,46 +37,52 @@ std::vector<std::string> ActionNames(const e::CompiledBehaviourSet& set) {
   return names;
 }
 
-// Appends one agent's (or target's) factor values in declared order to
-// `out`, from packed values or names.
+// Appends one agent's factor values (`target` < 0) or one target's
+// (`target` = its index) to `out`, in declared order, from packed values or
+// names. Names are looked up in the set's index; error text is built only
+// when something is wrong.
 absl::Status ResolveFactors(
     const google::protobuf::RepeatedField<float>& packed,
     const google::protobuf::Map<std::string, float>& named,
-    const std::vector<e::FactorDefinition>& declared,
-    absl::string_view set_name, const std::string& path,
-    std::vector<float>* out) {
+    const e::CompiledBehaviourSet& set, int target, std::vector<float>* out) {
+  const std::vector<e::FactorDefinition>& declared =
+      target >= 0 ? set.target_factors() : set.factors();
+  auto path = [target] {
+    return target >= 0 ? absl::StrCat("targets[", target, "].") : std::string();
+  };
   const size_t base = out->size();
   if (!named.empty()) {
     if (!packed.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          path, "factors: give either factors or named_factors, not both"));
+          path(), "factors: give either factors or named_factors, not both"));
     }
     out->resize(base + declared.size(), kMissing);
-    const std::vector<std::string> names = FactorNames(declared);
     for (const auto& [name, value] : named) {
-      auto it = std::find(names.begin(), names.end(), name);
-      if (it == names.end()) {
+      const int i =
+          target >= 0 ? set.FindTargetFactor(name) : set.FindFactor(name);
+      if (i < 0) {
         return absl::InvalidArgumentError(absl::StrCat(
-            path,
-            "named_factors: ", UnknownName("factor", name, names, set_name)));
+            path(), "named_factors: ",
+            UnknownName("factor", name, FactorNames(declared), set.name())));
       }
-      (*out)[base + (it - names.begin())] = value;
+      (*out)[base + i] = value;
     }
-    std::vector<std::string> missing;
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (!named.contains(names[i])) missing.push_back(names[i]);
-    }
-    if (!missing.empty()) {
+    // Map keys are distinct and all known, so fewer means some are missing.
+    if (named.size() < declared.size()) {
+      std::vector<std::string> missing;
+      for (const auto& f : declared) {
+        if (!named.contains(f.name)) missing.push_back(f.name);
+      }
       return absl::InvalidArgumentError(
-          absl::StrCat(path, "named_factors: missing ",
-                       absl::StrJoin(missing, ", "), " (", set_name, ")"));
+          absl::StrCat(path(), "named_factors: missing ",
+                       absl::StrJoin(missing, ", "), " (", set.name(), ")"));
     }
     return absl::OkStatus();
   }
   if (static_cast<size_t>(packed.size()) != declared.size()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, "factors: expected ", declared.size(), " values (",
-                     set_name, "), got ", packed.size()));
+        absl::StrCat(path(), "factors: expected ", declared.size(), " values (",
+                     set.name(), "), got ", packed.size()));
   }
   out->insert(out->end(), packed.begin(), packed.end());
   return absl::OkStatus();
@@ -104,8 +110,8 @@ absl::Status ResolveAgent(const LoadedSet& loaded,
   } else {
     scratch->factors.clear();
     if (absl::Status s =
-            ResolveFactors(snapshot.factors(), snapshot.named_factors(),
-                           set.factors(), set.name(), "", &scratch->factors);
+            ResolveFactors(snapshot.factors(), snapshot.named_factors(), set,
+                           /*target=*/-1, &scratch->factors);
         !s.ok()) {
       return s;
     }
@@ -141,10 +147,9 @@ absl::Status ResolveAgent(const LoadedSet& loaded,
   const size_t width = set.target_factors().size();
   for (int t = 0; t < snapshot.targets_size(); ++t) {
     const v1::TargetSnapshot& target = snapshot.targets(t);
-    if (absl::Status s = ResolveFactors(
-            target.factors(), target.named_factors(), set.target_factors(),
-            set.name(), absl::StrCat("targets[", t, "]."),
-            &scratch->target_values);
+    if (absl::Status s =
+            ResolveFactors(target.factors(), target.named_factors(), set, t,
+                           &scratch->target_values);
         !s.ok()) {
       return s;
     }
