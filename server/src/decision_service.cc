@@ -129,8 +129,9 @@ class StreamReactor final
     : public grpc::ServerBidiReactor<v1::DecideRequest, v1::DecideResponse> {
  public:
   explicit StreamReactor(DecisionServiceImpl* service) : service_(service) {
-    service_->Register(this);
-    StartRead(&request_);
+    service_->Register(this);  // finishes the call at once when draining
+    absl::MutexLock lock(&mu_);
+    if (!finished_) StartRead(&request_);
   }
 
   void OnReadDone(bool ok) override {

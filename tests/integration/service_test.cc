@@ -465,6 +465,14 @@ TEST_F(ServiceTest, SigtermTurnsHealthNotServingAndRefusesNewCalls) {
   const grpc::Status s = Decide(request, &response);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_THAT(s.error_message(), HasSubstr("draining"));
+  // A stream opened now ends at once with UNAVAILABLE, answering nothing.
+  grpc::ClientContext stream_context;
+  auto stream = stub_->DecideStream(&stream_context);
+  v1::DecideResponse streamed;
+  EXPECT_FALSE(stream->Read(&streamed));
+  const grpc::Status ended = stream->Finish();
+  EXPECT_EQ(ended.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << ended.error_message();
   EXPECT_EQ(server_->Wait(), 0) << server_->Log();
 }
 
