@@ -16,8 +16,8 @@ packages=(
   libcpp-httplib-dev prometheus python3-yaml
   # sanitizers and libFuzzer (make test-sanitize, make fuzz)
   clang-14 libclang-rt-14-dev
-  # certificates for the TLS tests
-  openssl
+  # certificates for the TLS tests; the gRPC proxy the nginx test runs
+  openssl nginx
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
 )

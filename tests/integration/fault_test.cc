@@ -2,7 +2,9 @@
 // behind the SDK's round robin. Every submitted batch must get exactly one
 // successful result — none lost, none duplicated — whatever happens to one
 // replica. Bounded in time and count.
+#include <httplib.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <fstream>
@@ -17,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/child_process.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
@@ -43,6 +46,123 @@ v1::DecideRequest Batch(int stream, int i) {
   return batch;
 }
 
+// Streams `batches` per stream at a steady pace while `fault` runs on
+// another thread; checks every batch got exactly one OK result and
+// reports the slowest round trip (submit to result), measured as results
+// arrive by one consumer thread per stream, and how often streams broke.
+struct StreamReport {
+  absl::Duration slowest;
+  int reconnects = 0;
+};
+StreamReport StreamWithFault(client::Client& client, int batches,
+                             std::function<void()> fault) {
+  struct Sent {
+    std::future<client::BatchResult> result;
+    absl::Time at;
+  };
+  struct PerStream {
+    std::unique_ptr<client::DecisionStream> stream;
+    std::vector<Sent> sent;
+    std::atomic<int> submitted{0};
+    absl::Duration slowest;
+    std::thread consumer;
+  };
+  std::vector<PerStream> per(kStreams);
+  for (int s = 0; s < kStreams; ++s) {
+    PerStream& p = per[s];
+    p.stream = client.OpenStream({.max_in_flight = 4});
+    p.sent.resize(batches);
+    p.consumer = std::thread([&p, s, batches] {
+      std::set<uint64_t> ids;
+      for (int i = 0; i < batches; ++i) {
+        while (p.submitted.load() <= i) absl::SleepFor(absl::Microseconds(200));
+        Sent& sent = p.sent[i];
+        if (sent.result.wait_for(std::chrono::seconds(30)) !=
+            std::future_status::ready) {
+          ADD_FAILURE() << "stream " << s << " batch " << i << " got no result";
+          return;
+        }
+        client::BatchResult r = sent.result.get();
+        p.slowest = std::max(p.slowest, absl::Now() - sent.at);
+        EXPECT_THAT(r.status, IsOk()) << "stream " << s << " batch " << i;
+        EXPECT_TRUE(ids.insert(r.request_id).second) << "duplicate";
+        if (r.response.decisions_size() != 8) {
+          ADD_FAILURE() << "expected 8 decisions";
+          continue;
+        }
+        EXPECT_EQ(r.response.decisions(0).agent_id(),
+                  absl::StrCat("s", s, "-b", i, "-a0"));
+        EXPECT_EQ(r.response.decisions(0).action(), "eat");
+      }
+    });
+  }
+  std::thread faulter(std::move(fault));
+  for (int i = 0; i < batches; ++i) {
+    for (int s = 0; s < kStreams; ++s) {
+      PerStream& p = per[s];
+      p.sent[i].at = absl::Now();
+      p.sent[i].result = p.stream->Submit(Batch(s, i));
+      p.submitted.store(i + 1);
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  faulter.join();
+  absl::Duration slowest;
+  int reconnects = 0;
+  for (PerStream& p : per) {
+    p.consumer.join();
+    slowest = std::max(slowest, p.slowest);
+    reconnects += p.stream->reconnects();
+    p.stream->Close();
+  }
+  std::cout << kStreams << " streams, " << batches << " batches each, "
+            << reconnects << " reconnects, slowest batch round trip "
+            << absl::FormatDuration(slowest) << "\n";
+  return {slowest, reconnects};
+}
+
+// The sum of a metric's samples on a replica's /metrics (-1 when the
+// scrape fails).
+double ScrapeTotal(const UtilitydProcess& replica, const std::string& name) {
+  httplib::Client http("127.0.0.1", replica.http_port());
+  auto res = http.Get("/metrics");
+  if (!res || res->status != 200) return -1;
+  double total = 0;
+  std::istringstream lines(res->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name + "{", 0) == 0 || line.rfind(name + " ", 0) == 0) {
+      total += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return total;
+}
+
+// A replica that carries at least one of the test's streams, so that a
+// fault there is felt.
+std::unique_ptr<UtilitydProcess>& BusyReplica(
+    std::vector<std::unique_ptr<UtilitydProcess>>& replicas) {
+  for (auto& r : replicas) {
+    if (ScrapeTotal(*r, "utilityd_active_streams") > 0) return r;
+  }
+  ADD_FAILURE() << "no replica has an open stream";
+  return replicas[0];
+}
+
+// A second into the stream: kill -9 a replica that carries a stream, and a
+// second later start a new one on the same port.
+void KillNineAndRestart(
+    std::vector<std::unique_ptr<UtilitydProcess>>& replicas) {
+  absl::SleepFor(absl::Seconds(1));
+  std::unique_ptr<UtilitydProcess>& replica = BusyReplica(replicas);
+  const int port = replica->port();
+  replica->Signal(SIGKILL);
+  replica->Wait();
+  absl::SleepFor(absl::Seconds(1));
+  replica = std::make_unique<UtilitydProcess>(
+      std::vector<std::string>{"--config_dir=examples/behaviour_sets"}, port);
+  EXPECT_THAT(replica->Start(), IsOk());
+}
+
 class FaultTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -62,71 +182,8 @@ class FaultTest : public ::testing::Test {
     client_ = *std::move(c);
   }
 
-  // Streams `batches` per stream at a steady pace while `fault` runs on
-  // another thread; checks every batch got exactly one OK result and
-  // returns the slowest round trip (submit to result), measured as results
-  // arrive by one consumer thread per stream.
-  absl::Duration StreamThrough(int batches, std::function<void()> fault) {
-    struct Sent {
-      std::future<client::BatchResult> result;
-      absl::Time at;
-    };
-    struct PerStream {
-      std::unique_ptr<client::DecisionStream> stream;
-      std::vector<Sent> sent;
-      std::atomic<int> submitted{0};
-      absl::Duration slowest;
-      std::thread consumer;
-    };
-    std::vector<PerStream> per(kStreams);
-    for (int s = 0; s < kStreams; ++s) {
-      PerStream& p = per[s];
-      p.stream = client_->OpenStream({.max_in_flight = 4});
-      p.sent.resize(batches);
-      p.consumer = std::thread([&p, s, batches] {
-        std::set<uint64_t> ids;
-        for (int i = 0; i < batches; ++i) {
-          while (p.submitted.load() <= i)
-            absl::SleepFor(absl::Microseconds(200));
-          Sent& sent = p.sent[i];
-          if (sent.result.wait_for(std::chrono::seconds(30)) !=
-              std::future_status::ready) {
-            ADD_FAILURE() << "stream " << s << " batch " << i
-                          << " got no result";
-            return;
-          }
-          client::BatchResult r = sent.result.get();
-          p.slowest = std::max(p.slowest, absl::Now() - sent.at);
-          EXPECT_THAT(r.status, IsOk()) << "stream " << s << " batch " << i;
-          EXPECT_TRUE(ids.insert(r.request_id).second) << "duplicate";
-          if (r.response.decisions_size() != 8) {
-            ADD_FAILURE() << "expected 8 decisions";
-            continue;
-          }
-          EXPECT_EQ(r.response.decisions(0).agent_id(),
-                    absl::StrCat("s", s, "-b", i, "-a0"));
-          EXPECT_EQ(r.response.decisions(0).action(), "eat");
-        }
-      });
-    }
-    std::thread faulter(std::move(fault));
-    for (int i = 0; i < batches; ++i) {
-      for (int s = 0; s < kStreams; ++s) {
-        PerStream& p = per[s];
-        p.sent[i].at = absl::Now();
-        p.sent[i].result = p.stream->Submit(Batch(s, i));
-        p.submitted.store(i + 1);
-      }
-      absl::SleepFor(absl::Milliseconds(10));
-    }
-    faulter.join();
-    absl::Duration slowest;
-    for (PerStream& p : per) {
-      p.consumer.join();
-      slowest = std::max(slowest, p.slowest);
-      p.stream->Close();
-    }
-    return slowest;
+  StreamReport StreamThrough(int batches, std::function<void()> fault) {
+    return StreamWithFault(*client_, batches, std::move(fault));
   }
 
   std::vector<std::unique_ptr<UtilitydProcess>> replicas_;
@@ -134,30 +191,134 @@ class FaultTest : public ::testing::Test {
 };
 
 TEST_F(FaultTest, KillNineOneReplicaMidStreamThenRestartIt) {
-  const int port = replicas_[1]->port();
-  const absl::Duration slowest = StreamThrough(300, [&] {
-    absl::SleepFor(absl::Seconds(1));
-    replicas_[1]->Signal(SIGKILL);
-    replicas_[1]->Wait();
-    absl::SleepFor(absl::Seconds(1));
-    replicas_[1] = std::make_unique<UtilitydProcess>(
-        std::vector<std::string>{"--config_dir=examples/behaviour_sets"}, port);
-    EXPECT_THAT(replicas_[1]->Start(), IsOk());
-  });
-  std::cout << "kill -9 of one of three replicas: slowest batch round trip "
-            << absl::FormatDuration(slowest) << "\n";
-  EXPECT_LT(slowest, absl::Seconds(10)) << "recovery is bounded";
+  std::cout << "kill -9 of one of three replicas: ";
+  const StreamReport report =
+      StreamThrough(300, [&] { KillNineAndRestart(replicas_); });
+  EXPECT_GT(report.reconnects, 0) << "the fault hit a stream";
+  EXPECT_LT(report.slowest, absl::Seconds(10)) << "recovery is bounded";
 }
 
 TEST_F(FaultTest, SigtermOneReplicaUnderLoadFailsNoBatch) {
-  const absl::Duration slowest = StreamThrough(300, [&] {
+  std::cout << "SIGTERM of one of three replicas: ";
+  UtilitydProcess* drained = nullptr;
+  const StreamReport report = StreamThrough(300, [&] {
     absl::SleepFor(absl::Seconds(1));
-    replicas_[0]->Signal(SIGTERM);
-    EXPECT_EQ(replicas_[0]->Wait(), 0);
+    drained = BusyReplica(replicas_).get();
+    drained->Signal(SIGTERM);
+    EXPECT_EQ(drained->Wait(), 0);
   });
-  std::cout << "SIGTERM of one of three replicas: slowest batch round trip "
-            << absl::FormatDuration(slowest) << "\n";
-  EXPECT_THAT(replicas_[0]->Log(), ::testing::HasSubstr("event=draining"));
+  EXPECT_GT(report.reconnects, 0) << "the drain ended a stream";
+  ASSERT_NE(drained, nullptr);
+  EXPECT_THAT(drained->Log(), ::testing::HasSubstr("event=draining"));
+}
+
+// nginx's grpc_pass in front of two replicas, with the config shipped in
+// deploy/nginx (only its addresses replaced): streaming through it works
+// and survives a replica's kill -9 and restart; unary calls keep working
+// while a replica is down.
+class NginxFrontTest : public ::testing::Test {
+ protected:
+  static constexpr char kNginx[] = "/usr/sbin/nginx";
+
+  void SetUp() override {
+    ASSERT_EQ(::access(kNginx, X_OK), 0)
+        << kNginx << " is missing: run scripts/install-deps.sh";
+    for (int r = 0; r < 2; ++r) {
+      replicas_.push_back(std::make_unique<UtilitydProcess>(
+          std::vector<std::string>{"--config_dir=examples/behaviour_sets"}));
+      ASSERT_THAT(replicas_.back()->Start(), IsOk());
+      ASSERT_TRUE(replicas_.back()->WaitServing());
+    }
+    std::string conf = testing::ReadWholeFile("deploy/nginx/utilityd.conf");
+    port_ = testing::PickFreePort();
+    const std::vector<std::pair<std::string, std::string>> edits = {
+        {"utilityd-0.utilityd-headless:50051", replicas_[0]->address()},
+        {"utilityd-1.utilityd-headless:50051", replicas_[1]->address()},
+        {"listen 50051 http2;",
+         absl::StrCat("listen 127.0.0.1:", port_, " http2;")}};
+    for (const auto& [from, to] : edits) {
+      ASSERT_NE(conf.find(from), std::string::npos)
+          << "deploy/nginx/utilityd.conf no longer has \"" << from << "\"";
+      conf = absl::StrReplaceAll(conf, {{from, to}});
+    }
+    const std::string d = dir_.path().string();
+    std::ofstream(d + "/utilityd.conf") << conf;
+    std::ofstream(d + "/nginx.conf") << absl::StrCat(
+        ::getuid() == 0 ? "user root;\n" : "", "daemon off;\n",
+        "worker_processes 1;\n", "pid ", d, "/nginx.pid;\n", "error_log ", d,
+        "/error.log info;\n", "events { worker_connections 1024; }\n",
+        "http {\n", "  access_log ", d, "/access.log;\n",
+        "  client_body_temp_path ", d, "/body;\n", "  proxy_temp_path ", d,
+        "/proxy;\n", "  fastcgi_temp_path ", d, "/fastcgi;\n",
+        "  uwsgi_temp_path ", d, "/uwsgi;\n", "  scgi_temp_path ", d,
+        "/scgi;\n", "  include ", d, "/utilityd.conf;\n", "}\n");
+    auto pid = testing::SpawnProcess(
+        {kNginx, "-p", d, "-e", d + "/error.log", "-c", d + "/nginx.conf"},
+        d + "/stderr.log");
+    ASSERT_THAT(pid, IsOk());
+    nginx_ = *pid;
+    ASSERT_TRUE(testing::WaitForPort(port_, absl::Seconds(20)))
+        << testing::ReadWholeFile(d + "/error.log");
+
+    client::ClientOptions options;
+    options.target = absl::StrCat("127.0.0.1:", port_);
+    auto c = client::Client::Connect(options);
+    ASSERT_THAT(c, IsOk());
+    client_ = *std::move(c);
+    // nginx is up and proxying once a call through it succeeds.
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    while (!client_->Decide(Batch(0, 0)).ok()) {
+      ASSERT_LT(absl::Now(), deadline)
+          << testing::ReadWholeFile(d + "/error.log")
+          << testing::ReadWholeFile(d + "/stderr.log");
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  }
+
+  void TearDown() override {
+    client_.reset();  // its health-watch stream would hold nginx's shutdown
+    if (nginx_ > 0) {
+      ::kill(nginx_, SIGQUIT);  // graceful: workers finish, then exit
+      if (testing::WaitProcess(nginx_, absl::Seconds(10)) == -1) {
+        ::kill(nginx_, SIGKILL);
+        testing::WaitProcess(nginx_, absl::Seconds(10));
+      }
+    }
+  }
+
+  testing::TempDir dir_{"utilityd_nginx"};
+  std::vector<std::unique_ptr<UtilitydProcess>> replicas_;
+  int port_ = 0;
+  pid_t nginx_ = -1;
+  std::unique_ptr<client::Client> client_;
+};
+
+TEST_F(NginxFrontTest, StreamsSurviveAReplicaKillAndRestart) {
+  std::cout << "through nginx, kill -9 of one of two replicas: ";
+  const StreamReport report =
+      StreamWithFault(*client_, 300, [&] { KillNineAndRestart(replicas_); });
+  EXPECT_GT(report.reconnects, 0) << "the fault hit a stream";
+  EXPECT_LT(report.slowest, absl::Seconds(10)) << "recovery is bounded";
+
+  // The restarted replica is back in rotation: new calls reach every one.
+  for (auto& r : replicas_) ASSERT_TRUE(r->WaitServing());
+  absl::SleepFor(absl::Seconds(2));  // nginx's fail_timeout
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_THAT(client_->Decide(Batch(0, i)).status(), IsOk());
+  }
+  for (auto& r : replicas_) {
+    EXPECT_GT(ScrapeTotal(*r, "utilityd_decisions_total"), 0);
+  }
+}
+
+TEST_F(NginxFrontTest, UnaryCallsSucceedWhileAReplicaIsDown) {
+  replicas_[0]->Signal(SIGKILL);
+  replicas_[0]->Wait();
+  for (int i = 0; i < 50; ++i) {
+    auto r = client_->Decide(Batch(1, i));
+    ASSERT_THAT(r.status(), IsOk()) << "call " << i;
+    EXPECT_EQ(r->decisions(0).action(), "eat");
+  }
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "tests/testing/child_process.h"
 
 namespace utilityd::testing {
 
@@ -33,10 +34,7 @@ std::string UtilitydProcess::address() const {
 }
 
 std::string UtilitydProcess::Log() const {
-  std::ifstream in(dir_ + "/stderr.log");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return ReadWholeFile(dir_ + "/stderr.log");
 }
 
 absl::Status UtilitydProcess::Start(absl::Duration timeout) {
@@ -47,25 +45,9 @@ absl::Status UtilitydProcess::Start(absl::Duration timeout) {
       absl::StrCat("--grpc_address=127.0.0.1:", fixed_port_ ? port_ : 0),
       "--port_file=" + port_file, "--http_address=127.0.0.1:0"};
   argv.insert(argv.end(), args_.begin(), args_.end());
-  const std::string log = dir_ + "/stderr.log";
-  pid_ = ::fork();
-  if (pid_ < 0) return absl::InternalError("fork failed");
-  if (pid_ == 0) {
-    // Hold none of the test's pipes: ctest waits for them to close, so a
-    // server orphaned by a crashed test would hang the run. (No
-    // PR_SET_PDEATHSIG: it fires when the forking *thread* exits, and tests
-    // restart servers from helper threads.)
-    FILE* f = std::fopen(log.c_str(), "a");
-    if (f != nullptr) {
-      ::dup2(::fileno(f), STDERR_FILENO);
-      ::dup2(::fileno(f), STDOUT_FILENO);
-    }
-    std::vector<char*> c;
-    for (auto& a : argv) c.push_back(a.data());
-    c.push_back(nullptr);
-    ::execv(c[0], c.data());
-    ::_exit(127);
-  }
+  auto pid = SpawnProcess(argv, dir_ + "/stderr.log");
+  if (!pid.ok()) return pid.status();
+  pid_ = *pid;
   const absl::Time deadline = absl::Now() + timeout;
   while (absl::Now() < deadline) {
     std::ifstream in(port_file);
@@ -76,7 +58,7 @@ absl::Status UtilitydProcess::Start(absl::Duration timeout) {
       return absl::OkStatus();
     }
     int status;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    if (ProcessExited(pid_, &status)) {
       pid_ = -1;
       return absl::InternalError(absl::StrCat("utilityd exited: ", Log()));
     }
@@ -114,18 +96,9 @@ void UtilitydProcess::Signal(int signal) {
 
 int UtilitydProcess::Wait(absl::Duration timeout) {
   if (pid_ <= 0) return -1;
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      if (WIFEXITED(status)) return WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-      return -1;
-    }
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return -1;
+  const int status = WaitProcess(pid_, timeout);
+  if (status != -1) pid_ = -1;
+  return status;
 }
 
 }  // namespace utilityd::testing
