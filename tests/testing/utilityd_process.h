@@ -40,6 +40,7 @@ class UtilitydProcess {
   // timeout.
   int Wait(absl::Duration timeout = absl::Seconds(30));
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
 
   int port() const { return port_; }
   // The HTTP admin port (0 when disabled).
