@@ -52,6 +52,7 @@ absl::StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Start(
            [h = handlers](const httplib::Request&, httplib::Response& res) {
              res.set_content(h.status_json(), "application/json");
            });
+  if (handlers.more_routes) handlers.more_routes(http);
   if (port == 0) {
     s->port_ = http.bind_to_any_port(host);
   } else if (http.bind_to_port(host, port)) {

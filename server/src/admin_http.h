@@ -29,6 +29,8 @@ struct AdminHandlers {
   std::function<std::string()> metrics;
   std::function<bool()> ready;
   std::function<std::string()> status_json;
+  // More routes (the inspector's API and page), added before serving.
+  std::function<void(httplib::Server&)> more_routes;
 };
 
 class AdminHttpServer {
@@ -40,8 +42,6 @@ class AdminHttpServer {
   ~AdminHttpServer();
 
   int port() const { return port_; }
-  // The underlying server, for more routes (register before traffic).
-  httplib::Server& http() { return *http_; }
   void Stop();
 
  private:

@@ -31,6 +31,11 @@ absl::StatusOr<std::unique_ptr<DecisionLog>> DecisionLog::Open(
   return std::make_unique<DecisionLog>(f, true, options, written, dropped);
 }
 
+IdSampler::IdSampler(double rate) : all_(rate >= 1) {
+  if (!all_ && rate > 0)
+    threshold_ = static_cast<uint64_t>(std::ldexp(rate, 64));
+}
+
 DecisionLog::DecisionLog(FILE* out, bool owned, const Options& options,
                          metrics::Counter* written, metrics::Counter* dropped)
     : out_(out),
@@ -39,13 +44,9 @@ DecisionLog::DecisionLog(FILE* out, bool owned, const Options& options,
       mask_salt_(options.mask_salt),
       factor_values_(options.factor_values),
       capacity_(options.queue_capacity),
+      sampled_(options.sample),
       written_(written),
       dropped_(dropped) {
-  // Sampled when the id, a uniform 64-bit value, is below rate * 2^64.
-  all_ = options.sample >= 1;
-  if (!all_) {
-    sample_threshold_ = static_cast<uint64_t>(std::ldexp(options.sample, 64));
-  }
   writer_ = std::thread([this] { Run(); });
 }
 

@@ -26,6 +26,18 @@
 
 namespace utilityd::server {
 
+// Picks a deterministic fraction of decisions by id: an id (a uniform
+// 64-bit value) is sampled when it is below rate * 2^64.
+class IdSampler {
+ public:
+  explicit IdSampler(double rate);
+  bool operator()(uint64_t id) const { return all_ || id < threshold_; }
+
+ private:
+  bool all_ = false;
+  uint64_t threshold_ = 0;
+};
+
 class DecisionLog {
  public:
   struct Options {
@@ -61,7 +73,7 @@ class DecisionLog {
   ~DecisionLog();
 
   // Whether the decision with this id (its 64-bit value) is sampled.
-  bool Sampled(uint64_t id) const { return all_ || id < sample_threshold_; }
+  bool Sampled(uint64_t id) const { return sampled_(id); }
   // Queues an entry, or drops and counts it when the queue is full. Never
   // blocks on the sink. Thread-safe.
   void Offer(v1::DecisionLogEntry entry);
@@ -75,8 +87,7 @@ class DecisionLog {
   const std::string mask_salt_;
   const bool factor_values_;
   const size_t capacity_;
-  bool all_ = false;
-  uint64_t sample_threshold_ = 0;
+  const IdSampler sampled_;
   metrics::Counter* written_;
   metrics::Counter* dropped_;
   absl::Mutex mu_;

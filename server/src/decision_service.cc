@@ -44,7 +44,7 @@ class BatchRecorder final : public loader::BatchObserver {
     const uint64_t id = Mix(service_->id_base_ + next_id_++);
     out->set_decision_id(absl::StrFormat("%016x", id));
     ServiceMetrics::RecordDecision(Metrics(set), input, decision);
-    if (service_->log_ != nullptr) Log(set, agent, input, decision, *out, id);
+    Record(set, agent, input, decision, *out, id);
   }
 
   void OnFailed(const loader::LoadedSet* set, const v1::AgentSnapshot&,
@@ -62,25 +62,48 @@ class BatchRecorder final : public loader::BatchObserver {
     return *last_;
   }
 
-  // Builds the decision's log entry (only when logging is on) and hands it
-  // to the log's queue; formatting and writing happen on its thread.
-  void Log(const loader::LoadedSet& set, const v1::AgentSnapshot& agent,
-           const engine::AgentInput& input, const engine::Decision& decision,
-           const v1::Decision& out, uint64_t id) {
+  // Builds the decision's entry only when the decision log is on or the
+  // live feed samples it; the log's queue does the formatting and writing
+  // on its own thread.
+  void Record(const loader::LoadedSet& set, const v1::AgentSnapshot& agent,
+              const engine::AgentInput& input, const engine::Decision& decision,
+              const v1::Decision& out, uint64_t id) {
+    DecisionLog* const log = service_->log_;
+    RecentDecisions* const recent = service_->recent_;
+    const bool to_feed = recent != nullptr && recent->Sampled(id);
+    if (log == nullptr && !to_feed) return;
+    const bool log_explains = log != nullptr && log->Sampled(id);
+    v1::DecisionLogEntry e =
+        Entry(set, agent, input, decision, out, to_feed || log_explains);
+    if (to_feed) recent->Add(e);
+    if (log == nullptr) return;
+    if (!log_explains) e.clear_explanation();
+    if (log->masks_agent_ids()) e.set_agent_id(log->MaskAgentId(e.agent_id()));
+    if (!log->logs_factor_values()) {
+      e.clear_factors();
+      // The breakdown shows raw inputs too; the normalised values remain.
+      for (auto& a : *e.mutable_explanation()->mutable_actions()) {
+        for (auto& c : *a.mutable_considerations()) c.clear_raw();
+      }
+    }
+    log->Offer(std::move(e));
+  }
+
+  v1::DecisionLogEntry Entry(const loader::LoadedSet& set,
+                             const v1::AgentSnapshot& agent,
+                             const engine::AgentInput& input,
+                             const engine::Decision& decision,
+                             const v1::Decision& out, bool explain) {
     v1::DecisionLogEntry e;
     const int64_t nanos = absl::ToUnixNanos(now_);
     e.mutable_time()->set_seconds(nanos / 1000000000);
     e.mutable_time()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
     e.set_decision_id(out.decision_id());
-    const DecisionLog& log = *service_->log_;
-    e.set_agent_id(log.masks_agent_ids() ? log.MaskAgentId(agent.agent_id())
-                                         : agent.agent_id());
+    e.set_agent_id(agent.agent_id());
     e.set_behaviour_set(set.name());
     e.set_revision(set.revision());
     const auto& factors = set.compiled.factors();
-    for (size_t f = 0; log.logs_factor_values() && f < factors.size() &&
-                       f < input.factors.size();
-         ++f) {
+    for (size_t f = 0; f < factors.size() && f < input.factors.size(); ++f) {
       (*e.mutable_factors())[factors[f].name] = input.factors[f];
     }
     e.set_current_action(agent.current_action());
@@ -89,29 +112,21 @@ class BatchRecorder final : public loader::BatchObserver {
     e.set_score(out.score());
     e.set_switched(out.switched());
     e.set_runner_up_score(decision.runner_up_score);
-    if (service_->log_->Sampled(id)) {
-      if (!out.explanation().actions().empty()) {
-        *e.mutable_explanation() = out.explanation();
-      } else {
-        // Re-score at full explain: only the sampled fraction pays for it.
-        engine::Decision full;
-        if (engine::Decide(set.compiled, input, engine::ExplainLevel::kFull,
-                           &full)
-                .ok()) {
-          v1::Decision explained;
-          loader::WriteDecision(set, agent, full, v1::EXPLAIN_FULL, &explained);
-          *e.mutable_explanation() =
-              std::move(*explained.mutable_explanation());
-        }
+    if (!explain) return e;
+    if (!out.explanation().actions().empty()) {
+      *e.mutable_explanation() = out.explanation();
+    } else {
+      // Re-score at full explain: only the sampled fraction pays for it.
+      engine::Decision full;
+      if (engine::Decide(set.compiled, input, engine::ExplainLevel::kFull,
+                         &full)
+              .ok()) {
+        v1::Decision explained;
+        loader::WriteDecision(set, agent, full, v1::EXPLAIN_FULL, &explained);
+        *e.mutable_explanation() = std::move(*explained.mutable_explanation());
       }
     }
-    if (!log.logs_factor_values() && e.has_explanation()) {
-      // The breakdown shows raw inputs too; the normalised values remain.
-      for (auto& a : *e.mutable_explanation()->mutable_actions()) {
-        for (auto& c : *a.mutable_considerations()) c.clear_raw();
-      }
-    }
-    service_->log_->Offer(std::move(e));
+    return e;
   }
 
   DecisionServiceImpl* const service_;
@@ -221,11 +236,13 @@ class StreamReactor final
 DecisionServiceImpl::DecisionServiceImpl(ConfigStore* store,
                                          ServiceOptions options,
                                          ServiceMetrics* metrics,
-                                         DecisionLog* log)
+                                         DecisionLog* log,
+                                         RecentDecisions* recent)
     : store_(store),
       options_(options),
       metrics_(metrics),
       log_(log),
+      recent_(recent),
       id_base_(absl::Uniform<uint64_t>(absl::BitGen())) {}
 
 DecisionServiceImpl::~DecisionServiceImpl() = default;
@@ -289,43 +306,49 @@ DecisionServiceImpl::DecideStream(grpc::CallbackServerContext* /*context*/) {
   return new StreamReactor(this);
 }
 
-grpc::ServerUnaryReactor* DecisionServiceImpl::ListBehaviourSets(
-    grpc::CallbackServerContext* context,
-    const v1::ListBehaviourSetsRequest* /*request*/,
-    v1::ListBehaviourSetsResponse* response) {
+absl::Status DecisionServiceImpl::ListSets(
+    v1::ListBehaviourSetsResponse* response) const {
   const std::shared_ptr<const Generation> g = store_->Current();
-  if (g == nullptr) {
-    return Respond(context,
-                   absl::UnavailableError("no behaviour sets are loaded yet"));
-  }
+  if (g == nullptr)
+    return absl::UnavailableError("no behaviour sets are loaded yet");
   for (const auto& [name, set] : g->catalog.sets()) {
     *response->add_behaviour_sets() =
         loader::Summarise(*set, g->set_loaded_at.at(name));
   }
-  return Respond(context, absl::OkStatus());
+  return absl::OkStatus();
+}
+
+absl::Status DecisionServiceImpl::GetSet(
+    const v1::GetBehaviourSetRequest& request,
+    v1::GetBehaviourSetResponse* response) const {
+  const std::shared_ptr<const Generation> g = store_->Current();
+  if (g == nullptr)
+    return absl::UnavailableError("no behaviour sets are loaded yet");
+  const auto set = g->catalog.Find(request.name());
+  if (set == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& [name, _] : g->catalog.sets()) names.push_back(name);
+    return absl::NotFoundError(absl::StrCat(
+        "name: ", engine::UnknownNameMessage("set", request.name(), names)));
+  }
+  *response->mutable_summary() =
+      loader::Summarise(*set, g->set_loaded_at.at(set->name()));
+  *response->mutable_behaviour_set() = set->definition;
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* DecisionServiceImpl::ListBehaviourSets(
+    grpc::CallbackServerContext* context,
+    const v1::ListBehaviourSetsRequest* /*request*/,
+    v1::ListBehaviourSetsResponse* response) {
+  return Respond(context, ListSets(response));
 }
 
 grpc::ServerUnaryReactor* DecisionServiceImpl::GetBehaviourSet(
     grpc::CallbackServerContext* context,
     const v1::GetBehaviourSetRequest* request,
     v1::GetBehaviourSetResponse* response) {
-  const std::shared_ptr<const Generation> g = store_->Current();
-  if (g == nullptr) {
-    return Respond(context,
-                   absl::UnavailableError("no behaviour sets are loaded yet"));
-  }
-  const auto set = g->catalog.Find(request->name());
-  if (set == nullptr) {
-    std::vector<std::string> names;
-    for (const auto& [name, _] : g->catalog.sets()) names.push_back(name);
-    return Respond(context, absl::NotFoundError(absl::StrCat(
-                                "name: ", engine::UnknownNameMessage(
-                                              "set", request->name(), names))));
-  }
-  *response->mutable_summary() =
-      loader::Summarise(*set, g->set_loaded_at.at(set->name()));
-  *response->mutable_behaviour_set() = set->definition;
-  return Respond(context, absl::OkStatus());
+  return Respond(context, GetSet(*request, response));
 }
 
 }  // namespace utilityd::server

@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "server/src/config_store.h"
 #include "server/src/decision_log.h"
+#include "server/src/recent_decisions.h"
 #include "server/src/service_metrics.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 
@@ -35,9 +36,11 @@ class StreamReactor;
 
 class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
  public:
-  // `metrics` and `log` (null: no decision log) must outlive the service.
+  // `metrics`, `log` (null: no decision log) and `recent` (null: no live
+  // feed) must outlive the service.
   DecisionServiceImpl(ConfigStore* store, ServiceOptions options,
-                      ServiceMetrics* metrics, DecisionLog* log = nullptr);
+                      ServiceMetrics* metrics, DecisionLog* log = nullptr,
+                      RecentDecisions* recent = nullptr);
   ~DecisionServiceImpl() override;
 
   grpc::ServerUnaryReactor* Decide(grpc::CallbackServerContext* context,
@@ -65,6 +68,11 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
   // request-level error (UNAVAILABLE, RESOURCE_EXHAUSTED) without deciding.
   absl::Status DecideBatch(const v1::DecideRequest& request,
                            v1::DecideResponse* response);
+  // What ListBehaviourSets and GetBehaviourSet answer (also served as JSON
+  // by the admin endpoint).
+  absl::Status ListSets(v1::ListBehaviourSetsResponse* response) const;
+  absl::Status GetSet(const v1::GetBehaviourSetRequest& request,
+                      v1::GetBehaviourSetResponse* response) const;
 
  private:
   friend class StreamReactor;
@@ -76,6 +84,7 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
   const ServiceOptions options_;
   ServiceMetrics* const metrics_;
   DecisionLog* const log_;
+  RecentDecisions* const recent_;
   std::atomic<bool> draining_{false};
   // Decision ids: a per-process random base and a counter.
   const uint64_t id_base_;

@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -35,7 +37,24 @@ ABSL_FLAG(std::string, tls_client_ca, "",
           "(mutual TLS). Needs --tls_cert and --tls_key.");
 ABSL_FLAG(std::string, http_address, "0.0.0.0:8080",
           "Address of the HTTP admin endpoint (/metrics, /healthz, /readyz, "
-          "/api/v1/status); empty disables it. Port 0 picks a free port.");
+          "/api/v1/status, the inspector); empty disables it. Port 0 picks a "
+          "free port.");
+ABSL_FLAG(bool, inspector, true,
+          "Serve the inspector on the admin endpoint: its page at /ui/ and "
+          "its JSON API under /api/v1/ (sets, decide, what-if, the live "
+          "feed of recent decisions). false leaves /metrics, the probes and "
+          "/api/v1/status.");
+ABSL_FLAG(std::string, admin_token, "",
+          "Bearer token the inspector's API requires (\"Authorization: "
+          "Bearer <token>\"). Prefer --admin_token_file: flags show in ps.");
+ABSL_FLAG(std::string, admin_token_file, "",
+          "File holding the inspector's bearer token (surrounding "
+          "whitespace is ignored), e.g. a mounted Kubernetes Secret.");
+ABSL_FLAG(int, recent_decisions, 500,
+          "Decisions the inspector's live feed keeps in memory.");
+ABSL_FLAG(double, recent_sample, 0.01,
+          "Fraction (0..1) of decisions that enter the live feed, chosen by "
+          "decision id.");
 ABSL_FLAG(std::string, decision_log, "off",
           "Decision log: off, stdout, or a file to append JSON lines to (one "
           "per decision; read them with `utilityctl log`).");
@@ -132,6 +151,23 @@ int Run() {
       .factor_values = absl::GetFlag(FLAGS_decision_log_factors)};
   options.service.max_agents_per_request =
       absl::GetFlag(FLAGS_max_agents_per_request);
+  options.inspector = absl::GetFlag(FLAGS_inspector);
+  options.admin_token = absl::GetFlag(FLAGS_admin_token);
+  if (const std::string file = absl::GetFlag(FLAGS_admin_token_file);
+      !file.empty()) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    options.admin_token = std::string(absl::StripAsciiWhitespace(text.str()));
+    if (!in || options.admin_token.empty()) {
+      std::fprintf(stderr, "--admin_token_file: cannot read a token from %s\n",
+                   file.c_str());
+      return 2;
+    }
+  }
+  options.recent_decisions =
+      static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_recent_decisions)));
+  options.recent_sample = absl::GetFlag(FLAGS_recent_sample);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.reflection = absl::GetFlag(FLAGS_reflection);
   options.reload_interval = absl::GetFlag(FLAGS_reload_interval);

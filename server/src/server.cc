@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/src/admin_api.h"
 #include "server/src/log.h"
 
 namespace utilityd::server {
@@ -78,9 +79,17 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
   if (!log.ok()) return log.status();
   s->decision_log_ = *std::move(log);
   s->store_ = std::make_unique<ConfigStore>(options.config_dir);
+  if (options.inspector) {
+    if (options.recent_sample < 0 || options.recent_sample > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "recent_sample: expected 0..1, got ", options.recent_sample));
+    }
+    s->recent_ = std::make_unique<RecentDecisions>(options.recent_decisions,
+                                                   options.recent_sample);
+  }
   s->service_ = std::make_unique<DecisionServiceImpl>(
       s->store_.get(), options.service, s->metrics_.get(),
-      s->decision_log_.get());
+      s->decision_log_.get(), s->recent_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   if (options.reflection)
@@ -157,7 +166,18 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
             options.http_address,
             {.metrics = [raw] { return raw->registry_.Serialize(); },
              .ready = [raw] { return raw->ready(); },
-             .status_json = [raw] { return raw->StatusJson(); }});
+             .status_json = [raw] { return raw->StatusJson(); },
+             .more_routes =
+                 [raw, &options](httplib::Server& http) {
+                   if (!options.inspector) return;
+                   RegisterAdminApi(
+                       http,
+                       {.token = options.admin_token,
+                        .max_agents_per_request =
+                            options.service.max_agents_per_request},
+                       raw->service_.get(), raw->store_.get(),
+                       raw->recent_.get());
+                 }});
     if (!admin.ok()) return admin.status();
     s->admin_ = *std::move(admin);
   }

@@ -24,6 +24,7 @@
 #include "server/src/config_watcher.h"
 #include "server/src/decision_service.h"
 #include "server/src/metrics.h"
+#include "server/src/recent_decisions.h"
 #include "server/src/service_metrics.h"
 
 namespace utilityd::server {
@@ -42,6 +43,15 @@ struct ServerOptions {
   ServiceOptions service;
   DecisionLog::Options decision_log;
   int max_message_bytes = 16 << 20;
+  // The inspector (its JSON API under /api/v1/ and its page) on the admin
+  // endpoint; off leaves /metrics, the probes and /api/v1/status.
+  bool inspector = true;
+  // When set, the inspector's API needs "Authorization: Bearer <token>".
+  std::string admin_token;
+  // The live feed: the newest `recent_decisions` of a `recent_sample`
+  // fraction of real decisions.
+  size_t recent_decisions = 500;
+  double recent_sample = 0.01;
   bool reflection = false;
   absl::Duration reload_interval = absl::Seconds(2);
   // Server-initiated HTTP/2 keepalive pings; zero disables.
@@ -95,6 +105,7 @@ class UtilitydServer {
   std::unique_ptr<ServiceMetrics> metrics_;
   // Declared before the service so it outlives it.
   std::unique_ptr<DecisionLog> decision_log_;
+  std::unique_ptr<RecentDecisions> recent_;
   std::unique_ptr<AdminHttpServer> admin_;
   absl::Time started_ = absl::Now();
   std::unique_ptr<ConfigStore> store_;

@@ -516,6 +516,19 @@ absl::StatusOr<std::vector<std::string>> ListSetFiles(
   return files;
 }
 
+absl::StatusOr<Catalog> Catalog::Of(
+    std::vector<std::shared_ptr<const LoadedSet>> sets) {
+  Catalog catalog;
+  for (auto& set : sets) {
+    const std::string name = set->name();
+    if (!catalog.sets_.emplace(name, std::move(set)).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("name: set \"", name, "\" is given twice"));
+    }
+  }
+  return catalog;
+}
+
 absl::StatusOr<Catalog> LoadCatalog(const std::vector<std::string>& paths) {
   absl::StatusOr<std::vector<std::string>> files = ListSetFiles(paths);
   if (!files.ok()) return files.status();

@@ -67,6 +67,10 @@ void ApplyDefaults(v1::BehaviourSet* set);
 // Immutable name -> set map.
 class Catalog {
  public:
+  // A catalog of already loaded sets (what-if scoring). INVALID_ARGUMENT
+  // when two share a name.
+  static absl::StatusOr<Catalog> Of(
+      std::vector<std::shared_ptr<const LoadedSet>> sets);
   // Returns the named set, or nullptr.
   std::shared_ptr<const LoadedSet> Find(absl::string_view name) const;
   const std::map<std::string, std::shared_ptr<const LoadedSet>, std::less<>>&

@@ -1,0 +1,221 @@
+#include "server/src/admin_api.h"
+
+#include <httplib.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+#include "server/src/log.h"
+#include "utilityd/engine/status_macros.h"
+#include "utilityd/loader/decide_codec.h"
+#include "utilityd/loader/proto_reader.h"
+#include "utilityd/loader/set_loader.h"
+#include "utilityd/v1/decision_log.pb.h"
+
+namespace utilityd::server {
+namespace {
+
+int HttpStatus(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      return 400;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kResourceExhausted:
+      return 413;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+void SendError(const absl::Status& status, httplib::Response& res) {
+  res.status = HttpStatus(status.code());
+  res.set_content(
+      absl::StrCat(
+          "{\"code\":", JsonString(absl::StatusCodeToString(status.code())),
+          ",\"message\":", JsonString(status.message()), "}\n"),
+      "application/json");
+}
+
+void SendMessage(const google::protobuf::Message& message,
+                 httplib::Response& res) {
+  google::protobuf::util::JsonPrintOptions options;
+  // Zeros matter here (a vetoing consideration's output is 0).
+  options.always_print_primitive_fields = true;
+  std::string json;
+  const auto status =
+      google::protobuf::util::MessageToJsonString(message, &json, options);
+  if (!status.ok()) {
+    SendError(absl::InternalError(std::string(status.message())), res);
+    return;
+  }
+  res.set_content(json, "application/json");
+}
+
+// Reads a JSON (or YAML) body into `message` with the loader's reader:
+// errors name the line, column and field path.
+absl::Status ReadBody(const httplib::Request& req, absl::string_view what,
+                      google::protobuf::Message* message) {
+  if (req.body.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": the request body is empty; send JSON"));
+  }
+  return loader::ReadMessageOrError(req.body, what, message);
+}
+
+absl::Status CheckAgentCount(const v1::DecideRequest& request, int limit) {
+  if (request.agents_size() > limit) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("agents: ", request.agents_size(),
+                     " agents in one request; the limit is ", limit,
+                     " (--max_agents_per_request)"));
+  }
+  return absl::OkStatus();
+}
+
+using Handler =
+    std::function<absl::Status(const httplib::Request&, httplib::Response&)>;
+
+}  // namespace
+
+bool BearerTokenMatches(const std::string& header, const std::string& token) {
+  const std::string kBearer = "Bearer ";
+  if (header.size() != kBearer.size() + token.size() ||
+      header.compare(0, kBearer.size(), kBearer) != 0) {
+    return false;
+  }
+  unsigned char diff = 0;
+  for (size_t i = 0; i < token.size(); ++i) {
+    diff |= static_cast<unsigned char>(header[kBearer.size() + i] ^ token[i]);
+  }
+  return diff == 0;
+}
+
+void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
+                      DecisionServiceImpl* service, ConfigStore* store,
+                      RecentDecisions* recent) {
+  // Every route: the token first, then the handler; a handler's error
+  // status becomes the JSON error.
+  auto route = [token = options.token](Handler handler) {
+    return [token, handler](const httplib::Request& req,
+                            httplib::Response& res) {
+      if (!token.empty() &&
+          !BearerTokenMatches(req.get_header_value("Authorization"), token)) {
+        res.set_header("WWW-Authenticate", "Bearer realm=\"utilityd\"");
+        SendError(absl::UnauthenticatedError(
+                      "this endpoint needs \"Authorization: Bearer <token>\" "
+                      "(the server's --admin_token)"),
+                  res);
+        return;
+      }
+      const absl::Status status = handler(req, res);
+      if (!status.ok()) SendError(status, res);
+    };
+  };
+
+  http.Get("/api/v1/sets",
+           route([service](const httplib::Request&, httplib::Response& res) {
+             v1::ListBehaviourSetsResponse response;
+             UTILITYD_RETURN_IF_ERROR(service->ListSets(&response));
+             SendMessage(response, res);
+             return absl::OkStatus();
+           }));
+  http.Get(
+      R"(/api/v1/sets/([^/]+))",
+      route([service](const httplib::Request& req, httplib::Response& res) {
+        v1::GetBehaviourSetRequest request;
+        request.set_name(req.matches[1]);
+        v1::GetBehaviourSetResponse response;
+        UTILITYD_RETURN_IF_ERROR(service->GetSet(request, &response));
+        SendMessage(response, res);
+        return absl::OkStatus();
+      }));
+  http.Post(
+      "/api/v1/decide",
+      route([store, limit = options.max_agents_per_request](
+                const httplib::Request& req, httplib::Response& res) {
+        v1::DecideRequest request;
+        UTILITYD_RETURN_IF_ERROR(ReadBody(req, "request", &request));
+        UTILITYD_RETURN_IF_ERROR(CheckAgentCount(request, limit));
+        if (request.explain() == v1::EXPLAIN_UNSPECIFIED)
+          request.set_explain(v1::EXPLAIN_FULL);
+        const std::shared_ptr<const Generation> g = store->Current();
+        if (g == nullptr)
+          return absl::UnavailableError("no behaviour sets are loaded yet");
+        v1::DecideResponse response;
+        loader::DecideBatch(g->catalog, request, &response);
+        SendMessage(response, res);
+        return absl::OkStatus();
+      }));
+  http.Post("/api/v1/whatif",
+            route([limit = options.max_agents_per_request](
+                      const httplib::Request& req, httplib::Response& res) {
+              v1::WhatIfDecideRequest whatif;
+              UTILITYD_RETURN_IF_ERROR(ReadBody(req, "whatif", &whatif));
+              if (!whatif.has_behaviour_set()) {
+                return absl::InvalidArgumentError(
+                    "behaviourSet: give the edited behaviour set inline");
+              }
+              v1::DecideRequest& request = *whatif.mutable_request();
+              UTILITYD_RETURN_IF_ERROR(CheckAgentCount(request, limit));
+              absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> set =
+                  loader::LoadSetProto(whatif.behaviour_set(), "behaviourSet");
+              if (!set.ok()) return set.status();
+              // Agents that name no set are scored with the edited one.
+              for (v1::AgentSnapshot& agent : *request.mutable_agents()) {
+                if (agent.behaviour_set().empty())
+                  agent.set_behaviour_set((*set)->name());
+              }
+              if (request.explain() == v1::EXPLAIN_UNSPECIFIED)
+                request.set_explain(v1::EXPLAIN_FULL);
+              absl::StatusOr<loader::Catalog> catalog =
+                  loader::Catalog::Of({*std::move(set)});
+              if (!catalog.ok()) return catalog.status();
+              v1::DecideResponse response;
+              loader::DecideBatch(*catalog, request, &response);
+              SendMessage(response, res);
+              return absl::OkStatus();
+            }));
+  http.Get("/api/v1/decisions/recent",
+           route([recent](const httplib::Request& req, httplib::Response& res) {
+             RecentDecisions::Filter filter;
+             if (req.has_param("limit")) {
+               int limit = 0;
+               if (!absl::SimpleAtoi(req.get_param_value("limit"), &limit) ||
+                   limit < 1 || limit > 1000) {
+                 return absl::InvalidArgumentError(
+                     "limit: expected a whole number from 1 to 1000");
+               }
+               filter.limit = limit;
+             }
+             filter.behaviour_set = req.get_param_value("set");
+             filter.action = req.get_param_value("action");
+             if (req.has_param("switched")) {
+               const std::string v = req.get_param_value("switched");
+               if (v != "true" && v != "false") {
+                 return absl::InvalidArgumentError(
+                     "switched: expected true or false");
+               }
+               filter.switched = v == "true";
+             }
+             v1::RecentDecisionsResponse response;
+             if (recent != nullptr) {
+               for (auto& e : recent->Newest(filter))
+                 *response.add_decisions() = std::move(e);
+             }
+             SendMessage(response, res);
+             return absl::OkStatus();
+           }));
+}
+
+}  // namespace utilityd::server

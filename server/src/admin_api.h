@@ -1,0 +1,52 @@
+// The inspector's HTTP/JSON API on the admin endpoint, under /api/v1/. Its
+// shapes are the protobuf JSON mapping of the gRPC messages, and it scores
+// with the same engine and loader as the gRPC path, so what the inspector
+// shows is what the service decides:
+//
+//   GET  /api/v1/sets                  ListBehaviourSetsResponse
+//   GET  /api/v1/sets/{name}           GetBehaviourSetResponse
+//   POST /api/v1/decide                DecideRequest -> DecideResponse
+//                                      (explain defaults to full)
+//   POST /api/v1/whatif                WhatIfDecideRequest -> DecideResponse
+//   GET  /api/v1/decisions/recent      RecentDecisionsResponse
+//        ?limit=50&set=NAME&action=NAME&switched=true|false
+//
+// Errors are {"code": "INVALID_ARGUMENT", "message": "..."} with the HTTP
+// status that matches the code; the message is the gRPC path's text. With a
+// token, every route here needs "Authorization: Bearer <token>" (401
+// otherwise); /api/v1/status, /metrics and the probes stay open. Inspector
+// calls are not counted in the decision metrics and do not enter the feed.
+#ifndef UTILITYD_SERVER_ADMIN_API_H_
+#define UTILITYD_SERVER_ADMIN_API_H_
+
+#include <string>
+
+#include "server/src/config_store.h"
+#include "server/src/decision_service.h"
+#include "server/src/recent_decisions.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace utilityd::server {
+
+struct AdminApiOptions {
+  // Empty: no token is needed.
+  std::string token;
+  // Same limit as the gRPC path.
+  int max_agents_per_request = 10000;
+};
+
+// Registers the routes on `http`. The pointers must outlive it; `recent`
+// may be null (the feed then answers with no decisions).
+void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
+                      DecisionServiceImpl* service, ConfigStore* store,
+                      RecentDecisions* recent);
+
+// True when `header` is "Bearer <token>"; compares in constant time.
+bool BearerTokenMatches(const std::string& header, const std::string& token);
+
+}  // namespace utilityd::server
+
+#endif  // UTILITYD_SERVER_ADMIN_API_H_

@@ -1,0 +1,314 @@
+// The inspector's HTTP/JSON API on the real utilityd: the same decisions
+// and error texts as the gRPC path, what-if scoring of an edited set, the
+// live feed of real traffic, the bearer token and switching it off.
+#include <grpcpp/create_channel.h>
+#include <httplib.h>
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/utilityd_process.h"
+#include "utilityd/loader/decide_codec.h"
+#include "utilityd/loader/set_loader.h"
+#include "utilityd/v1/decision_log.pb.h"
+#include "utilityd/v1/decision_service.grpc.pb.h"
+
+namespace utilityd {
+namespace {
+
+using ::testing::HasSubstr;
+using ::utilityd::testing::IsOk;
+using ::utilityd::testing::UtilitydProcess;
+
+std::string ToJson(const google::protobuf::Message& m) {
+  std::string json;
+  EXPECT_TRUE(google::protobuf::util::MessageToJsonString(m, &json).ok());
+  return json;
+}
+
+template <typename M>
+M FromJson(const std::string& json) {
+  M m;
+  const auto status = google::protobuf::util::JsonStringToMessage(json, &m);
+  EXPECT_TRUE(status.ok()) << status.message() << "\n" << json;
+  return m;
+}
+
+// The arena set's scenario as a request, from the example file.
+v1::AgentSnapshot ArenaScenario(const std::string& name) {
+  auto set = loader::LoadSetFile("examples/behaviour_sets/arena_mage.yaml");
+  EXPECT_THAT(set, IsOk());
+  for (const v1::Scenario& s : (*set)->definition.scenarios()) {
+    if (s.name() == name) return loader::ScenarioSnapshot("arena_mage", s);
+  }
+  ADD_FAILURE() << "no scenario " << name;
+  return {};
+}
+
+class AdminApiTest : public ::testing::Test {
+ protected:
+  void Start(std::vector<std::string> flags = {}) {
+    flags.push_back("--config_dir=examples/behaviour_sets");
+    server_ = std::make_unique<UtilitydProcess>(flags);
+    ASSERT_THAT(server_->Start(), IsOk());
+    ASSERT_TRUE(server_->WaitServing());
+    http_ =
+        std::make_unique<httplib::Client>("127.0.0.1", server_->http_port());
+    stub_ = v1::DecisionService::NewStub(grpc::CreateChannel(
+        server_->address(), grpc::InsecureChannelCredentials()));
+  }
+
+  httplib::Result Post(const std::string& path, const std::string& body) {
+    return http_->Post(path, body, "application/json");
+  }
+
+  std::unique_ptr<UtilitydProcess> server_;
+  std::unique_ptr<httplib::Client> http_;
+  std::unique_ptr<v1::DecisionService::Stub> stub_;
+};
+
+TEST_F(AdminApiTest, SetsAreWhatGrpcLists) {
+  Start();
+  auto res = http_->Get("/api/v1/sets");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
+  auto listed = FromJson<v1::ListBehaviourSetsResponse>(res->body);
+  grpc::ClientContext context;
+  v1::ListBehaviourSetsResponse expected;
+  ASSERT_TRUE(stub_->ListBehaviourSets(&context, {}, &expected).ok());
+  EXPECT_EQ(ToJson(listed), ToJson(expected));
+
+  res = http_->Get("/api/v1/sets/arena_mage");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  auto got = FromJson<v1::GetBehaviourSetResponse>(res->body);
+  EXPECT_EQ(got.behaviour_set().name(), "arena_mage");
+  EXPECT_EQ(got.summary().revision(), expected.behaviour_sets(0).revision());
+  EXPECT_GT(got.behaviour_set().scenarios_size(), 0);
+
+  res = http_->Get("/api/v1/sets/arena_mag");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404);
+  EXPECT_THAT(res->body, HasSubstr("\"code\":\"NOT_FOUND\""));
+  EXPECT_THAT(res->body, HasSubstr("did you mean"));
+}
+
+TEST_F(AdminApiTest, DecideMatchesTheGrpcPathWithFullExplanation) {
+  Start();
+  v1::DecideRequest request;
+  *request.add_agents() = ArenaScenario("Staff empty, in cover");
+  auto res = Post("/api/v1/decide", ToJson(request));
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  auto http = FromJson<v1::DecideResponse>(res->body);
+  ASSERT_EQ(http.decisions_size(), 1);
+  const v1::Decision& d = http.decisions(0);
+  EXPECT_EQ(d.action(), "recharge");
+  // Explain defaults to full here: attack is there, vetoed by its charges.
+  bool saw_attack = false;
+  for (const auto& a : d.explanation().actions()) {
+    if (a.action() != "attack") continue;
+    saw_attack = true;
+    EXPECT_TRUE(a.vetoed());
+    EXPECT_EQ(a.vetoed_by(), "charges_left");
+  }
+  EXPECT_TRUE(saw_attack);
+
+  request.set_explain(v1::EXPLAIN_FULL);
+  grpc::ClientContext context;
+  v1::DecideResponse grpc_response;
+  ASSERT_TRUE(stub_->Decide(&context, request, &grpc_response).ok());
+  // Identical but for the decision id, which only real traffic gets.
+  grpc_response.mutable_decisions(0)->clear_decision_id();
+  EXPECT_EQ(ToJson(http), ToJson(grpc_response));
+}
+
+TEST_F(AdminApiTest, BadInputGetsTheGrpcPathsErrorText) {
+  Start({"--max_agents_per_request=2"});
+  // Unreadable JSON: 400, naming line, column and field.
+  auto res = Post("/api/v1/decide",
+                  R"({"agents": [{"agentId": "a", "factor": [1]}]})");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_THAT(res->body, HasSubstr("agents[0].factor: unknown field"));
+  res = Post("/api/v1/decide", "");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+
+  // Over the agent limit: the same text as gRPC's RESOURCE_EXHAUSTED.
+  v1::DecideRequest request;
+  for (int i = 0; i < 3; ++i)
+    *request.add_agents() = ArenaScenario("Quiet arena");
+  res = Post("/api/v1/decide", ToJson(request));
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 413);
+  grpc::ClientContext context;
+  v1::DecideResponse ignored;
+  const grpc::Status s = stub_->Decide(&context, request, &ignored);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(res->body, HasSubstr(s.error_message()));
+
+  // A bad agent beside a good one: its own error, the same as gRPC's.
+  request.clear_agents();
+  *request.add_agents() = ArenaScenario("Quiet arena");
+  *request.add_agents() = ArenaScenario("Quiet arena");
+  request.mutable_agents(1)->clear_factors();
+  request.mutable_agents(1)->add_factors(1);
+  res = Post("/api/v1/decide", ToJson(request));
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  auto http = FromJson<v1::DecideResponse>(res->body);
+  grpc::ClientContext context2;
+  v1::DecideResponse grpc_response;
+  ASSERT_TRUE(stub_->Decide(&context2, request, &grpc_response).ok());
+  EXPECT_FALSE(http.decisions(0).has_error());
+  EXPECT_EQ(http.decisions(1).error().message(),
+            grpc_response.decisions(1).error().message());
+  EXPECT_THAT(http.decisions(1).error().message(),
+              HasSubstr("agents[1].factors"));
+}
+
+TEST_F(AdminApiTest, WhatIfScoresAnEditedSetWithoutStoringIt) {
+  Start();
+  auto res = http_->Get("/api/v1/sets/arena_mage");
+  ASSERT_TRUE(res);
+  v1::BehaviourSet set =
+      FromJson<v1::GetBehaviourSetResponse>(res->body).behaviour_set();
+  const std::string loaded_revision = set.revision();
+  v1::AgentSnapshot agent = ArenaScenario("Staff empty, in cover");
+  agent.clear_behaviour_set();  // scored with the edited set
+
+  // Unedited, the what-if matches the loaded set.
+  v1::WhatIfDecideRequest whatif;
+  *whatif.mutable_behaviour_set() = set;
+  *whatif.mutable_request()->add_agents() = agent;
+  res = Post("/api/v1/whatif", ToJson(whatif));
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  auto before = FromJson<v1::DecideResponse>(res->body);
+  EXPECT_EQ(before.decisions(0).action(), "recharge");
+  EXPECT_EQ(before.decisions(0).revision(), loaded_revision);
+
+  // Halve recharge's weight: its score halves, and the revision differs.
+  for (auto& a : *whatif.mutable_behaviour_set()->mutable_actions()) {
+    if (a.name() == "recharge") a.set_weight(a.weight() * 0.5);
+  }
+  res = Post("/api/v1/whatif", ToJson(whatif));
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  auto after = FromJson<v1::DecideResponse>(res->body);
+  float recharge_before = 0, recharge_after = 0;
+  for (const auto& a : before.decisions(0).explanation().actions())
+    if (a.action() == "recharge") recharge_before = a.score();
+  for (const auto& a : after.decisions(0).explanation().actions())
+    if (a.action() == "recharge") recharge_after = a.score();
+  EXPECT_GT(recharge_before, 0);
+  EXPECT_NEAR(recharge_after, recharge_before * 0.5, 1e-5);
+  EXPECT_NE(after.decisions(0).revision(), loaded_revision);
+
+  // Nothing was stored: the loaded set is unchanged.
+  res = http_->Get("/api/v1/sets/arena_mage");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(
+      FromJson<v1::GetBehaviourSetResponse>(res->body).summary().revision(),
+      loaded_revision);
+
+  // A broken edit: 400 naming the field.
+  whatif.mutable_behaviour_set()
+      ->mutable_actions(0)
+      ->mutable_considerations(0)
+      ->set_factor("helth");
+  res = Post("/api/v1/whatif", ToJson(whatif));
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_THAT(res->body, HasSubstr("behaviourSet"));
+  EXPECT_THAT(res->body, HasSubstr("helth"));
+}
+
+TEST_F(AdminApiTest, RecentDecisionsShowRealTrafficAndFilter) {
+  Start({"--recent_sample=1", "--recent_decisions=10"});
+  v1::DecideRequest request;
+  v1::AgentSnapshot cover = ArenaScenario("Staff empty, in cover");
+  cover.set_agent_id("mage-7");
+  cover.set_current_action("attack");
+  *request.add_agents() = cover;
+  v1::AgentSnapshot quiet = ArenaScenario("Quiet arena");
+  quiet.set_agent_id("mage-8");
+  quiet.set_current_action("patrol");  // and patrol it does: no switch
+  *request.add_agents() = quiet;
+  grpc::ClientContext context;
+  v1::DecideResponse response;
+  ASSERT_TRUE(stub_->Decide(&context, request, &response).ok());
+
+  auto res = http_->Get("/api/v1/decisions/recent");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  auto recent = FromJson<v1::RecentDecisionsResponse>(res->body);
+  ASSERT_EQ(recent.decisions_size(), 2);
+  // Newest first; each carries its snapshot and breakdown.
+  EXPECT_EQ(recent.decisions(0).agent_id(), "mage-8");
+  const v1::DecisionLogEntry& e = recent.decisions(1);
+  EXPECT_EQ(e.agent_id(), "mage-7");
+  EXPECT_EQ(e.action(), "recharge");
+  EXPECT_TRUE(e.switched());
+  EXPECT_EQ(e.decision_id(), response.decisions(0).decision_id());
+  EXPECT_EQ(e.factors().at("charges"), 0);
+  EXPECT_GT(e.explanation().actions_size(), 0);
+
+  res = http_->Get("/api/v1/decisions/recent?switched=true&set=arena_mage");
+  ASSERT_TRUE(res);
+  recent = FromJson<v1::RecentDecisionsResponse>(res->body);
+  ASSERT_EQ(recent.decisions_size(), 1);
+  EXPECT_EQ(recent.decisions(0).agent_id(), "mage-7");
+  res = http_->Get("/api/v1/decisions/recent?action=nothing");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(FromJson<v1::RecentDecisionsResponse>(res->body).decisions_size(),
+            0);
+  // The inspector's own calls do not enter the feed.
+  ASSERT_TRUE(Post("/api/v1/decide", ToJson(request)));
+  res = http_->Get("/api/v1/decisions/recent");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(FromJson<v1::RecentDecisionsResponse>(res->body).decisions_size(),
+            2);
+  res = http_->Get("/api/v1/decisions/recent?limit=0");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+}
+
+TEST_F(AdminApiTest, TokenGuardsTheApiButNotProbesOrMetrics) {
+  testing::TempDir dir("utilityd_token");
+  const std::string file = (dir.path() / "token").string();
+  std::ofstream(file) << "s3cret-token\n";
+  Start({"--admin_token_file=" + file});
+  auto res = http_->Get("/api/v1/sets");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
+  EXPECT_EQ(res->get_header_value("WWW-Authenticate"),
+            "Bearer realm=\"utilityd\"");
+  EXPECT_EQ(Post("/api/v1/whatif", "{}")->status, 401);
+  httplib::Headers wrong = {{"Authorization", "Bearer s3cret-tokem"}};
+  EXPECT_EQ(http_->Get("/api/v1/sets", wrong)->status, 401);
+  httplib::Headers right = {{"Authorization", "Bearer s3cret-token"}};
+  EXPECT_EQ(http_->Get("/api/v1/sets", right)->status, 200);
+  EXPECT_EQ(http_->Get("/api/v1/decisions/recent", right)->status, 200);
+  EXPECT_EQ(http_->Get("/metrics")->status, 200);
+  EXPECT_EQ(http_->Get("/readyz")->status, 200);
+  EXPECT_EQ(http_->Get("/api/v1/status")->status, 200);
+}
+
+TEST_F(AdminApiTest, InspectorOffLeavesOnlyMetricsAndProbes) {
+  Start({"--inspector=false"});
+  EXPECT_EQ(http_->Get("/api/v1/sets")->status, 404);
+  EXPECT_EQ(Post("/api/v1/decide", "{}")->status, 404);
+  EXPECT_EQ(http_->Get("/metrics")->status, 200);
+  EXPECT_EQ(http_->Get("/api/v1/status")->status, 200);
+}
+
+}  // namespace
+}  // namespace utilityd
