@@ -7,7 +7,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= 2
 UTILITYCTL := $(BUILD_DIR)/client_sdk/utilityctl
 
-.PHONY: all deps configure build test test-sanitize fuzz fuzz-smoke run experiment bench format clean
+.PHONY: all deps configure build test test-sanitize fuzz fuzz-smoke run experiment bench format clean screenshots
 
 all: build
 
@@ -72,6 +72,11 @@ experiment: build
 
 bench: build
 	$(BUILD_DIR)/bench/engine_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+
+# Refreshes the inspector screenshots in docs/images from the browser test.
+screenshots: build
+	ctest --test-dir $(BUILD_DIR) -R inspector_browser --output-on-failure
+	cp $(BUILD_DIR)/tests/screenshots/*.png docs/images/
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i

@@ -18,6 +18,8 @@ packages=(
   clang-14 libclang-rt-14-dev
   # certificates for the TLS tests; the gRPC proxy the nginx test runs
   openssl nginx
+  # the inspector's browser tests (driven by playwright-core from npm)
+  chromium
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
 )
@@ -27,17 +29,32 @@ for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
   [ "$status" = "installed" ] || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
 if [ "$(id -u)" -eq 0 ]; then
   sudo=()
 elif command -v sudo >/dev/null 2>&1; then
   sudo=(sudo)
 else
-  echo "install-deps: missing ${missing[*]}; run as root or install sudo" >&2
-  exit 1
+  sudo=(false)
 fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Node.js runs the browser tests; these machines bring their own, a bare
+# Debian gets its packaged one.
+command -v node >/dev/null 2>&1 || missing+=(nodejs npm)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "${sudo[*]}" = false ]; then
+    echo "install-deps: missing ${missing[*]}; run as root or install sudo" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# playwright-core, pinned by tests/browser/package-lock.json; it drives
+# Debian's Chromium and downloads no browser of its own.
+browser_tests="$(dirname "$0")/../tests/browser"
+if [ ! -d "$browser_tests/node_modules/playwright-core" ]; then
+  echo "install-deps: npm ci in tests/browser"
+  npm ci --prefix "$browser_tests" --no-audit --no-fund --silent
+fi

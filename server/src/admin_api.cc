@@ -2,10 +2,12 @@
 
 #include <httplib.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/src/log.h"
+#include "server/src/ui_assets.h"
 #include "utilityd/engine/status_macros.h"
 #include "utilityd/loader/decide_codec.h"
 #include "utilityd/loader/proto_reader.h"
@@ -104,6 +106,34 @@ bool BearerTokenMatches(const std::string& header, const std::string& token) {
 void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
                       DecisionServiceImpl* service, ConfigStore* store,
                       RecentDecisions* recent) {
+  // The page: static, open (it asks for the token when the API wants one).
+  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_redirect("/ui/");
+  });
+  http.Get(R"(/ui/([a-z_.]*))", [](const httplib::Request& req,
+                                   httplib::Response& res) {
+    const std::string name = req.matches[1].str().empty()
+                                 ? std::string("index.html")
+                                 : req.matches[1].str();
+    const auto& assets = UiAssets();
+    const auto it = assets.find(name);
+    if (it == assets.end()) {
+      res.status = 404;
+      res.set_content("not found\n", "text/plain");
+      return;
+    }
+    const char* type = absl::EndsWith(name, ".js") ? "text/javascript"
+                       : absl::EndsWith(name, ".css")
+                           ? "text/css"
+                           : "text/html; charset=utf-8";
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("Content-Security-Policy",
+                   "default-src 'self'; style-src 'self' 'unsafe-inline'; "
+                   "img-src 'self' data:");
+    res.set_content(std::string(it->second), type);
+  });
+
   // Every route: the token first, then the handler; a handler's error
   // status becomes the JSON error.
   auto route = [token = options.token](Handler handler) {

@@ -11,6 +11,9 @@
 //   GET  /api/v1/decisions/recent      RecentDecisionsResponse
 //        ?limit=50&set=NAME&action=NAME&switched=true|false
 //
+// The page itself is at /ui/ (index.html, app.js, style.css from
+// server/ui/, built into the binary); / redirects there.
+//
 // Errors are {"code": "INVALID_ARGUMENT", "message": "..."} with the HTTP
 // status that matches the code; the message is the gRPC path's text. With a
 // token, every route here needs "Authorization: Bearer <token>" (401

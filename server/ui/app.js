@@ -1,0 +1,692 @@
+// utilityd inspector. The page scores nothing itself: every number comes
+// from the server's /api/v1 (the same engine as gRPC). Curves are drawn from
+// the server's own breakdowns of a sweep of the factor across its range.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const SWEEP_POINTS = 41;
+const CURVE_KINDS = {
+  linear: ['slope', 'intercept'],
+  polynomial: ['exponent'],
+  inverseQuadratic: [],
+  exponential: ['k'],
+  logistic: ['steepness', 'midpoint', 'rescale'],
+  logit: ['steepness', 'midpoint'],
+  normal: ['mean', 'stddev'],
+  sine: ['frequency', 'phase'],
+  smoothstep: [],
+  step: ['threshold'],
+  piecewiseLinear: ['points'],
+};
+const COMPENSATIONS = ['COMPENSATION_NONE', 'COMPENSATION_PER_CONSIDERATION',
+  'COMPENSATION_ON_PRODUCT', 'COMPENSATION_GEOMETRIC_MEAN'];
+const COLORS = ['#3d7ab8', '#c0392b', '#1f8a4c', '#8e44ad', '#e0a100',
+  '#16a085', '#d35400', '#2c3e50', '#7f8c8d', '#b03a82'];
+
+const state = {
+  sets: [],          // summaries
+  summary: null,     // of the chosen set
+  loaded: null,      // the set as the server has it (defaults applied)
+  work: null,        // the working copy the what-if editor changes
+  edited: false,
+  snapshot: null,    // {factors: {name: v}, targets: [{id, factors}], ...}
+  decision: null,    // last decision for the snapshot
+  curves: {},        // "action/consideration" -> [[x, output], ...]
+  editing: null,     // {action, consideration} being edited
+  token: sessionStorage.getItem('utilityd-token') || '',
+};
+
+// ---- server calls ---------------------------------------------------------
+
+// body[data-busy] counts calls in flight (tests wait for 0).
+let busy = 0;
+function setBusy(delta) {
+  busy += delta;
+  document.body.dataset.busy = String(busy);
+}
+
+async function api(path, body) {
+  setBusy(1);
+  try {
+    return await apiCall(path, body);
+  } finally {
+    setBusy(-1);
+  }
+}
+
+async function apiCall(path, body) {
+  const init = { headers: {} };
+  if (state.token) init.headers.Authorization = 'Bearer ' + state.token;
+  if (body !== undefined) {
+    init.method = 'POST';
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(path, init);
+  if (res.status === 401) {
+    $('token-box').hidden = false;
+    throw new Error('This server needs its admin token (--admin_token).');
+  }
+  const json = await res.json();
+  if (!res.ok) throw new Error(json.message || res.statusText);
+  return json;
+}
+
+function showError(e) {
+  $('error').hidden = !e;
+  $('error').textContent = e ? String(e.message || e) : '';
+}
+
+// Decides agents with the loaded set, or with the edited copy (what-if).
+async function decide(agents) {
+  if (state.edited) {
+    const copy = JSON.parse(JSON.stringify(state.work));
+    delete copy.revision;
+    return api('/api/v1/whatif', {
+      behaviourSet: copy,
+      request: { agents: agents.map((a) => ({ ...a, behaviourSet: '' })),
+                 explain: 'EXPLAIN_FULL' },
+    });
+  }
+  return api('/api/v1/decide', { agents, explain: 'EXPLAIN_FULL' });
+}
+
+// ---- the snapshot -----------------------------------------------------------
+
+function factorList() { return state.work.factors || []; }
+function targetFactorList() { return state.work.targetFactors || []; }
+
+function agentOf(snapshot, overrides = {}) {
+  const factors = factorList().map((f) =>
+    overrides.factor === f.name ? overrides.value : snapshot.factors[f.name]);
+  const targets = snapshot.targets.map((t, i) => ({
+    targetId: t.id,
+    factors: targetFactorList().map((f) =>
+      (i === 0 && overrides.targetFactor === f.name)
+        ? overrides.value : t.factors[f.name]),
+  }));
+  const agent = {
+    agentId: 'inspector', behaviourSet: state.work.name, factors, targets,
+    currentAction: snapshot.currentAction || '',
+    personality: snapshot.personality || '',
+  };
+  if (snapshot.secondsSinceAction)
+    agent.secondsSinceAction = snapshot.secondsSinceAction;
+  return agent;
+}
+
+function defaultSnapshot() {
+  const factors = {};
+  for (const f of factorList()) factors[f.name] = (f.min + f.max) / 2;
+  const targets = targetFactorList().length ? [{ id: 'target-1', factors: {} }] : [];
+  for (const t of targets)
+    for (const f of targetFactorList()) t.factors[f.name] = (f.min + f.max) / 2;
+  return { factors, targets, currentAction: '', personality: '' };
+}
+
+function scenarioSnapshot(s) {
+  const snap = defaultSnapshot();
+  Object.assign(snap.factors, s.factors || {});
+  snap.targets = (s.targets || []).map((t) => {
+    const tf = {};
+    for (const f of targetFactorList()) tf[f.name] = (f.min + f.max) / 2;
+    return { id: t.id, factors: Object.assign(tf, t.factors || {}) };
+  });
+  snap.currentAction = s.currentAction || '';
+  snap.personality = s.personality || '';
+  snap.secondsSinceAction = s.secondsSinceAction;
+  return snap;
+}
+
+// ---- loading a set ------------------------------------------------------------
+
+async function loadSets() {
+  const list = await api('/api/v1/sets');
+  state.sets = list.behaviourSets || [];
+  $('set').innerHTML = state.sets.map((s) =>
+    `<option value="${esc(s.name)}">${esc(s.name)}</option>`).join('');
+  const wanted = new URLSearchParams(location.search).get('set');
+  if (wanted && state.sets.some((s) => s.name === wanted)) $('set').value = wanted;
+  await chooseSet($('set').value);
+}
+
+async function chooseSet(name, snapshot) {
+  delete document.body.dataset.set;
+  const got = await api('/api/v1/sets/' + encodeURIComponent(name));
+  state.summary = got.summary;
+  state.loaded = got.behaviourSet;
+  state.work = JSON.parse(JSON.stringify(got.behaviourSet));
+  state.edited = false;
+  state.editing = null;
+  $('set').value = name;
+  $('set-info').textContent =
+    `revision ${got.summary.revision} · loaded ${new Date(got.summary.loadedAt).toLocaleString()}`;
+  const scenarios = state.work.scenarios || [];
+  $('scenario').innerHTML = '<option value="">(free)</option>' + scenarios.map(
+    (s, i) => `<option value="${i}">${esc(s.name)}</option>`).join('');
+  state.snapshot = snapshot || (scenarios.length
+    ? scenarioSnapshot(scenarios[0]) : defaultSnapshot());
+  $('scenario').value = snapshot ? '' : (scenarios.length ? '0' : '');
+  renderSetControls();
+  renderInputs();
+  await Promise.all([rescore(), refreshCurves()]);
+  document.body.dataset.set = name;
+  refreshFeed();
+}
+
+function renderSetControls() {
+  const w = state.work;
+  $('current-action').innerHTML = '<option value="">(none)</option>' +
+    w.actions.map((a) => `<option>${esc(a.name)}</option>`).join('');
+  $('personality').innerHTML = '<option value="">(none)</option>' +
+    (w.personalities || []).map((p) => `<option>${esc(p.name)}</option>`).join('');
+  $('compensation').innerHTML = COMPENSATIONS.map((c) =>
+    `<option value="${c}">${c.replace('COMPENSATION_', '').toLowerCase()}</option>`).join('');
+  $('compensation').value = (w.scoring || {}).compensation || 'COMPENSATION_NONE';
+  $('commitment').value = (w.selection || {}).commitmentBonus || 0;
+  $('sweep-factor').innerHTML = factorList().map((f) =>
+    `<option value="a:${esc(f.name)}">${esc(f.name)}</option>`).join('') +
+    targetFactorList().map((f) =>
+      `<option value="t:${esc(f.name)}">target ${esc(f.name)}</option>`).join('');
+  $('feed-action').innerHTML = '<option value="">any</option>' +
+    w.actions.map((a) => `<option>${esc(a.name)}</option>`).join('');
+  $('edited').hidden = !state.edited;
+  $('revert').hidden = !state.edited;
+}
+
+function slider(f, value, attrs) {
+  const step = (Math.abs(f.max - f.min) / 200) || 0.01;
+  const lo = Math.min(f.min, f.max), hi = Math.max(f.min, f.max);
+  return `<div class="slider"><div class="name"><span>${esc(f.name)}</span>
+    <span><b class="value">${fmt(value)}</b> ${esc(f.unit || '')}</span></div>
+    <input type="range" min="${lo}" max="${hi}" step="${step}" value="${value}"
+      ${attrs} title="${esc(f.description || '')}"></div>`;
+}
+
+function renderInputs() {
+  const snap = state.snapshot;
+  $('current-action').value = snap.currentAction || '';
+  $('personality').value = snap.personality || '';
+  const scen = (state.work.scenarios || [])[$('scenario').value];
+  $('scenario-text').textContent = scen ? (scen.description || '') : '';
+  $('factors').innerHTML = factorList().map((f) =>
+    slider(f, snap.factors[f.name], `data-factor="${esc(f.name)}"`)).join('');
+  $('targets').innerHTML = snap.targets.map((t, i) =>
+    `<h3>Target ${esc(t.id)}</h3>` + targetFactorList().map((f) =>
+      slider(f, t.factors[f.name],
+        `data-target="${i}" data-target-factor="${esc(f.name)}"`)).join('')).join('');
+}
+
+// ---- scoring ------------------------------------------------------------------
+
+let pending = null;
+async function rescore() {
+  const ticket = pending = {};
+  try {
+    const res = await decide([agentOf(state.snapshot)]);
+    if (ticket !== pending) return;  // a newer change is on its way
+    const d = res.decisions[0];
+    if (d.error && d.error.message) throw new Error(d.error.message);
+    state.decision = d;
+    showError(null);
+    renderActions();
+    refreshSweep();
+  } catch (e) { showError(e); }
+}
+
+// One batch per factor sweep: the agent with that factor stepped across its
+// range, scored by the server with full breakdowns.
+async function sweepAgents(kind, name) {
+  const list = kind === 'a' ? factorList() : targetFactorList();
+  const f = list.find((x) => x.name === name);
+  const xs = [];
+  for (let i = 0; i < SWEEP_POINTS; i++)
+    xs.push(f.min + (f.max - f.min) * i / (SWEEP_POINTS - 1));
+  const agents = xs.map((x) => agentOf(state.snapshot,
+    kind === 'a' ? { factor: name, value: x } : { targetFactor: name, value: x }));
+  const res = await decide(agents);
+  return { f, xs, decisions: res.decisions };
+}
+
+async function refreshCurves() {
+  const curves = {};
+  try {
+    const jobs = [];
+    for (const f of factorList()) jobs.push(sweepAgents('a', f.name).then((r) => ['a', r]));
+    if (state.snapshot.targets.length)
+      for (const f of targetFactorList()) jobs.push(sweepAgents('t', f.name).then((r) => ['t', r]));
+    for (const [kind, r] of await Promise.all(jobs)) {
+      r.decisions.forEach((d, i) => {
+        for (const a of (d.explanation || {}).actions || []) {
+          const action = state.work.actions[a.actionIndex];
+          for (const c of a.considerations || []) {
+            const def = action.considerations.find((x) => x.name === c.consideration);
+            if (!def || def.factor !== r.f.name || !!def.perTarget !== (kind === 't')) continue;
+            const key = action.name + '/' + c.consideration;
+            if (a.targetId && state.snapshot.targets.length &&
+                a.targetId !== state.snapshot.targets[0].id) continue;
+            (curves[key] = curves[key] || [])[i] = [r.xs[i], c.output];
+          }
+        }
+      });
+    }
+  } catch (e) { showError(e); }
+  state.curves = curves;
+  renderActions();
+}
+
+// ---- drawing ------------------------------------------------------------------
+
+function curveSvg(points, x, range, w, h) {
+  if (!points || !points.length) return '';
+  const lo = range[0], hi = range[1];
+  const sx = (v) => 4 + (w - 8) * (v - lo) / ((hi - lo) || 1);
+  const sy = (v) => h - 12 - (h - 16) * v;
+  const path = points.filter(Boolean).map((p, i) =>
+    `${i ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join('');
+  let marker = '';
+  if (Number.isFinite(x)) {
+    const cx = sx(Math.min(Math.max(x, Math.min(lo, hi)), Math.max(lo, hi)));
+    marker = `<line class="marker" x1="${cx}" x2="${cx}" y1="2" y2="${h - 12}"/>`;
+  }
+  return `<svg width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">
+    <line class="axis" x1="4" x2="${w - 4}" y1="${h - 12}" y2="${h - 12}"/>
+    <line class="axis" x1="4" x2="4" y1="2" y2="${h - 12}"/>
+    <path class="curve" d="${path}"/>${marker}
+    <text x="4" y="${h - 1}">${fmt(lo)}</text>
+    <text x="${w - 4}" y="${h - 1}" text-anchor="end">${fmt(hi)}</text></svg>`;
+}
+
+function factorDef(def) {
+  const list = def.perTarget ? targetFactorList() : factorList();
+  return list.find((f) => f.name === def.factor) || { min: 0, max: 1 };
+}
+
+function renderActions() {
+  const d = state.decision;
+  if (!d) return;
+  const ex = d.explanation || {};
+  $('summary').textContent = ex.summary || '';
+  const rows = (ex.actions || []).slice();
+  const ranks = [...new Set(rows.map((a) => a.rank || 0))].sort((a, b) => b - a);
+  let html = '';
+  for (const rank of ranks) {
+    html += `<div class="rank"><div class="rank-title">rank ${rank}${
+      rank === (ex.rank || 0) ? ' (competing)' : ''}</div>`;
+    for (const a of rows.filter((r) => (r.rank || 0) === rank)) {
+      const action = state.work.actions[a.actionIndex];
+      const label = a.targetId ? `${a.action} → ${a.targetId}` : a.action;
+      const win = a.action === d.action && (a.targetId || '') === (d.targetId || '');
+      const runner = a.action === ex.runnerUpAction &&
+        (a.targetId || '') === (ex.runnerUpTarget || '');
+      const cls = ['action', win ? 'winner' : '', a.vetoed ? 'vetoed' : ''].join(' ');
+      html += `<div class="${cls}" data-action="${esc(a.action)}" data-target="${esc(a.targetId || '')}">
+        <div class="head"><span class="title">${esc(label)}</span>
+        <div class="bar"><div style="width:${(100 * Math.min(1, a.score)).toFixed(1)}%"></div></div>
+        <span class="score">${a.score.toFixed(3)}</span>
+        ${win ? `<span class="tag win">winner${!ex.runnerUpAction ? ''
+          : ex.margin >= 0 ? ` by ${Number(ex.margin).toFixed(3)}`
+          : ' (higher rank)'}</span>` : ''}
+        ${runner ? '<span class="tag runner">runner-up</span>' : ''}
+        ${a.vetoed ? `<span class="veto">vetoed by <span class="vetoed-by">${esc(a.vetoedBy)}</span></span>` : ''}
+        </div><div class="muted">weight ${fmt(action.weight)} · aggregate ${fmt(a.aggregate)}
+          · compensated ${fmt(a.compensated)}${a.commitmentFactor && a.commitmentFactor !== 1
+          ? ` · commitment ×${fmt(a.commitmentFactor)}` : ''}
+          <button class="edit-action" data-action="${esc(action.name)}">edit</button></div>
+        <div class="cons">${(a.considerations || []).map((c) => {
+          const def = action.considerations.find((x) => x.name === c.consideration) || {};
+          const f = factorDef(def);
+          const key = action.name + '/' + c.consideration;
+          const vetoing = a.vetoed && a.vetoedBy === c.consideration;
+          return `<div class="con${vetoing ? ' vetoing' : ''}" data-key="${esc(key)}"
+            data-consideration="${esc(c.consideration)}">
+            <div class="cname"><span>${esc(c.consideration)}</span>
+            <span class="muted">${esc(def.factor || '')}</span></div>
+            ${curveSvg(state.curves[key], c.raw, [f.min, f.max], 190, 56)}
+            <div class="vals"><span>raw</span><span>${fmt(c.raw)} ${esc(f.unit || '')}</span>
+            <span>normalised</span><span>${fmt(c.normalised)}</span>
+            <span>curved</span><span>${fmt(c.curved)}</span>
+            <span>output</span><span class="output">${fmt(c.output)}</span>
+            <span>contribution</span><span class="contribution">${fmt(c.contribution)}</span></div>
+            <button class="edit-con">edit curve</button></div>`;
+        }).join('')}</div></div>`;
+    }
+    html += '</div>';
+  }
+  $('actions').innerHTML = html;
+}
+
+function openPlot(key, raw, def) {
+  const f = factorDef(def);
+  $('modal-body').innerHTML = `<h2>${esc(key)} <span class="muted">(${esc(def.factor)})</span></h2>` +
+    curveSvg(state.curves[key], raw, [f.min, f.max], 640, 320) +
+    `<p class="muted">Output of the consideration across ${esc(def.factor)}'s range
+    (${fmt(f.min)}..${fmt(f.max)} ${esc(f.unit || '')}), as the server scores it;
+    the line marks the current value. Click to close.</p>`;
+  $('modal').hidden = false;
+}
+
+async function refreshSweep() {
+  const choice = $('sweep-factor').value;
+  if (!choice || !state.decision) return;
+  const [kind, name] = [choice[0], choice.slice(2)];
+  if (kind === 't' && !state.snapshot.targets.length) return;
+  try {
+    const r = await sweepAgents(kind, name);
+    const w = 360, h = 200;
+    const sx = (v) => 30 + (w - 40) * (v - r.f.min) / ((r.f.max - r.f.min) || 1);
+    const sy = (v) => h - 20 - (h - 30) * Math.min(1, v);
+    const names = state.work.actions.map((a) => a.name);
+    const best = names.map(() => []);
+    let winners = [];
+    r.decisions.forEach((d, i) => {
+      const top = {};
+      for (const a of (d.explanation || {}).actions || []) {
+        top[a.actionIndex] = Math.max(top[a.actionIndex] || 0, a.score);
+      }
+      names.forEach((_, k) => best[k].push([r.xs[i], top[k] || 0]));
+      winners.push(d.action || '(none)');
+    });
+    let lines = '';
+    best.forEach((pts, k) => {
+      lines += `<path fill="none" stroke="${COLORS[k % COLORS.length]}" stroke-width="1.5"
+        d="${pts.map((p, i) => `${i ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join('')}"/>`;
+    });
+    const changes = [];
+    for (let i = 1; i < winners.length; i++) {
+      if (winners[i] !== winners[i - 1]) {
+        const x = (r.xs[i] + r.xs[i - 1]) / 2;
+        changes.push(`${winners[i - 1]} → ${winners[i]} near ${fmt(x)}`);
+        lines += `<line class="marker" x1="${sx(x)}" x2="${sx(x)}" y1="10" y2="${h - 20}" stroke-dasharray="3,3"/>`;
+      }
+    }
+    const cur = kind === 'a' ? state.snapshot.factors[name]
+      : state.snapshot.targets[0].factors[name];
+    $('sweep').innerHTML = `<svg width="${w}" height="${h}">
+      <line class="axis" x1="30" x2="${w - 10}" y1="${h - 20}" y2="${h - 20}"/>
+      <line class="axis" x1="30" x2="30" y1="10" y2="${h - 20}"/>
+      <text x="26" y="${sy(1) + 4}" text-anchor="end">1</text>
+      <text x="26" y="${sy(0)}" text-anchor="end">0</text>
+      <text x="30" y="${h - 5}">${fmt(r.f.min)}</text>
+      <text x="${w - 10}" y="${h - 5}" text-anchor="end">${fmt(r.f.max)} ${esc(r.f.unit || '')}</text>
+      ${lines}<circle class="dot" cx="${sx(cur)}" cy="${h - 20}" r="4"/></svg>
+      <div class="legend">${names.map((n, k) =>
+        `<span style="color:${COLORS[k % COLORS.length]}">■ ${esc(n)}</span>`).join('')}</div>`;
+    $('sweep-text').textContent = changes.length
+      ? 'Winner changes: ' + changes.join('; ')
+      : `${winners[0]} wins across the whole range.`;
+  } catch (e) { showError(e); }
+}
+
+// ---- the what-if editor -----------------------------------------------------------
+
+function markEdited() {
+  state.edited = true;
+  $('edited').hidden = false;
+  $('revert').hidden = false;
+  rescore();
+  refreshCurves();
+}
+
+function numberField(label, value, onchange, placeholder = 'default') {
+  const id = 'f' + Math.random().toString(36).slice(2);
+  setTimeout(() => {
+    const el = $(id);
+    if (el) el.addEventListener('change', () => onchange(el.value === '' ? undefined : Number(el.value)));
+  });
+  return `<label>${esc(label)} <input id="${id}" type="number" step="any"
+    data-field="${esc(label)}" value="${value === undefined ? '' : value}" placeholder="${placeholder}"></label>`;
+}
+
+function openEditor(actionName, conName) {
+  state.editing = { action: actionName, consideration: conName };
+  const action = state.work.actions.find((a) => a.name === actionName);
+  const con = conName && action.considerations.find((c) => c.name === conName);
+  $('editor').hidden = false;
+  $('editor-title').textContent = con ? `${actionName} / ${conName}` : actionName;
+  let html = numberField('action weight', action.weight, (v) => {
+    action.weight = v; markEdited();
+  });
+  if (con) {
+    con.curve = con.curve || {};
+    const kind = Object.keys(CURVE_KINDS).find((k) => con.curve[k]) || 'linear';
+    html += `<label>curve <select id="curve-kind" data-field="curve">${Object.keys(CURVE_KINDS).map((k) =>
+      `<option ${k === kind ? 'selected' : ''}>${k}</option>`).join('')}</select></label>`;
+    const params = con.curve[kind] || {};
+    for (const p of CURVE_KINDS[kind]) {
+      if (p === 'rescale') {
+        html += `<label>rescale <input id="curve-rescale" type="checkbox" ${params.rescale ? 'checked' : ''}></label>`;
+      } else if (p === 'points') {
+        html += `<label>points (x,y; x,y …)</label><textarea id="curve-points" rows="2">${
+          (params.points || []).map((q) => `${q.x || 0},${q.y || 0}`).join('; ')}</textarea>`;
+      } else {
+        html += numberField(p, params[p], (v) => {
+          con.curve[kind] = con.curve[kind] || {};
+          if (v === undefined) delete con.curve[kind][p]; else con.curve[kind][p] = v;
+          markEdited();
+        });
+      }
+    }
+    html += `<label>invert <input id="curve-invert" type="checkbox" ${con.curve.invert ? 'checked' : ''}></label>`;
+    con.range = con.range || {};
+    con.output = con.output || {};
+    html += numberField('range min', con.range.min, (v) => { con.range.min = v; markEdited(); });
+    html += numberField('range max', con.range.max, (v) => { con.range.max = v; markEdited(); });
+    html += numberField('output floor (min)', con.output.min, (v) => { con.output.min = v; markEdited(); });
+    html += numberField('output max', con.output.max, (v) => { con.output.max = v; markEdited(); });
+    html += numberField('consideration weight', con.weight, (v) => { con.weight = v; markEdited(); });
+  }
+  $('editor-fields').innerHTML = html;
+  if (!con) return;
+  $('curve-kind').addEventListener('change', (e) => {
+    const invert = con.curve.invert;
+    con.curve = { [e.target.value]: {} };
+    if (invert) con.curve.invert = true;
+    markEdited();
+    openEditor(actionName, conName);
+  });
+  $('curve-invert').addEventListener('change', (e) => { con.curve.invert = e.target.checked; markEdited(); });
+  const rescale = $('curve-rescale');
+  if (rescale) rescale.addEventListener('change', (e) => { con.curve.logistic.rescale = e.target.checked; markEdited(); });
+  const points = $('curve-points');
+  if (points) points.addEventListener('change', (e) => {
+    con.curve.piecewiseLinear = { points: e.target.value.split(';').filter((s) => s.trim()).map((s) => {
+      const [x, y] = s.split(',').map(Number);
+      return { x, y };
+    }) };
+    markEdited();
+  });
+}
+
+// ---- export -------------------------------------------------------------------
+
+// Keys of map fields, whose own keys are names to keep as written.
+const MAP_FIELDS = new Set(['factors', 'secondsSinceAction', 'actionWeights',
+  'considerationWeights']);
+const snake = (k) => k.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
+
+function yamlScalar(v) {
+  return typeof v === 'string' ? JSON.stringify(v) : String(v);
+}
+function isEmpty(v) {
+  return Array.isArray(v) ? !v.length : !Object.keys(v).length;
+}
+
+// Block-style YAML lines for an object or array at `indent` levels.
+function yamlLines(value, indent, isMap) {
+  const pad = '  '.repeat(indent);
+  const out = [];
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      if (item === null || typeof item !== 'object') {
+        out.push(`${pad}- ${yamlScalar(item)}`);
+      } else if (isEmpty(item)) {
+        out.push(`${pad}- ${Array.isArray(item) ? '[]' : '{}'}`);
+      } else {
+        const inner = yamlLines(item, indent + 1, false);
+        inner[0] = `${pad}- ` + inner[0].slice(pad.length + 2);
+        out.push(...inner);
+      }
+    }
+    return out;
+  }
+  for (const k of Object.keys(value)) {
+    const key = isMap ? JSON.stringify(k) : snake(k);
+    const child = value[k];
+    if (child === null || typeof child !== 'object') {
+      out.push(`${pad}${key}: ${yamlScalar(child)}`);
+    } else if (isEmpty(child)) {
+      out.push(`${pad}${key}: ${Array.isArray(child) ? '[]' : '{}'}`);
+    } else {
+      out.push(`${pad}${key}:`);
+      out.push(...yamlLines(child, indent + 1,
+        !isMap && MAP_FIELDS.has(k) && !Array.isArray(child)));
+    }
+  }
+  return out;
+}
+
+function yamlDocument(set) {
+  const copy = JSON.parse(JSON.stringify(set));
+  delete copy.revision;
+  return '# Exported from the utilityd inspector' +
+    (state.edited ? ' (with what-if edits)' : '') + '\n' +
+    yamlLines(copy, 0, false).join('\n') + '\n';
+}
+
+function exportYaml() {
+  const text = yamlDocument(state.work);
+  const blob = new Blob([text], { type: 'application/yaml' });
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = state.work.name + '.yaml';
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+}
+
+// ---- live feed -----------------------------------------------------------------
+
+let feedRows = [];
+async function refreshFeed() {
+  const q = new URLSearchParams({ limit: '30' });
+  if ($('feed-this-set').checked && state.work) q.set('set', state.work.name);
+  if ($('feed-action').value) q.set('action', $('feed-action').value);
+  if ($('feed-switched').value) q.set('switched', $('feed-switched').value);
+  try {
+    const res = await api('/api/v1/decisions/recent?' + q);
+    feedRows = res.decisions || [];
+    $('feed').querySelector('tbody').innerHTML = feedRows.map((e, i) =>
+      `<tr class="feed-row" data-index="${i}" data-agent="${esc(e.agentId)}">
+        <td>${esc(new Date(e.time).toLocaleTimeString())}</td><td>${esc(e.agentId)}</td>
+        <td>${esc(e.action)}${e.targetId ? ' → ' + esc(e.targetId) : ''}</td>
+        <td>${Number(e.score).toFixed(3)}</td><td>${e.switched ? 'yes' : ''}</td></tr>`).join('');
+    $('feed-text').textContent = feedRows.length
+      ? 'Click a row to load its snapshot.'
+      : 'No sampled decisions yet (the server samples --recent_sample of real traffic).';
+  } catch (e) { $('feed-text').textContent = String(e.message || e); }
+}
+
+async function loadFeedRow(e) {
+  const snapshotFor = () => {
+    const snap = defaultSnapshot();
+    Object.assign(snap.factors, e.factors || {});
+    snap.currentAction = e.currentAction || '';
+    return snap;
+  };
+  if (!state.work || e.behaviourSet !== state.work.name) {
+    await chooseSet(e.behaviourSet);
+  }
+  state.snapshot = snapshotFor();
+  $('scenario').value = '';
+  renderInputs();
+  rescore();
+}
+
+// ---- wiring --------------------------------------------------------------------
+
+function esc(s) {
+  return String(s === undefined || s === null ? '' : s).replace(/[&<>"']/g, (c) =>
+    ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+}
+function fmt(v) {
+  if (v === undefined || v === null || v === '') return '–';
+  const n = Number(v);
+  if (!Number.isFinite(n)) return String(v);
+  return Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(3);
+}
+
+function wire() {
+  $('set').addEventListener('change', (e) => chooseSet(e.target.value).catch(showError));
+  $('scenario').addEventListener('change', (e) => {
+    const s = (state.work.scenarios || [])[e.target.value];
+    if (s) state.snapshot = scenarioSnapshot(s);
+    renderInputs();
+    rescore();
+  });
+  $('current-action').addEventListener('change', (e) => {
+    state.snapshot.currentAction = e.target.value; rescore();
+  });
+  $('personality').addEventListener('change', (e) => {
+    state.snapshot.personality = e.target.value; rescore();
+  });
+  $('commitment').addEventListener('change', (e) => {
+    state.work.selection = state.work.selection || {};
+    state.work.selection.commitmentBonus = Number(e.target.value);
+    markEdited();
+  });
+  $('compensation').addEventListener('change', (e) => {
+    state.work.scoring = state.work.scoring || {};
+    state.work.scoring.compensation = e.target.value;
+    markEdited();
+  });
+  document.body.addEventListener('input', (e) => {
+    const t = e.target;
+    if (t.dataset.factor !== undefined) {
+      state.snapshot.factors[t.dataset.factor] = Number(t.value);
+    } else if (t.dataset.targetFactor !== undefined) {
+      state.snapshot.targets[Number(t.dataset.target)].factors[t.dataset.targetFactor] = Number(t.value);
+    } else return;
+    t.closest('.slider').querySelector('.value').textContent = fmt(Number(t.value));
+    rescore();
+  });
+  $('actions').addEventListener('click', (e) => {
+    const act = e.target.closest('.action');
+    if (e.target.classList.contains('edit-action')) {
+      openEditor(e.target.dataset.action, null);
+      return;
+    }
+    const con = e.target.closest('.con');
+    if (!con || !act) return;
+    const action = state.work.actions.find((a) => a.name === act.dataset.action);
+    const name = con.dataset.consideration;
+    if (e.target.classList.contains('edit-con')) {
+      openEditor(action.name, name);
+      return;
+    }
+    const def = action.considerations.find((c) => c.name === name);
+    const vals = (state.decision.explanation.actions.find((a) => a.action === action.name) || {}).considerations || [];
+    const c = vals.find((x) => x.consideration === name) || {};
+    openPlot(con.dataset.key, c.raw, def);
+  });
+  $('modal').addEventListener('click', () => { $('modal').hidden = true; });
+  $('revert').addEventListener('click', () => chooseSet(state.work.name, state.snapshot).catch(showError));
+  $('export').addEventListener('click', exportYaml);
+  $('sweep-factor').addEventListener('change', refreshSweep);
+  for (const id of ['feed-this-set', 'feed-action', 'feed-switched'])
+    $(id).addEventListener('change', refreshFeed);
+  $('feed').addEventListener('click', (e) => {
+    const row = e.target.closest('.feed-row');
+    if (row) loadFeedRow(feedRows[Number(row.dataset.index)]).catch(showError);
+  });
+  $('token-save').addEventListener('click', () => {
+    state.token = $('token').value;
+    sessionStorage.setItem('utilityd-token', state.token);
+    $('token-box').hidden = true;
+    loadSets().catch(showError);
+  });
+  setInterval(refreshFeed, 2000);
+}
+
+wire();
+loadSets().catch(showError);

@@ -1,0 +1,213 @@
+// The inspector in real headless Chromium (Debian's /usr/bin/chromium,
+// driven by playwright-core) against a real utilityd on loopback.
+//
+//   node inspector_test.mjs UTILITYD UTILITYCTL SOURCE_DIR OUT_DIR
+//
+// Saves screenshots of the main views in OUT_DIR. Exits non-zero on the
+// first failed check, printing what differed.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const [utilityd, utilityctl, sourceDir, outDir] = process.argv.slice(2);
+fs.mkdirSync(outDir, { recursive: true });
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'utilityd_inspector_'));
+const portFile = path.join(work, 'ports');
+
+const server = spawn(utilityd, [
+  '--config_dir=' + path.join(sourceDir, 'examples/behaviour_sets'),
+  '--grpc_address=127.0.0.1:0', '--http_address=127.0.0.1:0',
+  '--port_file=' + portFile, '--recent_sample=1',
+], { stdio: ['ignore', 'ignore', fs.openSync(path.join(work, 'server.log'), 'a')] });
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let browser;
+let failed = false;
+
+async function ports() {
+  for (let i = 0; i < 200; i++) {
+    if (fs.existsSync(portFile)) {
+      const [grpc, http] = fs.readFileSync(portFile, 'utf8').trim().split(/\s+/).map(Number);
+      if (grpc > 0 && http > 0) return { grpc, http };
+    }
+    await sleep(50);
+  }
+  throw new Error('utilityd did not report its ports');
+}
+
+async function check(name, fn) {
+  const start = Date.now();
+  try {
+    await fn();
+    console.log(`ok   ${name} (${Date.now() - start} ms)`);
+  } catch (e) {
+    failed = true;
+    console.log(`FAIL ${name}\n${e.stack || e}`);
+    throw e;
+  }
+}
+
+// The winner the page shows, and the one the API gives for the same agent.
+// Waits until no call of the page is in flight.
+async function settled(page) {
+  await page.waitForSelector('body[data-busy="0"]');
+}
+
+async function pageWinner(page) {
+  return page.locator('.action.winner').first().getAttribute('data-action');
+}
+
+try {
+  const { grpc, http } = await ports();
+  const base = `http://127.0.0.1:${http}`;
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const context = await browser.newContext({
+    viewport: { width: 1500, height: 1000 }, acceptDownloads: true,
+  });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+  page.on('pageerror', (e) => problems.push(String(e)));
+
+  // What the engine says, straight from the API, for the page's agent.
+  const apiDecide = async (agent) => {
+    const res = await fetch(`${base}/api/v1/decide`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ agents: [agent] }),
+    });
+    return (await res.json()).decisions[0];
+  };
+  const pageAgent = () => page.evaluate(() => agentOf(state.snapshot));
+
+  await check('the page loads with no console errors', async () => {
+    await page.goto(base + '/');
+    assert.equal(new URL(page.url()).pathname, '/ui/');
+    await page.waitForSelector('.action');
+    await sleep(300);
+    assert.deepEqual(problems, []);
+  });
+
+  await check('arena set, "Staff empty, in cover": recharge wins, attack vetoed by charges_left', async () => {
+    await page.selectOption('#set', 'arena_mage');
+    await page.waitForSelector('body[data-set="arena_mage"]');
+    await settled(page);
+    const label = 'Staff empty, in cover';
+    await page.selectOption('#scenario', { label });
+    await page.waitForFunction(() =>
+      document.querySelector('.action.winner')?.dataset.action === 'recharge');
+    const attack = page.locator('.action[data-action="attack"]').first();
+    assert.match(await attack.getAttribute('class'), /vetoed/);
+    assert.equal(await attack.locator('.vetoed-by').textContent(), 'charges_left');
+    // Curves are drawn from the server's sweep.
+    await page.waitForSelector('.con svg path.curve');
+    await page.screenshot({ path: path.join(outDir, 'inspector-scores.png') });
+  });
+
+  await check('moving the health slider down changes the winner as the engine says', async () => {
+    await page.selectOption('#scenario', { label: 'Healthy, goblins closing in' });
+    await settled(page);
+    const before = await pageWinner(page);
+    const slider = page.locator('input[data-factor="health"]');
+    await slider.fill('5');
+    await page.waitForFunction((b) =>
+      document.querySelector('.action.winner')?.dataset.action !== b, before);
+    const after = await pageWinner(page);
+    assert.notEqual(after, before);
+    const engine = await apiDecide(await pageAgent());
+    assert.equal(after, engine.action, 'page and API agree');
+    await page.screenshot({ path: path.join(outDir, 'inspector-low-health.png') });
+  });
+
+  await check('an edited curve changes the score, as the what-if API returns it', async () => {
+    await page.selectOption('#scenario', { label: 'Staff empty, in cover' });
+    await page.waitForFunction(() =>
+      document.querySelector('.action.winner')?.dataset.action === 'recharge');
+    const recharge = page.locator('.action[data-action="recharge"]').first();
+    const before = Number(await recharge.locator('.score').first().textContent());
+    await settled(page);
+    // A consideration whose output is strictly inside 0..1, so a steeper
+    // curve must move it.
+    let con, conName;
+    for (const c of await recharge.locator('.con').all()) {
+      const out = Number(await c.locator('.output').textContent());
+      if (out > 0.005 && out < 0.995) {
+        con = c;
+        conName = await c.getAttribute('data-consideration');
+        break;
+      }
+    }
+    assert.ok(con, 'recharge has a consideration strictly inside 0..1');
+    await con.locator('.edit-con').click();
+    await page.selectOption('#curve-kind', 'polynomial');
+    await page.locator('#editor-fields input[data-field="exponent"]').fill('4');
+    await page.locator('#editor-fields input[data-field="exponent"]').press('Enter');
+    await page.waitForSelector('#edited:not([hidden])');
+    await page.waitForFunction((b) => {
+      const s = document.querySelector('.action[data-action="recharge"] .score');
+      return s && Number(s.textContent) !== b;
+    }, before);
+    await settled(page);
+    const after = Number(await recharge.locator('.score').first().textContent());
+    assert.notEqual(after, before);
+    // The API, given the same edited set, returns the score the page shows.
+    const set = await page.evaluate(() => state.work);
+    const agent = { ...(await pageAgent()), behaviourSet: '' };
+    delete set.revision;
+    const res = await fetch(`${base}/api/v1/whatif`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ behaviourSet: set, request: { agents: [agent] } }),
+    });
+    const d = (await res.json()).decisions[0];
+    const score = d.explanation.actions.find((a) => a.action === 'recharge').score;
+    assert.equal(after.toFixed(3), score.toFixed(3));
+    const edited = set.actions.find((a) => a.name === 'recharge')
+      .considerations.find((c) => c.name === conName);
+    assert.equal(edited.curve.polynomial.exponent, 4);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: path.join(outDir, 'inspector-whatif.png') });
+  });
+
+  await check('export round-trips through utilityctl validate', async () => {
+    const [download] = await Promise.all([
+      page.waitForEvent('download'), page.click('#export')]);
+    const file = path.join(work, 'arena_mage.yaml');
+    await download.saveAs(file);
+    const text = fs.readFileSync(file, 'utf8');
+    assert.match(text, /exponent: 4/);
+    const out = execFileSync(utilityctl, ['validate', file], { encoding: 'utf8' });
+    assert.match(out, /arena_mage/);
+  });
+
+  await check('the sweep shows where the winner changes', async () => {
+    await page.selectOption('#sweep-factor', 'a:health');
+    await page.waitForFunction(() =>
+      /Winner changes|wins across/.test(document.getElementById('sweep-text').textContent));
+    assert.ok(await page.locator('#sweep svg path').count() >= 7);
+  });
+
+  await check('the live feed shows decisions sent by a gRPC client', async () => {
+    execFileSync(utilityctl, ['decide', '--target', `127.0.0.1:${grpc}`,
+      '--input', path.join(sourceDir, 'examples/requests/arena_decide.json')]);
+    await page.waitForSelector('.feed-row[data-agent="mage-1"]', { timeout: 10000 });
+    await page.click('.feed-row[data-agent="mage-1"]');
+    await page.waitForFunction(() => document.getElementById('scenario').value === '');
+    await page.screenshot({ path: path.join(outDir, 'inspector-feed.png') });
+    assert.deepEqual(problems, []);
+  });
+} catch (e) {
+  failed = true;
+  if (!String(e.stack).includes('FAIL')) console.log(String(e.stack || e));
+} finally {
+  if (browser) await browser.close();
+  server.kill('SIGTERM');
+  if (failed) console.log(fs.readFileSync(path.join(work, 'server.log'), 'utf8').slice(-3000));
+  fs.rmSync(work, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
