@@ -249,20 +249,20 @@ absl::StatusOr<v1::GetBehaviourSetResponse> Client::GetBehaviourSet(
 absl::StatusOr<std::shared_ptr<const SetSchema>> Client::Schema(
     absl::string_view set) {
   {
-    absl::MutexLock lock(&schema_mu_);
+    utilityd::MutexLock lock(&schema_mu_);
     auto it = schemas_.find(set);
     if (it != schemas_.end()) return it->second;
   }
   absl::StatusOr<v1::GetBehaviourSetResponse> got = GetBehaviourSet(set);
   if (!got.ok()) return got.status();
   auto schema = std::make_shared<const SetSchema>(got->summary());
-  absl::MutexLock lock(&schema_mu_);
+  utilityd::MutexLock lock(&schema_mu_);
   schemas_[std::string(set)] = schema;
   return schema;
 }
 
 void Client::InvalidateSchema(absl::string_view set) {
-  absl::MutexLock lock(&schema_mu_);
+  utilityd::MutexLock lock(&schema_mu_);
   schemas_.erase(set);
 }
 
@@ -351,12 +351,12 @@ DecisionStream::~DecisionStream() {
 }
 
 int DecisionStream::reconnects() const {
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   return reconnects_;
 }
 
 int DecisionStream::in_flight() const {
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   return static_cast<int>(pending_.size());
 }
 
@@ -365,12 +365,12 @@ std::future<BatchResult> DecisionStream::Submit(v1::DecideRequest request) {
   client_->PackRequest(&request);
   std::future<BatchResult> future;
   {
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     auto room = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
       return closing_ ||
              static_cast<int>(pending_.size()) < options_.max_in_flight;
     };
-    mu_.Await(absl::Condition(&room));
+    mu_.Await(room);
     if (closing_) {
       std::promise<BatchResult> refused;
       refused.set_value({request.request_id(),
@@ -387,7 +387,7 @@ std::future<BatchResult> DecisionStream::Submit(v1::DecideRequest request) {
     p.original = std::move(original);
     future = p.promise.get_future();
   }
-  absl::MutexLock write_lock(&write_mu_);
+  utilityd::MutexLock write_lock(&write_mu_);
   WriteUnsent();
   return future;
 }
@@ -396,7 +396,7 @@ void DecisionStream::WriteUnsent() {
   if (stream_ == nullptr) return;  // the reader thread connects and sends
   std::vector<const v1::DecideRequest*> unsent;
   {
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     for (auto& [id, p] : pending_) {
       if (!p.written) {
         p.written = true;
@@ -414,8 +414,8 @@ void DecisionStream::Run() {
   while (true) {
     std::shared_ptr<grpc::ClientContext> context;
     {
-      absl::MutexLock ctx_lock(&ctx_mu_);
-      absl::MutexLock lock(&mu_);
+      utilityd::MutexLock ctx_lock(&ctx_mu_);
+      utilityd::MutexLock lock(&mu_);
       if (stopped_ || (closing_ && pending_.empty())) break;
       for (auto& [id, p] : pending_)
         p.written = false;  // resend on this stream
@@ -428,7 +428,7 @@ void DecisionStream::Run() {
         owned = client_->stub().DecideStream(context.get());
     auto* stream = owned.get();
     {
-      absl::MutexLock write_lock(&write_mu_);
+      utilityd::MutexLock write_lock(&write_mu_);
       stream_ = std::move(owned);
       WriteUnsent();
     }
@@ -437,7 +437,7 @@ void DecisionStream::Run() {
       backoff = options_.initial_backoff;
       Pending done;
       {
-        absl::MutexLock lock(&mu_);
+        utilityd::MutexLock lock(&mu_);
         auto it = pending_.find(response.request_id());
         if (it == pending_.end()) continue;  // an answer already delivered
         done = std::move(it->second);
@@ -457,18 +457,18 @@ void DecisionStream::Run() {
     }
     (void)stream->Finish();  // the next attempt waits for a ready connection
     {
-      absl::MutexLock write_lock(&write_mu_);
+      utilityd::MutexLock write_lock(&write_mu_);
       stream_.reset();
     }
     {
-      absl::MutexLock ctx_lock(&ctx_mu_);
+      utilityd::MutexLock ctx_lock(&ctx_mu_);
       context_.reset();
     }
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     if (stopped_ || (closing_ && pending_.empty())) break;
     ++reconnects_;
     auto stop = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopped_; };
-    mu_.AwaitWithTimeout(absl::Condition(&stop), backoff);
+    mu_.AwaitWithTimeout(stop, backoff);
     backoff = std::min(backoff * 2, options_.max_backoff);
   }
 }
@@ -476,25 +476,25 @@ void DecisionStream::Run() {
 void DecisionStream::Close(absl::Duration timeout) {
   bool drained;
   {
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     if (closing_) return;
     closing_ = true;
     auto empty = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
       return pending_.empty();
     };
-    drained = mu_.AwaitWithTimeout(absl::Condition(&empty), timeout);
+    drained = mu_.AwaitWithTimeout(empty, timeout);
   }
   bool ended_cleanly = false;
   if (drained) {
     // Every batch is answered, so no write is blocked: end the stream
     // cleanly and let the server finish it.
-    absl::MutexLock write_lock(&write_mu_);
+    utilityd::MutexLock write_lock(&write_mu_);
     if (stream_ != nullptr) ended_cleanly = stream_->WritesDone();
   }
   std::map<uint64_t, Pending> abandoned;
   {
-    absl::MutexLock ctx_lock(&ctx_mu_);
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock ctx_lock(&ctx_mu_);
+    utilityd::MutexLock lock(&mu_);
     stopped_ = true;
     abandoned.swap(pending_);
     // Otherwise cancel: a pending read, a blocked write or a connection

@@ -8,23 +8,23 @@ namespace utilityd::server {
 ConfigStore::ConfigStore(std::string dir) : dir_(std::move(dir)) {}
 
 std::shared_ptr<const Generation> ConfigStore::Current() const {
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   return current_;
 }
 
 ReloadOutcome ConfigStore::last_reload() const {
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   return last_;
 }
 
 void ConfigStore::SetListener(
     std::function<void(const ReloadOutcome&)> listener) {
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   listener_ = std::move(listener);
 }
 
 absl::Status ConfigStore::Reload() {
-  absl::MutexLock serial(&reload_mu_);
+  utilityd::MutexLock serial(&reload_mu_);
   ReloadOutcome outcome;
   outcome.at = absl::Now();
   absl::StatusOr<loader::Catalog> catalog = loader::LoadCatalog({dir_});
@@ -55,7 +55,7 @@ absl::Status ConfigStore::Reload() {
       }
       next->catalog = *std::move(catalog);
       outcome.changed = true;
-      absl::MutexLock lock(&mu_);
+      utilityd::MutexLock lock(&mu_);
       current_ = std::move(next);
     }
   } else {
@@ -63,7 +63,7 @@ absl::Status ConfigStore::Reload() {
   }
   std::function<void(const ReloadOutcome&)> listener;
   {
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     last_ = outcome;
     listener = listener_;
   }

@@ -16,9 +16,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "utilityd/loader/set_loader.h"
+#include "utilityd/sync.h"
 
 namespace utilityd::server {
 
@@ -60,8 +60,8 @@ class ConfigStore {
 
  private:
   const std::string dir_;
-  absl::Mutex reload_mu_;  // serialises Reload
-  mutable absl::Mutex mu_;
+  utilityd::Mutex reload_mu_;  // serialises Reload
+  mutable utilityd::Mutex mu_;
   std::shared_ptr<const Generation> current_ ABSL_GUARDED_BY(mu_);
   ReloadOutcome last_ ABSL_GUARDED_BY(mu_);
   std::function<void(const ReloadOutcome&)> listener_ ABSL_GUARDED_BY(mu_);

@@ -49,14 +49,14 @@ void ConfigWatcher::Start() {
 
 void ConfigWatcher::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     stop_ = true;
   }
   if (thread_.joinable()) thread_.join();
 }
 
 void ConfigWatcher::TriggerReload() {
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   triggered_ = true;
 }
 
@@ -64,11 +64,11 @@ void ConfigWatcher::Run() {
   while (true) {
     bool triggered = false;
     {
-      absl::MutexLock lock(&mu_);
+      utilityd::MutexLock lock(&mu_);
       auto wake = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
         return stop_ || triggered_;
       };
-      mu_.AwaitWithTimeout(absl::Condition(&wake), poll_interval_);
+      mu_.AwaitWithTimeout(wake, poll_interval_);
       if (stop_) return;
       triggered = triggered_;
       triggered_ = false;

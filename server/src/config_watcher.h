@@ -17,9 +17,9 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/src/config_store.h"
+#include "utilityd/sync.h"
 
 namespace utilityd::server {
 
@@ -44,7 +44,7 @@ class ConfigWatcher {
 
   ConfigStore* const store_;
   const absl::Duration poll_interval_;
-  absl::Mutex mu_;
+  utilityd::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool triggered_ ABSL_GUARDED_BY(mu_) = false;
   std::string fingerprint_;

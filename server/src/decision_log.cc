@@ -52,7 +52,7 @@ DecisionLog::DecisionLog(FILE* out, bool owned, const Options& options,
 
 DecisionLog::~DecisionLog() {
   {
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     stop_ = true;
   }
   writer_.join();
@@ -78,7 +78,7 @@ std::string DecisionLog::MaskAgentId(absl::string_view agent_id) const {
 
 void DecisionLog::Offer(v1::DecisionLogEntry entry) {
   {
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     if (queue_.size() < capacity_) {
       queue_.push_back(std::move(entry));
       return;
@@ -94,11 +94,11 @@ void DecisionLog::Run() {
   std::string line;
   while (true) {
     {
-      absl::MutexLock lock(&mu_);
+      utilityd::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
         return stop_ || !queue_.empty();
       };
-      mu_.Await(absl::Condition(&ready));
+      mu_.Await(ready);
       if (queue_.empty() && stop_) return;
       batch.swap(queue_);
     }

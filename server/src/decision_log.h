@@ -20,8 +20,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "server/src/metrics.h"
+#include "utilityd/sync.h"
 #include "utilityd/v1/decision_log.pb.h"
 
 namespace utilityd::server {
@@ -90,7 +90,7 @@ class DecisionLog {
   const IdSampler sampled_;
   metrics::Counter* written_;
   metrics::Counter* dropped_;
-  absl::Mutex mu_;
+  utilityd::Mutex mu_;
   std::deque<v1::DecisionLogEntry> queue_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread writer_;

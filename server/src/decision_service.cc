@@ -145,20 +145,20 @@ class StreamReactor final
  public:
   explicit StreamReactor(DecisionServiceImpl* service) : service_(service) {
     service_->Register(this);  // finishes the call at once when draining
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     if (!finished_) StartRead(&request_);
   }
 
   void OnReadDone(bool ok) override {
     if (!ok) {
-      absl::MutexLock lock(&mu_);
+      utilityd::MutexLock lock(&mu_);
       reads_done_ = true;
       MaybeFinishLocked();
       return;
     }
     int slot;
     {
-      absl::MutexLock lock(&mu_);
+      utilityd::MutexLock lock(&mu_);
       slot = writing_slot_ == 0 ? 1 : 0;  // the buffer not being written
     }
     v1::DecideResponse& response = responses_[slot];
@@ -168,7 +168,7 @@ class StreamReactor final
       response.set_request_id(request_.request_id());
       loader::ToError(s, response.mutable_error());
     }
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     if (writing_slot_ < 0) {
       BeginWriteLocked(slot);
     } else {
@@ -177,7 +177,7 @@ class StreamReactor final
   }
 
   void OnWriteDone(bool ok) override {
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     writing_slot_ = -1;
     if (!ok) {
       broken_ = true;  // the client went away; reads will fail too
@@ -197,7 +197,7 @@ class StreamReactor final
 
   // Ends the stream once what has been read is answered.
   void Drain() {
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     draining_ = true;
     MaybeFinishLocked();
   }
@@ -224,7 +224,7 @@ class StreamReactor final
   DecisionServiceImpl* const service_;
   v1::DecideRequest request_;
   v1::DecideResponse responses_[2];
-  absl::Mutex mu_;
+  utilityd::Mutex mu_;
   int writing_slot_ ABSL_GUARDED_BY(mu_) = -1;
   int held_slot_ ABSL_GUARDED_BY(mu_) = -1;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
@@ -248,26 +248,26 @@ DecisionServiceImpl::DecisionServiceImpl(ConfigStore* store,
 DecisionServiceImpl::~DecisionServiceImpl() = default;
 
 void DecisionServiceImpl::Register(StreamReactor* reactor) {
-  absl::MutexLock lock(&streams_mu_);
+  utilityd::MutexLock lock(&streams_mu_);
   streams_.insert(reactor);
   metrics_->active_streams().Increment();
   if (draining_.load()) reactor->Drain();
 }
 
 void DecisionServiceImpl::Unregister(StreamReactor* reactor) {
-  absl::MutexLock lock(&streams_mu_);
+  utilityd::MutexLock lock(&streams_mu_);
   streams_.erase(reactor);
   metrics_->active_streams().Decrement();
 }
 
 int DecisionServiceImpl::active_streams() const {
-  absl::MutexLock lock(&streams_mu_);
+  utilityd::MutexLock lock(&streams_mu_);
   return static_cast<int>(streams_.size());
 }
 
 void DecisionServiceImpl::StartDraining() {
   draining_.store(true);
-  absl::MutexLock lock(&streams_mu_);
+  utilityd::MutexLock lock(&streams_mu_);
   for (StreamReactor* r : streams_) r->Drain();
 }
 

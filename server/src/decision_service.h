@@ -18,11 +18,11 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "server/src/config_store.h"
 #include "server/src/decision_log.h"
 #include "server/src/recent_decisions.h"
 #include "server/src/service_metrics.h"
+#include "utilityd/sync.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 
 namespace utilityd::server {
@@ -89,7 +89,7 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
   // Decision ids: a per-process random base and a counter.
   const uint64_t id_base_;
   std::atomic<uint64_t> id_counter_{0};
-  mutable absl::Mutex streams_mu_;
+  mutable utilityd::Mutex streams_mu_;
   absl::flat_hash_set<StreamReactor*> streams_ ABSL_GUARDED_BY(streams_mu_);
 };
 

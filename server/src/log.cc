@@ -5,10 +5,10 @@
 #include <atomic>
 
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "google/protobuf/stubs/logging.h"
+#include "utilityd/sync.h"
 
 namespace utilityd::server {
 namespace {
@@ -100,7 +100,7 @@ void Log(LogLevel level, absl::string_view event,
 namespace {
 
 struct ProtobufLogState {
-  absl::Mutex mu;
+  utilityd::Mutex mu;
   int per_minute = 10;
   absl::Time window_start ABSL_GUARDED_BY(mu);
   int in_window ABSL_GUARDED_BY(mu) = 0;
@@ -118,7 +118,7 @@ void OnProtobufLog(google::protobuf::LogLevel level, const char* filename,
   ProtobufLogState& s = ProtobufState();
   int64_t report_suppressed = 0;
   {
-    absl::MutexLock lock(&s.mu);
+    utilityd::MutexLock lock(&s.mu);
     const absl::Time now = absl::Now();
     if (now - s.window_start >= absl::Minutes(1)) {
       report_suppressed = s.suppressed_in_window;
@@ -152,7 +152,7 @@ void InstallProtobufLogHandler(int per_minute) {
 
 ProtobufLogStats GetProtobufLogStats() {
   ProtobufLogState& s = ProtobufState();
-  absl::MutexLock lock(&s.mu);
+  utilityd::MutexLock lock(&s.mu);
   return s.stats;
 }
 

@@ -136,7 +136,7 @@ void FamilyBase::Header(std::string* out) const {
 template <>
 void Family<Counter>::Serialize(std::string* out) const {
   Header(out);
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   for (const auto& [values, c] : children_) {
     absl::StrAppend(out, name_, LabelText(values), " ", FormatValue(c->Value()),
                     "\n");
@@ -146,7 +146,7 @@ void Family<Counter>::Serialize(std::string* out) const {
 template <>
 void Family<Gauge>::Serialize(std::string* out) const {
   Header(out);
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   for (const auto& [values, g] : children_) {
     absl::StrAppend(out, name_, LabelText(values), " ", FormatValue(g->Value()),
                     "\n");
@@ -156,7 +156,7 @@ void Family<Gauge>::Serialize(std::string* out) const {
 template <>
 void Family<Histogram>::Serialize(std::string* out) const {
   Header(out);
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   for (const auto& [values, h] : children_) {
     const Histogram::Snapshot snap = h->Collect();
     for (size_t i = 0; i < h->bounds().size(); ++i) {
@@ -176,7 +176,7 @@ void Family<Histogram>::Serialize(std::string* out) const {
 template <typename T>
 Family<T>& Registry::Add(std::unique_ptr<Family<T>> family) {
   Family<T>* raw = family.get();
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   families_.push_back(std::move(family));
   return *raw;
 }
@@ -212,19 +212,19 @@ Family<Histogram>& Registry::AddHistogram(std::string name, std::string help,
 }
 
 void Registry::AddCollector(std::function<void()> collect) {
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   collectors_.push_back(std::move(collect));
 }
 
 std::string Registry::Serialize() const {
   std::vector<std::function<void()>> collectors;
   {
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     collectors = collectors_;
   }
   for (const auto& c : collectors) c();
   std::string out;
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   for (const auto& f : families_) f->Serialize(&out);
   return out;
 }

@@ -25,7 +25,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "utilityd/sync.h"
 
 namespace utilityd::metrics {
 
@@ -137,7 +137,7 @@ class Family final : public FamilyBase {
   // Returns the child for `values` (one per label name), creating it once.
   // The reference stays valid until Clear. Takes a lock: cache the result.
   T& Add(const std::vector<std::string>& values) {
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     auto& slot = children_[values];
     if (slot == nullptr) slot = factory_();
     return *slot;
@@ -147,7 +147,7 @@ class Family final : public FamilyBase {
   // obtained before are invalidated: never clear a family updated on the
   // hot path.
   void Clear() {
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     children_.clear();
   }
 
@@ -155,7 +155,7 @@ class Family final : public FamilyBase {
 
  private:
   Factory factory_;
-  mutable absl::Mutex mu_;
+  mutable utilityd::Mutex mu_;
   std::map<std::vector<std::string>, std::unique_ptr<T>> children_
       ABSL_GUARDED_BY(mu_);
 };
@@ -186,7 +186,7 @@ class Registry {
   template <typename T>
   Family<T>& Add(std::unique_ptr<Family<T>> family);
 
-  mutable absl::Mutex mu_;
+  mutable utilityd::Mutex mu_;
   std::vector<std::unique_ptr<FamilyBase>> families_ ABSL_GUARDED_BY(mu_);
   std::vector<std::function<void()>> collectors_ ABSL_GUARDED_BY(mu_);
 };

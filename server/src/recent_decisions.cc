@@ -8,7 +8,7 @@ RecentDecisions::RecentDecisions(size_t capacity, double sample)
     : sampled_(sample), ring_(std::max<size_t>(capacity, 1)) {}
 
 void RecentDecisions::Add(v1::DecisionLogEntry entry) {
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   ring_[next_] = std::move(entry);
   next_ = (next_ + 1) % ring_.size();
   size_ = std::min(size_ + 1, ring_.size());
@@ -17,7 +17,7 @@ void RecentDecisions::Add(v1::DecisionLogEntry entry) {
 std::vector<v1::DecisionLogEntry> RecentDecisions::Newest(
     const Filter& filter) const {
   std::vector<v1::DecisionLogEntry> out;
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   for (size_t i = 1; i <= size_ && out.size() < filter.limit; ++i) {
     const v1::DecisionLogEntry& e =
         ring_[(next_ + ring_.size() - i) % ring_.size()];

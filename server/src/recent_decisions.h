@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "server/src/decision_log.h"
+#include "utilityd/sync.h"
 #include "utilityd/v1/decision_log.pb.h"
 
 namespace utilityd::server {
@@ -42,7 +42,7 @@ class RecentDecisions {
 
  private:
   const IdSampler sampled_;
-  mutable absl::Mutex mu_;
+  mutable utilityd::Mutex mu_;
   std::vector<v1::DecisionLogEntry> ring_ ABSL_GUARDED_BY(mu_);
   size_t next_ ABSL_GUARDED_BY(mu_) = 0;  // where the next entry goes
   size_t size_ ABSL_GUARDED_BY(mu_) = 0;

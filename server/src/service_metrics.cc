@@ -116,7 +116,7 @@ ServiceMetrics::ServiceMetrics(metrics::Registry* r) : registry_(r) {
 
 const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set) {
   const std::string key = absl::StrCat(set.name(), "@", set.revision());
-  absl::MutexLock lock(&mu_);
+  utilityd::MutexLock lock(&mu_);
   auto& slot = sets_[key];
   if (slot == nullptr) {
     auto m = std::make_unique<SetMetrics>();
@@ -288,7 +288,7 @@ class GrpcMetricsFactory final
  private:
   MethodMetrics* ForMethod(grpc::experimental::ServerRpcInfo* info) {
     const std::string full = info->method() != nullptr ? info->method() : "";
-    absl::MutexLock lock(&mu_);
+    utilityd::MutexLock lock(&mu_);
     auto& slot = methods_[full];
     if (slot == nullptr) {
       slot = std::make_unique<MethodMetrics>();
@@ -326,7 +326,7 @@ class GrpcMetricsFactory final
   metrics::Family<Counter>* received_;
   metrics::Family<Counter>* sent_;
   metrics::Family<Histogram>* handling_;
-  absl::Mutex mu_;
+  utilityd::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<MethodMetrics>> methods_
       ABSL_GUARDED_BY(mu_);
 };

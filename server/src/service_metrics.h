@@ -17,12 +17,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/src/config_store.h"
 #include "server/src/metrics.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/loader/set_loader.h"
+#include "utilityd/sync.h"
 
 namespace utilityd::server {
 
@@ -85,7 +85,7 @@ class ServiceMetrics {
   metrics::Counter* log_dropped_;
   metrics::Counter* log_written_;
 
-  absl::Mutex mu_;
+  utilityd::Mutex mu_;
   // Keyed by "name@revision"; entries are never removed (bounded by the
   // revisions ever loaded).
   absl::flat_hash_map<std::string, std::unique_ptr<SetMetrics>> sets_

@@ -42,9 +42,9 @@ TEST(DecisionLogTest, AFullQueueDropsAndCountsInsteadOfBlocking) {
       while (::read(fd, buf, sizeof(buf)) > 0) {
       }
     });
-    log.reset();
-    ::close(fds[0]);  // unblocks nothing: the writer has closed its end
+    log.reset();    // closes the write end: the reader sees end of file
     reader.join();
+    ::close(fds[0]);  // only once the reader is done with it
   }
   EXPECT_EQ(written.Value() + dropped.Value(), kOffered);
 }

@@ -39,8 +39,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "utilityd/sync.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 
 namespace utilityd::client {
@@ -158,9 +158,9 @@ class DecisionStream {
   // Lock order: ctx_mu_ and write_mu_ are never held together; mu_ may be
   // taken inside either. Writes may block (flow control, a server that is
   // down), so cancellation needs only ctx_mu_.
-  absl::Mutex ctx_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  mutable absl::Mutex mu_;
+  utilityd::Mutex ctx_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  utilityd::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable utilityd::Mutex mu_;
   std::map<uint64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
@@ -212,7 +212,7 @@ class Client {
   ClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::DecisionService::Stub> stub_;
-  absl::Mutex schema_mu_;
+  utilityd::Mutex schema_mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const SetSchema>> schemas_
       ABSL_GUARDED_BY(schema_mu_);
 };

@@ -1,0 +1,85 @@
+#include "server/src/recent_decisions.h"
+
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace utilityd::server {
+namespace {
+
+v1::DecisionLogEntry Entry(const std::string& agent, const std::string& set,
+                           const std::string& action, bool switched) {
+  v1::DecisionLogEntry e;
+  e.set_agent_id(agent);
+  e.set_behaviour_set(set);
+  e.set_action(action);
+  e.set_switched(switched);
+  return e;
+}
+
+TEST(RecentDecisionsTest, KeepsTheNewestFirstAndFilters) {
+  RecentDecisions recent(3, 1.0);
+  EXPECT_TRUE(recent.Newest({}).empty());
+  recent.Add(Entry("a", "arena", "attack", true));
+  recent.Add(Entry("b", "arena", "heal", false));
+  recent.Add(Entry("c", "village", "eat", true));
+  recent.Add(Entry("d", "arena", "attack", false));  // pushes out "a"
+  std::vector<std::string> agents;
+  for (const auto& e : recent.Newest({})) agents.push_back(e.agent_id());
+  EXPECT_THAT(agents, ::testing::ElementsAre("d", "c", "b"));
+
+  auto arena = recent.Newest({.behaviour_set = "arena"});
+  ASSERT_EQ(arena.size(), 2u);
+  EXPECT_EQ(arena[0].agent_id(), "d");
+  auto switched = recent.Newest({.switched = true});
+  ASSERT_EQ(switched.size(), 1u);
+  EXPECT_EQ(switched[0].agent_id(), "c");
+  EXPECT_EQ(recent.Newest({.limit = 1}).size(), 1u);
+  EXPECT_TRUE(recent.Newest({.action = "flee"}).empty());
+}
+
+TEST(RecentDecisionsTest, SamplesByIdAtTheConfiguredRate) {
+  EXPECT_FALSE(RecentDecisions(10, 0.0).Sampled(0));
+  EXPECT_TRUE(RecentDecisions(10, 1.0).Sampled(~uint64_t{0}));
+  RecentDecisions quarter(10, 0.25);
+  int sampled = 0;
+  uint64_t x = 99;
+  for (int i = 0; i < 100000; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    sampled += quarter.Sampled(x);
+  }
+  EXPECT_NEAR(sampled / 100000.0, 0.25, 0.01);
+}
+
+// Writers on the request path and a reader (the feed) at once; run under
+// ThreadSanitizer by `make test-tsan`.
+TEST(RecentDecisionsTest, ConcurrentWritersAndReaders) {
+  RecentDecisions recent(64, 1.0);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 4; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < 5000; ++i)
+        recent.Add(Entry(absl::StrCat(w, "-", i), "arena", "attack", i % 2));
+    });
+  }
+  size_t seen = 0;
+  std::thread reader([&] {
+    while (!stop.load()) {
+      for (const auto& e : recent.Newest({.limit = 64})) {
+        EXPECT_EQ(e.behaviour_set(), "arena");
+        ++seen;
+      }
+    }
+  });
+  for (auto& t : writers) t.join();
+  stop = true;
+  reader.join();
+  EXPECT_EQ(recent.Newest({.limit = 1000}).size(), 64u);
+}
+
+}  // namespace
+}  // namespace utilityd::server
