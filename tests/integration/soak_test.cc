@@ -184,9 +184,12 @@ TEST(SoakTest, ThousandStreamsForAMinuteWithFlatMemory) {
   // Every stream was served, most of the time (a loaded machine may skip a
   // round's send for a stream still awaiting its answer).
   EXPECT_GE(sent, kStreams * rounds * 9 / 10);
-  // Bounded: no growth with time once warm.
+  // Bounded: no growth with time once warm. (Not under AddressSanitizer,
+  // whose quarantine holds freed memory back by design.)
+#ifndef __SANITIZE_ADDRESS__
   EXPECT_LT(at_end - at_10s, 16.0 * 1024 * 1024)
       << "resident size grew under steady load";
+#endif
   EXPECT_EQ(server.Health(), "SERVING");
 }
 
@@ -223,7 +226,9 @@ TEST(SoakTest, ClientThatStopsReadingIsHeldByFlowControl) {
             << " MiB); server resident size " << MiB(before) << " -> "
             << MiB(during) << " MiB\n";
   EXPECT_LT(held_at, 20000) << "the writer was never held back";
+#ifndef __SANITIZE_ADDRESS__
   EXPECT_LT(during - before, 64.0 * 1024 * 1024);
+#endif
   // Others are still served.
   auto other = NewStub(server.address(), 1);
   grpc::ClientContext unary;
