@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/baseline_engine.h"
 #include "benchmark/benchmark.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/loader/decide_codec.h"
@@ -83,6 +84,41 @@ BENCHMARK_CAPTURE(BM_EngineDecide, explain_none, engine::ExplainLevel::kNone)
     ->Arg(256);
 BENCHMARK_CAPTURE(BM_EngineDecide, explain_full, engine::ExplainLevel::kFull)
     ->Arg(256);
+
+// The straightforward scorer of bench/baseline_engine.h on the same agents:
+// virtual curves, a std::function aggregate, factors looked up by name.
+void BM_Baseline(benchmark::State& state) {
+  const auto arena = Arena();
+  const engine::CompiledBehaviourSet& set = arena->compiled;
+  const baseline::Reasoner reasoner(loader::ToDefinition(arena->definition));
+  const int agents = static_cast<int>(state.range(0));
+  const Batch batch = MakeBatch(set, agents);
+  std::vector<baseline::Snapshot> snapshots(agents);
+  for (int a = 0; a < agents; ++a) {
+    const engine::AgentInput& in = batch.inputs[a];
+    baseline::Snapshot& s = snapshots[a];
+    for (int f = 0; f < set.factor_count(); ++f)
+      s.factors[set.factors()[f].name] = in.factors[f];
+    for (size_t t = 0; t < in.targets.size(); ++t) {
+      baseline::Target target{.id = "goblin-" + std::to_string(t)};
+      for (int f = 0; f < set.target_factor_count(); ++f)
+        target.factors[set.target_factors()[f].name] = in.targets[t].factors[f];
+      s.targets.push_back(std::move(target));
+    }
+    s.current_action = set.actions()[in.current_action].name;
+  }
+  for (auto _ : state) {
+    for (const baseline::Snapshot& s : snapshots) {
+      benchmark::DoNotOptimize(reasoner.Decide(s));
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * agents);
+  state.counters["ns_per_decision"] =
+      benchmark::Counter(static_cast<double>(agents),
+                         benchmark::Counter::kIsIterationInvariantRate |
+                             benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_Baseline)->Arg(256);
 
 // The whole batch path the CLI and the service share: packed factors in a
 // DecideRequest, resolution, scoring and the DecideResponse message.
