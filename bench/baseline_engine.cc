@@ -21,7 +21,14 @@ class Linear : public ResponseCurve {
 class Polynomial : public ResponseCurve {
  public:
   explicit Polynomial(float exponent) : k_(exponent) {}
-  float Evaluate(float x) const override { return std::pow(x, k_); }
+  float Evaluate(float x) const override {
+    // As the engine documents: common exponents without a pow call.
+    if (k_ == 2.0f) return x * x;
+    if (k_ == 3.0f) return x * x * x;
+    if (k_ == 0.5f) return std::sqrt(x);
+    if (k_ == 1.0f) return x;
+    return std::pow(x, k_);
+  }
 
  private:
   float k_;

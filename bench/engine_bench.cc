@@ -9,6 +9,7 @@
 
 #include "bench/baseline_engine.h"
 #include "benchmark/benchmark.h"
+#include "utilityd/engine/batch.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/loader/decide_codec.h"
 #include "utilityd/loader/set_loader.h"
@@ -83,6 +84,27 @@ void BM_EngineDecide(benchmark::State& state, engine::ExplainLevel level) {
 BENCHMARK_CAPTURE(BM_EngineDecide, explain_none, engine::ExplainLevel::kNone)
     ->Arg(256);
 BENCHMARK_CAPTURE(BM_EngineDecide, explain_full, engine::ExplainLevel::kFull)
+    ->Arg(256);
+
+// The batch path the service uses: columns per consideration, one curve
+// kind per loop, identical results.
+void BM_EngineBatch(benchmark::State& state, engine::ExplainLevel level) {
+  const engine::CompiledBehaviourSet& set = Arena()->compiled;
+  const int agents = static_cast<int>(state.range(0));
+  const Batch batch = MakeBatch(set, agents);
+  engine::BatchDecider decider;
+  std::vector<engine::BatchDecision> out(agents);
+  for (auto _ : state) {
+    decider.Decide(set, batch.inputs, level, absl::MakeSpan(out));
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * agents);
+  state.counters["ns_per_decision"] =
+      benchmark::Counter(static_cast<double>(agents),
+                         benchmark::Counter::kIsIterationInvariantRate |
+                             benchmark::Counter::kInvert);
+}
+BENCHMARK_CAPTURE(BM_EngineBatch, explain_none, engine::ExplainLevel::kNone)
     ->Arg(256);
 
 // The straightforward scorer of bench/baseline_engine.h on the same agents:

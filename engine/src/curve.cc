@@ -107,69 +107,108 @@ CompiledCurve CompileCurve(const CurveDefinition& def,
   return c;
 }
 
-float EvaluateCurve(const CompiledCurve& curve, float x,
-                    absl::Span<const CurvePoint> points) {
+namespace {
+
+// One curve kind at one point, before the final clamp and invert. The
+// scalar and the column evaluations below both use exactly these, so a
+// batch scores bit for bit as one agent at a time does.
+template <CurveKind kKind>
+inline float Shape(const CompiledCurve& curve, float x, const CurvePoint* p) {
+  if constexpr (kKind == CurveKind::kLinear) {
+    return curve.a * x + curve.b;
+  } else if constexpr (kKind == CurveKind::kPolynomial) {
+    // The exponents designers use most, without a pow call.
+    if (curve.a == 2.0f) return x * x;
+    if (curve.a == 3.0f) return x * x * x;
+    if (curve.a == 0.5f) return std::sqrt(x);
+    if (curve.a == 1.0f) return x;
+    return std::pow(x, curve.a);
+  } else if constexpr (kKind == CurveKind::kInverseQuadratic) {
+    return 1.0f - (1.0f - x) * (1.0f - x);
+  } else if constexpr (kKind == CurveKind::kExponential) {
+    return std::expm1(curve.a * x) * curve.b;
+  } else if constexpr (kKind == CurveKind::kLogistic) {
+    return (1.0f / (1.0f + std::exp(-curve.a * (x - curve.b))) - curve.c) *
+           curve.d;
+  } else if constexpr (kKind == CurveKind::kLogit) {
+    // ln(0) = -inf and ln(inf) = +inf clamp to exact 0 and 1.
+    return curve.b + std::log(x / (1.0f - x)) * curve.a;
+  } else if constexpr (kKind == CurveKind::kNormal) {
+    const float dx = x - curve.a;
+    return std::exp(dx * dx * curve.b);
+  } else if constexpr (kKind == CurveKind::kSine) {
+    return std::sin(curve.a * x + curve.b);
+  } else if constexpr (kKind == CurveKind::kSmoothstep) {
+    return x * x * (3.0f - 2.0f * x);
+  } else if constexpr (kKind == CurveKind::kStep) {
+    return x >= curve.a ? 1.0f : 0.0f;
+  } else {
+    const uint32_t n = curve.point_count;
+    if (x <= p[0].x) return static_cast<float>(p[0].y);
+    if (x >= p[n - 1].x) return static_cast<float>(p[n - 1].y);
+    uint32_t i = 1;
+    while (x > p[i].x) ++i;
+    const double t = (x - p[i - 1].x) / (p[i].x - p[i - 1].x);
+    return static_cast<float>(p[i - 1].y + t * (p[i].y - p[i - 1].y));
+  }
+}
+
+template <CurveKind kKind>
+inline float Evaluate(const CompiledCurve& curve, float x,
+                      const CurvePoint* points) {
   x = Clamp01(x);
-  float y = 0;
-  switch (curve.kind) {
-    case CurveKind::kLinear:
-      y = curve.a * x + curve.b;
-      break;
-    case CurveKind::kPolynomial:
-      y = std::pow(x, curve.a);
-      break;
-    case CurveKind::kInverseQuadratic:
-      y = 1.0f - (1.0f - x) * (1.0f - x);
-      break;
-    case CurveKind::kExponential:
-      y = std::expm1(curve.a * x) * curve.b;
-      break;
-    case CurveKind::kLogistic:
-      if (curve.rescale) {
-        // Exact ends, so that a rescaled logistic can veto at 0.
-        if (x <= 0.0f) return curve.invert ? 1.0f : 0.0f;
-        if (x >= 1.0f) return curve.invert ? 0.0f : 1.0f;
-      }
-      y = (1.0f / (1.0f + std::exp(-curve.a * (x - curve.b))) - curve.c) *
-          curve.d;
-      break;
-    case CurveKind::kLogit:
-      // ln(0) = -inf and ln(inf) = +inf clamp to exact 0 and 1.
-      y = curve.b + std::log(x / (1.0f - x)) * curve.a;
-      break;
-    case CurveKind::kNormal: {
-      const float dx = x - curve.a;
-      y = std::exp(dx * dx * curve.b);
-      break;
-    }
-    case CurveKind::kSine:
-      y = std::sin(curve.a * x + curve.b);
-      break;
-    case CurveKind::kSmoothstep:
-      y = x * x * (3.0f - 2.0f * x);
-      break;
-    case CurveKind::kStep:
-      y = x >= curve.a ? 1.0f : 0.0f;
-      break;
-    case CurveKind::kPiecewiseLinear: {
-      const CurvePoint* p = points.data() + curve.first_point;
-      const uint32_t n = curve.point_count;
-      if (x <= p[0].x) {
-        y = static_cast<float>(p[0].y);
-      } else if (x >= p[n - 1].x) {
-        y = static_cast<float>(p[n - 1].y);
-      } else {
-        uint32_t i = 1;
-        while (x > p[i].x) ++i;
-        const double t = (x - p[i - 1].x) / (p[i].x - p[i - 1].x);
-        y = static_cast<float>(p[i - 1].y + t * (p[i].y - p[i - 1].y));
-      }
-      break;
+  if constexpr (kKind == CurveKind::kLogistic) {
+    if (curve.rescale) {
+      // Exact ends, so that a rescaled logistic can veto at 0.
+      if (x <= 0.0f) return curve.invert ? 1.0f : 0.0f;
+      if (x >= 1.0f) return curve.invert ? 0.0f : 1.0f;
     }
   }
-  y = Clamp01(y);
+  const float y = Clamp01(Shape<kKind>(curve, x, points));
   return curve.invert ? 1.0f - y : y;
 }
+
+template <CurveKind kKind>
+void EvaluateAll(const CompiledCurve& curve, const float* x, float* y, size_t n,
+                 const CurvePoint* points) {
+  for (size_t i = 0; i < n; ++i) y[i] = Evaluate<kKind>(curve, x[i], points);
+}
+
+}  // namespace
+
+#define UTILITYD_CURVE_KINDS(X)                                          \
+  X(kLinear)                                                             \
+  X(kPolynomial)                                                         \
+  X(kInverseQuadratic) X(kExponential) X(kLogistic) X(kLogit) X(kNormal) \
+      X(kSine) X(kSmoothstep) X(kStep) X(kPiecewiseLinear)
+
+float EvaluateCurve(const CompiledCurve& curve, float x,
+                    absl::Span<const CurvePoint> points) {
+  const CurvePoint* p = points.data() + curve.first_point;
+  switch (curve.kind) {
+#define UTILITYD_CASE(k) \
+  case CurveKind::k:     \
+    return Evaluate<CurveKind::k>(curve, x, p);
+    UTILITYD_CURVE_KINDS(UTILITYD_CASE)
+#undef UTILITYD_CASE
+  }
+  return 0.0f;
+}
+
+void EvaluateCurveColumn(const CompiledCurve& curve, const float* x, float* y,
+                         size_t n, absl::Span<const CurvePoint> points) {
+  const CurvePoint* p = points.data() + curve.first_point;
+  switch (curve.kind) {
+#define UTILITYD_CASE(k)                          \
+  case CurveKind::k:                              \
+    EvaluateAll<CurveKind::k>(curve, x, y, n, p); \
+    return;
+    UTILITYD_CURVE_KINDS(UTILITYD_CASE)
+#undef UTILITYD_CASE
+  }
+}
+
+#undef UTILITYD_CURVE_KINDS
 
 void ValidateCurve(const CurveDefinition& def, const std::string& path,
                    std::vector<ValidationIssue>* issues) {

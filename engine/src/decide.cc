@@ -162,7 +162,10 @@ size_t WeightedPick(const std::vector<uint32_t>& pool,
   return chosen;
 }
 
-absl::Status CheckInput(const CompiledBehaviourSet& set, const AgentInput& in) {
+}  // namespace
+
+absl::Status CheckAgentInput(const CompiledBehaviourSet& set,
+                             const AgentInput& in) {
   if (static_cast<int>(in.factors.size()) != set.factor_count()) {
     return absl::InvalidArgumentError(
         absl::StrCat("factors: expected ", set.factor_count(), " values (",
@@ -198,11 +201,9 @@ absl::Status CheckInput(const CompiledBehaviourSet& set, const AgentInput& in) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
 absl::Status Decide(const CompiledBehaviourSet& set, const AgentInput& input,
                     ExplainLevel level, Decision* out) {
-  if (absl::Status s = CheckInput(set, input); !s.ok()) return s;
+  if (absl::Status s = CheckAgentInput(set, input); !s.ok()) return s;
   const bool full = level == ExplainLevel::kFull;
   out->action = -1;
   out->target = -1;

@@ -57,6 +57,11 @@ struct CompiledCurve {
 [[nodiscard]] float EvaluateCurve(const CompiledCurve& curve, float x,
                                   absl::Span<const CurvePoint> points);
 
+// y[i] = EvaluateCurve(curve, x[i], points) for i < n, bit for bit, with
+// the curve kind decided once for the whole column.
+void EvaluateCurveColumn(const CompiledCurve& curve, const float* x, float* y,
+                         size_t n, absl::Span<const CurvePoint> points);
+
 // Appends an issue for each invalid parameter of `def`; paths are `path`
 // followed by the parameter, e.g. "<path>.logistic.steepness".
 void ValidateCurve(const CurveDefinition& def, const std::string& path,

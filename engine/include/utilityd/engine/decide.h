@@ -135,6 +135,11 @@ struct Decision {
                                   const AgentInput& input, ExplainLevel level,
                                   Decision* out);
 
+// Returns INVALID_ARGUMENT when `input` does not fit `set` (what Decide
+// checks first).
+[[nodiscard]] absl::Status CheckAgentInput(const CompiledBehaviourSet& set,
+                                           const AgentInput& input);
+
 // Dave Mark's compensation of one value for n considerations:
 // s + (1 - s)(1 - 1/n)s.
 [[nodiscard]] inline float CompensateFactor(float s, int n) {
