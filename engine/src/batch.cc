@@ -3,18 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "curve_kernels.h"
+
 namespace utilityd::engine {
 namespace {
 
-inline float Clamp01(float x) {
-  return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;
-}
-
-inline bool IsCurrent(const AgentInput& in, int action, int target) {
-  return action == in.current_action &&
-         (target < 0 || in.current_target == kAnyTarget ||
-          target == in.current_target);
-}
+using internal::Clamp01;
 
 // One candidate as selection sees it.
 struct Candidate {
@@ -64,16 +58,24 @@ void BatchDecider::Decide(const CompiledBehaviourSet& set,
   Select(set, inputs, out);
 }
 
+UTILITYD_VECTOR_CLONES
 void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
                                 absl::Span<const AgentInput> inputs) {
   const size_t n_agents = agents_.size();
+  const int nf = set.factor_count(), ntf = set.target_factor_count();
+  // Per agent: what selection and the score's last factors need.
+  current_action_.resize(n_agents);
+  current_target_.resize(n_agents);
+  bool any_personality = false, any_cooldown_input = false;
   pair_agent_.clear();
   pair_target_.clear();
   pair_begin_.assign(n_agents + 1, 0);
-  bool any_personality = false;
   for (size_t j = 0; j < n_agents; ++j) {
     const AgentInput& in = inputs[agents_[j]];
+    current_action_[j] = in.current_action;
+    current_target_[j] = in.current_target;
     any_personality |= in.personality >= 0;
+    any_cooldown_input |= !in.seconds_since_action.empty();
     pair_begin_[j] = static_cast<uint32_t>(pair_agent_.size());
     if (!set.has_per_target_actions()) continue;
     for (size_t t = 0; t < in.targets.size(); ++t) {
@@ -84,6 +86,49 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
   pair_begin_[n_agents] = static_cast<uint32_t>(pair_agent_.size());
   const size_t n_pairs = pair_agent_.size();
 
+  // Transpose once: one contiguous column per factor, for agents and for
+  // (agent, target) pairs. Agent factors are copied to the pair columns only
+  // when a per-target action reads them.
+  agent_columns_.resize(static_cast<size_t>(nf) * n_agents);
+  for (size_t j = 0; j < n_agents; ++j) {
+    const float* f = inputs[agents_[j]].factors.data();
+    for (int k = 0; k < nf; ++k) agent_columns_[k * n_agents + j] = f[k];
+  }
+  target_columns_.resize(static_cast<size_t>(ntf) * n_pairs);
+  for (size_t p = 0; p < n_pairs; ++p) {
+    const float* f =
+        inputs[agents_[pair_agent_[p]]].targets[pair_target_[p]].factors.data();
+    for (int k = 0; k < ntf; ++k) target_columns_[k * n_pairs + p] = f[k];
+  }
+  // Which columns hold a NaN or an infinity (rare): only those are checked
+  // per element.
+  auto any_nonfinite = [](const float* col, size_t count) {
+    bool bad = false;
+    for (size_t m = 0; m < count; ++m) bad |= !std::isfinite(col[m]);
+    return bad;
+  };
+  agent_nonfinite_.resize(nf);
+  for (int k = 0; k < nf; ++k) {
+    agent_nonfinite_[k] =
+        any_nonfinite(agent_columns_.data() + k * n_agents, n_agents);
+  }
+  target_nonfinite_.resize(ntf);
+  for (int k = 0; k < ntf; ++k) {
+    target_nonfinite_[k] =
+        any_nonfinite(target_columns_.data() + k * n_pairs, n_pairs);
+  }
+  pair_columns_.resize(static_cast<size_t>(nf) * n_pairs);
+  pair_column_ready_.assign(nf, 0);
+  auto pair_column = [&](int k) {
+    float* col = pair_columns_.data() + static_cast<size_t>(k) * n_pairs;
+    if (!pair_column_ready_[k]) {
+      const float* src = agent_columns_.data() + k * n_agents;
+      for (size_t p = 0; p < n_pairs; ++p) col[p] = src[pair_agent_[p]];
+      pair_column_ready_[k] = 1;
+    }
+    return col;
+  };
+
   row_offset_.resize(set.action_count());
   size_t total = 0;
   for (int a = 0; a < set.action_count(); ++a) {
@@ -92,11 +137,12 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
   }
   scores_.resize(total);
   const size_t widest = std::max(n_agents, n_pairs);
-  column_.resize(widest);
+  normalised_.resize(widest);
   curved_.resize(widest);
   raw_acc_.resize(widest);
   comp_acc_.resize(widest);
   weight_sum_.resize(widest);
+  weights_.resize(widest);
   invalid_.resize(widest);
 
   const Aggregation aggregation = set.aggregation();
@@ -106,110 +152,147 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
   for (int a = 0; a < set.action_count(); ++a) {
     const CompiledAction& act = set.actions()[a];
     const bool pt = act.per_target;
-    const size_t m_count = pt ? n_pairs : n_agents;
+    const size_t count = pt ? n_pairs : n_agents;
     const int n = static_cast<int>(act.consideration_count);
     const bool per_consideration =
         compensation == Compensation::kPerConsideration && n > 1;
-    // The input behind row m.
-    auto agent_of = [&](size_t m) -> const AgentInput& {
-      return inputs[agents_[pt ? pair_agent_[m] : m]];
-    };
+    // CompensateFactor's modifier, computed as it computes it.
+    const float mod = 1.0f - 1.0f / static_cast<float>(n);
+    auto agent_index = [&](size_t m) { return pt ? pair_agent_[m] : m; };
     const float start = aggregation == Aggregation::kWeightedSum ? 0.0f : 1.0f;
-    std::fill_n(raw_acc_.begin(), m_count, start);
-    std::fill_n(comp_acc_.begin(), m_count, start);
-    std::fill_n(weight_sum_.begin(), m_count, 0.0f);
-    std::fill_n(invalid_.begin(), m_count, uint8_t{0});
+    float* raw_acc = raw_acc_.data();
+    float* comp_acc = comp_acc_.data();
+    float* weight_sum = weight_sum_.data();
+    uint8_t* invalid = invalid_.data();
+    std::fill_n(raw_acc, count, start);
+    std::fill_n(comp_acc, count, start);
+    std::fill_n(weight_sum, count, 0.0f);
+    std::fill_n(invalid, count, uint8_t{0});
 
     for (int k = 0; k < n; ++k) {
       const uint32_t ci = act.first_consideration + k;
       const CompiledConsideration& c = set.considerations()[ci];
-      float* x = column_.data();
-      // Gather the factor, flag non-finite values, normalise.
-      if (c.per_target) {
-        for (size_t m = 0; m < m_count; ++m) {
-          x[m] = agent_of(m).targets[pair_target_[m]].factors[c.factor];
-        }
-      } else {
-        for (size_t m = 0; m < m_count; ++m) {
-          x[m] = agent_of(m).factors[c.factor];
-        }
+      const float* x =
+          c.per_target
+              ? target_columns_.data() + static_cast<size_t>(c.factor) * n_pairs
+          : pt ? pair_column(c.factor)
+               : agent_columns_.data() +
+                     static_cast<size_t>(c.factor) * n_agents;
+      if (c.per_target ? target_nonfinite_[c.factor]
+                       : agent_nonfinite_[c.factor]) {
+        for (size_t m = 0; m < count; ++m)
+          invalid[m] |= static_cast<uint8_t>(!std::isfinite(x[m]));
       }
-      for (size_t m = 0; m < m_count; ++m) {
-        invalid_[m] |= !std::isfinite(x[m]);
-        x[m] = Clamp01((x[m] - c.range_lo) * c.range_inv_span);
+      float* norm = normalised_.data();
+      const float lo = c.range_lo, inv = c.range_inv_span;
+      for (size_t m = 0; m < count; ++m) {
+        norm[m] = Clamp01((x[m] - lo) * inv);
       }
-      EvaluateCurveColumn(c.curve, x, curved_.data(), m_count,
+      EvaluateCurveColumn(c.curve, norm, curved_.data(), count,
                           set.curve_points());
       const float* y = curved_.data();
-      auto weight_of = [&](size_t m) {
-        if (!any_personality) return c.weight;
-        const int p = agent_of(m).personality;
-        return p >= 0 ? set.personality_consideration_weight(p, ci) : c.weight;
-      };
+      const float out_min = c.output_min, out_span = c.output_span;
+      // The consideration's weight: one for all, unless personalities vary
+      // it per agent.
+      const float* w = nullptr;
+      if (any_personality) {
+        for (size_t m = 0; m < count; ++m) {
+          const int p = inputs[agents_[agent_index(m)]].personality;
+          weights_[m] =
+              p >= 0 ? set.personality_consideration_weight(p, ci) : c.weight;
+        }
+        w = weights_.data();
+      }
+      const float cw = c.weight;
       switch (aggregation) {
         case Aggregation::kProduct:
-          for (size_t m = 0; m < m_count; ++m) {
-            const float w = weight_of(m);
-            const float output = c.output_min + c.output_span * y[m];
-            const float contribution = output * w + (1.0f - w);
-            raw_acc_[m] *= contribution;
-            comp_acc_[m] *= per_consideration
-                                ? CompensateFactor(contribution, n)
-                                : contribution;
+          if (w == nullptr && per_consideration) {
+            for (size_t m = 0; m < count; ++m) {
+              const float s = (out_min + out_span * y[m]) * cw + (1.0f - cw);
+              raw_acc[m] *= s;
+              comp_acc[m] *= s + (1.0f - s) * mod * s;
+            }
+          } else if (w == nullptr) {
+            for (size_t m = 0; m < count; ++m) {
+              const float s = (out_min + out_span * y[m]) * cw + (1.0f - cw);
+              raw_acc[m] *= s;
+              comp_acc[m] *= s;
+            }
+          } else {
+            for (size_t m = 0; m < count; ++m) {
+              const float s =
+                  (out_min + out_span * y[m]) * w[m] + (1.0f - w[m]);
+              raw_acc[m] *= s;
+              comp_acc[m] *= per_consideration ? s + (1.0f - s) * mod * s : s;
+            }
           }
           break;
         case Aggregation::kMin:
-          for (size_t m = 0; m < m_count; ++m) {
-            const float w = weight_of(m);
-            const float output = c.output_min + c.output_span * y[m];
-            raw_acc_[m] = std::min(raw_acc_[m], output * w + (1.0f - w));
-            comp_acc_[m] = raw_acc_[m];
+          for (size_t m = 0; m < count; ++m) {
+            const float wm = w != nullptr ? w[m] : cw;
+            const float s = (out_min + out_span * y[m]) * wm + (1.0f - wm);
+            raw_acc[m] = std::min(raw_acc[m], s);
+            comp_acc[m] = raw_acc[m];
           }
           break;
         case Aggregation::kWeightedSum:
-          for (size_t m = 0; m < m_count; ++m) {
-            const float w = weight_of(m);
-            const float output = c.output_min + c.output_span * y[m];
-            raw_acc_[m] += output * w;
-            comp_acc_[m] = raw_acc_[m];
-            weight_sum_[m] += w;
+          for (size_t m = 0; m < count; ++m) {
+            const float wm = w != nullptr ? w[m] : cw;
+            raw_acc[m] += (out_min + out_span * y[m]) * wm;
+            comp_acc[m] = raw_acc[m];
+            weight_sum[m] += wm;
           }
           break;
       }
     }
 
+    // The candidate's score: compensated * weight * cooldown * commitment,
+    // multiplied in Decide's order.
     float* score = scores_.data() + row_offset_[a];
-    for (size_t m = 0; m < m_count; ++m) {
-      const AgentInput& in = agent_of(m);
-      float raw = raw_acc_[m];
-      float comp = comp_acc_[m];
-      if (aggregation == Aggregation::kWeightedSum) {
-        raw = weight_sum_[m] > 0 ? raw / weight_sum_[m] : 1.0f;
-        comp = raw;
+    if (aggregation == Aggregation::kWeightedSum) {
+      for (size_t m = 0; m < count; ++m) {
+        raw_acc[m] = weight_sum[m] > 0 ? raw_acc[m] / weight_sum[m] : 1.0f;
+        comp_acc[m] = raw_acc[m];
       }
-      float compensated = comp;
-      if (compensation == Compensation::kOnProduct) {
-        compensated = n > 0 ? CompensateFactor(raw, n) : raw;
-      } else if (compensation == Compensation::kGeometricMean) {
-        compensated =
-            std::pow(raw, 1.0f / std::max(1.0f, static_cast<float>(n) * 0.5f));
+    }
+    if (compensation == Compensation::kOnProduct) {
+      for (size_t m = 0; m < count; ++m)
+        score[m] = n > 0 ? CompensateFactor(raw_acc[m], n) : raw_acc[m];
+    } else if (compensation == Compensation::kGeometricMean) {
+      const float e = 1.0f / std::max(1.0f, static_cast<float>(n) * 0.5f);
+      for (size_t m = 0; m < count; ++m) score[m] = std::pow(raw_acc[m], e);
+    } else {
+      std::copy_n(comp_acc, count, score);
+    }
+    const float aw = act.weight;
+    if (any_personality) {
+      for (size_t m = 0; m < count; ++m) {
+        const int p = inputs[agents_[agent_index(m)]].personality;
+        score[m] *= p >= 0 ? aw * set.personality_action_weight(p, a) : aw;
       }
-      float weight = act.weight;
-      if (in.personality >= 0) {
-        weight *= set.personality_action_weight(in.personality, a);
-      }
-      float cooldown = 1.0f;
-      if (act.cooldown_seconds > 0 && !in.seconds_since_action.empty()) {
+    } else {
+      for (size_t m = 0; m < count; ++m) score[m] *= aw;
+    }
+    if (act.cooldown_seconds > 0 && any_cooldown_input) {
+      for (size_t m = 0; m < count; ++m) {
+        const AgentInput& in = inputs[agents_[agent_index(m)]];
+        if (in.seconds_since_action.empty()) continue;
         const float since = in.seconds_since_action[a];
         if (since < act.cooldown_seconds) {
-          cooldown = std::max(0.0f, since) / act.cooldown_seconds;
+          score[m] *= std::max(0.0f, since) / act.cooldown_seconds;
         }
       }
-      const int target = pt ? static_cast<int>(pair_target_[m]) : -1;
-      const float commit = IsCurrent(in, a, target) ? commitment : 1.0f;
+    }
+    for (size_t m = 0; m < count; ++m) {
+      const size_t j = agent_index(m);
+      const bool current =
+          current_action_[j] == a &&
+          (!pt || current_target_[j] == kAnyTarget ||
+           static_cast<int>(pair_target_[m]) == current_target_[j]);
       // A zero contribution already made the product or minimum 0, which
       // is what Decide's veto yields; a non-finite input vetoes outright.
-      score[m] = invalid_[m] ? 0.0f : compensated * weight * cooldown * commit;
+      score[m] =
+          invalid[m] ? 0.0f : (current ? score[m] * commitment : score[m]);
     }
   }
 }
@@ -219,95 +302,98 @@ void BatchDecider::Select(const CompiledBehaviourSet& set,
                           absl::Span<BatchDecision> out) {
   const float min_score = static_cast<float>(set.selection().min_score);
   const int fallback = set.fallback_action();
+  const int n_actions = set.action_count();
+  const auto& actions = set.actions();
   for (size_t j = 0; j < agents_.size(); ++j) {
     const AgentInput& in = inputs[agents_[j]];
     BatchDecision& d = out[agents_[j]];
-    // Visits the candidates in Decide's order: actions, then targets.
-    auto each = [&](auto&& visit) {
-      for (int a = 0; a < set.action_count(); ++a) {
-        const CompiledAction& act = set.actions()[a];
-        const float* row = scores_.data() + row_offset_[a];
-        if (!act.per_target) {
-          visit(Candidate{a, -1, row[j], act.rank});
-          continue;
-        }
-        const uint32_t first = pair_begin_[j], last = pair_begin_[j + 1];
-        if (first == last) {
-          visit(Candidate{a, -1, 0.0f, act.rank});  // no targets: vetoed
-          continue;
-        }
-        for (uint32_t p = first; p < last; ++p) {
-          visit(Candidate{a, static_cast<int>(p - first), row[p], act.rank});
-        }
-      }
+    const int current_action = current_action_[j];
+    const int current_target = current_target_[j];
+    auto is_current = [&](const Candidate& c) {
+      return c.action == current_action &&
+             (c.target < 0 || current_target == kAnyTarget ||
+              c.target == current_target);
     };
     auto eligible = [&](const Candidate& c) {
       return c.score > 0.0f && c.score >= min_score;
     };
-    // Better: higher score, then the current action; earlier on ties.
-    auto better = [&](const Candidate& c, const Candidate& best) {
-      if (c.score != best.score) return c.score > best.score;
-      return IsCurrent(in, c.action, c.target) &&
-             !IsCurrent(in, best.action, best.target);
+    // Decide's order of candidates: eligible first, then the higher rank,
+    // then the higher score, then the current action; earlier wins ties
+    // (the visit is in index order and only a strictly better one moves).
+    auto ahead = [&](const Candidate& c, const Candidate& o) {
+      const bool ce = eligible(c), oe = eligible(o);
+      if (ce != oe) return ce;
+      if (c.rank != o.rank) return c.rank > o.rank;
+      if (c.score != o.score) return c.score > o.score;
+      return is_current(c) && !is_current(o);
     };
-    int index = 0, chosen = -1;
-    Candidate best{};
-    each([&](const Candidate& c) {
-      if (eligible(c) && (chosen < 0 || c.rank > best.rank ||
-                          (c.rank == best.rank && better(c, best)))) {
-        best = c;
-        chosen = index;
+    // The best two candidates with a positive score, in one pass.
+    Candidate first{-1, -1, 0.0f, 0}, second{-1, -1, 0.0f, 0};
+    auto offer = [&](const Candidate& c) {
+      if (!(c.score > 0.0f)) return;
+      if (first.action < 0 || ahead(c, first)) {
+        second = first;
+        first = c;
+      } else if (second.action < 0 || ahead(c, second)) {
+        second = c;
       }
-      ++index;
-    });
-    if (chosen < 0 && fallback >= 0) {
-      // Decide takes the fallback action's last candidate.
-      index = 0;
-      each([&](const Candidate& c) {
-        if (c.action == fallback) {
-          best = c;
-          chosen = index;
-        }
-        ++index;
-      });
-      d.fallback = true;
-      d.rank = set.actions()[fallback].rank;
-    } else if (chosen >= 0) {
-      d.rank = best.rank;
+    };
+    const uint32_t pair_first = pair_begin_[j], pair_last = pair_begin_[j + 1];
+    for (int a = 0; a < n_actions; ++a) {
+      const float* row = scores_.data() + row_offset_[a];
+      if (!actions[a].per_target) {
+        offer(Candidate{a, -1, row[j], actions[a].rank});
+        continue;
+      }
+      for (uint32_t p = pair_first; p < pair_last; ++p) {
+        offer(Candidate{a, static_cast<int>(p - pair_first), row[p],
+                        actions[a].rank});
+      }
     }
-    if (chosen >= 0) {
-      d.action = best.action;
-      d.target = best.target;
-      d.score = best.score;
+    if (first.action >= 0 && eligible(first)) {
+      d.action = first.action;
+      d.target = first.target;
+      d.score = first.score;
+      d.rank = first.rank;
+      if (second.action >= 0) {
+        d.runner_up_action = second.action;
+        d.runner_up_target = second.target;
+        d.runner_up_score = second.score;
+      }
+    } else if (fallback >= 0) {
+      // Nothing eligible: Decide takes the fallback action's last candidate
+      // (score as scored, 0 with no targets), and the runner-up is the best
+      // positive candidate other than that one.
+      const CompiledAction& act = actions[fallback];
+      const float* row = scores_.data() + row_offset_[fallback];
+      Candidate chosen{fallback, -1, 0.0f, act.rank};
+      if (!act.per_target) {
+        chosen.score = row[j];
+      } else if (pair_last > pair_first) {
+        chosen.target = static_cast<int>(pair_last - 1 - pair_first);
+        chosen.score = row[pair_last - 1];
+      }
+      d.action = chosen.action;
+      d.target = chosen.target;
+      d.score = chosen.score;
+      d.rank = act.rank;
+      d.fallback = true;
+      const bool first_is_chosen =
+          first.action == chosen.action && first.target == chosen.target;
+      const Candidate& runner = first_is_chosen ? second : first;
+      if (runner.action >= 0) {
+        d.runner_up_action = runner.action;
+        d.runner_up_target = runner.target;
+        d.runner_up_score = runner.score;
+      }
+    } else if (first.action >= 0) {
+      d.runner_up_action = first.action;
+      d.runner_up_target = first.target;
+      d.runner_up_score = first.score;
     }
     d.switched = d.action != in.current_action ||
                  (d.target >= 0 && in.current_target != kAnyTarget &&
                   d.target != in.current_target);
-    // Runner-up: eligible before not, then rank, then better.
-    index = 0;
-    int runner = -1;
-    Candidate second{};
-    each([&](const Candidate& c) {
-      const int i = index++;
-      if (i == chosen || !(c.score > 0.0f)) return;
-      if (runner >= 0) {
-        const bool ce = eligible(c), se = eligible(second);
-        if (ce != se) {
-          if (!ce) return;
-        } else if (c.rank != second.rank) {
-          if (c.rank < second.rank) return;
-        } else if (!better(c, second)) {
-          return;
-        }
-      }
-      second = c;
-      runner = i;
-    });
-    if (runner >= 0) {
-      d.runner_up_action = second.action;
-      d.runner_up_target = second.target;
-      d.runner_up_score = second.score;
-    }
   }
 }
 

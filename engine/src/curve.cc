@@ -5,14 +5,10 @@
 #include <numbers>
 
 #include "absl/strings/str_cat.h"
+#include "curve_kernels.h"
 
 namespace utilityd::engine {
 namespace {
-
-inline float Clamp01(float x) {
-  // Written so that NaN maps to 0.
-  return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;
-}
 
 double Logistic(double x, double steepness, double midpoint) {
   return 1.0 / (1.0 + std::exp(-steepness * (x - midpoint)));
@@ -107,80 +103,13 @@ CompiledCurve CompileCurve(const CurveDefinition& def,
   return c;
 }
 
-namespace {
-
-// One curve kind at one point, before the final clamp and invert. The
-// scalar and the column evaluations below both use exactly these, so a
-// batch scores bit for bit as one agent at a time does.
-template <CurveKind kKind>
-inline float Shape(const CompiledCurve& curve, float x, const CurvePoint* p) {
-  if constexpr (kKind == CurveKind::kLinear) {
-    return curve.a * x + curve.b;
-  } else if constexpr (kKind == CurveKind::kPolynomial) {
-    // The exponents designers use most, without a pow call.
-    if (curve.a == 2.0f) return x * x;
-    if (curve.a == 3.0f) return x * x * x;
-    if (curve.a == 0.5f) return std::sqrt(x);
-    if (curve.a == 1.0f) return x;
-    return std::pow(x, curve.a);
-  } else if constexpr (kKind == CurveKind::kInverseQuadratic) {
-    return 1.0f - (1.0f - x) * (1.0f - x);
-  } else if constexpr (kKind == CurveKind::kExponential) {
-    return std::expm1(curve.a * x) * curve.b;
-  } else if constexpr (kKind == CurveKind::kLogistic) {
-    return (1.0f / (1.0f + std::exp(-curve.a * (x - curve.b))) - curve.c) *
-           curve.d;
-  } else if constexpr (kKind == CurveKind::kLogit) {
-    // ln(0) = -inf and ln(inf) = +inf clamp to exact 0 and 1.
-    return curve.b + std::log(x / (1.0f - x)) * curve.a;
-  } else if constexpr (kKind == CurveKind::kNormal) {
-    const float dx = x - curve.a;
-    return std::exp(dx * dx * curve.b);
-  } else if constexpr (kKind == CurveKind::kSine) {
-    return std::sin(curve.a * x + curve.b);
-  } else if constexpr (kKind == CurveKind::kSmoothstep) {
-    return x * x * (3.0f - 2.0f * x);
-  } else if constexpr (kKind == CurveKind::kStep) {
-    return x >= curve.a ? 1.0f : 0.0f;
-  } else {
-    const uint32_t n = curve.point_count;
-    if (x <= p[0].x) return static_cast<float>(p[0].y);
-    if (x >= p[n - 1].x) return static_cast<float>(p[n - 1].y);
-    uint32_t i = 1;
-    while (x > p[i].x) ++i;
-    const double t = (x - p[i - 1].x) / (p[i].x - p[i - 1].x);
-    return static_cast<float>(p[i - 1].y + t * (p[i].y - p[i - 1].y));
-  }
-}
-
-template <CurveKind kKind>
-inline float Evaluate(const CompiledCurve& curve, float x,
-                      const CurvePoint* points) {
-  x = Clamp01(x);
-  if constexpr (kKind == CurveKind::kLogistic) {
-    if (curve.rescale) {
-      // Exact ends, so that a rescaled logistic can veto at 0.
-      if (x <= 0.0f) return curve.invert ? 1.0f : 0.0f;
-      if (x >= 1.0f) return curve.invert ? 0.0f : 1.0f;
-    }
-  }
-  const float y = Clamp01(Shape<kKind>(curve, x, points));
-  return curve.invert ? 1.0f - y : y;
-}
-
-template <CurveKind kKind>
-void EvaluateAll(const CompiledCurve& curve, const float* x, float* y, size_t n,
-                 const CurvePoint* points) {
-  for (size_t i = 0; i < n; ++i) y[i] = Evaluate<kKind>(curve, x[i], points);
-}
-
-}  // namespace
-
-#define UTILITYD_CURVE_KINDS(X)                                          \
-  X(kLinear)                                                             \
-  X(kPolynomial)                                                         \
-  X(kInverseQuadratic) X(kExponential) X(kLogistic) X(kLogit) X(kNormal) \
-      X(kSine) X(kSmoothstep) X(kStep) X(kPiecewiseLinear)
+#define UTILITYD_CURVE_KINDS(X) \
+  X(kLinear)                    \
+  X(kPolynomial)                \
+  X(kInverseQuadratic)          \
+  X(kExponential)               \
+  X(kLogistic)                  \
+  X(kLogit) X(kNormal) X(kSine) X(kSmoothstep) X(kStep) X(kPiecewiseLinear)
 
 float EvaluateCurve(const CompiledCurve& curve, float x,
                     absl::Span<const CurvePoint> points) {
@@ -188,24 +117,28 @@ float EvaluateCurve(const CompiledCurve& curve, float x,
   switch (curve.kind) {
 #define UTILITYD_CASE(k) \
   case CurveKind::k:     \
-    return Evaluate<CurveKind::k>(curve, x, p);
+    return internal::Evaluate<CurveKind::k>(curve, x, p);
     UTILITYD_CURVE_KINDS(UTILITYD_CASE)
 #undef UTILITYD_CASE
   }
   return 0.0f;
 }
 
+// Built twice: for AVX2 (8 floats a step) and for any x86-64; the loader
+// picks at start-up. Neither uses FMA, so both round alike.
+UTILITYD_VECTOR_CLONES
 void EvaluateCurveColumn(const CompiledCurve& curve, const float* x, float* y,
                          size_t n, absl::Span<const CurvePoint> points) {
   const CurvePoint* p = points.data() + curve.first_point;
-  switch (curve.kind) {
-#define UTILITYD_CASE(k)                          \
-  case CurveKind::k:                              \
-    EvaluateAll<CurveKind::k>(curve, x, y, n, p); \
-    return;
-    UTILITYD_CURVE_KINDS(UTILITYD_CASE)
-#undef UTILITYD_CASE
-  }
+  internal::DispatchShape(curve, p, [&](auto shape) {
+    if (curve.invert) {
+      for (size_t i = 0; i < n; ++i)
+        y[i] = 1.0f - internal::Clamp01(shape(internal::Clamp01(x[i])));
+    } else {
+      for (size_t i = 0; i < n; ++i)
+        y[i] = internal::Clamp01(shape(internal::Clamp01(x[i])));
+    }
+  });
 }
 
 #undef UTILITYD_CURVE_KINDS

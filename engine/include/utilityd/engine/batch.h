@@ -64,8 +64,14 @@ class BatchDecider {
   std::vector<uint32_t> pair_agent_;   // pair -> position in agents_
   std::vector<uint32_t> pair_target_;  // pair -> target index
   std::vector<uint32_t> pair_begin_;   // position in agents_ -> first pair
-  std::vector<float> column_;          // one factor, gathered
-  std::vector<float> curved_;
+  std::vector<int32_t> current_action_, current_target_;  // per agent
+  // Factor columns: agent factors over agents, target factors over pairs,
+  // and agent factors over pairs (filled on first use).
+  std::vector<float> agent_columns_, target_columns_, pair_columns_;
+  std::vector<uint8_t> pair_column_ready_;
+  // Per column: holds a NaN or an infinity.
+  std::vector<uint8_t> agent_nonfinite_, target_nonfinite_;
+  std::vector<float> normalised_, curved_, weights_;
   std::vector<float> raw_acc_, comp_acc_, weight_sum_;
   std::vector<uint8_t> invalid_;
   // Final scores: row offsets per action into scores_.
