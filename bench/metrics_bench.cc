@@ -45,7 +45,7 @@ void BM_RecordDecision(benchmark::State& state) {
   // 256 real decisions over random factors, two goblins each.
   std::mt19937 rng(7);
   std::vector<std::vector<float>> factors(256), targets(512);
-  std::vector<engine::Decision> decisions(256);
+  std::vector<engine::BatchDecision> decisions(256);
   std::vector<engine::AgentInput> inputs(256);
   std::vector<std::vector<engine::TargetInput>> target_inputs(256);
   for (int a = 0; a < 256; ++a) {
@@ -63,16 +63,16 @@ void BM_RecordDecision(benchmark::State& state) {
     inputs[a] = {.factors = factors[a],
                  .current_action = a % 7,
                  .targets = target_inputs[a]};
-    if (!engine::Decide(compiled, inputs[a], engine::ExplainLevel::kNone,
-                        &decisions[a])
-             .ok()) {
-      std::abort();
-    }
   }
+  engine::BatchDecider decider;
+  decider.Decide(compiled, inputs, engine::ExplainLevel::kNone,
+                 absl::MakeSpan(decisions));
   for (auto _ : state) {
     for (int a = 0; a < 256; ++a) {
       server::ServiceMetrics::RecordDecision(m, inputs[a], decisions[a]);
     }
+    server::ServiceMetrics::RecordVetoes(m, decider.vetoes_by_action(),
+                                         decider.agents_with_invalid_input());
   }
   state.SetItemsProcessed(state.iterations() * 256);
   state.counters["ns_per_decision"] =

@@ -20,11 +20,38 @@ struct Candidate {
 
 }  // namespace
 
+BatchDecision Summarise(const Decision& d) {
+  BatchDecision b;
+  b.action = d.action;
+  b.target = d.target;
+  b.score = d.score;
+  b.switched = d.switched;
+  b.fallback = d.fallback;
+  b.rank = d.rank;
+  b.runner_up_action = d.runner_up_action;
+  b.runner_up_target = d.runner_up_target;
+  b.runner_up_score = d.runner_up_score;
+  b.draw = d.draw;
+  return b;
+}
+
+void BatchDecider::CountVetoes(const Decision& d) {
+  bool invalid = false;
+  for (const CandidateTrace& c : d.candidates) {
+    if (c.veto == VetoReason::kNone) continue;
+    ++vetoes_[c.action];
+    invalid |= c.veto == VetoReason::kInvalidInput;
+  }
+  invalid_agents_ += invalid;
+}
+
 void BatchDecider::Decide(const CompiledBehaviourSet& set,
                           absl::Span<const AgentInput> inputs,
                           ExplainLevel level, absl::Span<BatchDecision> out,
                           std::vector<absl::Status>* errors) {
   if (errors != nullptr) errors->assign(inputs.size(), absl::OkStatus());
+  vetoes_.assign(set.action_count(), 0);
+  invalid_agents_ = 0;
   agents_.clear();
   for (size_t i = 0; i < inputs.size(); ++i) {
     out[i] = BatchDecision();
@@ -40,17 +67,8 @@ void BatchDecider::Decide(const CompiledBehaviourSet& set,
     // Random strategies draw per agent; full explanations need traces.
     for (uint32_t i : agents_) {
       (void)engine::Decide(set, inputs[i], level, &scalar_);
-      BatchDecision& d = out[i];
-      d.action = scalar_.action;
-      d.target = scalar_.target;
-      d.score = scalar_.score;
-      d.switched = scalar_.switched;
-      d.fallback = scalar_.fallback;
-      d.rank = scalar_.rank;
-      d.runner_up_action = scalar_.runner_up_action;
-      d.runner_up_target = scalar_.runner_up_target;
-      d.runner_up_score = scalar_.runner_up_score;
-      d.draw = scalar_.draw;
+      out[i] = Summarise(scalar_);
+      CountVetoes(scalar_);
     }
     return;
   }
@@ -85,6 +103,9 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
   }
   pair_begin_[n_agents] = static_cast<uint32_t>(pair_agent_.size());
   const size_t n_pairs = pair_agent_.size();
+  uint32_t agents_without_targets = 0;
+  for (size_t j = 0; j < n_agents; ++j)
+    agents_without_targets += inputs[agents_[j]].targets.empty();
 
   // Transpose once: one contiguous column per factor, for agents and for
   // (agent, target) pairs. Agent factors are copied to the pair columns only
@@ -143,7 +164,8 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
   comp_acc_.resize(widest);
   weight_sum_.resize(widest);
   weights_.resize(widest);
-  invalid_.resize(widest);
+  veto_.resize(widest);
+  agent_invalid_.assign(n_agents, 0);
 
   const Aggregation aggregation = set.aggregation();
   const Compensation compensation = set.compensation();
@@ -163,11 +185,13 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
     float* raw_acc = raw_acc_.data();
     float* comp_acc = comp_acc_.data();
     float* weight_sum = weight_sum_.data();
-    uint8_t* invalid = invalid_.data();
+    uint8_t* veto = veto_.data();
     std::fill_n(raw_acc, count, start);
     std::fill_n(comp_acc, count, start);
     std::fill_n(weight_sum, count, 0.0f);
-    std::fill_n(invalid, count, uint8_t{0});
+    std::fill_n(veto, count, uint8_t{0});
+    // Only the product and the minimum veto on a zero contribution.
+    const bool zero_vetoes = aggregation != Aggregation::kWeightedSum;
 
     for (int k = 0; k < n; ++k) {
       const uint32_t ci = act.first_consideration + k;
@@ -180,8 +204,11 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
                      static_cast<size_t>(c.factor) * n_agents;
       if (c.per_target ? target_nonfinite_[c.factor]
                        : agent_nonfinite_[c.factor]) {
-        for (size_t m = 0; m < count; ++m)
-          invalid[m] |= static_cast<uint8_t>(!std::isfinite(x[m]));
+        for (size_t m = 0; m < count; ++m) {
+          // Decide stops at an action's first veto: a non-finite input
+          // counts only when nothing vetoed before it.
+          if (veto[m] == 0 && !std::isfinite(x[m])) veto[m] = 1;
+        }
       }
       float* norm = normalised_.data();
       const float lo = c.range_lo, inv = c.range_inv_span;
@@ -190,7 +217,8 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
       }
       EvaluateCurveColumn(c.curve, norm, curved_.data(), count,
                           set.curve_points());
-      const float* y = curved_.data();
+      // Each element's curve output, then (overwritten) its contribution.
+      float* y = curved_.data();
       const float out_min = c.output_min, out_span = c.output_span;
       // The consideration's weight: one for all, unless personalities vary
       // it per agent.
@@ -211,12 +239,14 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
               const float s = (out_min + out_span * y[m]) * cw + (1.0f - cw);
               raw_acc[m] *= s;
               comp_acc[m] *= s + (1.0f - s) * mod * s;
+              y[m] = s;
             }
           } else if (w == nullptr) {
             for (size_t m = 0; m < count; ++m) {
               const float s = (out_min + out_span * y[m]) * cw + (1.0f - cw);
               raw_acc[m] *= s;
               comp_acc[m] *= s;
+              y[m] = s;
             }
           } else {
             for (size_t m = 0; m < count; ++m) {
@@ -224,6 +254,7 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
                   (out_min + out_span * y[m]) * w[m] + (1.0f - w[m]);
               raw_acc[m] *= s;
               comp_acc[m] *= per_consideration ? s + (1.0f - s) * mod * s : s;
+              y[m] = s;
             }
           }
           break;
@@ -233,6 +264,7 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
             const float s = (out_min + out_span * y[m]) * wm + (1.0f - wm);
             raw_acc[m] = std::min(raw_acc[m], s);
             comp_acc[m] = raw_acc[m];
+            y[m] = s;
           }
           break;
         case Aggregation::kWeightedSum:
@@ -243,6 +275,11 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
             weight_sum[m] += wm;
           }
           break;
+      }
+      if (zero_vetoes) {
+        for (size_t m = 0; m < count; ++m) {
+          veto[m] = veto[m] == 0 && y[m] == 0.0f ? uint8_t{2} : veto[m];
+        }
       }
     }
 
@@ -289,12 +326,19 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
           current_action_[j] == a &&
           (!pt || current_target_[j] == kAnyTarget ||
            static_cast<int>(pair_target_[m]) == current_target_[j]);
-      // A zero contribution already made the product or minimum 0, which
-      // is what Decide's veto yields; a non-finite input vetoes outright.
-      score[m] =
-          invalid[m] ? 0.0f : (current ? score[m] * commitment : score[m]);
+      score[m] = veto[m] != 0 ? 0.0f
+                 : current    ? score[m] * commitment
+                              : score[m];
     }
+    uint32_t vetoed = 0;
+    for (size_t m = 0; m < count; ++m) {
+      vetoed += veto[m] != 0;
+      agent_invalid_[agent_index(m)] |= veto[m] == 1;
+    }
+    // An agent without targets has its per-target actions vetoed.
+    vetoes_[a] += vetoed + (pt ? agents_without_targets : 0);
   }
+  for (uint8_t invalid : agent_invalid_) invalid_agents_ += invalid;
 }
 
 void BatchDecider::Select(const CompiledBehaviourSet& set,

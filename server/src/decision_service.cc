@@ -1,5 +1,7 @@
 #include "server/src/decision_service.h"
 
+#include <array>
+
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -30,21 +32,40 @@ uint64_t Mix(uint64_t z) {
 // Sees every agent of one batch: assigns decision ids (reserved for the
 // whole batch with one atomic step) and records metrics through handles
 // resolved once per set.
+// The 16 lowercase hex digits of `id`, without a heap allocation (this runs
+// once per decision).
+std::array<char, 16> HexId(uint64_t id) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::array<char, 16> out;
+  for (int i = 15; i >= 0; --i, id >>= 4) out[i] = kDigits[id & 15];
+  return out;
+}
+
 class BatchRecorder final : public loader::BatchObserver {
  public:
-  BatchRecorder(DecisionServiceImpl* service, int agents)
+  BatchRecorder(DecisionServiceImpl* service,
+                std::shared_ptr<const Generation> generation, int agents)
       : service_(service),
+        generation_(std::move(generation)),
         next_id_(
             service->id_counter_.fetch_add(agents, std::memory_order_relaxed)),
         now_(absl::Now()) {}
 
   void OnDecided(const loader::LoadedSet& set, const v1::AgentSnapshot& agent,
                  const engine::AgentInput& input,
-                 const engine::Decision& decision, v1::Decision* out) override {
+                 const engine::BatchDecision& decision,
+                 v1::Decision* out) override {
     const uint64_t id = Mix(service_->id_base_ + next_id_++);
-    out->set_decision_id(absl::StrFormat("%016x", id));
+    out->set_decision_id(HexId(id).data(), 16);
     ServiceMetrics::RecordDecision(Metrics(set), input, decision);
     Record(set, agent, input, decision, *out, id);
+  }
+
+  void OnVetoes(const loader::LoadedSet& set,
+                absl::Span<const uint32_t> vetoes_by_action,
+                uint32_t agents_with_invalid_input) override {
+    ServiceMetrics::RecordVetoes(Metrics(set), vetoes_by_action,
+                                 agents_with_invalid_input);
   }
 
   void OnFailed(const loader::LoadedSet* set, const v1::AgentSnapshot&,
@@ -62,22 +83,30 @@ class BatchRecorder final : public loader::BatchObserver {
     return *last_;
   }
 
-  // Builds the decision's entry only when the decision log is on or the
-  // live feed samples it; the log's queue does the formatting and writing
-  // on its own thread.
+  // Hands a sampled decision to the live feed (a copy of the snapshot; the
+  // feed builds its breakdown when read), and builds the decision log's
+  // entry when the log is on (its queue formats and writes on its own
+  // thread).
   void Record(const loader::LoadedSet& set, const v1::AgentSnapshot& agent,
-              const engine::AgentInput& input, const engine::Decision& decision,
-              const v1::Decision& out, uint64_t id) {
+              const engine::AgentInput& input,
+              const engine::BatchDecision& decision, const v1::Decision& out,
+              uint64_t id) {
     DecisionLog* const log = service_->log_;
     RecentDecisions* const recent = service_->recent_;
-    const bool to_feed = recent != nullptr && recent->Sampled(id);
-    if (log == nullptr && !to_feed) return;
-    const bool log_explains = log != nullptr && log->Sampled(id);
-    v1::DecisionLogEntry e =
-        Entry(set, agent, input, decision, out, to_feed || log_explains);
-    if (to_feed) recent->Add(e);
+    if (recent != nullptr && recent->Sampled(id)) {
+      recent->Add({.generation = generation_,
+                   .snapshot = agent,
+                   .time = now_,
+                   .decision_id = out.decision_id(),
+                   .action = out.action(),
+                   .target_id = out.target_id(),
+                   .score = out.score(),
+                   .switched = out.switched(),
+                   .runner_up_score = decision.runner_up_score});
+    }
     if (log == nullptr) return;
-    if (!log_explains) e.clear_explanation();
+    v1::DecisionLogEntry e =
+        Entry(set, agent, input, decision, out, log->Sampled(id));
     if (log->masks_agent_ids()) e.set_agent_id(log->MaskAgentId(e.agent_id()));
     if (!log->logs_factor_values()) {
       e.clear_factors();
@@ -92,7 +121,7 @@ class BatchRecorder final : public loader::BatchObserver {
   v1::DecisionLogEntry Entry(const loader::LoadedSet& set,
                              const v1::AgentSnapshot& agent,
                              const engine::AgentInput& input,
-                             const engine::Decision& decision,
+                             const engine::BatchDecision& decision,
                              const v1::Decision& out, bool explain) {
     v1::DecisionLogEntry e;
     const int64_t nanos = absl::ToUnixNanos(now_);
@@ -130,6 +159,7 @@ class BatchRecorder final : public loader::BatchObserver {
   }
 
   DecisionServiceImpl* const service_;
+  const std::shared_ptr<const Generation> generation_;
   uint64_t next_id_;
   const absl::Time now_;
   const loader::LoadedSet* last_set_ = nullptr;
@@ -285,7 +315,12 @@ absl::Status DecisionServiceImpl::DecideBatch(const v1::DecideRequest& request,
     return absl::UnavailableError("no behaviour sets are loaded yet");
   }
   const absl::Time start = absl::Now();
-  BatchRecorder recorder(this, request.agents_size());
+  if (options_.answer_without_scoring) {
+    options_.answer_without_scoring(request, response);
+    metrics_->RecordBatch(absl::Now() - start, request.agents_size());
+    return absl::OkStatus();
+  }
+  BatchRecorder recorder(this, generation, request.agents_size());
   loader::DecideBatch(generation->catalog, request, response, &recorder);
   metrics_->RecordBatch(absl::Now() - start, request.agents_size());
   return absl::OkStatus();

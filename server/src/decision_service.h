@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
@@ -30,6 +31,10 @@ namespace utilityd::server {
 struct ServiceOptions {
   // Batches with more agents are refused with RESOURCE_EXHAUSTED.
   int max_agents_per_request = 10000;
+  // Benchmarks only (bench/echo_server.cc): answers every batch with this
+  // instead of scoring, so the rest of the stack can be measured alone.
+  std::function<void(const v1::DecideRequest&, v1::DecideResponse*)>
+      answer_without_scoring;
 };
 
 class StreamReactor;

@@ -1,20 +1,28 @@
 // The newest sampled decisions from real traffic, kept in memory for the
-// inspector's live feed (GET /api/v1/decisions/recent). The request path
-// only checks the sampler and, for the sampled few, copies one entry into a
-// fixed-size ring under a short lock.
+// inspector's live feed (GET /api/v1/decisions/recent).
+//
+// The request path only checks the sampler and, for the sampled few, copies
+// the agent's snapshot and the decision's outcome into a fixed-size ring
+// under a short lock. Everything costly — the full score breakdown, factor
+// names, the entry message — is built when the feed is read, by scoring the
+// kept snapshot again with the set it was decided with (kept alive by the
+// sample), which gives exactly the decision that was made.
 //
 //   RecentDecisions recent(/*capacity=*/500, /*sample=*/0.01);
-//   if (recent.Sampled(id)) recent.Add(entry);
+//   if (recent.Sampled(id)) recent.Add({.generation = g, ...});
 //   auto newest = recent.Newest({.limit = 50, .behaviour_set = "arena_mage"});
 #ifndef UTILITYD_SERVER_RECENT_DECISIONS_H_
 #define UTILITYD_SERVER_RECENT_DECISIONS_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/time/time.h"
+#include "server/src/config_store.h"
 #include "server/src/decision_log.h"
 #include "utilityd/sync.h"
 #include "utilityd/v1/decision_log.pb.h"
@@ -30,21 +38,36 @@ class RecentDecisions {
     std::optional<bool> switched;
   };
 
+  // One decision as the request path hands it over.
+  struct Sample {
+    // The configuration the agent was decided with (keeps its set alive).
+    std::shared_ptr<const Generation> generation;
+    v1::AgentSnapshot snapshot;
+    absl::Time time;
+    std::string decision_id;
+    std::string action;
+    std::string target_id;
+    float score = 0;
+    bool switched = false;
+    float runner_up_score = 0;
+  };
+
   // Keeps the newest `capacity` (at least 1) of a `sample` fraction of
   // decisions.
   RecentDecisions(size_t capacity, double sample);
 
   bool Sampled(uint64_t id) const { return sampled_(id); }
-  // Thread-safe.
-  void Add(v1::DecisionLogEntry entry);
-  // Newest first, at most filter.limit of those matching.
+  // Thread-safe; cheap (a move into the ring).
+  void Add(Sample sample);
+  // Newest first, at most filter.limit of those matching, each with its
+  // factors by name and its full breakdown.
   std::vector<v1::DecisionLogEntry> Newest(const Filter& filter) const;
 
  private:
   const IdSampler sampled_;
   mutable utilityd::Mutex mu_;
-  std::vector<v1::DecisionLogEntry> ring_ ABSL_GUARDED_BY(mu_);
-  size_t next_ ABSL_GUARDED_BY(mu_) = 0;  // where the next entry goes
+  std::vector<Sample> ring_ ABSL_GUARDED_BY(mu_);
+  size_t next_ ABSL_GUARDED_BY(mu_) = 0;  // where the next sample goes
   size_t size_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

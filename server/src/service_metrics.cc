@@ -137,7 +137,7 @@ const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set) {
 
 void ServiceMetrics::RecordDecision(const SetMetrics& m,
                                     const engine::AgentInput& in,
-                                    const engine::Decision& d) {
+                                    const engine::BatchDecision& d) {
   if (d.action >= 0) {
     m.decisions[d.action]->Increment();
     m.selected_score->Observe(d.score);
@@ -147,13 +147,16 @@ void ServiceMetrics::RecordDecision(const SetMetrics& m,
   }
   // The first decision of an agent is not a switch.
   if (d.switched && in.current_action >= 0) m.switches->Increment();
-  bool invalid = false;
-  for (const engine::CandidateTrace& c : d.candidates) {
-    if (c.veto == engine::VetoReason::kNone) continue;
-    m.vetoes[c.action]->Increment();
-    invalid |= c.veto == engine::VetoReason::kInvalidInput;
+}
+
+void ServiceMetrics::RecordVetoes(const SetMetrics& m,
+                                  absl::Span<const uint32_t> vetoes_by_action,
+                                  uint32_t agents_with_invalid_input) {
+  for (size_t a = 0; a < vetoes_by_action.size(); ++a) {
+    if (vetoes_by_action[a] > 0) m.vetoes[a]->Increment(vetoes_by_action[a]);
   }
-  if (invalid) m.invalid_factors->Increment();
+  if (agents_with_invalid_input > 0)
+    m.invalid_factors->Increment(agents_with_invalid_input);
 }
 
 void ServiceMetrics::RecordAgentError(const loader::LoadedSet* set,

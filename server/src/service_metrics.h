@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "server/src/config_store.h"
 #include "server/src/metrics.h"
+#include "utilityd/engine/batch.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/sync.h"
@@ -48,7 +49,12 @@ class ServiceMetrics {
 
   // Records one decided agent.
   static void RecordDecision(const SetMetrics& m, const engine::AgentInput& in,
-                             const engine::Decision& d);
+                             const engine::BatchDecision& d);
+  // Vetoed candidates per action and agents with an invalid input, counted
+  // by the engine for a batch.
+  static void RecordVetoes(const SetMetrics& m,
+                           absl::Span<const uint32_t> vetoes_by_action,
+                           uint32_t agents_with_invalid_input);
   // Records a per-agent error; `set` is null when the set is not loaded
   // (its name is then not used as a label: callers choose it).
   void RecordAgentError(const loader::LoadedSet* set, absl::StatusCode code);

@@ -75,6 +75,8 @@ void ExpectSameAsDecide(const CompiledBehaviourSet& set, ExplainLevel level,
   batch.Decide(set, inputs, level, absl::MakeSpan(out), &errors);
   Decision one;
   int positive = 0;
+  std::vector<uint32_t> vetoes(set.action_count(), 0);
+  uint32_t invalid_agents = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const absl::Status s = Decide(set, inputs[i], level, &one);
     ASSERT_EQ(errors[i], s) << "agent " << i;
@@ -82,6 +84,13 @@ void ExpectSameAsDecide(const CompiledBehaviourSet& set, ExplainLevel level,
       EXPECT_EQ(out[i].action, -1);
       continue;
     }
+    bool invalid = false;
+    for (const CandidateTrace& c : one.candidates) {
+      if (c.veto == VetoReason::kNone) continue;
+      ++vetoes[c.action];
+      invalid |= c.veto == VetoReason::kInvalidInput;
+    }
+    invalid_agents += invalid;
     const BatchDecision& d = out[i];
     ASSERT_EQ(d.action, one.action) << "agent " << i;
     ASSERT_EQ(d.target, one.target) << "agent " << i;
@@ -95,6 +104,13 @@ void ExpectSameAsDecide(const CompiledBehaviourSet& set, ExplainLevel level,
     positive += d.score > 0;
   }
   EXPECT_GT(positive, 100);
+  // The veto counts the metrics need, as Decide's traces give them. (Full
+  // explanations keep scoring after a veto, so their traces differ.)
+  if (level != ExplainLevel::kFull) {
+    EXPECT_THAT(batch.vetoes_by_action(), ::testing::ElementsAreArray(vetoes));
+    EXPECT_EQ(batch.agents_with_invalid_input(), invalid_agents);
+    EXPECT_GT(invalid_agents, 0u);
+  }
 }
 
 class BatchTest : public ::testing::TestWithParam<std::string> {

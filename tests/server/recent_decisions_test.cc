@@ -6,18 +6,21 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "utilityd/loader/set_loader.h"
 
 namespace utilityd::server {
 namespace {
 
-v1::DecisionLogEntry Entry(const std::string& agent, const std::string& set,
-                           const std::string& action, bool switched) {
-  v1::DecisionLogEntry e;
-  e.set_agent_id(agent);
-  e.set_behaviour_set(set);
-  e.set_action(action);
-  e.set_switched(switched);
-  return e;
+RecentDecisions::Sample Entry(const std::string& agent, const std::string& set,
+                              const std::string& action, bool switched) {
+  static const auto* const empty =
+      new std::shared_ptr<const Generation>(std::make_shared<Generation>());
+  RecentDecisions::Sample s{.generation = *empty};
+  s.snapshot.set_agent_id(agent);
+  s.snapshot.set_behaviour_set(set);
+  s.action = action;
+  s.switched = switched;
+  return s;
 }
 
 TEST(RecentDecisionsTest, KeepsTheNewestFirstAndFilters) {
@@ -39,6 +42,31 @@ TEST(RecentDecisionsTest, KeepsTheNewestFirstAndFilters) {
   EXPECT_EQ(switched[0].agent_id(), "c");
   EXPECT_EQ(recent.Newest({.limit = 1}).size(), 1u);
   EXPECT_TRUE(recent.Newest({.action = "flee"}).empty());
+}
+
+TEST(RecentDecisionsTest, ReadingBuildsTheBreakdownFromTheKeptSnapshot) {
+  auto generation = std::make_shared<Generation>();
+  auto catalog = loader::LoadCatalog({"examples/behaviour_sets"});
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  generation->catalog = *std::move(catalog);
+  const auto set = generation->catalog.Find("eat_hide_wander");
+  ASSERT_NE(set, nullptr);
+  RecentDecisions recent(4, 1.0);
+  RecentDecisions::Sample s{.generation = generation};
+  s.snapshot.set_agent_id("forager-1");
+  s.snapshot.set_behaviour_set("eat_hide_wander");
+  for (float v : {0.8f, 0.05f, 5.0f, 2.0f}) s.snapshot.add_factors(v);
+  s.action = "eat";
+  recent.Add(std::move(s));
+  generation.reset();  // the sample keeps its configuration alive
+  const auto entries = recent.Newest({});
+  ASSERT_EQ(entries.size(), 1u);
+  const v1::DecisionLogEntry& e = entries[0];
+  EXPECT_EQ(e.agent_id(), "forager-1");
+  EXPECT_EQ(e.revision(), set->revision());
+  EXPECT_EQ(e.factors().at(set->compiled.factors()[0].name), 0.8f);
+  ASSERT_GT(e.explanation().actions_size(), 0);
+  EXPECT_FALSE(e.explanation().summary().empty());
 }
 
 TEST(RecentDecisionsTest, SamplesByIdAtTheConfiguredRate) {

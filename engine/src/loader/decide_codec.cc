@@ -191,36 +191,51 @@ e::ExplainLevel ToExplainLevel(v1::Explain explain) {
   }
 }
 
+namespace {
+
+const std::string& TargetId(const v1::AgentSnapshot& snapshot, int t) {
+  static const std::string* const kNone = new std::string();
+  return t >= 0 ? snapshot.targets(t).target_id() : *kNone;
+}
+
+}  // namespace
+
 void WriteDecision(const LoadedSet& loaded, const v1::AgentSnapshot& snapshot,
-                   const e::Decision& d, v1::Explain explain,
+                   const e::BatchDecision& d, v1::Explain explain,
                    v1::Decision* out) {
   const e::CompiledBehaviourSet& set = loaded.compiled;
-  auto target_id = [&](int t) -> const std::string& {
-    static const std::string kNone;
-    return t >= 0 ? snapshot.targets(t).target_id() : kNone;
-  };
   out->set_agent_id(snapshot.agent_id());
   out->set_revision(loaded.revision());
   out->set_action_index(d.action);
   if (d.action >= 0) out->set_action(set.actions()[d.action].name);
-  out->set_target_id(target_id(d.target));
+  out->set_target_id(TargetId(snapshot, d.target));
   out->set_score(d.score);
   out->set_switched(d.switched);
   out->set_fallback(d.fallback);
-  const e::ExplainLevel level = ToExplainLevel(explain);
-  if (level == e::ExplainLevel::kNone) return;
+  if (ToExplainLevel(explain) == e::ExplainLevel::kNone) return;
 
   v1::Explanation* x = out->mutable_explanation();
   if (d.runner_up_action >= 0) {
     x->set_runner_up_action(set.actions()[d.runner_up_action].name);
-    x->set_runner_up_target(target_id(d.runner_up_target));
+    x->set_runner_up_target(TargetId(snapshot, d.runner_up_target));
     x->set_runner_up_score(d.runner_up_score);
     x->set_margin(d.score - d.runner_up_score);
   }
   x->set_strategy(e::StrategyName(set.selection().strategy));
   if (d.draw >= 0) x->set_draw(d.draw);
   x->set_rank(d.rank);
-  if (level != e::ExplainLevel::kFull) return;
+}
+
+void WriteDecision(const LoadedSet& loaded, const v1::AgentSnapshot& snapshot,
+                   const e::Decision& d, v1::Explain explain,
+                   v1::Decision* out) {
+  WriteDecision(loaded, snapshot, e::Summarise(d), explain, out);
+  if (ToExplainLevel(explain) != e::ExplainLevel::kFull) return;
+  const e::CompiledBehaviourSet& set = loaded.compiled;
+  auto target_id = [&](int t) -> const std::string& {
+    return TargetId(snapshot, t);
+  };
+  v1::Explanation* x = out->mutable_explanation();
 
   std::vector<std::string> target_ids;
   for (const auto& t : snapshot.targets()) target_ids.push_back(t.target_id());
@@ -278,27 +293,63 @@ void WriteError(const absl::Status& status, v1::Decision* out) {
   out->set_action_index(-1);
 }
 
+namespace {
+
+// Per-thread working memory of DecideBatch, reused from batch to batch.
+struct BatchWork {
+  std::vector<AgentScratch> scratch;        // per agent
+  std::vector<e::AgentInput> inputs;        // per agent
+  std::vector<const LoadedSet*> sets;       // per agent; null: failed
+  std::vector<e::AgentInput> group_inputs;  // the agents of one set
+  std::vector<int> group_index;             // their request positions
+  std::vector<e::BatchDecision> group_out;
+  std::vector<absl::Status> group_errors;
+  e::BatchDecider decider;
+  e::Decision full;
+};
+
+// Answers agent i with `status`, prefixed with the agent's path.
+void FailAgent(int i, const v1::AgentSnapshot& agent, const LoadedSet* set,
+               const absl::Status& status, v1::Decision* out,
+               BatchObserver* observer) {
+  const absl::Status at(status.code(),
+                        absl::StrCat("agents[", i, "].", status.message()));
+  out->set_agent_id(agent.agent_id());
+  WriteError(at, out);
+  if (observer != nullptr) observer->OnFailed(set, agent, at);
+}
+
+}  // namespace
+
 void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
                  v1::DecideResponse* response, BatchObserver* observer) {
+  thread_local BatchWork work;
+  const int n = request.agents_size();
   response->set_request_id(request.request_id());
-  AgentScratch scratch;
+  response->mutable_decisions()->Reserve(n);
+  for (int i = 0; i < n; ++i) response->add_decisions();
+  if (work.scratch.size() < static_cast<size_t>(n)) work.scratch.resize(n);
+  work.inputs.resize(n);
+  work.sets.assign(n, nullptr);
+  const e::ExplainLevel level = ToExplainLevel(request.explain());
+
+  // Resolve every agent; failures are answered now.
   std::vector<std::string> set_names;
-  for (int i = 0; i < request.agents_size(); ++i) {
+  std::shared_ptr<const LoadedSet> last;  // most batches use one set
+  for (int i = 0; i < n; ++i) {
     const v1::AgentSnapshot& agent = request.agents(i);
-    v1::Decision* out = response->add_decisions();
+    v1::Decision* out = response->mutable_decisions(i);
     std::shared_ptr<const LoadedSet> set;
     auto fail = [&](const absl::Status& s) {
-      out->set_agent_id(agent.agent_id());
-      const absl::Status at(s.code(),
-                            absl::StrCat("agents[", i, "].", s.message()));
-      WriteError(at, out);
-      if (observer != nullptr) observer->OnFailed(set.get(), agent, at);
+      FailAgent(i, agent, set.get(), s, out, observer);
     };
     if (agent.behaviour_set().empty()) {
       fail(absl::InvalidArgumentError("behaviour_set: is required"));
       continue;
     }
-    set = catalog.Find(agent.behaviour_set());
+    set = last != nullptr && last->name() == agent.behaviour_set()
+              ? last
+              : catalog.Find(agent.behaviour_set());
     if (set == nullptr) {
       if (set_names.empty()) {
         for (const auto& [name, _] : catalog.sets()) set_names.push_back(name);
@@ -308,19 +359,79 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
           e::UnknownNameMessage("set", agent.behaviour_set(), set_names))));
       continue;
     }
-    e::AgentInput input;
-    absl::Status s = ResolveAgent(*set, agent, &scratch, &input);
-    if (s.ok()) {
-      s = e::Decide(set->compiled, input, ToExplainLevel(request.explain()),
-                    &scratch.decision);
-    }
+    last = set;
+    absl::Status s =
+        ResolveAgent(*set, agent, &work.scratch[i], &work.inputs[i]);
     if (!s.ok()) {
       fail(s);
       continue;
     }
-    WriteDecision(*set, agent, scratch.decision, request.explain(), out);
+    work.sets[i] = set.get();
+  }
+
+  if (level == e::ExplainLevel::kFull) {
+    // Every trace is wanted: one agent at a time.
+    std::vector<uint32_t> vetoes;
+    for (int i = 0; i < n; ++i) {
+      const LoadedSet* set = work.sets[i];
+      if (set == nullptr) continue;
+      const v1::AgentSnapshot& agent = request.agents(i);
+      v1::Decision* out = response->mutable_decisions(i);
+      if (absl::Status s =
+              e::Decide(set->compiled, work.inputs[i], level, &work.full);
+          !s.ok()) {
+        FailAgent(i, agent, set, s, out, observer);
+        continue;
+      }
+      WriteDecision(*set, agent, work.full, request.explain(), out);
+      if (observer == nullptr) continue;
+      observer->OnDecided(*set, agent, work.inputs[i], e::Summarise(work.full),
+                          out);
+      vetoes.assign(set->compiled.action_count(), 0);
+      bool invalid = false;
+      for (const e::CandidateTrace& c : work.full.candidates) {
+        if (c.veto == e::VetoReason::kNone) continue;
+        ++vetoes[c.action];
+        invalid |= c.veto == e::VetoReason::kInvalidInput;
+      }
+      observer->OnVetoes(*set, vetoes, invalid ? 1 : 0);
+    }
+    return;
+  }
+
+  // The agents of each set together, sets in order of first appearance.
+  for (int first = 0; first < n; ++first) {
+    const LoadedSet* set = work.sets[first];
+    if (set == nullptr) continue;
+    work.group_inputs.clear();
+    work.group_index.clear();
+    for (int i = first; i < n; ++i) {
+      if (work.sets[i] != set) continue;
+      work.group_inputs.push_back(work.inputs[i]);
+      work.group_index.push_back(i);
+      if (i > first) work.sets[i] = nullptr;  // taken
+    }
+    work.sets[first] = nullptr;
+    work.group_out.resize(work.group_inputs.size());
+    work.decider.Decide(set->compiled, work.group_inputs, level,
+                        absl::MakeSpan(work.group_out), &work.group_errors);
+    for (size_t g = 0; g < work.group_index.size(); ++g) {
+      const int i = work.group_index[g];
+      const v1::AgentSnapshot& agent = request.agents(i);
+      v1::Decision* out = response->mutable_decisions(i);
+      if (const absl::Status& s = work.group_errors[g]; !s.ok()) {
+        FailAgent(i, agent, set, s, out, observer);
+        continue;
+      }
+      WriteDecision(*set, agent, work.group_out[g], request.explain(), out);
+      if (observer != nullptr) {
+        observer->OnDecided(*set, agent, work.group_inputs[g],
+                            work.group_out[g], out);
+      }
+    }
     if (observer != nullptr) {
-      observer->OnDecided(*set, agent, input, scratch.decision, out);
+      observer->OnVetoes(*set, work.decider.vetoes_by_action(),
+                         work.decider.agents_with_invalid_input());
     }
   }
 }

@@ -39,18 +39,29 @@ struct BatchDecision {
   double draw = -1;
 };
 
+// The summary of a full Decision.
+[[nodiscard]] BatchDecision Summarise(const Decision& d);
+
 class BatchDecider {
  public:
   // Decides inputs[i] into out[i] (out.size() >= inputs.size()). An agent
   // whose input does not fit the set gets its error in `errors` (when given,
   // sized like inputs; OK elsewhere) and action -1; the others are decided.
   // Random strategies and explain full go through Decide agent by agent.
+  // Afterwards, vetoes_by_action() counts the vetoed candidates of the
+  // decided agents per action, and agents_with_invalid_input() those agents
+  // with a candidate vetoed first for a NaN or infinite input — as Decide's
+  // traces would.
   void Decide(const CompiledBehaviourSet& set,
               absl::Span<const AgentInput> inputs, ExplainLevel level,
               absl::Span<BatchDecision> out,
               std::vector<absl::Status>* errors = nullptr);
 
+  absl::Span<const uint32_t> vetoes_by_action() const { return vetoes_; }
+  uint32_t agents_with_invalid_input() const { return invalid_agents_; }
+
  private:
+  void CountVetoes(const Decision& d);
   void ScoreColumns(const CompiledBehaviourSet& set,
                     absl::Span<const AgentInput> inputs);
   void Select(const CompiledBehaviourSet& set,
@@ -73,7 +84,12 @@ class BatchDecider {
   std::vector<uint8_t> agent_nonfinite_, target_nonfinite_;
   std::vector<float> normalised_, curved_, weights_;
   std::vector<float> raw_acc_, comp_acc_, weight_sum_;
-  std::vector<uint8_t> invalid_;
+  // Per row element: 0 not vetoed, 1 vetoed first for a non-finite input,
+  // 2 vetoed first by a zero contribution.
+  std::vector<uint8_t> veto_;
+  std::vector<uint8_t> agent_invalid_;
+  std::vector<uint32_t> vetoes_;
+  uint32_t invalid_agents_ = 0;
   // Final scores: row offsets per action into scores_.
   std::vector<float> scores_;
   std::vector<size_t> row_offset_;

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "utilityd/engine/batch.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/v1/decision_service.pb.h"
@@ -48,6 +49,10 @@ struct AgentScratch {
 void WriteDecision(const LoadedSet& set, const v1::AgentSnapshot& snapshot,
                    const engine::Decision& decision, v1::Explain explain,
                    v1::Decision* out);
+// The same from a batch decision, for explain none and top.
+void WriteDecision(const LoadedSet& set, const v1::AgentSnapshot& snapshot,
+                   const engine::BatchDecision& decision, v1::Explain explain,
+                   v1::Decision* out);
 
 // Fills `out` with the status's canonical code and message.
 void ToError(const absl::Status& status, v1::Error* out);
@@ -63,8 +68,14 @@ class BatchObserver {
   // An agent was decided; `out` is its message, already written.
   virtual void OnDecided(const LoadedSet& set, const v1::AgentSnapshot& agent,
                          const engine::AgentInput& input,
-                         const engine::Decision& decision,
+                         const engine::BatchDecision& decision,
                          v1::Decision* out) = 0;
+  // After the agents of `set` in a batch were decided: how many candidates
+  // were vetoed per action, and how many agents had a candidate vetoed for
+  // a NaN or infinite input.
+  virtual void OnVetoes(const LoadedSet& set,
+                        absl::Span<const uint32_t> vetoes_by_action,
+                        uint32_t agents_with_invalid_input) = 0;
   // An agent failed; `set` is null when its set is not loaded.
   virtual void OnFailed(const LoadedSet* set, const v1::AgentSnapshot& agent,
                         const absl::Status& status) = 0;
@@ -73,7 +84,10 @@ class BatchObserver {
 // Decides every agent of `request` with the sets of `catalog`. One agent's
 // problem becomes that agent's error and never affects the others. Errors
 // are prefixed with the agent's path, e.g. "agents[3].factors: ...".
-// `observer`, when given, sees every agent.
+// `observer`, when given, sees every agent. The agents of each set are
+// decided together by engine::BatchDecider (identical to one at a time);
+// the working memory is kept per thread, so a warm thread allocates only
+// for the response.
 void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
                  v1::DecideResponse* response,
                  BatchObserver* observer = nullptr);
