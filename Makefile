@@ -7,7 +7,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= 2
 UTILITYCTL := $(BUILD_DIR)/client_sdk/utilityctl
 
-.PHONY: all deps configure build test test-sanitize test-tsan fuzz fuzz-smoke run experiment bench format clean screenshots
+.PHONY: all deps configure build test test-sanitize test-tsan perf fuzz fuzz-smoke run experiment bench format clean screenshots
 
 all: build
 
@@ -91,6 +91,11 @@ experiment: build
 
 bench: build
 	$(BUILD_DIR)/bench/engine_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+
+# The performance targets, measured: engine, service against the echo
+# baseline, latency, memory (docs/PERFORMANCE.md). About three minutes.
+perf: build
+	./bench/compare.sh $(BUILD_DIR)
 
 # Refreshes the inspector screenshots in docs/images from the browser test.
 screenshots: build

@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <fstream>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -20,6 +21,8 @@ ABSL_FLAG(std::string, http_address, "127.0.0.1:8091",
           "Admin endpoint (metrics); empty disables it.");
 ABSL_FLAG(std::string, config_dir, "examples/behaviour_sets",
           "Behaviour sets (the load generator reads the set's factors).");
+ABSL_FLAG(std::string, port_file, "",
+          "Write the bound gRPC and admin ports here (for port 0).");
 
 namespace {
 
@@ -71,6 +74,11 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "utilityd-echo: serving on port %d\n",
                (*server)->port());
+  if (const std::string file = absl::GetFlag(FLAGS_port_file); !file.empty()) {
+    std::ofstream(file + ".tmp")
+        << (*server)->port() << "\n" << (*server)->http_port() << "\n";
+    std::rename((file + ".tmp").c_str(), file.c_str());
+  }
   int signal = 0;
   sigwait(&signals, &signal);
   (*server)->Drain(absl::ZeroDuration(), absl::Seconds(2));

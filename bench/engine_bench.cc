@@ -107,6 +107,110 @@ void BM_EngineBatch(benchmark::State& state, engine::ExplainLevel level) {
 }
 BENCHMARK_CAPTURE(BM_EngineBatch, explain_none, engine::ExplainLevel::kNone)
     ->Arg(256);
+// How the cost per decision changes with the batch size.
+BENCHMARK_CAPTURE(BM_EngineBatch, batch_size, engine::ExplainLevel::kNone)
+    ->Arg(1)
+    ->Arg(16)
+    ->Arg(64)
+    ->Arg(1024)
+    ->Arg(4096);
+
+// A synthetic set: `actions` actions of `considerations` considerations each
+// (logistic, polynomial, linear and step in turn), every other action per
+// target, and agents with `targets` targets; batches of 256.
+std::shared_ptr<const loader::LoadedSet> Synthetic(int actions,
+                                                   int considerations) {
+  v1::BehaviourSet def;
+  def.set_name("synthetic");
+  for (int f = 0; f < 8; ++f) {
+    v1::Factor* factor = def.add_factors();
+    factor->set_name("f" + std::to_string(f));
+    factor->set_max(100);
+  }
+  for (int f = 0; f < 2; ++f) {
+    v1::Factor* factor = def.add_target_factors();
+    factor->set_name("t" + std::to_string(f));
+    factor->set_max(50);
+  }
+  for (int a = 0; a < actions; ++a) {
+    v1::Action* action = def.add_actions();
+    action->set_name("a" + std::to_string(a));
+    action->set_per_target(a % 2 == 1);
+    for (int c = 0; c < considerations; ++c) {
+      v1::Consideration* con = action->add_considerations();
+      con->set_name("c" + std::to_string(c));
+      const bool on_target = action->per_target() && c == 0;
+      con->set_per_target(on_target);
+      con->set_factor(on_target ? "t" + std::to_string(a % 2)
+                                : "f" + std::to_string((a + c) % 8));
+      switch (c % 4) {
+        case 0:
+          con->mutable_curve()->mutable_logistic()->set_steepness(8);
+          break;
+        case 1:
+          con->mutable_curve()->mutable_polynomial()->set_exponent(2);
+          break;
+        case 2:
+          con->mutable_curve()->mutable_linear();
+          break;
+        default:
+          con->mutable_curve()->mutable_step()->set_threshold(0.1);
+          break;
+      }
+    }
+  }
+  auto set = loader::LoadSetProto(def, "synthetic");
+  if (!set.ok()) std::abort();
+  return *set;
+}
+
+void BM_EngineBatchShape(benchmark::State& state) {
+  const auto set = Synthetic(static_cast<int>(state.range(0)),
+                             static_cast<int>(state.range(1)));
+  const int targets = static_cast<int>(state.range(2));
+  constexpr int kAgents = 256;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> unit(0, 1);
+  std::vector<float> factors(kAgents * 8), target_values(kAgents * targets * 2);
+  for (float& v : factors) v = 100 * unit(rng);
+  for (float& v : target_values) v = 50 * unit(rng);
+  std::vector<engine::TargetInput> target_inputs;
+  for (int i = 0; i < kAgents * targets; ++i) {
+    target_inputs.push_back(
+        {absl::MakeConstSpan(target_values.data() + i * 2, 2)});
+  }
+  std::vector<engine::AgentInput> inputs;
+  for (int a = 0; a < kAgents; ++a) {
+    inputs.push_back({.factors = absl::MakeConstSpan(factors.data() + a * 8, 8),
+                      .current_action = a % set->compiled.action_count(),
+                      .targets = absl::MakeConstSpan(
+                          target_inputs.data() + a * targets, targets)});
+  }
+  engine::BatchDecider decider;
+  std::vector<engine::BatchDecision> out(kAgents);
+  for (auto _ : state) {
+    decider.Decide(set->compiled, inputs, engine::ExplainLevel::kNone,
+                   absl::MakeSpan(out));
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kAgents);
+  state.counters["ns_per_decision"] = benchmark::Counter(
+      kAgents, benchmark::Counter::kIsIterationInvariantRate |
+                   benchmark::Counter::kInvert);
+}
+// {actions, considerations per action, targets per agent}
+BENCHMARK(BM_EngineBatchShape)
+    ->Args({4, 4, 2})
+    ->Args({8, 4, 2})
+    ->Args({16, 4, 2})
+    ->Args({32, 4, 2})
+    ->Args({8, 2, 2})
+    ->Args({8, 8, 2})
+    ->Args({8, 16, 2})
+    ->Args({8, 4, 0})
+    ->Args({8, 4, 1})
+    ->Args({8, 4, 4})
+    ->Args({8, 4, 8});
 
 // The straightforward scorer of bench/baseline_engine.h on the same agents:
 // virtual curves, a std::function aggregate, factors looked up by name.

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Measures utilityd against the performance targets on this machine and
+# prints one table: the engine in process (batch path, one-at-a-time path
+# and the straightforward baseline), the service against the echo baseline
+# side by side, latency at half of the maximum throughput, unary latency
+# unloaded, memory idle and per idle stream, and the cost of the live feed's
+# sampled full breakdowns. Each throughput figure is the median of ROUNDS
+# runs, utilityd and the echo server alternating.
+#
+#   bench/compare.sh [BUILD_DIR]     (DURATION=10s WARMUP=2s ROUNDS=3)
+#   SMOKE=1 bench/compare.sh build   (seconds; checks that it all runs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+duration=${DURATION:-10s}
+warmup=${WARMUP:-2s}
+rounds=${ROUNDS:-3}
+reps=5
+min_time=0.5
+if [ -n "${SMOKE:-}" ]; then
+  duration=1s; warmup=0.3s; rounds=1; reps=1; min_time=0.01
+fi
+ctl="$build/client_sdk/utilityctl"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# start NAME BINARY FLAGS... : starts a server on free ports; sets
+# ${NAME}_grpc and ${NAME}_http.
+start() {
+  local name=$1 binary=$2
+  shift 2
+  rm -f "$work/$name.ports"
+  "$binary" --grpc_address=127.0.0.1:0 --http_address=127.0.0.1:0 \
+    --port_file="$work/$name.ports" --config_dir=examples/behaviour_sets \
+    "$@" 2>"$work/$name.log" &
+  pids+=($!)
+  for _ in $(seq 200); do
+    [ -s "$work/$name.ports" ] && break
+    sleep 0.05
+  done
+  [ -s "$work/$name.ports" ] || { cat "$work/$name.log" >&2; exit 1; }
+  local ports
+  mapfile -t ports < "$work/$name.ports"
+  printf -v "${name}_grpc" '%s' "${ports[0]}"
+  printf -v "${name}_http" '%s' "${ports[1]}"
+  sleep 0.5  # sets loaded
+}
+
+# bench NAME OUT ARGS... : one utilityctl bench run against server NAME,
+# its JSON line appended to $work/OUT.
+bench() {
+  local name=$1 out=$2
+  shift 2
+  local grpc=${name}_grpc http=${name}_http
+  "$ctl" bench --target "127.0.0.1:${!grpc}" --admin "127.0.0.1:${!http}" \
+    --duration "$duration" --warmup "$warmup" --format json "$@" \
+    >> "$work/$out.jsonl"
+}
+
+echo "== engine (one core, arena set, batches of 256)" >&2
+"$build/bench/engine_bench" \
+  --benchmark_filter='BM_EngineBatch|BM_EngineDecide/explain_none|BM_Baseline' \
+  --benchmark_repetitions=$reps --benchmark_min_time=$min_time \
+  --benchmark_format=json > "$work/engine.json" 2>/dev/null
+
+echo "== service, streaming, batches of 256 (max throughput, $rounds rounds)" >&2
+start utilityd "$build/server/utilityd"
+start echo "$build/bench/utilityd-echo"
+load=(--batch 256 --streams 2 --in_flight 4 --connections 2)
+for _ in $(seq "$rounds"); do
+  bench utilityd max "${load[@]}"
+  bench echo echo "${load[@]}"
+done
+half=$(python3 -c "
+import json, statistics
+r = [json.loads(l)['batches_per_second'] for l in open('$work/max.jsonl')]
+print(round(statistics.median(r) / 2, 1))")
+echo "== latency at half of the maximum ($half batches/s)" >&2
+bench utilityd half "${load[@]}" --rate "$half"
+echo "== unary, one agent per call, unloaded" >&2
+bench utilityd unary --unary --batch 1 --streams 1 --in_flight 1 --rate 200
+echo "== memory" >&2
+"$ctl" bench --target "127.0.0.1:$utilityd_grpc" --admin "127.0.0.1:$utilityd_http" \
+  --idle_streams 1000 --duration 3s --format json > "$work/idle.json"
+kill -TERM "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
+echo "== without the live feed's sampled breakdowns (--recent_sample=0)" >&2
+start utilityd "$build/server/utilityd" --recent_sample=0
+for _ in $(seq "$rounds"); do bench utilityd nofeed "${load[@]}"; done
+
+python3 - "$work" <<'PY'
+import json, statistics, sys
+work = sys.argv[1]
+def lines(name):
+    return [json.loads(l) for l in open(f"{work}/{name}.jsonl")]
+def med(rows, key):
+    return statistics.median(r[key] for r in rows)
+engine = json.load(open(f"{work}/engine.json"))["benchmarks"]
+def engine_rate(prefix):
+    rows = [b for b in engine if b["name"].startswith(prefix)
+            and b.get("aggregate_name", "median") == "median"]
+    return rows[0]["items_per_second"] if rows else float("nan")
+batch = engine_rate("BM_EngineBatch")
+single = engine_rate("BM_EngineDecide/explain_none")
+base = engine_rate("BM_Baseline")
+mx, echo, half, unary, nofeed = (lines(n) for n in
+                                 ("max", "echo", "half", "unary", "nofeed"))
+idle = json.load(open(f"{work}/idle.json"))
+svc, eco, nof = (med(r, "decisions_per_second") for r in (mx, echo, nofeed))
+rows = [
+    ("engine batch path, decisions/s/core", f"{batch/1e6:.2f} M", ">= 10 M",
+     batch >= 10e6),
+    ("  one agent at a time (Decide)", f"{single/1e6:.2f} M", "", None),
+    ("  straightforward baseline", f"{base/1e6:.2f} M", "", None),
+    ("  batch path / baseline", f"{batch/base:.1f}x", ">= 20x",
+     batch / base >= 20),
+    ("service, streaming, decisions/s", f"{svc/1e6:.2f} M", ">= 1 M",
+     svc >= 1e6),
+    ("  echo baseline, decisions/s", f"{eco/1e6:.2f} M", "", None),
+    ("  utilityd / echo", f"{svc/eco:.2f}", ">= 0.8", svc / eco >= 0.8),
+    ("  server CPU at max (utilityd, echo)",
+     f"{med(mx,'server_cpu_cores'):.2f}, {med(echo,'server_cpu_cores'):.2f} cores",
+     "", None),
+    ("p99 batch round trip at half of max", f"{half[0]['p99_ms']:.2f} ms",
+     "<= 2 ms", half[0]["p99_ms"] <= 2),
+    ("  p50 / p90 / p99.9 there",
+     f"{half[0]['p50_ms']:.2f} / {half[0]['p90_ms']:.2f} / {half[0]['p999_ms']:.2f} ms",
+     "", None),
+    ("unary, one agent, unloaded, p50", f"{unary[0]['p50_ms']*1000:.0f} us",
+     "<= 150 us", unary[0]["p50_ms"] <= 0.150),
+    ("resident size, idle", f"{idle['server_rss_before_bytes']/2**20:.1f} MiB",
+     "<= 64 MiB", idle["server_rss_before_bytes"] <= 64 * 2**20),
+    ("per idle stream (1,000 open)", f"{idle['bytes_per_stream']/1024:.1f} KiB",
+     "<= 16 KiB", idle["bytes_per_stream"] <= 16 * 1024),
+    ("1% sampled full breakdowns (live feed): cost",
+     f"{(1 - svc/nof)*100:.1f}%", "<= 10%", 1 - svc / nof <= 0.10),
+]
+print(f"{'figure':44} {'measured':>22}  {'target':>10}")
+for name, value, target, ok in rows:
+    mark = "" if ok is None else ("  met" if ok else "  MISSED")
+    print(f"{name:44} {value:>22}  {target:>10}{mark}")
+PY
