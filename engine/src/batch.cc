@@ -345,6 +345,7 @@ void BatchDecider::Select(const CompiledBehaviourSet& set,
                           absl::Span<const AgentInput> inputs,
                           absl::Span<BatchDecision> out) {
   const float min_score = static_cast<float>(set.selection().min_score);
+  const bool positive_is_eligible = !(min_score > 0.0f);
   const int fallback = set.fallback_action();
   const int n_actions = set.action_count();
   const auto& actions = set.actions();
@@ -365,8 +366,12 @@ void BatchDecider::Select(const CompiledBehaviourSet& set,
     // then the higher score, then the current action; earlier wins ties
     // (the visit is in index order and only a strictly better one moves).
     auto ahead = [&](const Candidate& c, const Candidate& o) {
-      const bool ce = eligible(c), oe = eligible(o);
-      if (ce != oe) return ce;
+      // Only positive scores are offered: without a min_score all are
+      // eligible.
+      if (!positive_is_eligible) {
+        const bool ce = eligible(c), oe = eligible(o);
+        if (ce != oe) return ce;
+      }
       if (c.rank != o.rank) return c.rank > o.rank;
       if (c.score != o.score) return c.score > o.score;
       return is_current(c) && !is_current(o);
