@@ -46,6 +46,8 @@ test-sanitize: deps
 # uninstrumented; see docs/RELIABILITY.md.
 TSAN_DIR ?= build-tsan
 TSAN_TESTS := metrics_test decision_log_test recent_decisions_test log_test
+# Cases that load behaviour sets (protobuf maps) cannot run under TSan here.
+TSAN_SKIP := -*FromTheKeptSnapshot*
 test-tsan: deps
 	@cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DUTILITYD_BUILD_BENCH=OFF \
@@ -54,7 +56,8 @@ test-tsan: deps
 	@cmake --build $(TSAN_DIR) -j $(JOBS) --target $(TSAN_TESTS)
 	@for t in $(TSAN_TESTS); do \
 	  echo "== $$t (ThreadSanitizer)"; \
-	  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_DIR)/tests/$$t --gtest_brief=1 || exit 1; \
+	  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_DIR)/tests/$$t \
+	    --gtest_brief=1 --gtest_filter=$(TSAN_SKIP) || exit 1; \
 	done
 
 # libFuzzer targets (clang, with ASan and UBSan) in their own build tree.
