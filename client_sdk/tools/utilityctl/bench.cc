@@ -101,13 +101,16 @@ class StreamLane final
     StartCall();
   }
 
+  // Sends the next batch if the lane may, or ends the writes once the run
+  // is over (at most one write is ever in flight).
   void TryWrite() {
+    bool end = false;
     {
       utilityd::MutexLock lock(&mu_);
       if (writing_ || writes_done_ || outstanding_ >= run_->in_flight) return;
       const int64_t now = NowNanos();
       if (now >= run_->stop_at) {
-        writes_done_ = true;
+        writes_done_ = end = true;
       } else {
         if (!Due(now, run_->interval, &next_due_)) return;
         writing_ = true;
@@ -115,11 +118,11 @@ class StreamLane final
         sent_.push_back(now);
       }
     }
-    if (writing_done_pending()) {
+    if (end) {
       StartWritesDone();
-      return;
+    } else {
+      StartWrite(&request_);
     }
-    StartWrite(&request_);
   }
 
   void OnWriteDone(bool ok) override {
@@ -171,14 +174,6 @@ class StreamLane final
   }
 
  private:
-  // True once, right after TryWrite decided to end the writes.
-  bool writing_done_pending() {
-    utilityd::MutexLock lock(&mu_);
-    if (!writes_done_ || writes_done_sent_) return false;
-    writes_done_sent_ = true;
-    return !writing_;
-  }
-
   Run* const run_;
   grpc::ClientContext context_;
   grpc::ByteBuffer request_;
@@ -187,7 +182,6 @@ class StreamLane final
   utilityd::Mutex mu_;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
-  bool writes_done_sent_ ABSL_GUARDED_BY(mu_) = false;
   bool done_ ABSL_GUARDED_BY(mu_) = false;
   int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t next_due_ ABSL_GUARDED_BY(mu_) = 0;
