@@ -75,8 +75,8 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "utilityd-echo: serving on port %d\n",
                (*server)->port());
   if (const std::string file = absl::GetFlag(FLAGS_port_file); !file.empty()) {
-    std::ofstream(file + ".tmp")
-        << (*server)->port() << "\n" << (*server)->http_port() << "\n";
+    std::ofstream(file + ".tmp") << (*server)->port() << "\n"
+                                 << (*server)->http_port() << "\n";
     std::rename((file + ".tmp").c_str(), file.c_str());
   }
   int signal = 0;

@@ -35,14 +35,14 @@ BatchDecision Summarise(const Decision& d) {
   return b;
 }
 
-void BatchDecider::CountVetoes(const Decision& d) {
+bool CountVetoes(const Decision& d, absl::Span<uint32_t> vetoes_by_action) {
   bool invalid = false;
   for (const CandidateTrace& c : d.candidates) {
     if (c.veto == VetoReason::kNone) continue;
-    ++vetoes_[c.action];
+    ++vetoes_by_action[c.action];
     invalid |= c.veto == VetoReason::kInvalidInput;
   }
-  invalid_agents_ += invalid;
+  return invalid;
 }
 
 void BatchDecider::Decide(const CompiledBehaviourSet& set,
@@ -68,7 +68,7 @@ void BatchDecider::Decide(const CompiledBehaviourSet& set,
     for (uint32_t i : agents_) {
       (void)engine::Decide(set, inputs[i], level, &scalar_);
       out[i] = Summarise(scalar_);
-      CountVetoes(scalar_);
+      invalid_agents_ += CountVetoes(scalar_, absl::MakeSpan(vetoes_));
     }
     return;
   }
@@ -85,6 +85,7 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
   current_action_.resize(n_agents);
   current_target_.resize(n_agents);
   bool any_personality = false, any_cooldown_input = false;
+  uint32_t agents_without_targets = 0;
   pair_agent_.clear();
   pair_target_.clear();
   pair_begin_.assign(n_agents + 1, 0);
@@ -94,6 +95,7 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
     current_target_[j] = in.current_target;
     any_personality |= in.personality >= 0;
     any_cooldown_input |= !in.seconds_since_action.empty();
+    agents_without_targets += in.targets.empty();
     pair_begin_[j] = static_cast<uint32_t>(pair_agent_.size());
     if (!set.has_per_target_actions()) continue;
     for (size_t t = 0; t < in.targets.size(); ++t) {
@@ -103,9 +105,6 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
   }
   pair_begin_[n_agents] = static_cast<uint32_t>(pair_agent_.size());
   const size_t n_pairs = pair_agent_.size();
-  uint32_t agents_without_targets = 0;
-  for (size_t j = 0; j < n_agents; ++j)
-    agents_without_targets += inputs[agents_[j]].targets.empty();
 
   // Transpose once: one contiguous column per factor, for agents and for
   // (agent, target) pairs. Agent factors are copied to the pair columns only
@@ -187,7 +186,7 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
     float* weight_sum = weight_sum_.data();
     uint8_t* veto = veto_.data();
     std::fill_n(raw_acc, count, start);
-    std::fill_n(comp_acc, count, start);
+    std::fill_n(comp_acc, count, start);  // the product only
     std::fill_n(weight_sum, count, 0.0f);
     std::fill_n(veto, count, uint8_t{0});
     // Only the product and the minimum veto on a zero contribution.
@@ -263,7 +262,6 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
             const float wm = w != nullptr ? w[m] : cw;
             const float s = (out_min + out_span * y[m]) * wm + (1.0f - wm);
             raw_acc[m] = std::min(raw_acc[m], s);
-            comp_acc[m] = raw_acc[m];
             y[m] = s;
           }
           break;
@@ -271,7 +269,6 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
           for (size_t m = 0; m < count; ++m) {
             const float wm = w != nullptr ? w[m] : cw;
             raw_acc[m] += (out_min + out_span * y[m]) * wm;
-            comp_acc[m] = raw_acc[m];
             weight_sum[m] += wm;
           }
           break;
@@ -289,7 +286,6 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
     if (aggregation == Aggregation::kWeightedSum) {
       for (size_t m = 0; m < count; ++m) {
         raw_acc[m] = weight_sum[m] > 0 ? raw_acc[m] / weight_sum[m] : 1.0f;
-        comp_acc[m] = raw_acc[m];
       }
     }
     if (compensation == Compensation::kOnProduct) {
@@ -299,7 +295,10 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
       const float e = 1.0f / std::max(1.0f, static_cast<float>(n) * 0.5f);
       for (size_t m = 0; m < count; ++m) score[m] = std::pow(raw_acc[m], e);
     } else {
-      std::copy_n(comp_acc, count, score);
+      // Compensation per consideration lives in comp_acc (the product's);
+      // the other aggregations are what they combined.
+      std::copy_n(aggregation == Aggregation::kProduct ? comp_acc : raw_acc,
+                  count, score);
     }
     const float aw = act.weight;
     if (any_personality) {

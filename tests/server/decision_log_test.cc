@@ -42,7 +42,7 @@ TEST(DecisionLogTest, AFullQueueDropsAndCountsInsteadOfBlocking) {
       while (::read(fd, buf, sizeof(buf)) > 0) {
       }
     });
-    log.reset();    // closes the write end: the reader sees end of file
+    log.reset();  // closes the write end: the reader sees end of file
     reader.join();
     ::close(fds[0]);  // only once the reader is done with it
   }

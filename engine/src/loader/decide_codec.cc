@@ -335,13 +335,15 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
 
   // Resolve every agent; failures are answered now.
   std::vector<std::string> set_names;
-  std::shared_ptr<const LoadedSet> last;  // most batches use one set
+  // The catalog keeps its sets alive for the call: plain pointers, no
+  // reference counting per agent. Most batches use one set.
+  const LoadedSet* last = nullptr;
   for (int i = 0; i < n; ++i) {
     const v1::AgentSnapshot& agent = request.agents(i);
     v1::Decision* out = response->mutable_decisions(i);
-    std::shared_ptr<const LoadedSet> set;
+    const LoadedSet* set = nullptr;
     auto fail = [&](const absl::Status& s) {
-      FailAgent(i, agent, set.get(), s, out, observer);
+      FailAgent(i, agent, set, s, out, observer);
     };
     if (agent.behaviour_set().empty()) {
       fail(absl::InvalidArgumentError("behaviour_set: is required"));
@@ -349,7 +351,7 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
     }
     set = last != nullptr && last->name() == agent.behaviour_set()
               ? last
-              : catalog.Find(agent.behaviour_set());
+              : catalog.Find(agent.behaviour_set()).get();
     if (set == nullptr) {
       if (set_names.empty()) {
         for (const auto& [name, _] : catalog.sets()) set_names.push_back(name);
@@ -366,7 +368,7 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
       fail(s);
       continue;
     }
-    work.sets[i] = set.get();
+    work.sets[i] = set;
   }
 
   if (level == e::ExplainLevel::kFull) {
@@ -388,12 +390,7 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
       observer->OnDecided(*set, agent, work.inputs[i], e::Summarise(work.full),
                           out);
       vetoes.assign(set->compiled.action_count(), 0);
-      bool invalid = false;
-      for (const e::CandidateTrace& c : work.full.candidates) {
-        if (c.veto == e::VetoReason::kNone) continue;
-        ++vetoes[c.action];
-        invalid |= c.veto == e::VetoReason::kInvalidInput;
-      }
+      const bool invalid = e::CountVetoes(work.full, absl::MakeSpan(vetoes));
       observer->OnVetoes(*set, vetoes, invalid ? 1 : 0);
     }
     return;

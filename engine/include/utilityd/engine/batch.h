@@ -42,6 +42,10 @@ struct BatchDecision {
 // The summary of a full Decision.
 [[nodiscard]] BatchDecision Summarise(const Decision& d);
 
+// Adds d's vetoed candidates to `vetoes_by_action` (sized to the set's
+// actions); returns whether one was vetoed first for a non-finite input.
+bool CountVetoes(const Decision& d, absl::Span<uint32_t> vetoes_by_action);
+
 class BatchDecider {
  public:
   // Decides inputs[i] into out[i] (out.size() >= inputs.size()). An agent
@@ -61,7 +65,6 @@ class BatchDecider {
   uint32_t agents_with_invalid_input() const { return invalid_agents_; }
 
  private:
-  void CountVetoes(const Decision& d);
   void ScoreColumns(const CompiledBehaviourSet& set,
                     absl::Span<const AgentInput> inputs);
   void Select(const CompiledBehaviourSet& set,
