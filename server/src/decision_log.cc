@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "utilityd/loader/decide_codec.h"
 
 namespace utilityd::server {
 
@@ -29,6 +30,45 @@ absl::StatusOr<std::unique_ptr<DecisionLog>> DecisionLog::Open(
                                             options.sink, " for writing"));
   }
   return std::make_unique<DecisionLog>(f, true, options, written, dropped);
+}
+
+v1::DecisionLogEntry MakeDecisionLogEntry(const loader::LoadedSet& set,
+                                          const v1::AgentSnapshot& agent,
+                                          const engine::AgentInput& input,
+                                          absl::Time time,
+                                          const v1::Decision& decision,
+                                          float runner_up_score, bool explain) {
+  v1::DecisionLogEntry e;
+  const int64_t nanos = absl::ToUnixNanos(time);
+  e.mutable_time()->set_seconds(nanos / 1000000000);
+  e.mutable_time()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+  e.set_decision_id(decision.decision_id());
+  e.set_agent_id(agent.agent_id());
+  e.set_behaviour_set(set.name());
+  e.set_revision(set.revision());
+  const auto& factors = set.compiled.factors();
+  for (size_t f = 0; f < factors.size() && f < input.factors.size(); ++f) {
+    (*e.mutable_factors())[factors[f].name] = input.factors[f];
+  }
+  e.set_current_action(agent.current_action());
+  e.set_action(decision.action());
+  e.set_target_id(decision.target_id());
+  e.set_score(decision.score());
+  e.set_switched(decision.switched());
+  e.set_runner_up_score(runner_up_score);
+  if (!explain) return e;
+  if (!decision.explanation().actions().empty()) {
+    *e.mutable_explanation() = decision.explanation();
+    return e;
+  }
+  engine::Decision full;
+  if (engine::Decide(set.compiled, input, engine::ExplainLevel::kFull, &full)
+          .ok()) {
+    v1::Decision explained;
+    loader::WriteDecision(set, agent, full, v1::EXPLAIN_FULL, &explained);
+    *e.mutable_explanation() = std::move(*explained.mutable_explanation());
+  }
+  return e;
 }
 
 IdSampler::IdSampler(double rate) : all_(rate >= 1) {

@@ -20,11 +20,26 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "server/src/metrics.h"
+#include "utilityd/engine/decide.h"
+#include "utilityd/loader/set_loader.h"
 #include "utilityd/sync.h"
 #include "utilityd/v1/decision_log.pb.h"
 
 namespace utilityd::server {
+
+// The entry of one decision, as the decision log writes it and the live
+// feed shows it: when, the agent and its factors by name, the outcome as
+// written in `decision` (id, action, target, score, switched), and with
+// `explain` the full breakdown — taken from `decision` when it carries one,
+// else scored again from `input`. Ids are not masked here.
+v1::DecisionLogEntry MakeDecisionLogEntry(const loader::LoadedSet& set,
+                                          const v1::AgentSnapshot& agent,
+                                          const engine::AgentInput& input,
+                                          absl::Time time,
+                                          const v1::Decision& decision,
+                                          float runner_up_score, bool explain);
 
 // Picks a deterministic fraction of decisions by id: an id (a uniform
 // 64-bit value) is sampled when it is below rate * 2^64.

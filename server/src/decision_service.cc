@@ -27,11 +27,6 @@ uint64_t Mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-}  // namespace
-
-// Sees every agent of one batch: assigns decision ids (reserved for the
-// whole batch with one atomic step) and records metrics through handles
-// resolved once per set.
 // The 16 lowercase hex digits of `id`, without a heap allocation (this runs
 // once per decision).
 std::array<char, 16> HexId(uint64_t id) {
@@ -41,6 +36,11 @@ std::array<char, 16> HexId(uint64_t id) {
   return out;
 }
 
+}  // namespace
+
+// Sees every agent of one batch: assigns decision ids (reserved for the
+// whole batch with one atomic step) and records metrics through handles
+// resolved once per set.
 class BatchRecorder final : public loader::BatchObserver {
  public:
   BatchRecorder(DecisionServiceImpl* service,
@@ -94,19 +94,19 @@ class BatchRecorder final : public loader::BatchObserver {
     DecisionLog* const log = service_->log_;
     RecentDecisions* const recent = service_->recent_;
     if (recent != nullptr && recent->Sampled(id)) {
-      recent->Add({.generation = generation_,
-                   .snapshot = agent,
-                   .time = now_,
-                   .decision_id = out.decision_id(),
-                   .action = out.action(),
-                   .target_id = out.target_id(),
-                   .score = out.score(),
-                   .switched = out.switched(),
-                   .runner_up_score = decision.runner_up_score});
+      RecentDecisions::Sample sample{
+          .generation = generation_,
+          .snapshot = agent,
+          .time = now_,
+          .decision = out,
+          .runner_up_score = decision.runner_up_score};
+      sample.decision.clear_explanation();  // made again when read
+      recent->Add(std::move(sample));
     }
     if (log == nullptr) return;
     v1::DecisionLogEntry e =
-        Entry(set, agent, input, decision, out, log->Sampled(id));
+        MakeDecisionLogEntry(set, agent, input, now_, out,
+                             decision.runner_up_score, log->Sampled(id));
     if (log->masks_agent_ids()) e.set_agent_id(log->MaskAgentId(e.agent_id()));
     if (!log->logs_factor_values()) {
       e.clear_factors();
@@ -116,46 +116,6 @@ class BatchRecorder final : public loader::BatchObserver {
       }
     }
     log->Offer(std::move(e));
-  }
-
-  v1::DecisionLogEntry Entry(const loader::LoadedSet& set,
-                             const v1::AgentSnapshot& agent,
-                             const engine::AgentInput& input,
-                             const engine::BatchDecision& decision,
-                             const v1::Decision& out, bool explain) {
-    v1::DecisionLogEntry e;
-    const int64_t nanos = absl::ToUnixNanos(now_);
-    e.mutable_time()->set_seconds(nanos / 1000000000);
-    e.mutable_time()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
-    e.set_decision_id(out.decision_id());
-    e.set_agent_id(agent.agent_id());
-    e.set_behaviour_set(set.name());
-    e.set_revision(set.revision());
-    const auto& factors = set.compiled.factors();
-    for (size_t f = 0; f < factors.size() && f < input.factors.size(); ++f) {
-      (*e.mutable_factors())[factors[f].name] = input.factors[f];
-    }
-    e.set_current_action(agent.current_action());
-    e.set_action(out.action());
-    e.set_target_id(out.target_id());
-    e.set_score(out.score());
-    e.set_switched(out.switched());
-    e.set_runner_up_score(decision.runner_up_score);
-    if (!explain) return e;
-    if (!out.explanation().actions().empty()) {
-      *e.mutable_explanation() = out.explanation();
-    } else {
-      // Re-score at full explain: only the sampled fraction pays for it.
-      engine::Decision full;
-      if (engine::Decide(set.compiled, input, engine::ExplainLevel::kFull,
-                         &full)
-              .ok()) {
-        v1::Decision explained;
-        loader::WriteDecision(set, agent, full, v1::EXPLAIN_FULL, &explained);
-        *e.mutable_explanation() = std::move(*explained.mutable_explanation());
-      }
-    }
-    return e;
   }
 
   DecisionServiceImpl* const service_;

@@ -8,40 +8,22 @@
 namespace utilityd::server {
 namespace {
 
-// The feed entry of a sample: outcome as decided, snapshot factors by name,
-// and the full breakdown from scoring the snapshot again.
+// The feed entry of a sample: its snapshot scored again, with the set it
+// was decided with, for the factors by name and the full breakdown.
 v1::DecisionLogEntry ToEntry(const RecentDecisions::Sample& s) {
-  v1::DecisionLogEntry e;
-  const int64_t nanos = absl::ToUnixNanos(s.time);
-  e.mutable_time()->set_seconds(nanos / 1000000000);
-  e.mutable_time()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
-  e.set_decision_id(s.decision_id);
-  e.set_agent_id(s.snapshot.agent_id());
-  e.set_behaviour_set(s.snapshot.behaviour_set());
-  e.set_current_action(s.snapshot.current_action());
-  e.set_action(s.action);
-  e.set_target_id(s.target_id);
-  e.set_score(s.score);
-  e.set_switched(s.switched);
-  e.set_runner_up_score(s.runner_up_score);
   const auto set = s.generation->catalog.Find(s.snapshot.behaviour_set());
-  if (set == nullptr) return e;
-  e.set_revision(set->revision());
   loader::AgentScratch scratch;
   engine::AgentInput input;
-  if (!loader::ResolveAgent(*set, s.snapshot, &scratch, &input).ok()) return e;
-  const auto& factors = set->compiled.factors();
-  for (size_t f = 0; f < factors.size() && f < input.factors.size(); ++f) {
-    (*e.mutable_factors())[factors[f].name] = input.factors[f];
+  if (set == nullptr ||
+      !loader::ResolveAgent(*set, s.snapshot, &scratch, &input).ok()) {
+    // Not reached: the sample was decided with this very set.
+    v1::DecisionLogEntry e;
+    e.set_agent_id(s.snapshot.agent_id());
+    e.set_behaviour_set(s.snapshot.behaviour_set());
+    return e;
   }
-  engine::Decision full;
-  if (engine::Decide(set->compiled, input, engine::ExplainLevel::kFull, &full)
-          .ok()) {
-    v1::Decision explained;
-    loader::WriteDecision(*set, s.snapshot, full, v1::EXPLAIN_FULL, &explained);
-    *e.mutable_explanation() = std::move(*explained.mutable_explanation());
-  }
-  return e;
+  return MakeDecisionLogEntry(*set, s.snapshot, input, s.time, s.decision,
+                              s.runner_up_score, /*explain=*/true);
 }
 
 }  // namespace
@@ -71,8 +53,11 @@ std::vector<v1::DecisionLogEntry> RecentDecisions::Newest(
           s.snapshot.behaviour_set() != filter.behaviour_set) {
         continue;
       }
-      if (!filter.action.empty() && s.action != filter.action) continue;
-      if (filter.switched.has_value() && s.switched != *filter.switched) {
+      if (!filter.action.empty() && s.decision.action() != filter.action) {
+        continue;
+      }
+      if (filter.switched.has_value() &&
+          s.decision.switched() != *filter.switched) {
         continue;
       }
       picked.push_back(s);

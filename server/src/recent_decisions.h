@@ -44,11 +44,8 @@ class RecentDecisions {
     std::shared_ptr<const Generation> generation;
     v1::AgentSnapshot snapshot;
     absl::Time time;
-    std::string decision_id;
-    std::string action;
-    std::string target_id;
-    float score = 0;
-    bool switched = false;
+    // The decision as answered (id, action, target, score, switched).
+    v1::Decision decision;
     float runner_up_score = 0;
   };
 

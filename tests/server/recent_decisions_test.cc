@@ -18,8 +18,8 @@ RecentDecisions::Sample Entry(const std::string& agent, const std::string& set,
   RecentDecisions::Sample s{.generation = *empty};
   s.snapshot.set_agent_id(agent);
   s.snapshot.set_behaviour_set(set);
-  s.action = action;
-  s.switched = switched;
+  s.decision.set_action(action);
+  s.decision.set_switched(switched);
   return s;
 }
 
@@ -56,7 +56,7 @@ TEST(RecentDecisionsTest, ReadingBuildsTheBreakdownFromTheKeptSnapshot) {
   s.snapshot.set_agent_id("forager-1");
   s.snapshot.set_behaviour_set("eat_hide_wander");
   for (float v : {0.8f, 0.05f, 5.0f, 2.0f}) s.snapshot.add_factors(v);
-  s.action = "eat";
+  s.decision.set_action("eat");
   recent.Add(std::move(s));
   generation.reset();  // the sample keeps its configuration alive
   const auto entries = recent.Newest({});
