@@ -75,16 +75,6 @@ absl::Status ReadBody(const httplib::Request& req, absl::string_view what,
   return loader::ReadMessageOrError(req.body, what, message);
 }
 
-absl::Status CheckAgentCount(const v1::DecideRequest& request, int limit) {
-  if (request.agents_size() > limit) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("agents: ", request.agents_size(),
-                     " agents in one request; the limit is ", limit,
-                     " (--max_agents_per_request)"));
-  }
-  return absl::OkStatus();
-}
-
 using Handler =
     std::function<absl::Status(const httplib::Request&, httplib::Response&)>;
 
@@ -104,8 +94,7 @@ bool BearerTokenMatches(const std::string& header, const std::string& token) {
 }
 
 void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
-                      DecisionServiceImpl* service, ConfigStore* store,
-                      RecentDecisions* recent) {
+                      DecisionServiceImpl* service, RecentDecisions* recent) {
   // The page: static, open (it asks for the token when the API wants one).
   http.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_redirect("/ui/");
@@ -172,35 +161,28 @@ void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
       }));
   http.Post(
       "/api/v1/decide",
-      route([store, limit = options.max_agents_per_request](
-                const httplib::Request& req, httplib::Response& res) {
+      route([service](const httplib::Request& req, httplib::Response& res) {
         v1::DecideRequest request;
         UTILITYD_RETURN_IF_ERROR(ReadBody(req, "request", &request));
-        UTILITYD_RETURN_IF_ERROR(CheckAgentCount(request, limit));
         if (request.explain() == v1::EXPLAIN_UNSPECIFIED)
           request.set_explain(v1::EXPLAIN_FULL);
-        const std::shared_ptr<const Generation> g = store->Current();
-        if (g == nullptr)
-          return absl::UnavailableError("no behaviour sets are loaded yet");
         v1::DecideResponse response;
-        loader::DecideBatch(g->catalog, request, &response);
+        UTILITYD_RETURN_IF_ERROR(service->DecideUnrecorded(request, &response));
         SendMessage(response, res);
         return absl::OkStatus();
       }));
-  http.Post("/api/v1/whatif",
-            route([limit = options.max_agents_per_request](
-                      const httplib::Request& req, httplib::Response& res) {
+  http.Post("/api/v1/whatif", route([service](const httplib::Request& req,
+                                              httplib::Response& res) {
               v1::WhatIfDecideRequest whatif;
               UTILITYD_RETURN_IF_ERROR(ReadBody(req, "whatif", &whatif));
               if (!whatif.has_behaviour_set()) {
                 return absl::InvalidArgumentError(
                     "behaviourSet: give the edited behaviour set inline");
               }
-              v1::DecideRequest& request = *whatif.mutable_request();
-              UTILITYD_RETURN_IF_ERROR(CheckAgentCount(request, limit));
               absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> set =
                   loader::LoadSetProto(whatif.behaviour_set(), "behaviourSet");
               if (!set.ok()) return set.status();
+              v1::DecideRequest& request = *whatif.mutable_request();
               // Agents that name no set are scored with the edited one.
               for (v1::AgentSnapshot& agent : *request.mutable_agents()) {
                 if (agent.behaviour_set().empty())
@@ -212,7 +194,8 @@ void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
                   loader::Catalog::Of({*std::move(set)});
               if (!catalog.ok()) return catalog.status();
               v1::DecideResponse response;
-              loader::DecideBatch(*catalog, request, &response);
+              UTILITYD_RETURN_IF_ERROR(
+                  service->DecideUnrecorded(request, &response, &*catalog));
               SendMessage(response, res);
               return absl::OkStatus();
             }));

@@ -24,7 +24,6 @@
 
 #include <string>
 
-#include "server/src/config_store.h"
 #include "server/src/decision_service.h"
 #include "server/src/recent_decisions.h"
 
@@ -37,15 +36,13 @@ namespace utilityd::server {
 struct AdminApiOptions {
   // Empty: no token is needed.
   std::string token;
-  // Same limit as the gRPC path.
-  int max_agents_per_request = 10000;
 };
 
-// Registers the routes on `http`. The pointers must outlive it; `recent`
+// Registers the routes on `http`. The service decides (and checks the
+// batch size) for decide and what-if. The pointers must outlive it; `recent`
 // may be null (the feed then answers with no decisions).
 void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
-                      DecisionServiceImpl* service, ConfigStore* store,
-                      RecentDecisions* recent);
+                      DecisionServiceImpl* service, RecentDecisions* recent);
 
 // True when `header` is "Bearer <token>"; compares in constant time.
 bool BearerTokenMatches(const std::string& header, const std::string& token);

@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "server/src/log.h"
 #include "server/src/status_util.h"
+#include "utilityd/engine/status_macros.h"
 #include "utilityd/loader/decide_codec.h"
 
 namespace utilityd::server {
@@ -261,15 +262,36 @@ void DecisionServiceImpl::StartDraining() {
   for (StreamReactor* r : streams_) r->Drain();
 }
 
-absl::Status DecisionServiceImpl::DecideBatch(const v1::DecideRequest& request,
-                                              v1::DecideResponse* response) {
+absl::Status DecisionServiceImpl::CheckBatchSize(
+    const v1::DecideRequest& request) const {
   if (request.agents_size() > options_.max_agents_per_request) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "agents: ", request.agents_size(),
-        " agents in one request; the limit "
-        "is ",
+        " agents in one request; the limit is ",
         options_.max_agents_per_request, " (--max_agents_per_request)"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status DecisionServiceImpl::DecideUnrecorded(
+    const v1::DecideRequest& request, v1::DecideResponse* response,
+    const loader::Catalog* catalog) const {
+  UTILITYD_RETURN_IF_ERROR(CheckBatchSize(request));
+  std::shared_ptr<const Generation> generation;
+  if (catalog == nullptr) {
+    generation = store_->Current();
+    if (generation == nullptr) {
+      return absl::UnavailableError("no behaviour sets are loaded yet");
+    }
+    catalog = &generation->catalog;
+  }
+  loader::DecideBatch(*catalog, request, response);
+  return absl::OkStatus();
+}
+
+absl::Status DecisionServiceImpl::DecideBatch(const v1::DecideRequest& request,
+                                              v1::DecideResponse* response) {
+  UTILITYD_RETURN_IF_ERROR(CheckBatchSize(request));
   const std::shared_ptr<const Generation> generation = store_->Current();
   if (generation == nullptr) {
     return absl::UnavailableError("no behaviour sets are loaded yet");

@@ -73,6 +73,12 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
   // request-level error (UNAVAILABLE, RESOURCE_EXHAUSTED) without deciding.
   absl::Status DecideBatch(const v1::DecideRequest& request,
                            v1::DecideResponse* response);
+  // Decides on `catalog` (the current generation when null) exactly as
+  // DecideBatch does, but unrecorded: no decision ids, metrics, log or feed.
+  // For the inspector's calls, which are not game traffic.
+  absl::Status DecideUnrecorded(const v1::DecideRequest& request,
+                                v1::DecideResponse* response,
+                                const loader::Catalog* catalog = nullptr) const;
   // What ListBehaviourSets and GetBehaviourSet answer (also served as JSON
   // by the admin endpoint).
   absl::Status ListSets(v1::ListBehaviourSetsResponse* response) const;
@@ -80,6 +86,9 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
                       v1::GetBehaviourSetResponse* response) const;
 
  private:
+  // RESOURCE_EXHAUSTED when the request has more agents than allowed.
+  absl::Status CheckBatchSize(const v1::DecideRequest& request) const;
+
   friend class StreamReactor;
   friend class BatchRecorder;
   void Register(StreamReactor* reactor);

@@ -170,13 +170,8 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
              .more_routes =
                  [raw, &options](httplib::Server& http) {
                    if (!options.inspector) return;
-                   RegisterAdminApi(
-                       http,
-                       {.token = options.admin_token,
-                        .max_agents_per_request =
-                            options.service.max_agents_per_request},
-                       raw->service_.get(), raw->store_.get(),
-                       raw->recent_.get());
+                   RegisterAdminApi(http, {.token = options.admin_token},
+                                    raw->service_.get(), raw->recent_.get());
                  }});
     if (!admin.ok()) return admin.status();
     s->admin_ = *std::move(admin);
