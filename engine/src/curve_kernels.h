@@ -26,6 +26,24 @@ inline float Clamp01(float x) {
   return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;
 }
 
+// Polynomial exponents designers use most, computed without a pow call:
+// PowerCase picks one, Power<case> computes it.
+inline int PowerCase(float exponent) {
+  return exponent == 2.0f   ? 0
+         : exponent == 3.0f ? 1
+         : exponent == 0.5f ? 2
+         : exponent == 1.0f ? 3
+                            : 4;
+}
+template <int kCase>
+inline float Power(float x, float exponent) {
+  if constexpr (kCase == 0) return x * x;
+  if constexpr (kCase == 1) return x * x * x;
+  if constexpr (kCase == 2) return std::sqrt(x);
+  if constexpr (kCase == 3) return x;
+  return std::pow(x, exponent);
+}
+
 // One curve kind at one point, before the final clamp and invert. The
 // scalar and the column evaluations below both use exactly these, so a
 // batch scores bit for bit as one agent at a time does.
@@ -34,12 +52,18 @@ inline float Shape(const CompiledCurve& curve, float x, const CurvePoint* p) {
   if constexpr (kKind == CurveKind::kLinear) {
     return curve.a * x + curve.b;
   } else if constexpr (kKind == CurveKind::kPolynomial) {
-    // The exponents designers use most, without a pow call.
-    if (curve.a == 2.0f) return x * x;
-    if (curve.a == 3.0f) return x * x * x;
-    if (curve.a == 0.5f) return std::sqrt(x);
-    if (curve.a == 1.0f) return x;
-    return std::pow(x, curve.a);
+    switch (PowerCase(curve.a)) {
+      case 0:
+        return Power<0>(x, curve.a);
+      case 1:
+        return Power<1>(x, curve.a);
+      case 2:
+        return Power<2>(x, curve.a);
+      case 3:
+        return Power<3>(x, curve.a);
+      default:
+        return Power<4>(x, curve.a);
+    }
   } else if constexpr (kKind == CurveKind::kInverseQuadratic) {
     return 1.0f - (1.0f - x) * (1.0f - x);
   } else if constexpr (kKind == CurveKind::kExponential) {
@@ -93,58 +117,47 @@ inline float Evaluate(const CompiledCurve& curve, float x,
 template <typename Visit>
 void DispatchShape(const CompiledCurve& curve, const CurvePoint* p,
                    Visit&& visit) {
-  switch (curve.kind) {
-    case CurveKind::kLinear: {
-      const float a = curve.a, b = curve.b;
-      visit([=](float v) { return a * v + b; });
-      return;
-    }
-    case CurveKind::kPolynomial:
-      if (curve.a == 2.0f) {
-        visit([](float v) { return v * v; });
-      } else if (curve.a == 3.0f) {
-        visit([](float v) { return v * v * v; });
-      } else if (curve.a == 0.5f) {
-        visit([](float v) { return std::sqrt(v); });
-      } else if (curve.a == 1.0f) {
-        visit([](float v) { return v; });
-      } else {
-        const float a = curve.a;
-        visit([=](float v) { return std::pow(v, a); });
+  // A local copy: the loops may then keep its parameters in registers (a
+  // reference could alias the column they write).
+  const CompiledCurve c = curve;
+  switch (c.kind) {
+    case CurveKind::kPolynomial: {
+      const float a = c.a;
+      switch (PowerCase(a)) {
+        case 0:
+          return visit([a](float v) { return Power<0>(v, a); });
+        case 1:
+          return visit([a](float v) { return Power<1>(v, a); });
+        case 2:
+          return visit([a](float v) { return Power<2>(v, a); });
+        case 3:
+          return visit([a](float v) { return Power<3>(v, a); });
+        default:
+          return visit([a](float v) { return Power<4>(v, a); });
       }
-      return;
-    case CurveKind::kInverseQuadratic:
-      visit([](float v) { return 1.0f - (1.0f - v) * (1.0f - v); });
-      return;
+    }
     case CurveKind::kLogistic:
-      if (curve.rescale) {
+      if (c.rescale) {
         // Evaluate's exact ends: 0 and 1 before the clamp and invert.
-        visit([&](float v) {
+        return visit([c, p](float v) {
           return v <= 0.0f   ? 0.0f
                  : v >= 1.0f ? 1.0f
-                             : Shape<CurveKind::kLogistic>(curve, v, p);
+                             : Shape<CurveKind::kLogistic>(c, v, p);
         });
-      } else {
-        visit(
-            [&](float v) { return Shape<CurveKind::kLogistic>(curve, v, p); });
       }
-      return;
-    case CurveKind::kSmoothstep:
-      visit([](float v) { return v * v * (3.0f - 2.0f * v); });
-      return;
-    case CurveKind::kStep: {
-      const float t = curve.a;
-      visit([=](float v) { return v >= t ? 1.0f : 0.0f; });
-      return;
-    }
-#define UTILITYD_SHAPE(k)                                             \
-  case CurveKind::k:                                                  \
-    visit([&](float v) { return Shape<CurveKind::k>(curve, v, p); }); \
-    return;
+      return visit(
+          [c, p](float v) { return Shape<CurveKind::kLogistic>(c, v, p); });
+#define UTILITYD_SHAPE(k) \
+  case CurveKind::k:      \
+    return visit([c, p](float v) { return Shape<CurveKind::k>(c, v, p); });
+      UTILITYD_SHAPE(kLinear)
+      UTILITYD_SHAPE(kInverseQuadratic)
       UTILITYD_SHAPE(kExponential)
       UTILITYD_SHAPE(kLogit)
       UTILITYD_SHAPE(kNormal)
       UTILITYD_SHAPE(kSine)
+      UTILITYD_SHAPE(kSmoothstep)
+      UTILITYD_SHAPE(kStep)
       UTILITYD_SHAPE(kPiecewiseLinear)
 #undef UTILITYD_SHAPE
   }
