@@ -88,6 +88,14 @@ bool Due(int64_t now, int64_t interval, int64_t* next_due) {
 struct Tally {
   std::vector<uint32_t> micros;
   int64_t answered = 0;
+
+  // Counts a round trip sent at `sent` and answered at `end` (ns) when it
+  // lies within the measured time.
+  void Add(const Run& run, int64_t sent, int64_t end) {
+    if (sent < run.measure_from || end > run.stop_at) return;
+    micros.push_back(static_cast<uint32_t>((end - sent) / 1000));
+    ++answered;
+  }
 };
 
 // One DecideStream: sends the batch whenever fewer than in_flight are
@@ -142,10 +150,7 @@ class StreamLane final
       const int64_t sent = sent_.front();
       sent_.pop_front();
       --outstanding_;
-      if (sent >= run_->measure_from && now <= run_->stop_at) {
-        tally_.micros.push_back(static_cast<uint32_t>((now - sent) / 1000));
-        ++tally_.answered;
-      }
+      tally_.Add(*run_, sent, now);
     }
     if (!checked_) {
       checked_ = true;
@@ -247,11 +252,7 @@ class UnaryLane {
           {
             utilityd::MutexLock lock(&mu_);
             calling_ = false;
-            if (now >= run_->measure_from && end <= run_->stop_at) {
-              tally_.micros.push_back(
-                  static_cast<uint32_t>((end - now) / 1000));
-              ++tally_.answered;
-            }
+            tally_.Add(*run_, now, end);
           }
           TryCall();
         });
