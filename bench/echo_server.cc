@@ -4,8 +4,9 @@
 // against it and against utilityd, side by side (bench/compare.sh), shows
 // what scoring adds to the cost of carrying the batches.
 //
-//   build/bench/utilityd-echo --grpc_address=127.0.0.1:50061 \
+//   build/bench/utilityd-echo --grpc_address=127.0.0.1:50061
 //       --http_address=127.0.0.1:8091 --config_dir=examples/behaviour_sets
+//   (one command line)
 #include <signal.h>
 
 #include <cstdio>
