@@ -51,8 +51,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# playwright-core, pinned by tests/browser/package-lock.json; it drives
-# Debian's Chromium and downloads no browser of its own.
+# The browser tests run on Debian 12's own Node.js (18). playwright-core is
+# pinned by tests/browser/package-lock.json to 1.61, the last release that
+# supports Node 18; it drives Debian's Chromium and downloads no browser.
+node_major_needed=18
+node_version=$(node --version 2>/dev/null || echo none)
+node_major=${node_version#v}
+node_major=${node_major%%.*}
+if ! [[ "$node_major" =~ ^[0-9]+$ ]] || [ "$node_major" -lt "$node_major_needed" ]; then
+  echo "install-deps: the browser tests need Node.js $node_major_needed or newer" \
+       "(found $node_version); Debian 12's nodejs package is 18" >&2
+  exit 1
+fi
 browser_tests="$(dirname "$0")/../tests/browser"
 if [ ! -d "$browser_tests/node_modules/playwright-core" ]; then
   echo "install-deps: npm ci in tests/browser"

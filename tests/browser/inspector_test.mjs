@@ -10,7 +10,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+
+// Debian 12's nodejs is 18, and playwright-core is pinned to the last release
+// that supports it. Say so plainly rather than fail inside the library.
+const NODE_MAJOR_NEEDED = 18;
+if (Number(process.versions.node.split('.')[0]) < NODE_MAJOR_NEEDED) {
+  console.log(`FAIL the inspector tests need Node.js ${NODE_MAJOR_NEEDED} or newer ` +
+    `(this is ${process.version}); scripts/install-deps.sh installs Debian's nodejs`);
+  process.exit(1);
+}
+const { chromium } = await import('playwright-core');
 
 const [utilityd, utilityctl, sourceDir, outDir] = process.argv.slice(2);
 fs.mkdirSync(outDir, { recursive: true });
@@ -90,7 +99,7 @@ try {
     await page.goto(base + '/');
     assert.equal(new URL(page.url()).pathname, '/ui/');
     await page.waitForSelector('.action');
-    await sleep(300);
+    await settled(page);
     assert.deepEqual(problems, []);
   });
 
