@@ -4,51 +4,38 @@
 #include <cmath>
 
 #include "curve_kernels.h"
+#include "scoring_rules.h"
+#include "utilityd/engine/random.h"
 
 namespace utilityd::engine {
-namespace {
 
-using internal::Clamp01;
-
-// One candidate as selection sees it.
-struct Candidate {
-  int action;
-  int target;
-  float score;
-  int rank;
-};
-
-}  // namespace
-
-BatchDecision Summarise(const Decision& d) {
-  BatchDecision b;
-  b.action = d.action;
-  b.target = d.target;
-  b.score = d.score;
-  b.switched = d.switched;
-  b.fallback = d.fallback;
-  b.rank = d.rank;
-  b.runner_up_action = d.runner_up_action;
-  b.runner_up_target = d.runner_up_target;
-  b.runner_up_score = d.runner_up_score;
-  b.draw = d.draw;
-  return b;
-}
-
-bool CountVetoes(const Decision& d, absl::Span<uint32_t> vetoes_by_action) {
-  bool invalid = false;
-  for (const CandidateTrace& c : d.candidates) {
-    if (c.veto == VetoReason::kNone) continue;
-    ++vetoes_by_action[c.action];
-    invalid |= c.veto == VetoReason::kInvalidInput;
-  }
-  return invalid;
-}
+using internal::Contribution;
+using internal::Eligible;
+using internal::IsCurrent;
+using internal::Output;
 
 void BatchDecider::Decide(const CompiledBehaviourSet& set,
                           absl::Span<const AgentInput> inputs,
                           ExplainLevel level, absl::Span<BatchDecision> out,
-                          std::vector<absl::Status>* errors) {
+                          std::vector<absl::Status>* errors,
+                          absl::Span<Decision> traces) {
+  tracing_ = !traces.empty();
+  full_ = tracing_ && level == ExplainLevel::kFull;
+  Admit(set, inputs, out, errors);
+  Transpose(set, inputs);
+  LayOutRows(set);
+  for (int a = 0; a < set.action_count(); ++a) {
+    Considerations(set, a);
+    Finish(set, inputs, a);
+  }
+  for (uint8_t invalid : agent_invalid_) invalid_agents_ += invalid;
+  Select(set, inputs, out, traces);
+}
+
+void BatchDecider::Admit(const CompiledBehaviourSet& set,
+                         absl::Span<const AgentInput> inputs,
+                         absl::Span<BatchDecision> out,
+                         std::vector<absl::Status>* errors) {
   if (errors != nullptr) errors->assign(inputs.size(), absl::OkStatus());
   vetoes_.assign(set.action_count(), 0);
   invalid_agents_ = 0;
@@ -62,30 +49,21 @@ void BatchDecider::Decide(const CompiledBehaviourSet& set,
     }
     agents_.push_back(static_cast<uint32_t>(i));
   }
-  if (level == ExplainLevel::kFull ||
-      set.selection().strategy != Strategy::kHighest) {
-    // Random strategies draw per agent; full explanations need traces.
-    for (uint32_t i : agents_) {
-      (void)engine::Decide(set, inputs[i], level, &scalar_);
-      out[i] = Summarise(scalar_);
-      invalid_agents_ += CountVetoes(scalar_, absl::MakeSpan(vetoes_));
-    }
-    return;
-  }
-  ScoreColumns(set, inputs);
-  Select(set, inputs, out);
 }
 
+// Transposes once: one contiguous column per factor, for agents and for
+// (agent, target) pairs. Agent factors are copied to the pair columns only
+// when a per-target action reads them (FactorColumn).
 UTILITYD_VECTOR_CLONES
-void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
-                                absl::Span<const AgentInput> inputs) {
+void BatchDecider::Transpose(const CompiledBehaviourSet& set,
+                             absl::Span<const AgentInput> inputs) {
   const size_t n_agents = agents_.size();
   const int nf = set.factor_count(), ntf = set.target_factor_count();
-  // Per agent: what selection and the score's last factors need.
   current_action_.resize(n_agents);
   current_target_.resize(n_agents);
-  bool any_personality = false, any_cooldown_input = false;
-  uint32_t agents_without_targets = 0;
+  personality_.resize(n_agents);
+  any_personality_ = any_cooldown_input_ = false;
+  agents_without_targets_ = 0;
   pair_agent_.clear();
   pair_target_.clear();
   pair_begin_.assign(n_agents + 1, 0);
@@ -93,9 +71,10 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
     const AgentInput& in = inputs[agents_[j]];
     current_action_[j] = in.current_action;
     current_target_[j] = in.current_target;
-    any_personality |= in.personality >= 0;
-    any_cooldown_input |= !in.seconds_since_action.empty();
-    agents_without_targets += in.targets.empty();
+    personality_[j] = in.personality;
+    any_personality_ |= in.personality >= 0;
+    any_cooldown_input_ |= !in.seconds_since_action.empty();
+    agents_without_targets_ += in.targets.empty();
     pair_begin_[j] = static_cast<uint32_t>(pair_agent_.size());
     if (!set.has_per_target_actions()) continue;
     for (size_t t = 0; t < in.targets.size(); ++t) {
@@ -105,10 +84,6 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
   }
   pair_begin_[n_agents] = static_cast<uint32_t>(pair_agent_.size());
   const size_t n_pairs = pair_agent_.size();
-
-  // Transpose once: one contiguous column per factor, for agents and for
-  // (agent, target) pairs. Agent factors are copied to the pair columns only
-  // when a per-target action reads them.
   agent_columns_.resize(static_cast<size_t>(nf) * n_agents);
   for (size_t j = 0; j < n_agents; ++j) {
     const float* f = inputs[agents_[j]].factors.data();
@@ -139,309 +114,514 @@ void BatchDecider::ScoreColumns(const CompiledBehaviourSet& set,
   }
   pair_columns_.resize(static_cast<size_t>(nf) * n_pairs);
   pair_column_ready_.assign(nf, 0);
-  auto pair_column = [&](int k) {
-    float* col = pair_columns_.data() + static_cast<size_t>(k) * n_pairs;
-    if (!pair_column_ready_[k]) {
-      const float* src = agent_columns_.data() + k * n_agents;
-      for (size_t p = 0; p < n_pairs; ++p) col[p] = src[pair_agent_[p]];
-      pair_column_ready_[k] = 1;
-    }
-    return col;
-  };
+}
 
+// Sizes the score rows, the per-element working columns and the traces.
+void BatchDecider::LayOutRows(const CompiledBehaviourSet& set) {
+  const size_t n_agents = agents_.size(), n_pairs = pair_agent_.size();
   row_offset_.resize(set.action_count());
-  size_t total = 0;
-  for (int a = 0; a < set.action_count(); ++a) {
-    row_offset_[a] = total;
-    total += set.actions()[a].per_target ? n_pairs : n_agents;
-  }
-  scores_.resize(total);
-  const size_t widest = std::max(n_agents, n_pairs);
-  normalised_.resize(widest);
-  curved_.resize(widest);
-  raw_acc_.resize(widest);
-  comp_acc_.resize(widest);
-  weight_sum_.resize(widest);
-  weights_.resize(widest);
-  veto_.resize(widest);
-  agent_invalid_.assign(n_agents, 0);
-
-  const Aggregation aggregation = set.aggregation();
-  const Compensation compensation = set.compensation();
-  const float commitment =
-      1.0f + static_cast<float>(set.selection().commitment_bonus);
+  consideration_offset_.resize(set.action_count());
+  size_t total = 0, traced = 0;
   for (int a = 0; a < set.action_count(); ++a) {
     const CompiledAction& act = set.actions()[a];
-    const bool pt = act.per_target;
-    const size_t count = pt ? n_pairs : n_agents;
-    const int n = static_cast<int>(act.consideration_count);
-    const bool per_consideration =
-        compensation == Compensation::kPerConsideration && n > 1;
-    // CompensateFactor's modifier, computed as it computes it.
-    const float mod = 1.0f - 1.0f / static_cast<float>(n);
-    auto agent_index = [&](size_t m) { return pt ? pair_agent_[m] : m; };
-    const float start = aggregation == Aggregation::kWeightedSum ? 0.0f : 1.0f;
-    float* raw_acc = raw_acc_.data();
-    float* comp_acc = comp_acc_.data();
-    float* weight_sum = weight_sum_.data();
-    uint8_t* veto = veto_.data();
-    std::fill_n(raw_acc, count, start);
-    std::fill_n(comp_acc, count, start);  // the product only
-    std::fill_n(weight_sum, count, 0.0f);
-    std::fill_n(veto, count, uint8_t{0});
-    // Only the product and the minimum veto on a zero contribution.
-    const bool zero_vetoes = aggregation != Aggregation::kWeightedSum;
+    const size_t count = act.per_target ? n_pairs : n_agents;
+    row_offset_[a] = total;
+    consideration_offset_[a] = traced;
+    total += count;
+    traced += count * act.consideration_count;
+  }
+  scores_.resize(total);
+  if (tracing_) candidate_traces_.resize(total);
+  if (full_) consideration_traces_.resize(traced);
+  const size_t widest = std::max(n_agents, n_pairs);
+  for (auto* column : {&normalised_, &curved_, &raw_acc_, &comp_acc_,
+                       &weight_sum_, &weights_}) {
+    column->resize(widest);
+  }
+  veto_.resize(widest);
+  agent_invalid_.assign(n_agents, 0);
+}
 
-    for (int k = 0; k < n; ++k) {
-      const uint32_t ci = act.first_consideration + k;
-      const CompiledConsideration& c = set.considerations()[ci];
-      const float* x =
-          c.per_target
-              ? target_columns_.data() + static_cast<size_t>(c.factor) * n_pairs
-          : pt ? pair_column(c.factor)
-               : agent_columns_.data() +
-                     static_cast<size_t>(c.factor) * n_agents;
-      if (c.per_target ? target_nonfinite_[c.factor]
-                       : agent_nonfinite_[c.factor]) {
-        for (size_t m = 0; m < count; ++m) {
-          // Decide stops at an action's first veto: a non-finite input
-          // counts only when nothing vetoed before it.
-          if (veto[m] == 0 && !std::isfinite(x[m])) veto[m] = 1;
-        }
-      }
-      float* norm = normalised_.data();
-      const float lo = c.range_lo, inv = c.range_inv_span;
+// The column of consideration c's factor over the rows of an action.
+const float* BatchDecider::FactorColumn(const CompiledConsideration& c,
+                                        bool per_target) {
+  const size_t n_agents = agents_.size(), n_pairs = pair_agent_.size();
+  const size_t k = static_cast<size_t>(c.factor);
+  if (c.per_target) return target_columns_.data() + k * n_pairs;
+  if (!per_target) return agent_columns_.data() + k * n_agents;
+  float* col = pair_columns_.data() + k * n_pairs;
+  if (!pair_column_ready_[k]) {
+    const float* src = agent_columns_.data() + k * n_agents;
+    for (size_t p = 0; p < n_pairs; ++p) col[p] = src[pair_agent_[p]];
+    pair_column_ready_[k] = 1;
+  }
+  return col;
+}
+
+// Each consideration of `action` over its whole row: normalise, curve, then
+// weight and aggregate (Accumulate), marking vetoes in consideration order.
+UTILITYD_VECTOR_CLONES
+void BatchDecider::Considerations(const CompiledBehaviourSet& set, int action) {
+  const CompiledAction& act = set.actions()[action];
+  const size_t count = act.per_target ? pair_agent_.size() : agents_.size();
+  const float start =
+      set.aggregation() == Aggregation::kWeightedSum ? 0.0f : 1.0f;
+  std::fill_n(raw_acc_.data(), count, start);
+  std::fill_n(comp_acc_.data(), count, start);  // the product only
+  std::fill_n(weight_sum_.data(), count, 0.0f);
+  std::fill_n(veto_.data(), count, uint8_t{0});
+  if (tracing_) {
+    CandidateTrace* trace = candidate_traces_.data() + row_offset_[action];
+    std::fill_n(trace, count, CandidateTrace());
+  }
+  uint8_t* veto = veto_.data();
+  for (int k = 0; k < static_cast<int>(act.consideration_count); ++k) {
+    const uint32_t ci = act.first_consideration + k;
+    const CompiledConsideration& c = set.considerations()[ci];
+    const float* x = FactorColumn(c, act.per_target);
+    const bool nonfinite =
+        c.per_target ? target_nonfinite_[c.factor] : agent_nonfinite_[c.factor];
+    if (nonfinite) {
+      // The first veto of a candidate is the one reported: a non-finite
+      // input counts only when nothing vetoed before it.
       for (size_t m = 0; m < count; ++m) {
-        norm[m] = Clamp01((x[m] - lo) * inv);
-      }
-      EvaluateCurveColumn(c.curve, norm, curved_.data(), count,
-                          set.curve_points());
-      // Each element's curve output, then (overwritten) its contribution.
-      float* y = curved_.data();
-      const float out_min = c.output_min, out_span = c.output_span;
-      // The consideration's weight: one for all, unless personalities vary
-      // it per agent.
-      const float* w = nullptr;
-      if (any_personality) {
-        for (size_t m = 0; m < count; ++m) {
-          const int p = inputs[agents_[agent_index(m)]].personality;
-          weights_[m] =
-              p >= 0 ? set.personality_consideration_weight(p, ci) : c.weight;
-        }
-        w = weights_.data();
-      }
-      const float cw = c.weight;
-      switch (aggregation) {
-        case Aggregation::kProduct:
-          if (w == nullptr && per_consideration) {
-            for (size_t m = 0; m < count; ++m) {
-              const float s = (out_min + out_span * y[m]) * cw + (1.0f - cw);
-              raw_acc[m] *= s;
-              comp_acc[m] *= s + (1.0f - s) * mod * s;
-              y[m] = s;
-            }
-          } else if (w == nullptr) {
-            for (size_t m = 0; m < count; ++m) {
-              const float s = (out_min + out_span * y[m]) * cw + (1.0f - cw);
-              raw_acc[m] *= s;
-              comp_acc[m] *= s;
-              y[m] = s;
-            }
-          } else {
-            for (size_t m = 0; m < count; ++m) {
-              const float s =
-                  (out_min + out_span * y[m]) * w[m] + (1.0f - w[m]);
-              raw_acc[m] *= s;
-              comp_acc[m] *= per_consideration ? s + (1.0f - s) * mod * s : s;
-              y[m] = s;
-            }
-          }
-          break;
-        case Aggregation::kMin:
-          for (size_t m = 0; m < count; ++m) {
-            const float wm = w != nullptr ? w[m] : cw;
-            const float s = (out_min + out_span * y[m]) * wm + (1.0f - wm);
-            raw_acc[m] = std::min(raw_acc[m], s);
-            y[m] = s;
-          }
-          break;
-        case Aggregation::kWeightedSum:
-          for (size_t m = 0; m < count; ++m) {
-            const float wm = w != nullptr ? w[m] : cw;
-            raw_acc[m] += (out_min + out_span * y[m]) * wm;
-            weight_sum[m] += wm;
-          }
-          break;
-      }
-      if (zero_vetoes) {
-        for (size_t m = 0; m < count; ++m) {
-          veto[m] = veto[m] == 0 && y[m] == 0.0f ? uint8_t{2} : veto[m];
-        }
+        if (veto[m] == 0 && !std::isfinite(x[m])) veto[m] = 1;
       }
     }
-
-    // The candidate's score: compensated * weight * cooldown * commitment,
-    // multiplied in Decide's order.
-    float* score = scores_.data() + row_offset_[a];
-    if (aggregation == Aggregation::kWeightedSum) {
+    float* norm = normalised_.data();
+    const float lo = c.range_lo, inv = c.range_inv_span;
+    for (size_t m = 0; m < count; ++m) {
+      norm[m] = internal::Normalise(x[m], lo, inv);
+    }
+    EvaluateCurveColumn(c.curve, norm, curved_.data(), count,
+                        set.curve_points());
+    // The weight: one for all, unless personalities vary it per agent or a
+    // non-finite input must count as nothing (weight 0 is neutral).
+    const float* w = nullptr;
+    if (any_personality_ || nonfinite) {
       for (size_t m = 0; m < count; ++m) {
-        raw_acc[m] = weight_sum[m] > 0 ? raw_acc[m] / weight_sum[m] : 1.0f;
+        const int p = personality_[AgentOf(act.per_target, m)];
+        weights_[m] = !std::isfinite(x[m]) ? 0.0f
+                      : p >= 0 ? set.personality_consideration_weight(p, ci)
+                               : c.weight;
+      }
+      w = weights_.data();
+    }
+    if (full_) TraceConsideration(set, action, k, count, x, w);
+    Accumulate(set, action, k, count, w);
+    if (tracing_) {
+      CandidateTrace* trace = candidate_traces_.data() + row_offset_[action];
+      for (size_t m = 0; m < count; ++m) {
+        if (trace[m].vetoed_by < 0 && veto[m] != 0) trace[m].vetoed_by = k;
       }
     }
-    if (compensation == Compensation::kOnProduct) {
-      for (size_t m = 0; m < count; ++m)
-        score[m] = n > 0 ? CompensateFactor(raw_acc[m], n) : raw_acc[m];
-    } else if (compensation == Compensation::kGeometricMean) {
-      const float e = 1.0f / std::max(1.0f, static_cast<float>(n) * 0.5f);
-      for (size_t m = 0; m < count; ++m) score[m] = std::pow(raw_acc[m], e);
+  }
+}
+
+// Folds consideration k of `action` (its curve outputs in curved_) into the
+// row's accumulators; w is the per-element weight, or null for the
+// consideration's own. Only the product and the minimum veto on a zero.
+UTILITYD_VECTOR_CLONES
+void BatchDecider::Accumulate(const CompiledBehaviourSet& set, int action,
+                              int k, size_t count, const float* w) {
+  const CompiledAction& act = set.actions()[action];
+  const CompiledConsideration& c =
+      set.considerations()[act.first_consideration + k];
+  const int n = static_cast<int>(act.consideration_count);
+  const bool per_consideration =
+      set.compensation() == Compensation::kPerConsideration && n > 1;
+  const float mod = CompensationModifier(n);
+  const float out_min = c.output_min, out_span = c.output_span, cw = c.weight;
+  float* y = curved_.data();  // the curve's value, then the contribution
+  float* raw_acc = raw_acc_.data();
+  float* comp_acc = comp_acc_.data();
+  switch (set.aggregation()) {
+    case Aggregation::kProduct:
+      // Three loops so that the common cases carry no per-element choice.
+      if (w == nullptr && per_consideration) {
+        for (size_t m = 0; m < count; ++m) {
+          const float s = Contribution(Output(y[m], out_min, out_span), cw);
+          raw_acc[m] *= s;
+          comp_acc[m] *= Compensate(s, mod);
+          y[m] = s;
+        }
+      } else if (w == nullptr) {
+        for (size_t m = 0; m < count; ++m) {
+          const float s = Contribution(Output(y[m], out_min, out_span), cw);
+          raw_acc[m] *= s;
+          comp_acc[m] *= s;
+          y[m] = s;
+        }
+      } else {
+        for (size_t m = 0; m < count; ++m) {
+          const float s = Contribution(Output(y[m], out_min, out_span), w[m]);
+          raw_acc[m] *= s;
+          comp_acc[m] *= per_consideration ? Compensate(s, mod) : s;
+          y[m] = s;
+        }
+      }
+      break;
+    case Aggregation::kMin:
+      for (size_t m = 0; m < count; ++m) {
+        const float s = Contribution(Output(y[m], out_min, out_span),
+                                     w != nullptr ? w[m] : cw);
+        raw_acc[m] = std::min(raw_acc[m], s);
+        y[m] = s;
+      }
+      break;
+    case Aggregation::kWeightedSum: {
+      float* weight_sum = weight_sum_.data();
+      for (size_t m = 0; m < count; ++m) {
+        const float wm = w != nullptr ? w[m] : cw;
+        raw_acc[m] +=
+            internal::WeightedContribution(Output(y[m], out_min, out_span), wm);
+        weight_sum[m] += wm;
+      }
+      return;
+    }
+  }
+  uint8_t* veto = veto_.data();
+  for (size_t m = 0; m < count; ++m) {
+    veto[m] = veto[m] == 0 && y[m] == 0.0f ? uint8_t{2} : veto[m];
+  }
+}
+
+// score *= weight * cooldown * commitment, or 0 when vetoed. kVaried: the
+// weight and cooldown may differ per agent (personalities, seconds since
+// each action), and a trace may be wanted.
+template <bool kVaried>
+UTILITYD_VECTOR_CLONES void BatchDecider::ApplyFactors(
+    const CompiledBehaviourSet& set, absl::Span<const AgentInput> inputs,
+    int action, size_t count, float* score, CandidateTrace* trace) {
+  const CompiledAction& act = set.actions()[action];
+  const bool pt = act.per_target;
+  const uint8_t* veto = veto_.data();
+  const float commitment =
+      1.0f + static_cast<float>(set.selection().commitment_bonus);
+  for (size_t m = 0; m < count; ++m) {
+    const size_t j = AgentOf(pt, m);
+    float weight = act.weight, cooldown = 1.0f;
+    if constexpr (kVaried) {
+      const int p = personality_[j];
+      if (p >= 0) weight *= set.personality_action_weight(p, action);
+      const AgentInput& in = inputs[agents_[j]];
+      if (act.cooldown_seconds > 0 && !in.seconds_since_action.empty()) {
+        cooldown = internal::CooldownFactor(in.seconds_since_action[action],
+                                            act.cooldown_seconds);
+      }
+    }
+    const bool current =
+        IsCurrent(current_action_[j], current_target_[j], action,
+                  pt ? static_cast<int>(pair_target_[m]) : -1);
+    const float committed = current ? commitment : 1.0f;
+    score[m] = veto[m] != 0 ? 0.0f : score[m] * weight * cooldown * committed;
+    if constexpr (kVaried) {
+      if (trace == nullptr) continue;
+      trace[m].weight = weight;
+      trace[m].cooldown_factor = cooldown;
+      trace[m].commitment_factor = committed;
+      trace[m].score = score[m];
+      trace[m].veto = veto[m] == 0   ? VetoReason::kNone
+                      : veto[m] == 1 ? VetoReason::kInvalidInput
+                                     : VetoReason::kConsideration;
+    }
+  }
+}
+
+// Explain full: every value of consideration k, as Accumulate computes it.
+void BatchDecider::TraceConsideration(const CompiledBehaviourSet& set,
+                                      int action, int k, size_t count,
+                                      const float* x, const float* w) {
+  const CompiledAction& act = set.actions()[action];
+  const CompiledConsideration& c =
+      set.considerations()[act.first_consideration + k];
+  const int n = static_cast<int>(act.consideration_count);
+  const bool compensate =
+      set.aggregation() == Aggregation::kProduct &&
+      set.compensation() == Compensation::kPerConsideration && n > 1;
+  ConsiderationTrace* trace =
+      consideration_traces_.data() + consideration_offset_[action] + k * count;
+  for (size_t m = 0; m < count; ++m) {
+    ConsiderationTrace& t = trace[m];
+    t = ConsiderationTrace();
+    t.raw = x[m];
+    if (!std::isfinite(x[m])) {
+      t.invalid_input = true;
+      continue;
+    }
+    const float wm = w != nullptr ? w[m] : c.weight;
+    t.normalised = normalised_[m];
+    t.curved = curved_[m];
+    t.output = Output(t.curved, c.output_min, c.output_span);
+    if (set.aggregation() == Aggregation::kWeightedSum) {
+      t.contribution = internal::WeightedContribution(t.output, wm);
     } else {
+      t.contribution = Contribution(t.output, wm);
+      if (compensate) t.contribution = CompensateFactor(t.contribution, n);
+    }
+  }
+}
+
+// The candidate's score from its aggregate: compensated * weight * cooldown
+// * commitment, multiplied in that order; 0 when vetoed.
+UTILITYD_VECTOR_CLONES
+void BatchDecider::Finish(const CompiledBehaviourSet& set,
+                          absl::Span<const AgentInput> inputs, int action) {
+  const CompiledAction& act = set.actions()[action];
+  const bool pt = act.per_target;
+  const size_t count = pt ? pair_agent_.size() : agents_.size();
+  const int n = static_cast<int>(act.consideration_count);
+  float* raw_acc = raw_acc_.data();
+  float* score = scores_.data() + row_offset_[action];
+  const uint8_t* veto = veto_.data();
+  if (set.aggregation() == Aggregation::kWeightedSum) {
+    for (size_t m = 0; m < count; ++m) {
+      raw_acc[m] = internal::WeightedAverage(raw_acc[m], weight_sum_[m]);
+    }
+  }
+  switch (set.compensation()) {
+    case Compensation::kOnProduct:
+      for (size_t m = 0; m < count; ++m) {
+        score[m] = n > 0 ? CompensateFactor(raw_acc[m], n) : raw_acc[m];
+      }
+      break;
+    case Compensation::kGeometricMean: {
+      const float e = internal::GeometricMeanExponent(n);
+      for (size_t m = 0; m < count; ++m) score[m] = std::pow(raw_acc[m], e);
+      break;
+    }
+    default:
       // Compensation per consideration lives in comp_acc (the product's);
       // the other aggregations are what they combined.
-      std::copy_n(aggregation == Aggregation::kProduct ? comp_acc : raw_acc,
+      std::copy_n(set.aggregation() == Aggregation::kProduct ? comp_acc_.data()
+                                                             : raw_acc,
                   count, score);
-    }
-    const float aw = act.weight;
-    if (any_personality) {
-      for (size_t m = 0; m < count; ++m) {
-        const int p = inputs[agents_[agent_index(m)]].personality;
-        score[m] *= p >= 0 ? aw * set.personality_action_weight(p, a) : aw;
-      }
-    } else {
-      for (size_t m = 0; m < count; ++m) score[m] *= aw;
-    }
-    if (act.cooldown_seconds > 0 && any_cooldown_input) {
-      for (size_t m = 0; m < count; ++m) {
-        const AgentInput& in = inputs[agents_[agent_index(m)]];
-        if (in.seconds_since_action.empty()) continue;
-        const float since = in.seconds_since_action[a];
-        if (since < act.cooldown_seconds) {
-          score[m] *= std::max(0.0f, since) / act.cooldown_seconds;
-        }
-      }
-    }
-    for (size_t m = 0; m < count; ++m) {
-      const size_t j = agent_index(m);
-      const bool current =
-          current_action_[j] == a &&
-          (!pt || current_target_[j] == kAnyTarget ||
-           static_cast<int>(pair_target_[m]) == current_target_[j]);
-      score[m] = veto[m] != 0 ? 0.0f
-                 : current    ? score[m] * commitment
-                              : score[m];
-    }
-    uint32_t vetoed = 0;
-    for (size_t m = 0; m < count; ++m) {
-      vetoed += veto[m] != 0;
-      agent_invalid_[agent_index(m)] |= veto[m] == 1;
-    }
-    // An agent without targets has its per-target actions vetoed.
-    vetoes_[a] += vetoed + (pt ? agents_without_targets : 0);
+      break;
   }
-  for (uint8_t invalid : agent_invalid_) invalid_agents_ += invalid;
+  CandidateTrace* trace =
+      tracing_ ? candidate_traces_.data() + row_offset_[action] : nullptr;
+  if (trace != nullptr) {
+    for (size_t m = 0; m < count; ++m) {
+      trace[m].aggregate = raw_acc[m];
+      trace[m].compensated = score[m];
+    }
+  }
+  const bool cooling = act.cooldown_seconds > 0 && any_cooldown_input_;
+  // The common case (one weight for all, nothing cooling, no trace) gets a
+  // loop without per-agent lookups.
+  if (any_personality_ || cooling || trace != nullptr) {
+    ApplyFactors<true>(set, inputs, action, count, score, trace);
+  } else {
+    ApplyFactors<false>(set, inputs, action, count, score, nullptr);
+  }
+  uint32_t vetoed = 0;
+  for (size_t m = 0; m < count; ++m) {
+    vetoed += veto[m] != 0;
+    agent_invalid_[AgentOf(pt, m)] |= veto[m] == 1;
+  }
+  // An agent without targets has its per-target actions vetoed.
+  vetoes_[action] += vetoed + (pt ? agents_without_targets_ : 0);
 }
 
 void BatchDecider::Select(const CompiledBehaviourSet& set,
                           absl::Span<const AgentInput> inputs,
-                          absl::Span<BatchDecision> out) {
-  const float min_score = static_cast<float>(set.selection().min_score);
-  const bool positive_is_eligible = !(min_score > 0.0f);
-  const int fallback = set.fallback_action();
-  const int n_actions = set.action_count();
-  const auto& actions = set.actions();
+                          absl::Span<BatchDecision> out,
+                          absl::Span<Decision> traces) {
+  // Random strategies and traces need every candidate of an agent listed;
+  // the highest score alone needs only the best two.
+  if (tracing_ || set.selection().strategy != Strategy::kHighest) {
+    for (size_t j = 0; j < agents_.size(); ++j) {
+      const uint32_t i = agents_[j];
+      SelectOne<true>(set, inputs[i], j, &out[i]);
+      if (tracing_) WriteTrace(set, j, out[i], &traces[i]);
+    }
+    return;
+  }
   for (size_t j = 0; j < agents_.size(); ++j) {
-    const AgentInput& in = inputs[agents_[j]];
-    BatchDecision& d = out[agents_[j]];
-    const int current_action = current_action_[j];
-    const int current_target = current_target_[j];
-    auto is_current = [&](const Candidate& c) {
-      return c.action == current_action &&
-             (c.target < 0 || current_target == kAnyTarget ||
-              c.target == current_target);
-    };
-    auto eligible = [&](const Candidate& c) {
-      return c.score > 0.0f && c.score >= min_score;
-    };
-    // Decide's order of candidates: eligible first, then the higher rank,
-    // then the higher score, then the current action; earlier wins ties
-    // (the visit is in index order and only a strictly better one moves).
-    auto ahead = [&](const Candidate& c, const Candidate& o) {
-      // Only positive scores are offered: without a min_score all are
-      // eligible.
-      if (!positive_is_eligible) {
-        const bool ce = eligible(c), oe = eligible(o);
-        if (ce != oe) return ce;
-      }
-      if (c.rank != o.rank) return c.rank > o.rank;
-      if (c.score != o.score) return c.score > o.score;
-      return is_current(c) && !is_current(o);
-    };
-    // The best two candidates with a positive score, in one pass.
-    Candidate first{-1, -1, 0.0f, 0}, second{-1, -1, 0.0f, 0};
-    auto offer = [&](const Candidate& c) {
-      if (!(c.score > 0.0f)) return;
-      if (first.action < 0 || ahead(c, first)) {
-        second = first;
-        first = c;
-      } else if (second.action < 0 || ahead(c, second)) {
-        second = c;
-      }
-    };
-    const uint32_t pair_first = pair_begin_[j], pair_last = pair_begin_[j + 1];
-    for (int a = 0; a < n_actions; ++a) {
-      const float* row = scores_.data() + row_offset_[a];
-      if (!actions[a].per_target) {
-        offer(Candidate{a, -1, row[j], actions[a].rank});
-        continue;
-      }
-      for (uint32_t p = pair_first; p < pair_last; ++p) {
-        offer(Candidate{a, static_cast<int>(p - pair_first), row[p],
-                        actions[a].rank});
-      }
+    SelectOne<false>(set, inputs[agents_[j]], j, &out[agents_[j]]);
+  }
+}
+
+// One agent: the best two candidates in one pass (eligible first, then the
+// higher rank, then the higher score, then the current action; the earlier
+// wins ties), then the strategy's choice, the fallback and the runner-up.
+template <bool kCollect>
+inline void BatchDecider::SelectOne(const CompiledBehaviourSet& set,
+                                    const AgentInput& in, size_t j,
+                                    BatchDecision* d) {
+  const SelectionDefinition& sel = set.selection();
+  const float min_score = static_cast<float>(sel.min_score);
+  // Without a min_score every positive score is eligible.
+  const bool check_eligible = min_score > 0.0f;
+  const bool random = sel.strategy != Strategy::kHighest;
+  const int cur_a = current_action_[j], cur_t = current_target_[j];
+  auto ahead = [&](const Candidate& c, const Candidate& o) {
+    if (check_eligible) {
+      const bool ce = Eligible(c.score, min_score),
+                 oe = Eligible(o.score, min_score);
+      if (ce != oe) return ce;
     }
-    if (first.action >= 0 && eligible(first)) {
-      d.action = first.action;
-      d.target = first.target;
-      d.score = first.score;
-      d.rank = first.rank;
-      if (second.action >= 0) {
-        d.runner_up_action = second.action;
-        d.runner_up_target = second.target;
-        d.runner_up_score = second.score;
-      }
-    } else if (fallback >= 0) {
-      // Nothing eligible: Decide takes the fallback action's last candidate
-      // (score as scored, 0 with no targets), and the runner-up is the best
-      // positive candidate other than that one.
-      const CompiledAction& act = actions[fallback];
-      const float* row = scores_.data() + row_offset_[fallback];
-      Candidate chosen{fallback, -1, 0.0f, act.rank};
-      if (!act.per_target) {
-        chosen.score = row[j];
-      } else if (pair_last > pair_first) {
-        chosen.target = static_cast<int>(pair_last - 1 - pair_first);
-        chosen.score = row[pair_last - 1];
-      }
-      d.action = chosen.action;
-      d.target = chosen.target;
-      d.score = chosen.score;
-      d.rank = act.rank;
-      d.fallback = true;
-      const bool first_is_chosen =
-          first.action == chosen.action && first.target == chosen.target;
-      const Candidate& runner = first_is_chosen ? second : first;
-      if (runner.action >= 0) {
-        d.runner_up_action = runner.action;
-        d.runner_up_target = runner.target;
-        d.runner_up_score = runner.score;
-      }
-    } else if (first.action >= 0) {
-      d.runner_up_action = first.action;
-      d.runner_up_target = first.target;
-      d.runner_up_score = first.score;
+    if (c.rank != o.rank) return c.rank > o.rank;
+    if (c.score != o.score) return c.score > o.score;
+    return IsCurrent(cur_a, cur_t, c.action, c.target) &&
+           !IsCurrent(cur_a, cur_t, o.action, o.target);
+  };
+  Candidate first{-1, -1, 0.0f, 0}, second{-1, -1, 0.0f, 0};
+  auto offer = [&](const Candidate& c) {
+    if constexpr (kCollect) candidates_.push_back(c);
+    if (!(c.score > 0.0f)) return;  // only positive scores compete
+    if (first.action < 0 || ahead(c, first)) {
+      second = first;
+      first = c;
+    } else if (second.action < 0 || ahead(c, second)) {
+      second = c;
     }
-    d.switched = d.action != in.current_action ||
-                 (d.target >= 0 && in.current_target != kAnyTarget &&
-                  d.target != in.current_target);
+  };
+  if constexpr (kCollect) candidates_.clear();
+  const uint32_t pair_first = pair_begin_[j], pair_last = pair_begin_[j + 1];
+  const CompiledAction* actions = set.actions().data();
+  const float* scores = scores_.data();
+  for (int a = 0, n = set.action_count(); a < n; ++a) {
+    const float* row = scores + row_offset_[a];
+    if (!actions[a].per_target) {
+      offer(Candidate{a, -1, row[j], actions[a].rank});
+      continue;
+    }
+    for (uint32_t p = pair_first; p < pair_last; ++p) {
+      offer(Candidate{a, static_cast<int>(p - pair_first), row[p],
+                      actions[a].rank});
+    }
+  }
+  if constexpr (kCollect) probabilities_.assign(candidates_.size(), 0.0);
+  Candidate chosen{-1, -1, 0.0f, 0};
+  if (first.action >= 0 && Eligible(first.score, min_score)) {
+    d->rank = first.rank;
+    chosen = first;
+    if (kCollect && random) {
+      d->draw = SplitMix64(in.seed).NextDouble();
+      chosen = candidates_[Pick(set, j, first.rank, d->draw)];
+    }
+  } else if (const int fb = set.fallback_action(); fb >= 0) {
+    // Nothing eligible: the fallback action's last candidate, as scored (0
+    // when it has no targets).
+    const float* row = scores_.data() + row_offset_[fb];
+    chosen = {fb, -1, 0.0f, actions[fb].rank};
+    if (!actions[fb].per_target) {
+      chosen.score = row[j];
+    } else if (pair_last > pair_first) {
+      chosen.target = static_cast<int>(pair_last - 1 - pair_first);
+      chosen.score = row[pair_last - 1];
+    }
+    d->rank = chosen.rank;
+    d->fallback = true;
+  }
+  d->action = chosen.action;
+  d->target = chosen.target;
+  d->score = chosen.score;
+  const bool first_chosen =
+      first.action == chosen.action && first.target == chosen.target;
+  const Candidate& runner = first_chosen ? second : first;
+  if (runner.action >= 0) {
+    d->runner_up_action = runner.action;
+    d->runner_up_target = runner.target;
+    d->runner_up_score = runner.score;
+  }
+  d->switched = d->action != in.current_action ||
+                (d->target >= 0 && in.current_target != kAnyTarget &&
+                 d->target != in.current_target);
+}
+
+// The random strategies over the eligible candidates of the top rank, in
+// candidate order: weighted_random in proportion to the score, top_k the
+// same among the best k, softmax in proportion to exp((s - max) / T). Walks
+// the cumulative weights to `draw`; records each one's probability. Returns
+// the index into candidates_.
+int BatchDecider::Pick(const CompiledBehaviourSet& set, size_t j,
+                       int32_t top_rank, double draw) {
+  const SelectionDefinition& sel = set.selection();
+  const float min_score = static_cast<float>(sel.min_score);
+  pool_.clear();
+  for (size_t i = 0; i < candidates_.size(); ++i) {
+    const Candidate& c = candidates_[i];
+    if (Eligible(c.score, min_score) && c.rank == top_rank) {
+      pool_.push_back(static_cast<uint32_t>(i));
+    }
+  }
+  if (sel.strategy == Strategy::kTopK) {
+    // The best first: higher score, then the current action, then the
+    // earlier candidate (a stable sort keeps candidate order).
+    const int cur_a = current_action_[j], cur_t = current_target_[j];
+    auto better = [&](uint32_t x, uint32_t y) {
+      const Candidate& a = candidates_[x];
+      const Candidate& b = candidates_[y];
+      if (a.score != b.score) return a.score > b.score;
+      return IsCurrent(cur_a, cur_t, a.action, a.target) &&
+             !IsCurrent(cur_a, cur_t, b.action, b.target);
+    };
+    std::stable_sort(pool_.begin(), pool_.end(), better);
+    if (pool_.size() > static_cast<size_t>(sel.top_k)) pool_.resize(sel.top_k);
+  }
+  float max_score = 0;
+  for (uint32_t i : pool_)
+    max_score = std::max(max_score, candidates_[i].score);
+  pick_weights_.clear();
+  double total = 0;
+  for (uint32_t i : pool_) {
+    const float s = candidates_[i].score;
+    pick_weights_.push_back(sel.strategy == Strategy::kSoftmax
+                                ? std::exp((s - max_score) / sel.temperature)
+                                : s);
+    total += pick_weights_.back();
+  }
+  uint32_t chosen = pool_.back();
+  double cumulative = 0;
+  bool picked = false;
+  for (size_t i = 0; i < pool_.size(); ++i) {
+    probabilities_[pool_[i]] = total > 0 ? pick_weights_[i] / total : 0;
+    cumulative += pick_weights_[i];
+    if (!picked && draw * total < cumulative) {
+      chosen = pool_[i];
+      picked = true;
+    }
+  }
+  return static_cast<int>(chosen);
+}
+
+// The trace of agent j: its candidates in action then target order (an
+// agent without targets gets one vetoed candidate per per-target action),
+// and at kFull their considerations.
+void BatchDecider::WriteTrace(const CompiledBehaviourSet& set, size_t j,
+                              const BatchDecision& d, Decision* trace) const {
+  static_cast<BatchDecision&>(*trace) = d;
+  trace->candidates.clear();
+  trace->considerations.clear();
+  const float min_score = static_cast<float>(set.selection().min_score);
+  const uint32_t pair_first = pair_begin_[j], pair_last = pair_begin_[j + 1];
+  size_t slot = 0;  // into candidates_ and probabilities_
+  for (int a = 0; a < set.action_count(); ++a) {
+    const CompiledAction& act = set.actions()[a];
+    const bool pt = act.per_target;
+    if (pt && pair_last == pair_first) {
+      trace->candidates.push_back(
+          {.action = a, .veto = VetoReason::kNoTargets});
+      continue;
+    }
+    const size_t count = pt ? pair_agent_.size() : agents_.size();
+    for (uint32_t m = pt ? pair_first : j; m < (pt ? pair_last : j + 1); ++m) {
+      CandidateTrace c = candidate_traces_[row_offset_[a] + m];
+      c.action = a;
+      c.target = pt ? static_cast<int>(m - pair_first) : -1;
+      c.eligible = Eligible(c.score, min_score);
+      c.probability = probabilities_[slot++];
+      if (full_) {
+        c.first_trace = static_cast<uint32_t>(trace->considerations.size());
+        for (uint32_t k = 0; k < act.consideration_count; ++k) {
+          trace->considerations.push_back(
+              consideration_traces_[consideration_offset_[a] + k * count + m]);
+        }
+      }
+      trace->candidates.push_back(c);
+    }
   }
 }
 

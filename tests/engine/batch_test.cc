@@ -1,8 +1,10 @@
-// The batch path decides exactly as Decide does, agent by agent: same
-// action, target, score, runner-up, switch and fallback, bit for bit, over
-// random inputs for every example set under every aggregation and
-// compensation, with personalities, cooldowns, commitment, missing targets,
-// non-finite inputs, min_score and a fallback action.
+// The engine's one scoring path decides exactly as the plain reference
+// scorer (reference_decide.h) does: the same action, target, score,
+// runner-up, switch, fallback and draw, and the same trace — every
+// candidate's factors, veto and probability, every consideration's values —
+// bit for bit, over random inputs for every example set under every
+// aggregation, compensation and strategy, with personalities, cooldowns,
+// commitment, missing targets, non-finite inputs, min_score and a fallback.
 #include "utilityd/engine/batch.h"
 
 #include <cmath>
@@ -10,6 +12,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/engine/reference_decide.h"
 #include "utilityd/loader/set_loader.h"
 
 namespace utilityd::engine {
@@ -63,53 +66,129 @@ std::vector<Agent> RandomAgents(const CompiledBehaviourSet& set, int count,
   return agents;
 }
 
-void ExpectSameAsDecide(const CompiledBehaviourSet& set, ExplainLevel level,
-                        uint32_t seed) {
+void ExpectSameSummary(const BatchDecision& d, const BatchDecision& r) {
+  EXPECT_EQ(d.action, r.action);
+  EXPECT_EQ(d.target, r.target);
+  EXPECT_EQ(d.score, r.score);  // bit for bit
+  EXPECT_EQ(d.switched, r.switched);
+  EXPECT_EQ(d.fallback, r.fallback);
+  EXPECT_EQ(d.rank, r.rank);
+  EXPECT_EQ(d.runner_up_action, r.runner_up_action);
+  EXPECT_EQ(d.runner_up_target, r.runner_up_target);
+  EXPECT_EQ(d.runner_up_score, r.runner_up_score);
+  EXPECT_EQ(d.draw, r.draw);
+}
+
+void ExpectSameTrace(const CompiledBehaviourSet& set, const Decision& d,
+                     const Decision& r, bool full) {
+  ASSERT_EQ(d.candidates.size(), r.candidates.size());
+  for (size_t c = 0; c < r.candidates.size(); ++c) {
+    SCOPED_TRACE(::testing::Message() << "candidate " << c);
+    const CandidateTrace& x = d.candidates[c];
+    const CandidateTrace& y = r.candidates[c];
+    EXPECT_EQ(x.action, y.action);
+    EXPECT_EQ(x.target, y.target);
+    EXPECT_EQ(x.veto, y.veto);
+    EXPECT_EQ(x.vetoed_by, y.vetoed_by);
+    EXPECT_EQ(x.eligible, y.eligible);
+    EXPECT_EQ(x.probability, y.probability);
+    EXPECT_EQ(x.score, y.score);
+    if (y.veto == VetoReason::kNoTargets) continue;
+    EXPECT_EQ(x.aggregate, y.aggregate);
+    EXPECT_EQ(x.compensated, y.compensated);
+    EXPECT_EQ(x.weight, y.weight);
+    EXPECT_EQ(x.cooldown_factor, y.cooldown_factor);
+    EXPECT_EQ(x.commitment_factor, y.commitment_factor);
+    if (!full) continue;
+    const uint32_t n = set.actions()[y.action].consideration_count;
+    ASSERT_LE(x.first_trace + n, d.considerations.size());
+    for (uint32_t k = 0; k < n; ++k) {
+      const ConsiderationTrace& p = d.considerations[x.first_trace + k];
+      const ConsiderationTrace& q = r.considerations[y.first_trace + k];
+      SCOPED_TRACE(::testing::Message() << "consideration " << k);
+      EXPECT_EQ(p.invalid_input, q.invalid_input);
+      EXPECT_THAT(p.raw, ::testing::NanSensitiveFloatEq(q.raw));
+      EXPECT_EQ(p.normalised, q.normalised);
+      EXPECT_EQ(p.curved, q.curved);
+      EXPECT_EQ(p.output, q.output);
+      EXPECT_EQ(p.contribution, q.contribution);
+    }
+  }
+  EXPECT_EQ(d.considerations.size(), full ? r.considerations.size() : 0u);
+}
+
+// Decides 700 random agents (one that does not fit) in one batch, with
+// traces at `level`, and each alone through Decide; compares both with the
+// reference.
+void ExpectSameAsReference(const CompiledBehaviourSet& set, ExplainLevel level,
+                           uint32_t seed) {
   std::vector<Agent> agents = RandomAgents(set, 700, seed);
   std::vector<AgentInput> inputs;
   for (const Agent& a : agents) inputs.push_back(a.input);
   inputs[5].factors = inputs[5].factors.subspan(1);  // does not fit
   BatchDecider batch;
   std::vector<BatchDecision> out(inputs.size());
+  std::vector<Decision> traces(inputs.size());
   std::vector<absl::Status> errors;
-  batch.Decide(set, inputs, level, absl::MakeSpan(out), &errors);
-  Decision one;
+  batch.Decide(set, inputs, level, absl::MakeSpan(out), &errors,
+               absl::MakeSpan(traces));
+  // The same batch without traces decides the same.
+  BatchDecider plain;
+  std::vector<BatchDecision> untraced(inputs.size());
+  plain.Decide(set, inputs, ExplainLevel::kNone, absl::MakeSpan(untraced));
+  const bool full = level == ExplainLevel::kFull;
+  Decision ref, one;
   int positive = 0;
   std::vector<uint32_t> vetoes(set.action_count(), 0);
   uint32_t invalid_agents = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const absl::Status s = Decide(set, inputs[i], level, &one);
-    ASSERT_EQ(errors[i], s) << "agent " << i;
+    SCOPED_TRACE(::testing::Message() << "agent " << i);
+    const absl::Status s = reference::Decide(set, inputs[i], &ref);
+    ASSERT_EQ(errors[i], s);
+    ASSERT_EQ(Decide(set, inputs[i], level, &one), s);
     if (!s.ok()) {
       EXPECT_EQ(out[i].action, -1);
       continue;
     }
     bool invalid = false;
-    for (const CandidateTrace& c : one.candidates) {
+    for (const CandidateTrace& c : ref.candidates) {
       if (c.veto == VetoReason::kNone) continue;
       ++vetoes[c.action];
       invalid |= c.veto == VetoReason::kInvalidInput;
     }
     invalid_agents += invalid;
-    const BatchDecision& d = out[i];
-    ASSERT_EQ(d.action, one.action) << "agent " << i;
-    ASSERT_EQ(d.target, one.target) << "agent " << i;
-    ASSERT_EQ(d.score, one.score) << "agent " << i;  // bit for bit
-    ASSERT_EQ(d.switched, one.switched) << "agent " << i;
-    ASSERT_EQ(d.fallback, one.fallback) << "agent " << i;
-    ASSERT_EQ(d.rank, one.rank) << "agent " << i;
-    ASSERT_EQ(d.runner_up_action, one.runner_up_action) << "agent " << i;
-    ASSERT_EQ(d.runner_up_target, one.runner_up_target) << "agent " << i;
-    ASSERT_EQ(d.runner_up_score, one.runner_up_score) << "agent " << i;
-    positive += d.score > 0;
+    ExpectSameSummary(out[i], ref);
+    ExpectSameSummary(untraced[i], ref);
+    ExpectSameSummary(one, ref);
+    ExpectSameSummary(traces[i], ref);
+    ExpectSameTrace(set, traces[i], ref, full);
+    ExpectSameTrace(set, one, ref, full);
+    if (::testing::Test::HasFailure()) return;  // one agent's story is enough
+    positive += out[i].score > 0;
   }
   EXPECT_GT(positive, 100);
-  // The veto counts the metrics need, as Decide's traces give them. (Full
-  // explanations keep scoring after a veto, so their traces differ.)
-  if (level != ExplainLevel::kFull) {
-    EXPECT_THAT(batch.vetoes_by_action(), ::testing::ElementsAreArray(vetoes));
-    EXPECT_EQ(batch.agents_with_invalid_input(), invalid_agents);
-    EXPECT_GT(invalid_agents, 0u);
+  EXPECT_THAT(batch.vetoes_by_action(), ::testing::ElementsAreArray(vetoes));
+  EXPECT_EQ(batch.agents_with_invalid_input(), invalid_agents);
+  EXPECT_GT(invalid_agents, 0u);
+}
+
+// Sets the selection strategy by index: highest, weighted_random, top_k,
+// softmax.
+void SetStrategy(int strategy, v1::BehaviourSet* def) {
+  v1::Selection* sel = def->mutable_selection();
+  switch (strategy) {
+    case 0:
+      sel->mutable_highest();
+      break;
+    case 1:
+      sel->mutable_weighted_random();
+      break;
+    case 2:
+      sel->mutable_top_k()->set_k(3);
+      break;
+    default:
+      sel->mutable_softmax()->set_temperature(0.2);
+      break;
   }
 }
 
@@ -122,7 +201,7 @@ class BatchTest : public ::testing::TestWithParam<std::string> {
   }
 };
 
-TEST_P(BatchTest, SameAsDecideUnderEveryAggregationAndCompensation) {
+TEST_P(BatchTest, SameAsReferenceUnderEveryAggregationCompensationStrategy) {
   const v1::BehaviourSet base = Load();
   uint32_t seed = 1;
   for (auto aggregation : {v1::AGGREGATION_PRODUCT, v1::AGGREGATION_MIN,
@@ -135,36 +214,37 @@ TEST_P(BatchTest, SameAsDecideUnderEveryAggregationAndCompensation) {
           compensation != v1::COMPENSATION_NONE) {
         continue;
       }
-      v1::BehaviourSet def = base;
-      def.mutable_scoring()->set_aggregation(aggregation);
-      def.mutable_scoring()->set_compensation(compensation);
-      auto set = loader::LoadSetProto(def, "variant");
-      ASSERT_TRUE(set.ok()) << set.status();
-      SCOPED_TRACE(::testing::Message() << "aggregation " << aggregation
-                                        << " compensation " << compensation);
-      ExpectSameAsDecide((*set)->compiled, ExplainLevel::kNone, seed++);
-      ExpectSameAsDecide((*set)->compiled, ExplainLevel::kTop, seed++);
+      for (int strategy = 0; strategy < 4; ++strategy) {
+        v1::BehaviourSet def = base;
+        def.mutable_scoring()->set_aggregation(aggregation);
+        def.mutable_scoring()->set_compensation(compensation);
+        SetStrategy(strategy, &def);
+        auto set = loader::LoadSetProto(def, "variant");
+        ASSERT_TRUE(set.ok()) << set.status();
+        SCOPED_TRACE(::testing::Message()
+                     << "aggregation " << aggregation << " compensation "
+                     << compensation << " strategy " << strategy);
+        ExpectSameAsReference((*set)->compiled, ExplainLevel::kNone, seed++);
+        ExpectSameAsReference((*set)->compiled, ExplainLevel::kFull, seed++);
+        if (HasFailure()) return;
+      }
     }
   }
 }
 
-TEST_P(BatchTest, SameAsDecideWithMinScoreAndFallback) {
-  v1::BehaviourSet def = Load();
-  def.mutable_selection()->set_min_score(0.3);
-  def.mutable_selection()->set_fallback_action(
-      def.actions(def.actions_size() - 1).name());
-  auto set = loader::LoadSetProto(def, "variant");
-  ASSERT_TRUE(set.ok()) << set.status();
-  ExpectSameAsDecide((*set)->compiled, ExplainLevel::kNone, 99);
-}
-
-TEST_P(BatchTest, RandomStrategiesAndFullExplainGoAgentByAgent) {
-  v1::BehaviourSet def = Load();
-  def.mutable_selection()->mutable_softmax()->set_temperature(0.2);
-  auto set = loader::LoadSetProto(def, "variant");
-  ASSERT_TRUE(set.ok()) << set.status();
-  ExpectSameAsDecide((*set)->compiled, ExplainLevel::kNone, 7);
-  ExpectSameAsDecide((*set)->compiled, ExplainLevel::kFull, 8);
+TEST_P(BatchTest, SameAsReferenceWithMinScoreAndFallback) {
+  for (int strategy = 0; strategy < 4; ++strategy) {
+    v1::BehaviourSet def = Load();
+    def.mutable_selection()->set_min_score(0.3);
+    def.mutable_selection()->set_fallback_action(
+        def.actions(def.actions_size() - 1).name());
+    SetStrategy(strategy, &def);
+    auto set = loader::LoadSetProto(def, "variant");
+    ASSERT_TRUE(set.ok()) << set.status();
+    SCOPED_TRACE(::testing::Message() << "strategy " << strategy);
+    ExpectSameAsReference((*set)->compiled, ExplainLevel::kTop, 99);
+    ExpectSameAsReference((*set)->compiled, ExplainLevel::kFull, 100);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, BatchTest,

@@ -229,7 +229,8 @@ void WriteDecision(const LoadedSet& loaded, const v1::AgentSnapshot& snapshot,
 void WriteDecision(const LoadedSet& loaded, const v1::AgentSnapshot& snapshot,
                    const e::Decision& d, v1::Explain explain,
                    v1::Decision* out) {
-  WriteDecision(loaded, snapshot, e::Summarise(d), explain, out);
+  WriteDecision(loaded, snapshot, static_cast<const e::BatchDecision&>(d),
+                explain, out);
   if (ToExplainLevel(explain) != e::ExplainLevel::kFull) return;
   const e::CompiledBehaviourSet& set = loaded.compiled;
   auto target_id = [&](int t) -> const std::string& {
@@ -304,8 +305,8 @@ struct BatchWork {
   std::vector<int> group_index;             // their request positions
   std::vector<e::BatchDecision> group_out;
   std::vector<absl::Status> group_errors;
+  std::vector<e::Decision> group_traces;  // explain full only
   e::BatchDecider decider;
-  e::Decision full;
 };
 
 // Answers agent i with `status`, prefixed with the agent's path.
@@ -371,31 +372,6 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
     work.sets[i] = set;
   }
 
-  if (level == e::ExplainLevel::kFull) {
-    // Every trace is wanted: one agent at a time.
-    std::vector<uint32_t> vetoes;
-    for (int i = 0; i < n; ++i) {
-      const LoadedSet* set = work.sets[i];
-      if (set == nullptr) continue;
-      const v1::AgentSnapshot& agent = request.agents(i);
-      v1::Decision* out = response->mutable_decisions(i);
-      if (absl::Status s =
-              e::Decide(set->compiled, work.inputs[i], level, &work.full);
-          !s.ok()) {
-        FailAgent(i, agent, set, s, out, observer);
-        continue;
-      }
-      WriteDecision(*set, agent, work.full, request.explain(), out);
-      if (observer == nullptr) continue;
-      observer->OnDecided(*set, agent, work.inputs[i], e::Summarise(work.full),
-                          out);
-      vetoes.assign(set->compiled.action_count(), 0);
-      const bool invalid = e::CountVetoes(work.full, absl::MakeSpan(vetoes));
-      observer->OnVetoes(*set, vetoes, invalid ? 1 : 0);
-    }
-    return;
-  }
-
   // The agents of each set together, sets in order of first appearance.
   for (int first = 0; first < n; ++first) {
     const LoadedSet* set = work.sets[first];
@@ -409,9 +385,16 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
       if (i > first) work.sets[i] = nullptr;  // taken
     }
     work.sets[first] = nullptr;
-    work.group_out.resize(work.group_inputs.size());
+    const size_t count = work.group_inputs.size();
+    work.group_out.resize(count);
+    // Explain full: the same pass also writes every trace.
+    const bool full = level == e::ExplainLevel::kFull;
+    if (full && work.group_traces.size() < count)
+      work.group_traces.resize(count);
     work.decider.Decide(set->compiled, work.group_inputs, level,
-                        absl::MakeSpan(work.group_out), &work.group_errors);
+                        absl::MakeSpan(work.group_out), &work.group_errors,
+                        full ? absl::MakeSpan(work.group_traces.data(), count)
+                             : absl::Span<e::Decision>());
     for (size_t g = 0; g < work.group_index.size(); ++g) {
       const int i = work.group_index[g];
       const v1::AgentSnapshot& agent = request.agents(i);
@@ -420,7 +403,12 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
         FailAgent(i, agent, set, s, out, observer);
         continue;
       }
-      WriteDecision(*set, agent, work.group_out[g], request.explain(), out);
+      if (full) {
+        WriteDecision(*set, agent, work.group_traces[g], request.explain(),
+                      out);
+      } else {
+        WriteDecision(*set, agent, work.group_out[g], request.explain(), out);
+      }
       if (observer != nullptr) {
         observer->OnDecided(*set, agent, work.group_inputs[g],
                             work.group_out[g], out);

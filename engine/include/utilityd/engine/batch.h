@@ -1,17 +1,22 @@
-// Decides many agents of one behaviour set at once: the fast path for
-// explain levels none and top, which the service uses for every batch.
+// Decides many agents of one behaviour set at once. This is the engine's one
+// scoring path: Decide for a single agent is a batch of one, and explain
+// full is a trace written by the same pass.
 //
-// The agents' factors are transposed into columns and each consideration
-// is evaluated for the whole column with its curve kind decided once, so
-// the loops are tight and free of per-agent dispatch; each candidate keeps
-// its accumulators in a column too. The arithmetic per agent is exactly
-// Decide's, in the same order, so results are identical to calling Decide
-// for each agent (batch_test checks this over random inputs, every example
-// set and strategy).
+// The pass, in named steps:
+//   Admit       check each agent's input against the set
+//   Transpose   factors into one column per factor (agents, and
+//               agent-target pairs for per-target actions)
+//   per action:
+//     Considerations  normalise -> curve -> output -> weight -> aggregate,
+//                     and vetoes, one consideration over a whole column
+//     Finish          compensate -> action weight and personality ->
+//                     cooldown -> commitment -> veto to 0
+//   Select      per agent: ranks, eligibility, the strategy, ties, the
+//               fallback, the runner-up; and the trace when asked for
 //
-//   BatchDecider decider;                         // reuse: no allocation
+//   BatchDecider decider;                      // reuse: no allocation
 //   std::vector<BatchDecision> out(inputs.size());
-//   absl::Status s = decider.Decide(set, inputs, ExplainLevel::kNone, out);
+//   decider.Decide(set, inputs, ExplainLevel::kNone, absl::MakeSpan(out));
 #ifndef UTILITYD_ENGINE_BATCH_H_
 #define UTILITYD_ENGINE_BATCH_H_
 
@@ -25,52 +30,69 @@
 
 namespace utilityd::engine {
 
-// What Decide reports at ExplainLevel::kNone and kTop, per agent.
-struct BatchDecision {
-  int32_t action = -1;
-  int32_t target = -1;
-  float score = 0;
-  bool switched = false;
-  bool fallback = false;
-  int32_t rank = 0;
-  int32_t runner_up_action = -1;
-  int32_t runner_up_target = -1;
-  float runner_up_score = 0;
-  double draw = -1;
-};
-
-// The summary of a full Decision.
-[[nodiscard]] BatchDecision Summarise(const Decision& d);
-
-// Adds d's vetoed candidates to `vetoes_by_action` (sized to the set's
-// actions); returns whether one was vetoed first for a non-finite input.
-bool CountVetoes(const Decision& d, absl::Span<uint32_t> vetoes_by_action);
-
 class BatchDecider {
  public:
   // Decides inputs[i] into out[i] (out.size() >= inputs.size()). An agent
   // whose input does not fit the set gets its error in `errors` (when given,
   // sized like inputs; OK elsewhere) and action -1; the others are decided.
-  // Random strategies and explain full go through Decide agent by agent.
-  // Afterwards, vetoes_by_action() counts the vetoed candidates of the
-  // decided agents per action, and agents_with_invalid_input() those agents
-  // with a candidate vetoed first for a NaN or infinite input — as Decide's
-  // traces would.
+  // When `traces` is not empty (size >= inputs.size()), traces[i] also gets
+  // every candidate of a decided agent, and at ExplainLevel::kFull every
+  // consideration; without traces the level changes nothing and costs
+  // nothing. Afterwards, vetoes_by_action() counts the vetoed candidates of
+  // the decided agents per action, and agents_with_invalid_input() those
+  // agents with a candidate vetoed first for a NaN or infinite input.
   void Decide(const CompiledBehaviourSet& set,
               absl::Span<const AgentInput> inputs, ExplainLevel level,
               absl::Span<BatchDecision> out,
-              std::vector<absl::Status>* errors = nullptr);
+              std::vector<absl::Status>* errors = nullptr,
+              absl::Span<Decision> traces = {});
 
   absl::Span<const uint32_t> vetoes_by_action() const { return vetoes_; }
   uint32_t agents_with_invalid_input() const { return invalid_agents_; }
 
  private:
-  void ScoreColumns(const CompiledBehaviourSet& set,
-                    absl::Span<const AgentInput> inputs);
+  // One candidate as selection sees it.
+  struct Candidate {
+    int32_t action;
+    int32_t target;
+    float score;
+    int32_t rank;
+  };
+
+  void Admit(const CompiledBehaviourSet& set,
+             absl::Span<const AgentInput> inputs, absl::Span<BatchDecision> out,
+             std::vector<absl::Status>* errors);
+  void Transpose(const CompiledBehaviourSet& set,
+                 absl::Span<const AgentInput> inputs);
+  void LayOutRows(const CompiledBehaviourSet& set);
+  const float* FactorColumn(const CompiledConsideration& c, bool per_target);
+  void Considerations(const CompiledBehaviourSet& set, int action);
+  void Accumulate(const CompiledBehaviourSet& set, int action, int k,
+                  size_t count, const float* w);
+  void TraceConsideration(const CompiledBehaviourSet& set, int action, int k,
+                          size_t count, const float* x, const float* w);
+  void Finish(const CompiledBehaviourSet& set,
+              absl::Span<const AgentInput> inputs, int action);
+  template <bool kVaried>
+  void ApplyFactors(const CompiledBehaviourSet& set,
+                    absl::Span<const AgentInput> inputs, int action,
+                    size_t count, float* score, CandidateTrace* trace);
   void Select(const CompiledBehaviourSet& set,
               absl::Span<const AgentInput> inputs,
-              absl::Span<BatchDecision> out);
+              absl::Span<BatchDecision> out, absl::Span<Decision> traces);
+  template <bool kCollect>
+  void SelectOne(const CompiledBehaviourSet& set, const AgentInput& in,
+                 size_t j, BatchDecision* d);
+  int Pick(const CompiledBehaviourSet& set, size_t j, int32_t top_rank,
+           double draw);
+  void WriteTrace(const CompiledBehaviourSet& set, size_t j,
+                  const BatchDecision& d, Decision* trace) const;
+  size_t AgentOf(bool per_target, size_t m) const {
+    return per_target ? pair_agent_[m] : m;
+  }
 
+  bool tracing_ = false;  // candidate traces wanted
+  bool full_ = false;     // consideration traces wanted too
   // Agents that fit the set (indices into inputs).
   std::vector<uint32_t> agents_;
   // Candidate rows: for each non-target action one row over agents_; for
@@ -78,17 +100,20 @@ class BatchDecider {
   std::vector<uint32_t> pair_agent_;   // pair -> position in agents_
   std::vector<uint32_t> pair_target_;  // pair -> target index
   std::vector<uint32_t> pair_begin_;   // position in agents_ -> first pair
-  std::vector<int32_t> current_action_, current_target_;  // per agent
+  std::vector<int32_t> current_action_, current_target_, personality_;
+  bool any_personality_ = false, any_cooldown_input_ = false;
+  uint32_t agents_without_targets_ = 0;
   // Factor columns: agent factors over agents, target factors over pairs,
   // and agent factors over pairs (filled on first use).
   std::vector<float> agent_columns_, target_columns_, pair_columns_;
   std::vector<uint8_t> pair_column_ready_;
   // Per column: holds a NaN or an infinity.
   std::vector<uint8_t> agent_nonfinite_, target_nonfinite_;
+  // Per row element of the action being scored.
   std::vector<float> normalised_, curved_, weights_;
   std::vector<float> raw_acc_, comp_acc_, weight_sum_;
-  // Per row element: 0 not vetoed, 1 vetoed first for a non-finite input,
-  // 2 vetoed first by a zero contribution.
+  // 0 not vetoed, 1 vetoed first for a non-finite input, 2 vetoed first by
+  // a zero contribution.
   std::vector<uint8_t> veto_;
   std::vector<uint8_t> agent_invalid_;
   std::vector<uint32_t> vetoes_;
@@ -96,7 +121,15 @@ class BatchDecider {
   // Final scores: row offsets per action into scores_.
   std::vector<float> scores_;
   std::vector<size_t> row_offset_;
-  Decision scalar_;
+  // Traces, when wanted: per row element, and per consideration of each row
+  // element (offset per action, then consideration-major).
+  std::vector<CandidateTrace> candidate_traces_;
+  std::vector<ConsiderationTrace> consideration_traces_;
+  std::vector<size_t> consideration_offset_;
+  // Selection's working memory for one agent.
+  std::vector<Candidate> candidates_;
+  std::vector<uint32_t> pool_;
+  std::vector<double> pick_weights_, probabilities_;
 };
 
 }  // namespace utilityd::engine

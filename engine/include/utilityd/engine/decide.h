@@ -101,36 +101,39 @@ struct CandidateTrace {
   uint32_t first_trace = 0;
 };
 
-struct Decision {
-  int action = -1;  // -1: nothing eligible and no fallback
-  int target = -1;
+// What a decision comes to: the outcome and the runner-up. Every level of
+// explanation fills this much.
+struct BatchDecision {
+  int32_t action = -1;  // -1: nothing eligible and no fallback
+  int32_t target = -1;
   float score = 0;
   bool switched = false;
   bool fallback = false;
-  int rank = 0;  // rank that competed
+  int32_t rank = 0;  // rank that competed
   // Runner-up: the candidate that would have won without the winner (at
   // every level: the margin is cheap and feeds metrics).
-  int runner_up_action = -1;
-  int runner_up_target = -1;
+  int32_t runner_up_action = -1;
+  int32_t runner_up_target = -1;
   float runner_up_score = 0;
   // Uniform draw in [0, 1) of a random strategy, else -1.
   double draw = -1;
-  // Every candidate, in action then target order (filled at every level;
-  // probabilities only for random strategies).
+};
+
+// A decision with its trace: every candidate, and at ExplainLevel::kFull
+// every consideration. Written by the same scoring pass as the outcome.
+struct Decision : BatchDecision {
+  // Every candidate, in action then target order (probabilities only for
+  // random strategies).
   std::vector<CandidateTrace> candidates;
   // Consideration traces (kFull only).
   std::vector<ConsiderationTrace> considerations;
-
-  // Working buffers of Decide, kept here so a reused Decision allocates
-  // nothing. Their contents mean nothing to callers.
-  std::vector<uint32_t> scratch_pool;
-  std::vector<double> scratch_weights;
 };
 
-// Scores `input` against `set` and selects. `out` is overwritten; reusing one
-// Decision across calls avoids allocation. Returns INVALID_ARGUMENT when the
-// input does not match the set's shape (factor counts, indices out of range).
-// Thread-safe for distinct `out`.
+// Scores `input` against `set` and selects: a batch of one through a
+// per-thread BatchDecider, so it scores exactly as batches do. `out` is
+// overwritten; reusing one Decision across calls avoids allocation. Returns
+// INVALID_ARGUMENT when the input does not match the set's shape (factor
+// counts, indices out of range). Thread-safe for distinct `out`.
 [[nodiscard]] absl::Status Decide(const CompiledBehaviourSet& set,
                                   const AgentInput& input, ExplainLevel level,
                                   Decision* out);
@@ -140,11 +143,16 @@ struct Decision {
 [[nodiscard]] absl::Status CheckAgentInput(const CompiledBehaviourSet& set,
                                            const AgentInput& input);
 
-// Dave Mark's compensation of one value for n considerations:
-// s + (1 - s)(1 - 1/n)s.
+// Dave Mark's compensation (seed 004) of one value for n considerations:
+// s + (1 - s)(1 - 1/n)s. The modifier (1 - 1/n) is computed once per action.
+[[nodiscard]] inline float CompensationModifier(int n) {
+  return 1.0f - 1.0f / static_cast<float>(n);
+}
+[[nodiscard]] inline float Compensate(float s, float modifier) {
+  return s + (1.0f - s) * modifier * s;
+}
 [[nodiscard]] inline float CompensateFactor(float s, int n) {
-  const float mod = 1.0f - 1.0f / static_cast<float>(n);
-  return s + (1.0f - s) * mod * s;
+  return Compensate(s, CompensationModifier(n));
 }
 
 inline constexpr int kAnyTarget = -1;
