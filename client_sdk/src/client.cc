@@ -27,9 +27,7 @@ std::chrono::system_clock::time_point DeadlineIn(absl::Duration d) {
 }
 
 bool IsStaleRevision(const v1::Decision& d) {
-  return d.has_error() &&
-         d.error().code() == v1::ERROR_CODE_FAILED_PRECONDITION &&
-         absl::StrContains(d.error().message(), "expected_revision");
+  return d.has_error() && d.error().reason() == v1::ERROR_REASON_STALE_REVISION;
 }
 
 // Packs one list of named values into `packed` in `index` order.

@@ -2,41 +2,48 @@
 
 #include "absl/strings/str_cat.h"
 #include "utilityd/engine/batch.h"
+#include "utilityd/engine/error_reason.h"
 
 namespace utilityd::engine {
 
 absl::Status CheckAgentInput(const CompiledBehaviourSet& set,
                              const AgentInput& in) {
+  auto out_of_range = [](absl::string_view field, auto&&... detail) {
+    return FieldError(absl::StatusCode::kInvalidArgument,
+                      ErrorReason::kOutOfRange, field, absl::StrCat(detail...));
+  };
   if (static_cast<int>(in.factors.size()) != set.factor_count()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("factors: expected ", set.factor_count(), " values (",
-                     set.name(), "), got ", in.factors.size()));
+    return FieldError(absl::StatusCode::kInvalidArgument,
+                      ErrorReason::kFactorCount, "factors",
+                      absl::StrCat("expected ", set.factor_count(), " values (",
+                                   set.name(), "), got ", in.factors.size()));
   }
   if (in.current_action < -1 || in.current_action >= set.action_count()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "current_action: index ", in.current_action, " is out of range"));
+    return out_of_range("current_action", "index ", in.current_action,
+                        " is out of range");
   }
   if (!in.seconds_since_action.empty() &&
       static_cast<int>(in.seconds_since_action.size()) != set.action_count()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("seconds_since_action: expected ", set.action_count(),
-                     " values, got ", in.seconds_since_action.size()));
+    return out_of_range("seconds_since_action", "expected ", set.action_count(),
+                        " values, got ", in.seconds_since_action.size());
   }
   if (in.personality < -1 || in.personality >= set.personality_count()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "personality: index ", in.personality, " is out of range"));
+    return out_of_range("personality", "index ", in.personality,
+                        " is out of range");
   }
   if (in.current_target < kTargetGone ||
       in.current_target >= static_cast<int>(in.targets.size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "current_target: index ", in.current_target, " is out of range"));
+    return out_of_range("current_target", "index ", in.current_target,
+                        " is out of range");
   }
   for (size_t t = 0; t < in.targets.size(); ++t) {
     if (static_cast<int>(in.targets[t].factors.size()) !=
         set.target_factor_count()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "targets[", t, "].factors: expected ", set.target_factor_count(),
-          " values, got ", in.targets[t].factors.size()));
+      return FieldError(
+          absl::StatusCode::kInvalidArgument, ErrorReason::kFactorCount,
+          absl::StrCat("targets[", t, "].factors"),
+          absl::StrCat("expected ", set.target_factor_count(), " values, got ",
+                       in.targets[t].factors.size()));
     }
   }
   return absl::OkStatus();

@@ -8,11 +8,18 @@
 #include "absl/time/clock.h"
 #include "server/src/log.h"
 #include "server/src/status_util.h"
+#include "utilityd/engine/error_reason.h"
 #include "utilityd/engine/status_macros.h"
 #include "utilityd/loader/decide_codec.h"
 
 namespace utilityd::server {
 namespace {
+
+absl::Status NotReady() {
+  return engine::WithReason(
+      absl::UnavailableError("no behaviour sets are loaded yet"),
+      engine::ErrorReason::kNotReady);
+}
 
 grpc::ServerUnaryReactor* Respond(grpc::CallbackServerContext* context,
                                   const absl::Status& status) {
@@ -265,10 +272,12 @@ void DecisionServiceImpl::StartDraining() {
 absl::Status DecisionServiceImpl::CheckBatchSize(
     const v1::DecideRequest& request) const {
   if (request.agents_size() > options_.max_agents_per_request) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "agents: ", request.agents_size(),
-        " agents in one request; the limit is ",
-        options_.max_agents_per_request, " (--max_agents_per_request)"));
+    return engine::FieldError(
+        absl::StatusCode::kResourceExhausted,
+        engine::ErrorReason::kBatchTooLarge, "agents",
+        absl::StrCat(
+            request.agents_size(), " agents in one request; the limit is ",
+            options_.max_agents_per_request, " (--max_agents_per_request)"));
   }
   return absl::OkStatus();
 }
@@ -281,7 +290,7 @@ absl::Status DecisionServiceImpl::DecideUnrecorded(
   if (catalog == nullptr) {
     generation = store_->Current();
     if (generation == nullptr) {
-      return absl::UnavailableError("no behaviour sets are loaded yet");
+      return NotReady();
     }
     catalog = &generation->catalog;
   }
@@ -294,7 +303,7 @@ absl::Status DecisionServiceImpl::DecideBatch(const v1::DecideRequest& request,
   UTILITYD_RETURN_IF_ERROR(CheckBatchSize(request));
   const std::shared_ptr<const Generation> generation = store_->Current();
   if (generation == nullptr) {
-    return absl::UnavailableError("no behaviour sets are loaded yet");
+    return NotReady();
   }
   const absl::Time start = absl::Now();
   if (options_.answer_without_scoring) {
@@ -312,8 +321,11 @@ grpc::ServerUnaryReactor* DecisionServiceImpl::Decide(
     grpc::CallbackServerContext* context, const v1::DecideRequest* request,
     v1::DecideResponse* response) {
   if (draining_.load()) {
-    return Respond(context, absl::UnavailableError(
-                                "server is draining; retry another replica"));
+    return Respond(
+        context, engine::WithReason(
+                     absl::UnavailableError("server is draining; retry another "
+                                            "replica"),
+                     engine::ErrorReason::kDraining));
   }
   return Respond(context, DecideBatch(*request, response));
 }
@@ -326,8 +338,7 @@ DecisionServiceImpl::DecideStream(grpc::CallbackServerContext* /*context*/) {
 absl::Status DecisionServiceImpl::ListSets(
     v1::ListBehaviourSetsResponse* response) const {
   const std::shared_ptr<const Generation> g = store_->Current();
-  if (g == nullptr)
-    return absl::UnavailableError("no behaviour sets are loaded yet");
+  if (g == nullptr) return NotReady();
   for (const auto& [name, set] : g->catalog.sets()) {
     *response->add_behaviour_sets() =
         loader::Summarise(*set, g->set_loaded_at.at(name));
@@ -339,8 +350,7 @@ absl::Status DecisionServiceImpl::GetSet(
     const v1::GetBehaviourSetRequest& request,
     v1::GetBehaviourSetResponse* response) const {
   const std::shared_ptr<const Generation> g = store_->Current();
-  if (g == nullptr)
-    return absl::UnavailableError("no behaviour sets are loaded yet");
+  if (g == nullptr) return NotReady();
   const auto set = g->catalog.Find(request.name());
   if (set == nullptr) {
     std::vector<std::string> names;

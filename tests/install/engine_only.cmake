@@ -11,7 +11,7 @@ find_package(absl CONFIG REQUIRED)
 add_library(engine_only
   ${SOURCE_DIR}/engine/src/curve.cc ${SOURCE_DIR}/engine/src/compiled_set.cc
   ${SOURCE_DIR}/engine/src/decide.cc ${SOURCE_DIR}/engine/src/explain.cc
-  ${SOURCE_DIR}/engine/src/batch.cc)
+  ${SOURCE_DIR}/engine/src/batch.cc ${SOURCE_DIR}/engine/src/error_reason.cc)
 target_include_directories(engine_only PRIVATE ${SOURCE_DIR}/engine/include)
 target_link_libraries(engine_only PRIVATE absl::status absl::statusor
   absl::span absl::flat_hash_map absl::strings absl::str_format)

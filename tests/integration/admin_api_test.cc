@@ -170,8 +170,9 @@ TEST_F(AdminApiTest, BadInputGetsTheGrpcPathsErrorText) {
   EXPECT_FALSE(http.decisions(0).has_error());
   EXPECT_EQ(http.decisions(1).error().message(),
             grpc_response.decisions(1).error().message());
-  EXPECT_THAT(http.decisions(1).error().message(),
-              HasSubstr("agents[1].factors"));
+  // Named factors from the scenario plus one packed value: both forms.
+  EXPECT_EQ(http.decisions(1).error().reason(), v1::ERROR_REASON_FACTOR_FORMS);
+  EXPECT_EQ(http.decisions(1).error().field(), "agents[1].factors");
 }
 
 TEST_F(AdminApiTest, WhatIfScoresAnEditedSetWithoutStoringIt) {

@@ -213,6 +213,16 @@ TEST_F(ServiceTest, BadAgentsGetErrorsBesideGoodOnes) {
   EXPECT_EQ(response.decisions(3).error().code(), v1::ERROR_CODE_NOT_FOUND);
   EXPECT_EQ(response.decisions(4).error().code(),
             v1::ERROR_CODE_FAILED_PRECONDITION);
+  // Over the wire too, each says why and where for programs.
+  const std::vector<std::pair<v1::ErrorReason, std::string>> why = {
+      {v1::ERROR_REASON_FACTOR_COUNT, "agents[1].factors"},
+      {v1::ERROR_REASON_UNKNOWN_SET, "agents[2].behaviour_set"},
+      {v1::ERROR_REASON_UNKNOWN_PERSONALITY, "agents[3].personality"},
+      {v1::ERROR_REASON_STALE_REVISION, "agents[4].expected_revision"}};
+  for (int i = 1; i <= 4; ++i) {
+    EXPECT_EQ(response.decisions(i).error().reason(), why[i - 1].first) << i;
+    EXPECT_EQ(response.decisions(i).error().field(), why[i - 1].second) << i;
+  }
   EXPECT_EQ(response.decisions(5).action(), "recharge");
   EXPECT_TRUE(response.decisions(1).decision_id().empty());
 }
@@ -241,6 +251,8 @@ TEST_F(ServiceTest, RequestLimitsAreResourceExhausted) {
   ASSERT_TRUE(stream->Read(&response));
   EXPECT_EQ(response.request_id(), 1u);
   EXPECT_EQ(response.error().code(), v1::ERROR_CODE_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(response.error().reason(), v1::ERROR_REASON_BATCH_TOO_LARGE);
+  EXPECT_EQ(response.error().field(), "agents");
   ASSERT_TRUE(stream->Read(&response));
   EXPECT_EQ(response.request_id(), 2u);
   EXPECT_EQ(response.decisions(0).action(), "patrol");

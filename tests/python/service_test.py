@@ -104,8 +104,11 @@ class ServiceTest(unittest.TestCase):
         d = self.stub.Decide(pb.DecideRequest(agents=[named, unknown, short])).decisions
         self.assertEqual(d[0].action, "wander")
         self.assertEqual(d[1].error.code, pb.ERROR_CODE_NOT_FOUND)
+        self.assertEqual(d[1].error.reason, pb.ERROR_REASON_UNKNOWN_SET)
+        self.assertEqual(d[1].error.field, "agents[1].behaviour_set")
         self.assertEqual(d[2].error.code, pb.ERROR_CODE_INVALID_ARGUMENT)
-        self.assertIn("expected 4 values", d[2].error.message)
+        self.assertEqual(d[2].error.reason, pb.ERROR_REASON_FACTOR_COUNT)
+        self.assertEqual(d[2].error.field, "agents[2].factors")
 
     def test_stream_answers_in_order(self):
         requests = [pb.DecideRequest(request_id=i, agents=[self.forager(0.8, 0.1)])

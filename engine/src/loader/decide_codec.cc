@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "utilityd/engine/error_reason.h"
 #include "utilityd/engine/explain.h"
 
 namespace utilityd::loader {
@@ -47,23 +48,29 @@ absl::Status ResolveFactors(
     const e::CompiledBehaviourSet& set, int target, std::vector<float>* out) {
   const std::vector<e::FactorDefinition>& declared =
       target >= 0 ? set.target_factors() : set.factors();
-  auto path = [target] {
-    return target >= 0 ? absl::StrCat("targets[", target, "].") : std::string();
+  auto path = [target](absl::string_view field) {
+    return target >= 0 ? absl::StrCat("targets[", target, "].", field)
+                       : std::string(field);
+  };
+  auto invalid = [&](e::ErrorReason reason, absl::string_view field,
+                     absl::string_view detail) {
+    return e::FieldError(absl::StatusCode::kInvalidArgument, reason,
+                         path(field), detail);
   };
   const size_t base = out->size();
   if (!named.empty()) {
     if (!packed.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path(), "factors: give either factors or named_factors, not both"));
+      return invalid(e::ErrorReason::kFactorForms, "factors",
+                     "give either factors or named_factors, not both");
     }
     out->resize(base + declared.size(), kMissing);
     for (const auto& [name, value] : named) {
       const int i =
           target >= 0 ? set.FindTargetFactor(name) : set.FindFactor(name);
       if (i < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path(), "named_factors: ",
-            UnknownName("factor", name, FactorNames(declared), set.name())));
+        return invalid(
+            e::ErrorReason::kUnknownFactor, "named_factors",
+            UnknownName("factor", name, FactorNames(declared), set.name()));
       }
       (*out)[base + i] = value;
     }
@@ -73,16 +80,16 @@ absl::Status ResolveFactors(
       for (const auto& f : declared) {
         if (!named.contains(f.name)) missing.push_back(f.name);
       }
-      return absl::InvalidArgumentError(
-          absl::StrCat(path(), "named_factors: missing ",
-                       absl::StrJoin(missing, ", "), " (", set.name(), ")"));
+      return invalid(e::ErrorReason::kMissingFactor, "named_factors",
+                     absl::StrCat("missing ", absl::StrJoin(missing, ", "),
+                                  " (", set.name(), ")"));
     }
     return absl::OkStatus();
   }
   if (static_cast<size_t>(packed.size()) != declared.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path(), "factors: expected ", declared.size(), " values (",
-                     set.name(), "), got ", packed.size()));
+    return invalid(e::ErrorReason::kFactorCount, "factors",
+                   absl::StrCat("expected ", declared.size(), " values (",
+                                set.name(), "), got ", packed.size()));
   }
   out->insert(out->end(), packed.begin(), packed.end());
   return absl::OkStatus();
@@ -96,10 +103,12 @@ absl::Status ResolveAgent(const LoadedSet& loaded,
   const e::CompiledBehaviourSet& set = loaded.compiled;
   if (!snapshot.expected_revision().empty() &&
       snapshot.expected_revision() != loaded.revision()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "expected_revision: ", set.name(), " is at revision ",
-        loaded.revision(), ", the agent expects ", snapshot.expected_revision(),
-        " (refresh the factor order with GetBehaviourSet)"));
+    return e::FieldError(
+        absl::StatusCode::kFailedPrecondition, e::ErrorReason::kStaleRevision,
+        "expected_revision",
+        absl::StrCat(set.name(), " is at revision ", loaded.revision(),
+                     ", the agent expects ", snapshot.expected_revision(),
+                     " (refresh the factor order with GetBehaviourSet)"));
   }
   *input = e::AgentInput{};
   if (snapshot.named_factors().empty() &&
@@ -120,9 +129,10 @@ absl::Status ResolveAgent(const LoadedSet& loaded,
   if (!snapshot.current_action().empty()) {
     input->current_action = set.FindAction(snapshot.current_action());
     if (input->current_action < 0) {
-      return absl::NotFoundError(absl::StrCat(
-          "current_action: ", UnknownName("action", snapshot.current_action(),
-                                          ActionNames(set), set.name())));
+      return e::FieldError(absl::StatusCode::kNotFound,
+                           e::ErrorReason::kUnknownAction, "current_action",
+                           UnknownName("action", snapshot.current_action(),
+                                       ActionNames(set), set.name()));
     }
   }
   if (!snapshot.seconds_since_action().empty()) {
@@ -130,9 +140,10 @@ absl::Status ResolveAgent(const LoadedSet& loaded,
     for (const auto& [name, seconds] : snapshot.seconds_since_action()) {
       const int a = set.FindAction(name);
       if (a < 0) {
-        return absl::NotFoundError(absl::StrCat(
-            "seconds_since_action: ",
-            UnknownName("action", name, ActionNames(set), set.name())));
+        return e::FieldError(
+            absl::StatusCode::kNotFound, e::ErrorReason::kUnknownAction,
+            "seconds_since_action",
+            UnknownName("action", name, ActionNames(set), set.name()));
       }
       scratch->seconds_since_action[a] =
           std::isnan(seconds) ? e::kNeverRan : seconds;
@@ -172,9 +183,10 @@ absl::Status ResolveAgent(const LoadedSet& loaded,
       for (int p = 0; p < set.personality_count(); ++p) {
         names.push_back(set.personality_name(p));
       }
-      return absl::NotFoundError(absl::StrCat(
-          "personality: ", UnknownName("personality", snapshot.personality(),
-                                       names, set.name())));
+      return e::FieldError(absl::StatusCode::kNotFound,
+                           e::ErrorReason::kUnknownPersonality, "personality",
+                           UnknownName("personality", snapshot.personality(),
+                                       names, set.name()));
     }
   }
   return absl::OkStatus();
@@ -287,6 +299,14 @@ void ToError(const absl::Status& status, v1::Error* out) {
   out->set_code(v1::ErrorCode_IsValid(code) ? static_cast<v1::ErrorCode>(code)
                                             : v1::ERROR_CODE_INTERNAL);
   out->set_message(std::string(status.message()));
+  // The engine's reasons are numbered as the wire's.
+  static_assert(static_cast<int>(e::ErrorReason::kDraining) ==
+                v1::ERROR_REASON_DRAINING);
+  const int reason = static_cast<int>(e::ReasonOf(status));
+  out->set_reason(v1::ErrorReason_IsValid(reason)
+                      ? static_cast<v1::ErrorReason>(reason)
+                      : v1::ERROR_REASON_UNSPECIFIED);
+  out->set_field(e::FieldOf(status));
 }
 
 void WriteError(const absl::Status& status, v1::Decision* out) {
@@ -313,8 +333,8 @@ struct BatchWork {
 void FailAgent(int i, const v1::AgentSnapshot& agent, const LoadedSet* set,
                const absl::Status& status, v1::Decision* out,
                BatchObserver* observer) {
-  const absl::Status at(status.code(),
-                        absl::StrCat("agents[", i, "].", status.message()));
+  const absl::Status at =
+      e::PrefixField(status, absl::StrCat("agents[", i, "]."));
   out->set_agent_id(agent.agent_id());
   WriteError(at, out);
   if (observer != nullptr) observer->OnFailed(set, agent, at);
@@ -347,7 +367,9 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
       FailAgent(i, agent, set, s, out, observer);
     };
     if (agent.behaviour_set().empty()) {
-      fail(absl::InvalidArgumentError("behaviour_set: is required"));
+      fail(e::FieldError(absl::StatusCode::kInvalidArgument,
+                         e::ErrorReason::kMissingSet, "behaviour_set",
+                         "is required"));
       continue;
     }
     set = last != nullptr && last->name() == agent.behaviour_set()
@@ -357,9 +379,10 @@ void DecideBatch(const Catalog& catalog, const v1::DecideRequest& request,
       if (set_names.empty()) {
         for (const auto& [name, _] : catalog.sets()) set_names.push_back(name);
       }
-      fail(absl::NotFoundError(absl::StrCat(
-          "behaviour_set: ",
-          e::UnknownNameMessage("set", agent.behaviour_set(), set_names))));
+      fail(e::FieldError(
+          absl::StatusCode::kNotFound, e::ErrorReason::kUnknownSet,
+          "behaviour_set",
+          e::UnknownNameMessage("set", agent.behaviour_set(), set_names)));
       continue;
     }
     last = set;

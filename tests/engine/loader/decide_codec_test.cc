@@ -120,40 +120,55 @@ TEST_F(DecideBatchTest, OneBadAgentNeverCostsAnotherItsDecision) {
   add([](v1::AgentSnapshot& a) { a.mutable_targets(0)->add_factors(3); });
   add([](v1::AgentSnapshot&) {});
   const v1::DecideResponse r = Run(request);
+  // Programs match on the reason and the field; the message is for people.
   struct Want {
     v1::ErrorCode code;
+    v1::ErrorReason reason;
+    std::string field;
     std::string message;
   };
   const std::vector<Want> want = {
-      {v1::ERROR_CODE_OK, ""},
-      {v1::ERROR_CODE_INVALID_ARGUMENT,
+      {v1::ERROR_CODE_OK, v1::ERROR_REASON_UNSPECIFIED, "", ""},
+      {v1::ERROR_CODE_INVALID_ARGUMENT, v1::ERROR_REASON_FACTOR_COUNT,
+       "agents[1].factors",
        "agents[1].factors: expected 10 values (arena_mage), got 1"},
-      {v1::ERROR_CODE_NOT_FOUND,
+      {v1::ERROR_CODE_NOT_FOUND, v1::ERROR_REASON_UNKNOWN_SET,
+       "agents[2].behaviour_set",
        "agents[2].behaviour_set: unknown set \"arena_mgae\" (did you mean "
        "\"arena_mage\"?)"},
-      {v1::ERROR_CODE_NOT_FOUND,
+      {v1::ERROR_CODE_NOT_FOUND, v1::ERROR_REASON_UNKNOWN_PERSONALITY,
+       "agents[3].personality",
        "agents[3].personality: unknown personality \"coward\" in arena_mage"},
-      {v1::ERROR_CODE_FAILED_PRECONDITION,
+      {v1::ERROR_CODE_FAILED_PRECONDITION, v1::ERROR_REASON_STALE_REVISION,
+       "agents[4].expected_revision",
        "agents[4].expected_revision: arena_mage is at revision"},
-      {v1::ERROR_CODE_INVALID_ARGUMENT,
+      {v1::ERROR_CODE_INVALID_ARGUMENT, v1::ERROR_REASON_MISSING_FACTOR,
+       "agents[5].named_factors",
        "agents[5].named_factors: missing health (arena_mage)"},
-      {v1::ERROR_CODE_INVALID_ARGUMENT,
+      {v1::ERROR_CODE_INVALID_ARGUMENT, v1::ERROR_REASON_UNKNOWN_FACTOR,
+       "agents[6].named_factors",
        "agents[6].named_factors: unknown factor \"helth\" in arena_mage (did "
        "you mean \"health\"?)"},
-      {v1::ERROR_CODE_NOT_FOUND,
+      {v1::ERROR_CODE_NOT_FOUND, v1::ERROR_REASON_UNKNOWN_ACTION,
+       "agents[7].current_action",
        "agents[7].current_action: unknown action \"dance\""},
-      {v1::ERROR_CODE_INVALID_ARGUMENT, "agents[8].behaviour_set: is required"},
-      {v1::ERROR_CODE_NOT_FOUND,
+      {v1::ERROR_CODE_INVALID_ARGUMENT, v1::ERROR_REASON_MISSING_SET,
+       "agents[8].behaviour_set", "agents[8].behaviour_set: is required"},
+      {v1::ERROR_CODE_NOT_FOUND, v1::ERROR_REASON_UNKNOWN_ACTION,
+       "agents[9].seconds_since_action",
        "agents[9].seconds_since_action: unknown action \"nap\""},
-      {v1::ERROR_CODE_INVALID_ARGUMENT,
+      {v1::ERROR_CODE_INVALID_ARGUMENT, v1::ERROR_REASON_FACTOR_FORMS,
+       "agents[10].targets[0].factors",
        "agents[10].targets[0].factors: give either factors or named_factors"},
-      {v1::ERROR_CODE_OK, ""},
+      {v1::ERROR_CODE_OK, v1::ERROR_REASON_UNSPECIFIED, "", ""},
   };
   ASSERT_EQ(r.decisions_size(), static_cast<int>(want.size()));
   for (size_t i = 0; i < want.size(); ++i) {
     const v1::Decision& d = r.decisions(i);
     EXPECT_EQ(d.error().code(), want[i].code)
         << i << ": " << d.error().message();
+    EXPECT_EQ(d.error().reason(), want[i].reason) << i;
+    EXPECT_EQ(d.error().field(), want[i].field) << i;
     if (want[i].code == v1::ERROR_CODE_OK) {
       EXPECT_FALSE(d.has_error());
       EXPECT_EQ(d.action(), "recharge") << i;

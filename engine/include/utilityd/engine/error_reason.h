@@ -1,0 +1,61 @@
+// Machine-readable reasons and field paths carried by an absl::Status, so
+// that callers (and the wire's v1::Error) can tell why and where without
+// reading the message text.
+//
+//   absl::Status s = FieldError(absl::StatusCode::kInvalidArgument,
+//                               ErrorReason::kFactorCount, "factors",
+//                               "expected 10 values, got 9");
+//   // s.message() == "factors: expected 10 values, got 9"
+//   s = PrefixField(s, "agents[3].");   // field "agents[3].factors"
+//   if (ReasonOf(s) == ErrorReason::kFactorCount) { ... }
+#ifndef UTILITYD_ENGINE_ERROR_REASON_H_
+#define UTILITYD_ENGINE_ERROR_REASON_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace utilityd::engine {
+
+// Numbered as utilityd.v1.ErrorReason; documented there.
+enum class ErrorReason {
+  kUnspecified = 0,
+  kStaleRevision = 1,
+  kMissingSet = 2,
+  kUnknownSet = 3,
+  kFactorCount = 4,
+  kFactorForms = 5,
+  kUnknownFactor = 6,
+  kMissingFactor = 7,
+  kUnknownAction = 8,
+  kUnknownPersonality = 9,
+  kOutOfRange = 10,
+  kBatchTooLarge = 11,
+  kNotReady = 12,
+  kDraining = 13,
+};
+
+// Returns a status with `code`, the message "<field>: <detail>", and
+// `reason` and `field` attached.
+[[nodiscard]] absl::Status FieldError(absl::StatusCode code, ErrorReason reason,
+                                      absl::string_view field,
+                                      absl::string_view detail);
+
+// Returns `status` with `reason` attached (no field).
+[[nodiscard]] absl::Status WithReason(absl::Status status, ErrorReason reason);
+
+// Returns `status` with `prefix` put before its message and its field,
+// e.g. "agents[3].". OK stays OK.
+[[nodiscard]] absl::Status PrefixField(const absl::Status& status,
+                                       absl::string_view prefix);
+
+// Returns the attached reason, or kUnspecified.
+[[nodiscard]] ErrorReason ReasonOf(const absl::Status& status);
+
+// Returns the attached field path, or "".
+[[nodiscard]] std::string FieldOf(const absl::Status& status);
+
+}  // namespace utilityd::engine
+
+#endif  // UTILITYD_ENGINE_ERROR_REASON_H_
