@@ -5,7 +5,7 @@
 BUILD_DIR  ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= 2
-UTILITYCTL := $(BUILD_DIR)/client_sdk/utilityctl
+UTILITYCTL := $(BUILD_DIR)/ctl/utilityctl
 
 .PHONY: all deps configure build test test-sanitize test-tsan perf fuzz fuzz-smoke run experiment bench format clean screenshots
 

@@ -20,7 +20,7 @@ min_time=0.5
 if [ -n "${SMOKE:-}" ]; then
   duration=1s; warmup=0.3s; rounds=1; reps=1; min_time=0.01
 fi
-ctl="$build/client_sdk/utilityctl"
+ctl="$build/ctl/utilityctl"
 work=$(mktemp -d)
 pids=()
 cleanup() {

@@ -10,9 +10,9 @@
 #include "bench/baseline_engine.h"
 #include "benchmark/benchmark.h"
 #include "google/protobuf/arena.h"
+#include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/decide.h"
-#include "utilityd/loader/decide_codec.h"
 #include "utilityd/loader/set_loader.h"
 
 namespace utilityd {
@@ -284,7 +284,7 @@ void BM_DecideBatchMessages(benchmark::State& state) {
     google::protobuf::Arena response_arena(arena_options);
     auto* response = google::protobuf::Arena::CreateMessage<v1::DecideResponse>(
         &response_arena);
-    loader::DecideBatch(*catalog, request, response);
+    codec::DecideBatch(*catalog, request, response);
     benchmark::DoNotOptimize(response->decisions_size());
   }
   state.SetItemsProcessed(state.iterations() * agents);

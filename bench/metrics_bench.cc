@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "server/src/metrics.h"
 #include "server/src/service_metrics.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/loader/set_loader.h"
+#include "utilityd/metrics/metrics.h"
 
 namespace utilityd {
 namespace {

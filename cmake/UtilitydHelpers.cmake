@@ -2,11 +2,15 @@
 set(UTILITYD_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
     -Wno-missing-field-initializers)
 
-# utilityd_cc_library(NAME name SRCS ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
+# utilityd_cc_library(NAME name SRCS ... [HEADERS ...] [PUBLIC_DEPS ...]
+#                     [PRIVATE_DEPS ...])
 # Builds utilityd_<name> with alias utilityd::<name>, public headers from
-# ${CMAKE_CURRENT_SOURCE_DIR}/include.
+# ${CMAKE_CURRENT_SOURCE_DIR}/include. HEADERS (paths below include/) are
+# installed, and the library joins the utilitydTargets export set, when the
+# whole project is configured.
 function(utilityd_cc_library)
-  cmake_parse_arguments(ARG "" "NAME" "SRCS;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;HEADERS;PUBLIC_DEPS;PRIVATE_DEPS"
+                        ${ARGN})
   add_library(utilityd_${ARG_NAME} ${ARG_SRCS})
   add_library(utilityd::${ARG_NAME} ALIAS utilityd_${ARG_NAME})
   set_target_properties(utilityd_${ARG_NAME} PROPERTIES
@@ -17,6 +21,14 @@ function(utilityd_cc_library)
   target_link_libraries(utilityd_${ARG_NAME}
     PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   target_compile_options(utilityd_${ARG_NAME} PRIVATE ${UTILITYD_WARNINGS})
+  if(PROJECT_NAME STREQUAL "utilityd")
+    install(TARGETS utilityd_${ARG_NAME} EXPORT utilitydTargets)
+    foreach(header IN LISTS ARG_HEADERS)
+      get_filename_component(dir ${header} DIRECTORY)
+      install(FILES include/${header}
+              DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir})
+    endforeach()
+  endif()
 endfunction()
 
 # utilityd_cc_test(NAME name SRCS ... DEPS ... [LABELS ...])

@@ -38,7 +38,7 @@ done
 echo "utilityd serving examples/behaviour_sets on 127.0.0.1:$port"
 echo "  inspector: http://127.0.0.1:$http_port/ui/  (tune the sets live; the feed shows the simulator's decisions)"
 echo "  metrics: http://127.0.0.1:$http_port/metrics  status: http://127.0.0.1:$http_port/api/v1/status"
-echo "  try: $build/client_sdk/utilityctl decide --target=127.0.0.1:$port --set arena_mage --format table"
+echo "  try: $build/ctl/utilityctl decide --target=127.0.0.1:$port --set arena_mage --format table"
 echo "  Ctrl-C stops the simulator and the server"
 "$build/examples/sim/utilityd-sim" --target="127.0.0.1:$port" --world=all \
   --agents="$agents" --hz="$hz" &

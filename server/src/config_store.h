@@ -17,8 +17,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "utilityd/base/sync.h"
 #include "utilityd/loader/set_loader.h"
-#include "utilityd/sync.h"
 
 namespace utilityd::server {
 

@@ -19,7 +19,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "server/src/config_store.h"
-#include "utilityd/sync.h"
+#include "utilityd/base/sync.h"
 
 namespace utilityd::server {
 

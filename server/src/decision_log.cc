@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
-#include "utilityd/loader/decide_codec.h"
+#include "utilityd/codec/decide_codec.h"
 
 namespace utilityd::server {
 
@@ -65,7 +65,7 @@ v1::DecisionLogEntry MakeDecisionLogEntry(const loader::LoadedSet& set,
   if (engine::Decide(set.compiled, input, engine::ExplainLevel::kFull, &full)
           .ok()) {
     v1::Decision explained;
-    loader::WriteDecision(set, agent, full, v1::EXPLAIN_FULL, &explained);
+    codec::WriteDecision(set, agent, full, v1::EXPLAIN_FULL, &explained);
     *e.mutable_explanation() = std::move(*explained.mutable_explanation());
   }
   return e;

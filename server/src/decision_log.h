@@ -21,10 +21,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "server/src/metrics.h"
+#include "utilityd/base/sync.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/loader/set_loader.h"
-#include "utilityd/sync.h"
+#include "utilityd/metrics/metrics.h"
 #include "utilityd/v1/decision_log.pb.h"
 
 namespace utilityd::server {

@@ -8,9 +8,9 @@
 #include "absl/time/clock.h"
 #include "server/src/log.h"
 #include "server/src/status_util.h"
+#include "utilityd/base/status_macros.h"
+#include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/error_reason.h"
-#include "utilityd/engine/status_macros.h"
-#include "utilityd/loader/decide_codec.h"
 
 namespace utilityd::server {
 namespace {
@@ -49,7 +49,7 @@ std::array<char, 16> HexId(uint64_t id) {
 // Sees every agent of one batch: assigns decision ids (reserved for the
 // whole batch with one atomic step) and records metrics through handles
 // resolved once per set.
-class BatchRecorder final : public loader::BatchObserver {
+class BatchRecorder final : public codec::BatchObserver {
  public:
   BatchRecorder(DecisionServiceImpl* service,
                 std::shared_ptr<const Generation> generation, int agents)
@@ -164,7 +164,7 @@ class StreamReactor final
     if (absl::Status s = service_->DecideBatch(request_, &response); !s.ok()) {
       response.Clear();
       response.set_request_id(request_.request_id());
-      loader::ToError(s, response.mutable_error());
+      codec::ToError(s, response.mutable_error());
     }
     utilityd::MutexLock lock(&mu_);
     if (writing_slot_ < 0) {
@@ -294,7 +294,7 @@ absl::Status DecisionServiceImpl::DecideUnrecorded(
     }
     catalog = &generation->catalog;
   }
-  loader::DecideBatch(*catalog, request, response);
+  codec::DecideBatch(*catalog, request, response);
   return absl::OkStatus();
 }
 
@@ -312,7 +312,7 @@ absl::Status DecisionServiceImpl::DecideBatch(const v1::DecideRequest& request,
     return absl::OkStatus();
   }
   BatchRecorder recorder(this, generation, request.agents_size());
-  loader::DecideBatch(generation->catalog, request, response, &recorder);
+  codec::DecideBatch(generation->catalog, request, response, &recorder);
   metrics_->RecordBatch(absl::Now() - start, request.agents_size());
   return absl::OkStatus();
 }
@@ -341,7 +341,7 @@ absl::Status DecisionServiceImpl::ListSets(
   if (g == nullptr) return NotReady();
   for (const auto& [name, set] : g->catalog.sets()) {
     *response->add_behaviour_sets() =
-        loader::Summarise(*set, g->set_loaded_at.at(name));
+        codec::Summarise(*set, g->set_loaded_at.at(name));
   }
   return absl::OkStatus();
 }
@@ -359,7 +359,7 @@ absl::Status DecisionServiceImpl::GetSet(
         "name: ", engine::UnknownNameMessage("set", request.name(), names)));
   }
   *response->mutable_summary() =
-      loader::Summarise(*set, g->set_loaded_at.at(set->name()));
+      codec::Summarise(*set, g->set_loaded_at.at(set->name()));
   *response->mutable_behaviour_set() = set->definition;
   return absl::OkStatus();
 }

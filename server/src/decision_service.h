@@ -23,7 +23,7 @@
 #include "server/src/decision_log.h"
 #include "server/src/recent_decisions.h"
 #include "server/src/service_metrics.h"
-#include "utilityd/sync.h"
+#include "utilityd/base/sync.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 
 namespace utilityd::server {

@@ -8,7 +8,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "google/protobuf/stubs/logging.h"
-#include "utilityd/sync.h"
+#include "utilityd/base/sync.h"
 
 namespace utilityd::server {
 namespace {

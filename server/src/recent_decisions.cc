@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/decide.h"
-#include "utilityd/loader/decide_codec.h"
 
 namespace utilityd::server {
 namespace {
@@ -12,10 +12,10 @@ namespace {
 // was decided with, for the factors by name and the full breakdown.
 v1::DecisionLogEntry ToEntry(const RecentDecisions::Sample& s) {
   const auto set = s.generation->catalog.Find(s.snapshot.behaviour_set());
-  loader::AgentScratch scratch;
+  codec::AgentScratch scratch;
   engine::AgentInput input;
   if (set == nullptr ||
-      !loader::ResolveAgent(*set, s.snapshot, &scratch, &input).ok()) {
+      !codec::ResolveAgent(*set, s.snapshot, &scratch, &input).ok()) {
     // Not reached: the sample was decided with this very set.
     v1::DecisionLogEntry e;
     e.set_agent_id(s.snapshot.agent_id());

@@ -24,7 +24,7 @@
 #include "absl/time/time.h"
 #include "server/src/config_store.h"
 #include "server/src/decision_log.h"
-#include "utilityd/sync.h"
+#include "utilityd/base/sync.h"
 #include "utilityd/v1/decision_log.pb.h"
 
 namespace utilityd::server {

@@ -23,9 +23,9 @@
 #include "server/src/config_store.h"
 #include "server/src/config_watcher.h"
 #include "server/src/decision_service.h"
-#include "server/src/metrics.h"
 #include "server/src/recent_decisions.h"
 #include "server/src/service_metrics.h"
+#include "utilityd/metrics/metrics.h"
 
 namespace utilityd::server {
 

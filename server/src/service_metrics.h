@@ -4,7 +4,7 @@
 //
 //   metrics::Registry registry;
 //   ServiceMetrics m(&registry);
-//   loader::DecideBatch(catalog, request, &response, &recorder);  // see
+//   codec::DecideBatch(catalog, request, &response, &recorder);  // see
 //   // DecisionServiceImpl for how the batch recorder is built
 #ifndef UTILITYD_SERVER_SERVICE_METRICS_H_
 #define UTILITYD_SERVER_SERVICE_METRICS_H_
@@ -19,11 +19,11 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "server/src/config_store.h"
-#include "server/src/metrics.h"
+#include "utilityd/base/sync.h"
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/loader/set_loader.h"
-#include "utilityd/sync.h"
+#include "utilityd/metrics/metrics.h"
 
 namespace utilityd::server {
 

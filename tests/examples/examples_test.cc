@@ -7,11 +7,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
-#include "utilityd/loader/decide_codec.h"
+#include "utilityd/codec/decide_codec.h"
 
 namespace utilityd::loader {
 namespace {
 
+using codec::DecideBatch;
+using codec::ScenarioSnapshot;
 using ::utilityd::testing::IsOk;
 
 class ExamplesTest : public ::testing::Test {

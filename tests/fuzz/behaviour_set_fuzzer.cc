@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/engine/explain.h"
-#include "utilityd/loader/decide_codec.h"
 #include "utilityd/loader/set_loader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
   auto set = utilityd::loader::LoadSetText(text, "fuzz.yaml");
   if (!set.ok()) return 0;
-  (void)utilityd::loader::CheckScenarios(**set);
+  (void)utilityd::codec::CheckScenarios(**set);
   const e::CompiledBehaviourSet& c = (*set)->compiled;
   std::vector<float> factors;
   for (const auto& f : c.factors()) factors.push_back((f.min + f.max) / 2);

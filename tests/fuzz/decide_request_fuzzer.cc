@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "google/protobuf/stubs/logging.h"
-#include "utilityd/loader/decide_codec.h"
+#include "utilityd/codec/decide_codec.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/loader/set_loader.h"
 
@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (request.agents_size() > 256) return 0;  // the service's limit applies
   utilityd::v1::DecideResponse response;
-  utilityd::loader::DecideBatch(Sets(), request, &response);
+  utilityd::codec::DecideBatch(Sets(), request, &response);
   if (response.decisions_size() != request.agents_size()) std::abort();
   return 0;
 }

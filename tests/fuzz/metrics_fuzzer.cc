@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "server/src/metrics.h"
+#include "utilityd/metrics/metrics.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
-#include "utilityd/loader/decide_codec.h"
+#include "utilityd/codec/decide_codec.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/v1/decision_log.pb.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
@@ -44,7 +44,7 @@ v1::AgentSnapshot ArenaScenario(const std::string& name) {
   auto set = loader::LoadSetFile("examples/behaviour_sets/arena_mage.yaml");
   EXPECT_THAT(set, IsOk());
   for (const v1::Scenario& s : (*set)->definition.scenarios()) {
-    if (s.name() == name) return loader::ScenarioSnapshot("arena_mage", s);
+    if (s.name() == name) return codec::ScenarioSnapshot("arena_mage", s);
   }
   ADD_FAILURE() << "no scenario " << name;
   return {};

@@ -17,7 +17,7 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
-#include "utilityd/loader/decide_codec.h"
+#include "utilityd/codec/decide_codec.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 
@@ -62,7 +62,7 @@ v1::AgentSnapshot ArenaScenario(const std::string& name) {
   auto set = loader::LoadSetFile(std::string(kExamples) + "/arena_mage.yaml");
   EXPECT_THAT(set, IsOk());
   for (const auto& s : (*set)->definition.scenarios()) {
-    if (s.name() == name) return loader::ScenarioSnapshot((*set)->name(), s);
+    if (s.name() == name) return codec::ScenarioSnapshot((*set)->name(), s);
   }
   ADD_FAILURE() << name;
   return {};

@@ -2,12 +2,12 @@
 // prints.
 #include <sstream>
 
+#include "ctl/commands.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/utilityd_process.h"
-#include "utilityctl/commands.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/v1/decision_service.pb.h"
 

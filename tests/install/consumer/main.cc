@@ -2,7 +2,7 @@
 // scenarios. Exits non-zero when anything is off.
 #include <iostream>
 
-#include "utilityd/loader/decide_codec.h"
+#include "utilityd/codec/decide_codec.h"
 #include "utilityd/loader/set_loader.h"
 
 int main(int argc, char** argv) {
@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::vector<std::string> failed =
-      utilityd::loader::CheckScenarios(**set);
+      utilityd::codec::CheckScenarios(**set);
   for (const auto& f : failed) std::cerr << f << "\n";
   std::cout << (*set)->name() << "@" << (*set)->revision() << " ok\n";
   return failed.empty() ? 0 : 1;

@@ -40,7 +40,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "utilityd/sync.h"
+#include "utilityd/base/sync.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 
 namespace utilityd::client {

@@ -1,0 +1,115 @@
+// Converts decide requests (utilityd.v1 messages) into engine input and
+// engine decisions back into messages. The CLI and the service both decide
+// batches through DecideBatch, so they answer identically.
+//
+//   v1::DecideRequest request = ...;      // e.g. read from JSON
+//   v1::DecideResponse response;
+//   DecideBatch(catalog, request, &response);
+//   for (const v1::Decision& d : response.decisions()) {
+//     if (d.has_error()) log(d.error().message());  // only this agent failed
+//   }
+#ifndef UTILITYD_CODEC_DECIDE_CODEC_H_
+#define UTILITYD_CODEC_DECIDE_CODEC_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "utilityd/engine/batch.h"
+#include "utilityd/engine/decide.h"
+#include "utilityd/loader/set_loader.h"
+#include "utilityd/v1/decision_service.pb.h"
+
+namespace utilityd::codec {
+
+// Buffers that one agent's engine input points into. Reuse across agents.
+struct AgentScratch {
+  std::vector<float> factors;
+  std::vector<float> seconds_since_action;
+  std::vector<float> target_values;
+  std::vector<engine::TargetInput> targets;
+  engine::Decision decision;
+};
+
+// Resolves `snapshot` against `set` into `input`, whose spans point into
+// `snapshot` and `scratch`. Errors name the field: INVALID_ARGUMENT for wrong
+// or missing factor values, NOT_FOUND for an unknown action, personality or
+// factor name, FAILED_PRECONDITION for an expected_revision mismatch.
+[[nodiscard]] absl::Status ResolveAgent(const loader::LoadedSet& set,
+                                        const v1::AgentSnapshot& snapshot,
+                                        AgentScratch* scratch,
+                                        engine::AgentInput* input);
+
+// Maps a request's explain level to the engine's.
+[[nodiscard]] engine::ExplainLevel ToExplainLevel(v1::Explain explain);
+
+// Fills `out` from an engine decision for `snapshot`.
+void WriteDecision(const loader::LoadedSet& set,
+                   const v1::AgentSnapshot& snapshot,
+                   const engine::Decision& decision, v1::Explain explain,
+                   v1::Decision* out);
+// The same from a batch decision, for explain none and top.
+void WriteDecision(const loader::LoadedSet& set,
+                   const v1::AgentSnapshot& snapshot,
+                   const engine::BatchDecision& decision, v1::Explain explain,
+                   v1::Decision* out);
+
+// Fills `out` with the status's canonical code and message.
+void ToError(const absl::Status& status, v1::Error* out);
+
+// Writes a per-agent error: canonical code and message, no action.
+void WriteError(const absl::Status& status, v1::Decision* out);
+
+// Sees each agent as DecideBatch handles it, on the request path: keep it
+// cheap. Used by the service for metrics, decision ids and decision logs.
+class BatchObserver {
+ public:
+  virtual ~BatchObserver() = default;
+  // An agent was decided; `out` is its message, already written.
+  virtual void OnDecided(const loader::LoadedSet& set,
+                         const v1::AgentSnapshot& agent,
+                         const engine::AgentInput& input,
+                         const engine::BatchDecision& decision,
+                         v1::Decision* out) = 0;
+  // After the agents of `set` in a batch were decided: how many candidates
+  // were vetoed per action, and how many agents had a candidate vetoed for
+  // a NaN or infinite input.
+  virtual void OnVetoes(const loader::LoadedSet& set,
+                        absl::Span<const uint32_t> vetoes_by_action,
+                        uint32_t agents_with_invalid_input) = 0;
+  // An agent failed; `set` is null when its set is not loaded.
+  virtual void OnFailed(const loader::LoadedSet* set,
+                        const v1::AgentSnapshot& agent,
+                        const absl::Status& status) = 0;
+};
+
+// Decides every agent of `request` with the sets of `catalog`. One agent's
+// problem becomes that agent's error and never affects the others. Errors
+// are prefixed with the agent's path, e.g. "agents[3].factors: ...".
+// `observer`, when given, sees every agent. The agents of each set are
+// decided together by engine::BatchDecider (identical to one at a time);
+// the working memory is kept per thread, so a warm thread allocates only
+// for the response.
+void DecideBatch(const loader::Catalog& catalog,
+                 const v1::DecideRequest& request, v1::DecideResponse* response,
+                 BatchObserver* observer = nullptr);
+
+// Returns the snapshot a scenario of set `set_name` describes (agent id =
+// scenario name).
+[[nodiscard]] v1::AgentSnapshot ScenarioSnapshot(absl::string_view set_name,
+                                                 const v1::Scenario& scenario);
+
+// Returns the summary of a loaded set as ListBehaviourSets reports it.
+[[nodiscard]] v1::BehaviourSetSummary Summarise(const loader::LoadedSet& set,
+                                                absl::Time loaded_at);
+
+// Decides every scenario that names an expected action and returns one
+// message per scenario whose winner differs; empty when all hold.
+[[nodiscard]] std::vector<std::string> CheckScenarios(
+    const loader::LoadedSet& set);
+
+}  // namespace utilityd::codec
+
+#endif  // UTILITYD_CODEC_DECIDE_CODEC_H_

@@ -1,0 +1,528 @@
+#include "utilityd/codec/decide_codec.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "utilityd/engine/error_reason.h"
+#include "utilityd/engine/explain.h"
+
+namespace utilityd::codec {
+namespace {
+
+namespace e = engine;
+constexpr float kMissing = std::numeric_limits<float>::quiet_NaN();
+
+std::vector<std::string> FactorNames(
+    const std::vector<e::FactorDefinition>& fs) {
+  std::vector<std::string> names;
+  for (const auto& f : fs) names.push_back(f.name);
+  return names;
+}
+
+// Returns `unknown <what> "<name>" in <set>` and a hint.
+std::string UnknownName(absl::string_view what, const std::string& name,
+                        const std::vector<std::string>& known,
+                        absl::string_view set_name) {
+  std::string message = e::UnknownNameMessage(what, name, known);
+  const size_t name_end = message.find('"', message.find('"') + 1);
+  message.insert(name_end + 1, absl::StrCat(" in ", set_name));
+  return message;
+}
+
+std::vector<std::string> ActionNames(const e::CompiledBehaviourSet& set) {
+  std::vector<std::string> names;
+  for (const auto& a : set.actions()) names.push_back(a.name);
+  return names;
+}
+
+// Appends one agent's factor values (`target` < 0) or one target's
+// (`target` = its index) to `out`, in declared order, from packed values or
+// names. Names are looked up in the set's index; error text is built only
+// when something is wrong.
+absl::Status ResolveFactors(
+    const google::protobuf::RepeatedField<float>& packed,
+    const google::protobuf::Map<std::string, float>& named,
+    const e::CompiledBehaviourSet& set, int target, std::vector<float>* out) {
+  const std::vector<e::FactorDefinition>& declared =
+      target >= 0 ? set.target_factors() : set.factors();
+  auto path = [target](absl::string_view field) {
+    return target >= 0 ? absl::StrCat("targets[", target, "].", field)
+                       : std::string(field);
+  };
+  auto invalid = [&](e::ErrorReason reason, absl::string_view field,
+                     absl::string_view detail) {
+    return e::FieldError(absl::StatusCode::kInvalidArgument, reason,
+                         path(field), detail);
+  };
+  const size_t base = out->size();
+  if (!named.empty()) {
+    if (!packed.empty()) {
+      return invalid(e::ErrorReason::kFactorForms, "factors",
+                     "give either factors or named_factors, not both");
+    }
+    out->resize(base + declared.size(), kMissing);
+    for (const auto& [name, value] : named) {
+      const int i =
+          target >= 0 ? set.FindTargetFactor(name) : set.FindFactor(name);
+      if (i < 0) {
+        return invalid(
+            e::ErrorReason::kUnknownFactor, "named_factors",
+            UnknownName("factor", name, FactorNames(declared), set.name()));
+      }
+      (*out)[base + i] = value;
+    }
+    // Map keys are distinct and all known, so fewer means some are missing.
+    if (named.size() < declared.size()) {
+      std::vector<std::string> missing;
+      for (const auto& f : declared) {
+        if (!named.contains(f.name)) missing.push_back(f.name);
+      }
+      return invalid(e::ErrorReason::kMissingFactor, "named_factors",
+                     absl::StrCat("missing ", absl::StrJoin(missing, ", "),
+                                  " (", set.name(), ")"));
+    }
+    return absl::OkStatus();
+  }
+  if (static_cast<size_t>(packed.size()) != declared.size()) {
+    return invalid(e::ErrorReason::kFactorCount, "factors",
+                   absl::StrCat("expected ", declared.size(), " values (",
+                                set.name(), "), got ", packed.size()));
+  }
+  out->insert(out->end(), packed.begin(), packed.end());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ResolveAgent(const loader::LoadedSet& loaded,
+                          const v1::AgentSnapshot& snapshot,
+                          AgentScratch* scratch, e::AgentInput* input) {
+  const e::CompiledBehaviourSet& set = loaded.compiled;
+  if (!snapshot.expected_revision().empty() &&
+      snapshot.expected_revision() != loaded.revision()) {
+    return e::FieldError(
+        absl::StatusCode::kFailedPrecondition, e::ErrorReason::kStaleRevision,
+        "expected_revision",
+        absl::StrCat(set.name(), " is at revision ", loaded.revision(),
+                     ", the agent expects ", snapshot.expected_revision(),
+                     " (refresh the factor order with GetBehaviourSet)"));
+  }
+  *input = e::AgentInput{};
+  if (snapshot.named_factors().empty() &&
+      static_cast<size_t>(snapshot.factors_size()) == set.factors().size()) {
+    // Fast path: the packed values are used in place.
+    input->factors =
+        absl::MakeConstSpan(snapshot.factors().data(), snapshot.factors_size());
+  } else {
+    scratch->factors.clear();
+    if (absl::Status s =
+            ResolveFactors(snapshot.factors(), snapshot.named_factors(), set,
+                           /*target=*/-1, &scratch->factors);
+        !s.ok()) {
+      return s;
+    }
+    input->factors = scratch->factors;
+  }
+  if (!snapshot.current_action().empty()) {
+    input->current_action = set.FindAction(snapshot.current_action());
+    if (input->current_action < 0) {
+      return e::FieldError(absl::StatusCode::kNotFound,
+                           e::ErrorReason::kUnknownAction, "current_action",
+                           UnknownName("action", snapshot.current_action(),
+                                       ActionNames(set), set.name()));
+    }
+  }
+  if (!snapshot.seconds_since_action().empty()) {
+    scratch->seconds_since_action.assign(set.action_count(), e::kNeverRan);
+    for (const auto& [name, seconds] : snapshot.seconds_since_action()) {
+      const int a = set.FindAction(name);
+      if (a < 0) {
+        return e::FieldError(
+            absl::StatusCode::kNotFound, e::ErrorReason::kUnknownAction,
+            "seconds_since_action",
+            UnknownName("action", name, ActionNames(set), set.name()));
+      }
+      scratch->seconds_since_action[a] =
+          std::isnan(seconds) ? e::kNeverRan : seconds;
+    }
+    input->seconds_since_action = scratch->seconds_since_action;
+  }
+  scratch->target_values.clear();
+  scratch->targets.clear();
+  input->current_target = e::kAnyTarget;
+  if (!snapshot.current_target().empty())
+    input->current_target = e::kTargetGone;
+  const size_t width = set.target_factors().size();
+  for (int t = 0; t < snapshot.targets_size(); ++t) {
+    const v1::TargetSnapshot& target = snapshot.targets(t);
+    if (absl::Status s =
+            ResolveFactors(target.factors(), target.named_factors(), set, t,
+                           &scratch->target_values);
+        !s.ok()) {
+      return s;
+    }
+    if (!snapshot.current_target().empty() &&
+        target.target_id() == snapshot.current_target()) {
+      input->current_target = t;
+    }
+  }
+  // Spans are taken after all values are in place: the vector may move.
+  for (int t = 0; t < snapshot.targets_size(); ++t) {
+    scratch->targets.push_back({absl::MakeConstSpan(
+        scratch->target_values.data() + t * width, width)});
+  }
+  input->targets = scratch->targets;
+  input->seed = snapshot.seed();
+  if (!snapshot.personality().empty()) {
+    input->personality = set.FindPersonality(snapshot.personality());
+    if (input->personality < 0) {
+      std::vector<std::string> names;
+      for (int p = 0; p < set.personality_count(); ++p) {
+        names.push_back(set.personality_name(p));
+      }
+      return e::FieldError(absl::StatusCode::kNotFound,
+                           e::ErrorReason::kUnknownPersonality, "personality",
+                           UnknownName("personality", snapshot.personality(),
+                                       names, set.name()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+e::ExplainLevel ToExplainLevel(v1::Explain explain) {
+  switch (explain) {
+    case v1::EXPLAIN_TOP:
+      return e::ExplainLevel::kTop;
+    case v1::EXPLAIN_FULL:
+      return e::ExplainLevel::kFull;
+    default:
+      return e::ExplainLevel::kNone;
+  }
+}
+
+namespace {
+
+const std::string& TargetId(const v1::AgentSnapshot& snapshot, int t) {
+  static const std::string* const kNone = new std::string();
+  return t >= 0 ? snapshot.targets(t).target_id() : *kNone;
+}
+
+}  // namespace
+
+void WriteDecision(const loader::LoadedSet& loaded,
+                   const v1::AgentSnapshot& snapshot, const e::BatchDecision& d,
+                   v1::Explain explain, v1::Decision* out) {
+  const e::CompiledBehaviourSet& set = loaded.compiled;
+  out->set_agent_id(snapshot.agent_id());
+  out->set_revision(loaded.revision());
+  out->set_action_index(d.action);
+  if (d.action >= 0) out->set_action(set.actions()[d.action].name);
+  out->set_target_id(TargetId(snapshot, d.target));
+  out->set_score(d.score);
+  out->set_switched(d.switched);
+  out->set_fallback(d.fallback);
+  if (ToExplainLevel(explain) == e::ExplainLevel::kNone) return;
+
+  v1::Explanation* x = out->mutable_explanation();
+  if (d.runner_up_action >= 0) {
+    x->set_runner_up_action(set.actions()[d.runner_up_action].name);
+    x->set_runner_up_target(TargetId(snapshot, d.runner_up_target));
+    x->set_runner_up_score(d.runner_up_score);
+    x->set_margin(d.score - d.runner_up_score);
+  }
+  x->set_strategy(e::StrategyName(set.selection().strategy));
+  if (d.draw >= 0) x->set_draw(d.draw);
+  x->set_rank(d.rank);
+}
+
+void WriteDecision(const loader::LoadedSet& loaded,
+                   const v1::AgentSnapshot& snapshot, const e::Decision& d,
+                   v1::Explain explain, v1::Decision* out) {
+  WriteDecision(loaded, snapshot, static_cast<const e::BatchDecision&>(d),
+                explain, out);
+  if (ToExplainLevel(explain) != e::ExplainLevel::kFull) return;
+  const e::CompiledBehaviourSet& set = loaded.compiled;
+  auto target_id = [&](int t) -> const std::string& {
+    return TargetId(snapshot, t);
+  };
+  v1::Explanation* x = out->mutable_explanation();
+
+  std::vector<std::string> target_ids;
+  for (const auto& t : snapshot.targets()) target_ids.push_back(t.target_id());
+  for (const e::CandidateTrace& c : d.candidates) {
+    const e::CompiledAction& action = set.actions()[c.action];
+    v1::ActionScore* a = x->add_actions();
+    a->set_action(action.name);
+    a->set_action_index(c.action);
+    a->set_target_id(target_id(c.target));
+    a->set_score(c.score);
+    a->set_aggregate(c.aggregate);
+    a->set_compensated(c.compensated);
+    a->set_weight(c.weight);
+    a->set_cooldown_factor(c.cooldown_factor);
+    a->set_commitment_factor(c.commitment_factor);
+    a->set_rank(action.rank);
+    a->set_vetoed(c.veto != e::VetoReason::kNone);
+    if (c.vetoed_by >= 0) {
+      a->set_vetoed_by(
+          set.considerations()[action.first_consideration + c.vetoed_by].name);
+    } else if (c.veto == e::VetoReason::kNoTargets) {
+      a->set_vetoed_by("(no targets)");
+    }
+    a->set_eligible(c.eligible);
+    a->set_probability(c.probability);
+    if (c.veto == e::VetoReason::kNoTargets) continue;
+    for (uint32_t k = 0; k < action.consideration_count; ++k) {
+      const e::CompiledConsideration& cc =
+          set.considerations()[action.first_consideration + k];
+      const e::ConsiderationTrace& t = d.considerations[c.first_trace + k];
+      v1::ConsiderationScore* cs = a->add_considerations();
+      cs->set_consideration(cc.name);
+      cs->set_factor(cc.per_target ? set.target_factors()[cc.factor].name
+                                   : set.factors()[cc.factor].name);
+      cs->set_raw(t.raw);
+      cs->set_normalised(t.normalised);
+      cs->set_curved(t.curved);
+      cs->set_output(t.output);
+      cs->set_contribution(t.contribution);
+      cs->set_invalid_input(t.invalid_input);
+    }
+  }
+  x->set_summary(e::FormatSummary(set, d, target_ids));
+}
+
+void ToError(const absl::Status& status, v1::Error* out) {
+  const int code = static_cast<int>(status.code());
+  out->set_code(v1::ErrorCode_IsValid(code) ? static_cast<v1::ErrorCode>(code)
+                                            : v1::ERROR_CODE_INTERNAL);
+  out->set_message(std::string(status.message()));
+  // The engine's reasons are numbered as the wire's.
+  static_assert(static_cast<int>(e::ErrorReason::kDraining) ==
+                v1::ERROR_REASON_DRAINING);
+  const int reason = static_cast<int>(e::ReasonOf(status));
+  out->set_reason(v1::ErrorReason_IsValid(reason)
+                      ? static_cast<v1::ErrorReason>(reason)
+                      : v1::ERROR_REASON_UNSPECIFIED);
+  out->set_field(e::FieldOf(status));
+}
+
+void WriteError(const absl::Status& status, v1::Decision* out) {
+  ToError(status, out->mutable_error());
+  out->set_action_index(-1);
+}
+
+namespace {
+
+// Per-thread working memory of DecideBatch, reused from batch to batch.
+struct BatchWork {
+  std::vector<AgentScratch> scratch;           // per agent
+  std::vector<e::AgentInput> inputs;           // per agent
+  std::vector<const loader::LoadedSet*> sets;  // per agent; null: failed
+  std::vector<e::AgentInput> group_inputs;     // the agents of one set
+  std::vector<int> group_index;                // their request positions
+  std::vector<e::BatchDecision> group_out;
+  std::vector<absl::Status> group_errors;
+  std::vector<e::Decision> group_traces;  // explain full only
+  e::BatchDecider decider;
+};
+
+// Answers agent i with `status`, prefixed with the agent's path.
+void FailAgent(int i, const v1::AgentSnapshot& agent,
+               const loader::LoadedSet* set, const absl::Status& status,
+               v1::Decision* out, BatchObserver* observer) {
+  const absl::Status at =
+      e::PrefixField(status, absl::StrCat("agents[", i, "]."));
+  out->set_agent_id(agent.agent_id());
+  WriteError(at, out);
+  if (observer != nullptr) observer->OnFailed(set, agent, at);
+}
+
+}  // namespace
+
+void DecideBatch(const loader::Catalog& catalog,
+                 const v1::DecideRequest& request, v1::DecideResponse* response,
+                 BatchObserver* observer) {
+  thread_local BatchWork work;
+  const int n = request.agents_size();
+  response->set_request_id(request.request_id());
+  response->mutable_decisions()->Reserve(n);
+  for (int i = 0; i < n; ++i) response->add_decisions();
+  if (work.scratch.size() < static_cast<size_t>(n)) work.scratch.resize(n);
+  work.inputs.resize(n);
+  work.sets.assign(n, nullptr);
+  const e::ExplainLevel level = ToExplainLevel(request.explain());
+
+  // Resolve every agent; failures are answered now.
+  std::vector<std::string> set_names;
+  // The catalog keeps its sets alive for the call: plain pointers, no
+  // reference counting per agent. Most batches use one set.
+  const loader::LoadedSet* last = nullptr;
+  for (int i = 0; i < n; ++i) {
+    const v1::AgentSnapshot& agent = request.agents(i);
+    v1::Decision* out = response->mutable_decisions(i);
+    const loader::LoadedSet* set = nullptr;
+    auto fail = [&](const absl::Status& s) {
+      FailAgent(i, agent, set, s, out, observer);
+    };
+    if (agent.behaviour_set().empty()) {
+      fail(e::FieldError(absl::StatusCode::kInvalidArgument,
+                         e::ErrorReason::kMissingSet, "behaviour_set",
+                         "is required"));
+      continue;
+    }
+    set = last != nullptr && last->name() == agent.behaviour_set()
+              ? last
+              : catalog.Find(agent.behaviour_set()).get();
+    if (set == nullptr) {
+      if (set_names.empty()) {
+        for (const auto& [name, _] : catalog.sets()) set_names.push_back(name);
+      }
+      fail(e::FieldError(
+          absl::StatusCode::kNotFound, e::ErrorReason::kUnknownSet,
+          "behaviour_set",
+          e::UnknownNameMessage("set", agent.behaviour_set(), set_names)));
+      continue;
+    }
+    last = set;
+    absl::Status s =
+        ResolveAgent(*set, agent, &work.scratch[i], &work.inputs[i]);
+    if (!s.ok()) {
+      fail(s);
+      continue;
+    }
+    work.sets[i] = set;
+  }
+
+  // The agents of each set together, sets in order of first appearance.
+  for (int first = 0; first < n; ++first) {
+    const loader::LoadedSet* set = work.sets[first];
+    if (set == nullptr) continue;
+    work.group_inputs.clear();
+    work.group_index.clear();
+    for (int i = first; i < n; ++i) {
+      if (work.sets[i] != set) continue;
+      work.group_inputs.push_back(work.inputs[i]);
+      work.group_index.push_back(i);
+      if (i > first) work.sets[i] = nullptr;  // taken
+    }
+    work.sets[first] = nullptr;
+    const size_t count = work.group_inputs.size();
+    work.group_out.resize(count);
+    // Explain full: the same pass also writes every trace.
+    const bool full = level == e::ExplainLevel::kFull;
+    if (full && work.group_traces.size() < count)
+      work.group_traces.resize(count);
+    work.decider.Decide(set->compiled, work.group_inputs, level,
+                        absl::MakeSpan(work.group_out), &work.group_errors,
+                        full ? absl::MakeSpan(work.group_traces.data(), count)
+                             : absl::Span<e::Decision>());
+    for (size_t g = 0; g < work.group_index.size(); ++g) {
+      const int i = work.group_index[g];
+      const v1::AgentSnapshot& agent = request.agents(i);
+      v1::Decision* out = response->mutable_decisions(i);
+      if (const absl::Status& s = work.group_errors[g]; !s.ok()) {
+        FailAgent(i, agent, set, s, out, observer);
+        continue;
+      }
+      if (full) {
+        WriteDecision(*set, agent, work.group_traces[g], request.explain(),
+                      out);
+      } else {
+        WriteDecision(*set, agent, work.group_out[g], request.explain(), out);
+      }
+      if (observer != nullptr) {
+        observer->OnDecided(*set, agent, work.group_inputs[g],
+                            work.group_out[g], out);
+      }
+    }
+    if (observer != nullptr) {
+      observer->OnVetoes(*set, work.decider.vetoes_by_action(),
+                         work.decider.agents_with_invalid_input());
+    }
+  }
+}
+
+v1::AgentSnapshot ScenarioSnapshot(absl::string_view set_name,
+                                   const v1::Scenario& scenario) {
+  v1::AgentSnapshot s;
+  s.set_agent_id(scenario.name());
+  s.set_behaviour_set(std::string(set_name));
+  for (const auto& [name, value] : scenario.factors()) {
+    (*s.mutable_named_factors())[name] = static_cast<float>(value);
+  }
+  for (const v1::ScenarioTarget& t : scenario.targets()) {
+    v1::TargetSnapshot* ts = s.add_targets();
+    ts->set_target_id(t.id());
+    for (const auto& [name, value] : t.factors()) {
+      (*ts->mutable_named_factors())[name] = static_cast<float>(value);
+    }
+  }
+  for (const auto& [name, seconds] : scenario.seconds_since_action()) {
+    (*s.mutable_seconds_since_action())[name] = static_cast<float>(seconds);
+  }
+  s.set_current_action(scenario.current_action());
+  s.set_current_target(scenario.current_target());
+  s.set_personality(scenario.personality());
+  return s;
+}
+
+std::vector<std::string> CheckScenarios(const loader::LoadedSet& loaded) {
+  std::vector<std::string> problems;
+  AgentScratch scratch;
+  for (const v1::Scenario& scenario : loaded.definition.scenarios()) {
+    if (scenario.expected_action().empty()) continue;
+    const v1::AgentSnapshot snapshot =
+        ScenarioSnapshot(loaded.name(), scenario);
+    e::AgentInput input;
+    absl::Status s = ResolveAgent(loaded, snapshot, &scratch, &input);
+    if (s.ok()) {
+      s = e::Decide(loaded.compiled, input, e::ExplainLevel::kFull,
+                    &scratch.decision);
+    }
+    const std::string at =
+        absl::StrCat(loaded.source, ": scenario \"", scenario.name(), "\": ");
+    if (!s.ok()) {
+      problems.push_back(absl::StrCat(at, s.message()));
+      continue;
+    }
+    v1::Decision d;
+    WriteDecision(loaded, snapshot, scratch.decision, v1::EXPLAIN_FULL, &d);
+    const bool target_ok = scenario.expected_target().empty() ||
+                           scenario.expected_target() == d.target_id();
+    if (d.action() != scenario.expected_action() || !target_ok) {
+      std::string expected = scenario.expected_action();
+      if (!scenario.expected_target().empty()) {
+        absl::StrAppend(&expected, "@", scenario.expected_target());
+      }
+      std::string got = d.action().empty() ? "no action" : d.action();
+      if (!d.target_id().empty()) absl::StrAppend(&got, "@", d.target_id());
+      problems.push_back(absl::StrCat(
+          at, "expected ", expected, " to win, got ", got,
+          absl::StrFormat(" (%.3f): ", d.score()), d.explanation().summary()));
+    }
+  }
+  return problems;
+}
+
+v1::BehaviourSetSummary Summarise(const loader::LoadedSet& set,
+                                  absl::Time loaded_at) {
+  v1::BehaviourSetSummary s;
+  const v1::BehaviourSet& d = set.definition;
+  s.set_name(d.name());
+  s.set_revision(d.revision());
+  s.set_description(d.description());
+  s.set_version(d.version());
+  for (const auto& f : d.factors()) s.add_factors(f.name());
+  for (const auto& f : d.target_factors()) s.add_target_factors(f.name());
+  for (const auto& a : d.actions()) s.add_actions(a.name());
+  for (const auto& p : d.personalities()) s.add_personalities(p.name());
+  const int64_t nanos = absl::ToUnixNanos(loaded_at);
+  s.mutable_loaded_at()->set_seconds(nanos / 1000000000);
+  s.mutable_loaded_at()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+  return s;
+}
+
+}  // namespace utilityd::codec

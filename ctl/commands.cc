@@ -1,0 +1,821 @@
+#include "ctl/commands.h"
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "ctl/bench.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/create_channel.h"
+#include "utilityd/client/client.h"
+#include "utilityd/codec/decide_codec.h"
+#include "utilityd/loader/proto_reader.h"
+#include "utilityd/loader/set_loader.h"
+#include "utilityd/v1/decision_log.pb.h"
+
+namespace utilityd::ctl {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kInvalid = 1;
+constexpr int kUsage = 2;
+
+// A command-line option. Options without `value_name` are flags; options
+// with an `implicit` value may be given bare (--explain) or with =value.
+struct Option {
+  std::string name;
+  std::string value_name;
+  std::string help;
+  std::string implicit;
+};
+
+struct Parsed {
+  absl::flat_hash_map<std::string, std::string> values;
+  std::vector<std::string> positional;
+  bool has(const std::string& name) const { return values.contains(name); }
+  std::string get(const std::string& name, std::string fallback = "") const {
+    auto it = values.find(name);
+    return it == values.end() ? fallback : it->second;
+  }
+};
+
+struct Command {
+  std::string name;
+  std::string synopsis;
+  std::string description;
+  std::vector<Option> options;
+  std::function<int(const Parsed&, std::ostream&, std::ostream&)> run;
+};
+
+std::string Usage(const Command& c) {
+  std::string s = absl::StrCat("usage: utilityctl ", c.name, " ", c.synopsis,
+                               "\n\n", c.description, "\n");
+  if (!c.options.empty()) s += "\noptions:\n";
+  for (const Option& o : c.options) {
+    std::string flag = "--" + o.name;
+    if (!o.implicit.empty()) {
+      absl::StrAppend(&flag, "[=", o.value_name, "]");
+    } else if (!o.value_name.empty()) {
+      absl::StrAppend(&flag, " ", o.value_name);
+    }
+    absl::StrAppend(&s, absl::StrFormat("  %-28s %s\n", flag, o.help));
+  }
+  absl::StrAppend(&s,
+                  absl::StrFormat("  %-28s %s\n", "--help", "show this help"));
+  return s;
+}
+
+// Parses args; returns false (after printing why) on a usage error.
+bool Parse(const Command& c, const std::vector<std::string>& args, Parsed* p,
+           std::ostream& err) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!absl::StartsWith(a, "--")) {
+      p->positional.push_back(a);
+      continue;
+    }
+    std::string name = a.substr(2);
+    std::string value;
+    bool has_value = false;
+    if (const size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+      has_value = true;
+    }
+    const Option* opt = nullptr;
+    for (const Option& o : c.options) {
+      if (o.name == name) opt = &o;
+    }
+    if (opt == nullptr) {
+      err << "utilityctl " << c.name << ": unknown option --" << name << "\n\n"
+          << Usage(c);
+      return false;
+    }
+    if (opt->value_name.empty()) {
+      if (has_value) {
+        err << "utilityctl " << c.name << ": --" << name << " takes no value\n";
+        return false;
+      }
+      p->values[name] = "true";
+    } else if (has_value) {
+      p->values[name] = value;
+    } else if (!opt->implicit.empty()) {
+      p->values[name] = opt->implicit;
+    } else if (i + 1 < args.size()) {
+      p->values[name] = args[++i];
+    } else {
+      err << "utilityctl " << c.name << ": --" << name << " needs a "
+          << opt->value_name << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ReadFile(const std::string& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  *text = s.str();
+  return true;
+}
+
+std::string ToJson(const google::protobuf::Message& m) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(m, &json, options);
+  return json;
+}
+
+// --- where decisions come from ----------------------------------------------
+
+// Offline (a config directory, scored in process) or remote (a utilityd
+// server). Both answer with the same messages, so every command prints the
+// same output either way.
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual absl::StatusOr<v1::DecideResponse> Decide(
+      const v1::DecideRequest& request) = 0;
+  virtual absl::StatusOr<v1::ListBehaviourSetsResponse> List() = 0;
+  virtual absl::StatusOr<v1::GetBehaviourSetResponse> Get(
+      const std::string& name) = 0;
+};
+
+class OfflineSource final : public Source {
+ public:
+  explicit OfflineSource(loader::Catalog catalog)
+      : catalog_(std::move(catalog)), loaded_at_(absl::Now()) {}
+  absl::StatusOr<v1::DecideResponse> Decide(
+      const v1::DecideRequest& request) override {
+    v1::DecideResponse response;
+    codec::DecideBatch(catalog_, request, &response);
+    return response;
+  }
+  absl::StatusOr<v1::ListBehaviourSetsResponse> List() override {
+    v1::ListBehaviourSetsResponse list;
+    for (const auto& [name, set] : catalog_.sets()) {
+      *list.add_behaviour_sets() = codec::Summarise(*set, loaded_at_);
+    }
+    return list;
+  }
+  absl::StatusOr<v1::GetBehaviourSetResponse> Get(
+      const std::string& name) override {
+    const auto set = catalog_.Find(name);
+    if (set == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& [n, _] : catalog_.sets()) names.push_back(n);
+      return absl::NotFoundError(absl::StrCat(
+          "name: ", engine::UnknownNameMessage("set", name, names)));
+    }
+    v1::GetBehaviourSetResponse got;
+    *got.mutable_summary() = codec::Summarise(*set, loaded_at_);
+    *got.mutable_behaviour_set() = set->definition;
+    return got;
+  }
+
+ private:
+  loader::Catalog catalog_;
+  absl::Time loaded_at_;
+};
+
+class RemoteSource final : public Source {
+ public:
+  explicit RemoteSource(std::unique_ptr<client::Client> client)
+      : client_(std::move(client)) {}
+  absl::StatusOr<v1::DecideResponse> Decide(
+      const v1::DecideRequest& request) override {
+    return client_->Decide(request);
+  }
+  absl::StatusOr<v1::ListBehaviourSetsResponse> List() override {
+    return client_->ListBehaviourSets();
+  }
+  absl::StatusOr<v1::GetBehaviourSetResponse> Get(
+      const std::string& name) override {
+    return client_->GetBehaviourSet(name);
+  }
+
+ private:
+  std::unique_ptr<client::Client> client_;
+};
+
+// TLS flags of every command that talks to a server.
+const std::vector<Option>& TlsOptions() {
+  static const std::vector<Option> options = {
+      {"tls_ca", "FILE", "PEM CA that signed the server (switches TLS on)"},
+      {"tls_cert", "FILE", "PEM client certificate (mutual TLS)"},
+      {"tls_key", "FILE", "PEM key of --tls_cert"},
+      {"tls_server_name", "NAME", "name to check the server certificate for"},
+  };
+  return options;
+}
+
+std::vector<Option> WithTls(std::vector<Option> options) {
+  options.insert(options.end(), TlsOptions().begin(), TlsOptions().end());
+  return options;
+}
+
+client::ClientOptions RemoteOptions(const Parsed& p,
+                                    const std::string& target) {
+  client::ClientOptions options;
+  options.target = target;
+  options.deadline = absl::Seconds(10);
+  options.tls_ca = p.get("tls_ca");
+  options.tls_cert = p.get("tls_cert");
+  options.tls_key = p.get("tls_key");
+  options.tls_server_name = p.get("tls_server_name");
+  return options;
+}
+
+// Opens --target when given, else loads --config_dir. Prints why on failure.
+std::unique_ptr<Source> OpenSource(const Parsed& p, std::ostream& err) {
+  if (p.has("target")) {
+    absl::StatusOr<std::unique_ptr<client::Client>> c =
+        client::Client::Connect(RemoteOptions(p, p.get("target")));
+    if (!c.ok()) {
+      err << c.status().message() << "\n";
+      return nullptr;
+    }
+    return std::make_unique<RemoteSource>(*std::move(c));
+  }
+  const std::string dir = p.get("config_dir", "examples/behaviour_sets");
+  absl::StatusOr<loader::Catalog> catalog = loader::LoadCatalog({dir});
+  if (!catalog.ok()) {
+    err << catalog.status().message() << "\n";
+    return nullptr;
+  }
+  return std::make_unique<OfflineSource>(*std::move(catalog));
+}
+
+// Prints a failed call the way grpc_cli and friends do: code and message.
+int Failed(const absl::Status& status, std::ostream& err) {
+  err << absl::StatusCodeToString(status.code()) << ": " << status.message()
+      << "\n";
+  return kInvalid;
+}
+
+// --- validate --------------------------------------------------------------
+
+int Validate(const Parsed& p, std::ostream& out, std::ostream& err) {
+  if (p.positional.empty()) {
+    err << "utilityctl validate: name at least one file or directory\n";
+    return kUsage;
+  }
+  absl::StatusOr<std::vector<std::string>> files =
+      loader::ListSetFiles(p.positional);
+  if (!files.ok()) {
+    err << files.status().message() << "\n";
+    return kInvalid;
+  }
+  if (files->empty()) {
+    err << "no behaviour-set files (*.yaml, *.yml, *.json) in "
+        << absl::StrJoin(p.positional, ", ") << "\n";
+    return kInvalid;
+  }
+  int problems = 0;
+  std::map<std::string, std::string> seen;  // set name -> file
+  for (const std::string& f : *files) {
+    absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> set =
+        loader::LoadSetFile(f);
+    if (!set.ok()) {
+      const std::string message(set.status().message());
+      err << message << "\n";
+      problems += 1 + static_cast<int>(
+                          std::count(message.begin(), message.end(), '\n'));
+      continue;
+    }
+    const loader::LoadedSet& s = **set;
+    if (auto [it, fresh] = seen.emplace(s.name(), f); !fresh) {
+      err << f << ": name: set \"" << s.name() << "\" is already defined in "
+          << it->second << "\n";
+      ++problems;
+      continue;
+    }
+    const std::vector<std::string> failed = codec::CheckScenarios(s);
+    for (const std::string& line : failed) err << line << "\n";
+    problems += static_cast<int>(failed.size());
+    if (failed.empty()) {
+      out << absl::StrFormat(
+          "ok  %s  %s@%s  (%d factors, %d actions, %d scenarios hold)\n", f,
+          s.name(), s.revision(), s.definition.factors_size(),
+          s.definition.actions_size(), s.definition.scenarios_size());
+    }
+  }
+  if (problems > 0) {
+    err << problems << (problems == 1 ? " problem\n" : " problems\n");
+    return kInvalid;
+  }
+  return kOk;
+}
+
+// --- decide ----------------------------------------------------------------
+
+void PrintTable(const v1::DecideRequest& req, const v1::DecideResponse& resp,
+                std::ostream& out) {
+  for (int i = 0; i < resp.decisions_size(); ++i) {
+    const v1::Decision& d = resp.decisions(i);
+    const v1::AgentSnapshot& agent = req.agents(i);
+    if (i > 0) out << "\n";
+    if (d.has_error()) {
+      out << absl::StrFormat("%s  error %s: %s\n", d.agent_id(),
+                             v1::ErrorCode_Name(d.error().code()),
+                             d.error().message());
+      continue;
+    }
+    std::string chosen = d.action().empty() ? "(no action)" : d.action();
+    if (!d.target_id().empty()) absl::StrAppend(&chosen, "@", d.target_id());
+    out << absl::StrFormat("%s  %s@%s  -> %s %.3f", d.agent_id(),
+                           agent.behaviour_set(), d.revision(), chosen,
+                           d.score());
+    if (d.fallback()) out << "  (fallback)";
+    if (d.switched() && !agent.current_action().empty()) {
+      out << "  (switched from " << agent.current_action() << ")";
+    }
+    out << "\n";
+    if (!d.has_explanation()) continue;
+    const v1::Explanation& x = d.explanation();
+    out << "  strategy " << x.strategy() << ", rank " << x.rank();
+    if (!x.runner_up_action().empty()) {
+      std::string runner = x.runner_up_action();
+      if (!x.runner_up_target().empty()) {
+        absl::StrAppend(&runner, "@", x.runner_up_target());
+      }
+      out << absl::StrFormat(", runner-up %s %.3f (margin %.3f)", runner,
+                             x.runner_up_score(), x.margin());
+    }
+    if (x.draw() > 0) out << absl::StrFormat(", draw %.4f", x.draw());
+    out << "\n";
+    if (x.actions().empty()) continue;
+    out << absl::StrFormat("  %-2s%-20s %-10s %7s %7s %7s %6s %6s %6s\n", "",
+                           "ACTION", "TARGET", "SCORE", "COMBINE", "COMPENS",
+                           "WEIGHT", "COOL", "BONUS");
+    for (const v1::ActionScore& a : x.actions()) {
+      const bool winner =
+          a.action() == d.action() && a.target_id() == d.target_id();
+      std::string status;
+      if (a.vetoed()) {
+        status = absl::StrCat("  vetoed by ", a.vetoed_by());
+      } else if (!a.eligible()) {
+        status = "  not eligible";
+      }
+      if (a.probability() > 0) {
+        absl::StrAppend(&status, absl::StrFormat("  p=%.3f", a.probability()));
+      }
+      out << absl::StrFormat(
+          "  %-2s%-20s %-10s %7.3f %7.3f %7.3f %6.2f %6.2f %6.2f%s\n",
+          winner ? "*" : "", a.action(), a.target_id(), a.score(),
+          a.aggregate(), a.compensated(), a.weight(), a.cooldown_factor(),
+          a.commitment_factor(), status);
+      for (const v1::ConsiderationScore& c : a.considerations()) {
+        if (c.invalid_input()) {
+          out << absl::StrFormat("      %-20s %-16s raw %-9g INVALID INPUT\n",
+                                 c.consideration(), c.factor(), c.raw());
+          continue;
+        }
+        out << absl::StrFormat(
+            "      %-20s %-16s raw %-9g norm %.3f  curve %.3f  out %.3f  "
+            "contrib %.3f\n",
+            c.consideration(), c.factor(), c.raw(), c.normalised(), c.curved(),
+            c.output(), c.contribution());
+      }
+    }
+    out << "  " << x.summary() << "\n";
+  }
+}
+
+int Decide(const Parsed& p, std::ostream& out, std::ostream& err) {
+  std::unique_ptr<Source> source = OpenSource(p, err);
+  if (source == nullptr) return kInvalid;
+  v1::DecideRequest request;
+  if (p.has("input")) {
+    std::string text;
+    if (!ReadFile(p.get("input"), &text)) {
+      err << p.get("input") << ": cannot be read\n";
+      return kInvalid;
+    }
+    if (absl::Status s =
+            loader::ReadMessageOrError(text, p.get("input"), &request);
+        !s.ok()) {
+      err << s.message() << "\n";
+      return kInvalid;
+    }
+  } else if (p.has("set")) {
+    absl::StatusOr<v1::GetBehaviourSetResponse> got = source->Get(p.get("set"));
+    if (!got.ok()) return Failed(got.status(), err);
+    const v1::BehaviourSet& set = got->behaviour_set();
+    const std::string wanted = p.get("scenario");
+    for (const v1::Scenario& s : set.scenarios()) {
+      if (wanted.empty() || absl::EqualsIgnoreCase(s.name(), wanted)) {
+        *request.add_agents() = codec::ScenarioSnapshot(set.name(), s);
+      }
+    }
+    if (request.agents().empty()) {
+      std::vector<std::string> names;
+      for (const v1::Scenario& s : set.scenarios()) {
+        names.push_back(absl::StrCat("\"", s.name(), "\""));
+      }
+      err << "--scenario: no scenario \"" << wanted << "\" in " << set.name()
+          << " (scenarios: " << absl::StrJoin(names, ", ") << ")\n";
+      return kInvalid;
+    }
+  } else {
+    err << "utilityctl decide: give --input FILE, or --set NAME [--scenario "
+           "NAME]\n";
+    return kUsage;
+  }
+  if (p.has("explain")) {
+    const std::string level = p.get("explain");
+    if (level == "none") {
+      request.set_explain(v1::EXPLAIN_NONE);
+    } else if (level == "top") {
+      request.set_explain(v1::EXPLAIN_TOP);
+    } else if (level == "full") {
+      request.set_explain(v1::EXPLAIN_FULL);
+    } else {
+      err << "--explain: expected none, top or full, got \"" << level << "\"\n";
+      return kUsage;
+    }
+  }
+  const std::string format = p.get("format", "json");
+  if (format != "json" && format != "table") {
+    err << "--format: expected json or table, got \"" << format << "\"\n";
+    return kUsage;
+  }
+  absl::StatusOr<v1::DecideResponse> response = source->Decide(request);
+  if (!response.ok()) return Failed(response.status(), err);
+  if (format == "json") {
+    out << ToJson(*response) << "\n";
+  } else {
+    PrintTable(request, *response, out);
+  }
+  return kOk;
+}
+
+// --- sets and get -----------------------------------------------------------
+
+int Sets(const Parsed& p, std::ostream& out, std::ostream& err) {
+  const std::string format = p.get("format", "table");
+  if (format != "json" && format != "table") {
+    err << "--format: expected json or table, got \"" << format << "\"\n";
+    return kUsage;
+  }
+  std::unique_ptr<Source> source = OpenSource(p, err);
+  if (source == nullptr) return kInvalid;
+  absl::StatusOr<v1::ListBehaviourSetsResponse> list = source->List();
+  if (!list.ok()) return Failed(list.status(), err);
+  if (format == "json") {
+    out << ToJson(*list) << "\n";
+    return kOk;
+  }
+  out << absl::StrFormat("%-20s %-16s %7s %7s  %s\n", "NAME", "REVISION",
+                         "FACTORS", "ACTIONS", "FACTOR ORDER");
+  for (const v1::BehaviourSetSummary& s : list->behaviour_sets()) {
+    out << absl::StrFormat("%-20s %-16s %7d %7d  %s\n", s.name(), s.revision(),
+                           s.factors_size(), s.actions_size(),
+                           absl::StrJoin(s.factors(), ","));
+  }
+  return kOk;
+}
+
+int Get(const Parsed& p, std::ostream& out, std::ostream& err) {
+  if (p.positional.size() != 1) {
+    err << "utilityctl get: name exactly one behaviour set\n";
+    return kUsage;
+  }
+  std::unique_ptr<Source> source = OpenSource(p, err);
+  if (source == nullptr) return kInvalid;
+  absl::StatusOr<v1::GetBehaviourSetResponse> got =
+      source->Get(p.positional[0]);
+  if (!got.ok()) return Failed(got.status(), err);
+  out << ToJson(*got) << "\n";
+  return kOk;
+}
+
+// --- health ------------------------------------------------------------------
+
+// Asks a server's grpc.health.v1 service; exit 0 only when SERVING (for a
+// container HEALTHCHECK or a script).
+int Health(const Parsed& p, std::ostream& out, std::ostream& err) {
+  const client::ClientOptions options =
+      RemoteOptions(p, p.get("target", "localhost:50051"));
+  absl::StatusOr<std::string> resolved = client::ResolveTarget(options.target);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      client::ChannelCredentials(options);
+  if (!resolved.ok() || !credentials.ok()) {
+    err << (resolved.ok() ? credentials.status() : resolved.status()).message()
+        << "\n";
+    return kUsage;
+  }
+  grpc::ChannelArguments args;
+  if (!options.tls_server_name.empty()) {
+    args.SetSslTargetNameOverride(options.tls_server_name);
+  }
+  auto stub = grpc::health::v1::Health::NewStub(
+      grpc::CreateCustomChannel(*resolved, *credentials, args));
+  grpc::ClientContext context;
+  absl::Duration timeout = absl::Seconds(3);
+  if (p.has("timeout") && !absl::ParseDuration(p.get("timeout"), &timeout)) {
+    err << "--timeout: expected a duration such as 3s\n";
+    return kUsage;
+  }
+  context.set_deadline(
+      std::chrono::system_clock::now() +
+      std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout)));
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(p.get("service"));
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status s = stub->Check(&context, request, &response);
+  if (!s.ok()) {
+    return Failed(client::FromGrpcStatus(s), err);
+  }
+  out << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
+             response.status())
+      << "\n";
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING
+             ? kOk
+             : kInvalid;
+}
+
+// --- log ---------------------------------------------------------------------
+
+// One decision-log line for humans:
+//   2026-11-30T06:58:00.123Z  arena_mage@88030940  mage-1 -> recharge 0.992
+//     (switched from attack)  margin 0.782
+//       *recharge 0.99 [charges_missing 1.00→1.00, ...] | attack@goblin-1 ...
+std::string FormatLogEntry(const v1::DecisionLogEntry& e) {
+  const absl::Time t = absl::FromUnixSeconds(e.time().seconds()) +
+                       absl::Nanoseconds(e.time().nanos());
+  std::string chosen = e.action().empty() ? "(no action)" : e.action();
+  if (!e.target_id().empty()) absl::StrAppend(&chosen, "@", e.target_id());
+  std::string line = absl::StrFormat(
+      "%s  %s@%s  %s -> %s %.3f",
+      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone()),
+      e.behaviour_set(), e.revision().substr(0, 8), e.agent_id(), chosen,
+      e.score());
+  if (e.switched() && !e.current_action().empty()) {
+    absl::StrAppend(&line, "  (switched from ", e.current_action(), ")");
+  }
+  if (e.runner_up_score() > 0) {
+    absl::StrAppend(&line, absl::StrFormat("  margin %.3f",
+                                           e.score() - e.runner_up_score()));
+  }
+  if (!e.explanation().summary().empty()) {
+    absl::StrAppend(&line, "\n    ", e.explanation().summary());
+  }
+  return line;
+}
+
+int Log(const Parsed& p, std::ostream& out, std::ostream& err) {
+  if (p.positional.size() > 1) {
+    err << "utilityctl log: name at most one file (default: standard input)\n";
+    return kUsage;
+  }
+  const std::string path = p.positional.empty() ? "-" : p.positional[0];
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file) {
+      err << path << ": cannot be read\n";
+      return kInvalid;
+    }
+  }
+  std::istream& in = path == "-" ? std::cin : file;
+  const bool sampled_only = p.has("sampled");
+  int bad = 0;
+  std::string text;
+  for (int n = 1; std::getline(in, text); ++n) {
+    if (text.empty()) continue;
+    v1::DecisionLogEntry e;
+    if (absl::Status s =
+            loader::ReadMessageOrError(text, absl::StrCat(path, ":", n), &e);
+        !s.ok()) {
+      err << s.message() << "\n";
+      ++bad;
+      continue;
+    }
+    if (sampled_only && !e.has_explanation()) continue;
+    out << FormatLogEntry(e) << "\n";
+  }
+  return bad == 0 ? kOk : kInvalid;
+}
+
+int Bench(const Parsed& p, std::ostream& out, std::ostream& err) {
+  BenchOptions o;
+  o.target = p.get("target", o.target);
+  o.admin = p.get("admin");
+  o.set = p.get("set", o.set);
+  o.unary = p.has("unary");
+  o.json = p.get("format", "table") == "json";
+  auto integer = [&](const char* name, int* v) {
+    if (!p.has(name)) return true;
+    if (absl::SimpleAtoi(p.get(name), v)) return true;
+    err << "utilityctl bench: --" << name << ": expected a whole number\n";
+    return false;
+  };
+  auto duration = [&](const char* name, absl::Duration* v) {
+    if (!p.has(name)) return true;
+    if (absl::ParseDuration(p.get(name), v)) return true;
+    err << "utilityctl bench: --" << name
+        << ": expected a duration such as 10s\n";
+    return false;
+  };
+  if (!integer("batch", &o.batch) || !integer("streams", &o.streams) ||
+      !integer("connections", &o.connections) ||
+      !integer("in_flight", &o.in_flight) ||
+      !integer("idle_streams", &o.idle_streams) ||
+      !duration("duration", &o.duration) || !duration("warmup", &o.warmup)) {
+    return kUsage;
+  }
+  if (p.has("rate") && !absl::SimpleAtod(p.get("rate"), &o.rate)) {
+    err << "utilityctl bench: --rate: expected batches per second\n";
+    return kUsage;
+  }
+  const std::string explain = p.get("explain", "none");
+  if (explain == "none") {
+    o.explain = v1::EXPLAIN_NONE;
+  } else if (explain == "top") {
+    o.explain = v1::EXPLAIN_TOP;
+  } else if (explain == "full") {
+    o.explain = v1::EXPLAIN_FULL;
+  } else {
+    err << "utilityctl bench: --explain: expected none, top or full\n";
+    return kUsage;
+  }
+  return RunBench(o, out, err);
+}
+
+std::vector<Command> Commands() {
+  return {
+      {.name = "validate",
+       .synopsis = "PATH...",
+       .description =
+           "Validates behaviour-set files (YAML or JSON) and every such file "
+           "in the\ndirectories given. Reports every problem with file, line "
+           "and field path,\nand checks that each scenario's expected action "
+           "wins. Exits 1 on any problem.",
+       .run = Validate},
+      {.name = "decide",
+       .synopsis =
+           "[--config_dir DIR | --target HOST:PORT]\n"
+           "                        (--input FILE | --set NAME [--scenario "
+           "NAME])\n"
+           "                        [--explain[=none|top|full]] "
+           "[--format json|table]",
+       .description =
+           "Decides offline, exactly as the service does, or asks a server "
+           "(--target). --input is a "
+           "DecideRequest in\nprotobuf JSON (or YAML): agents with "
+           "behaviour_set, factors or named_factors,\ncurrent_action, "
+           "seconds_since_action, targets, seed, personality. --set runs\nthe "
+           "set's scenarios instead (all, or the one --scenario names). JSON "
+           "output\nis the DecideResponse message in protobuf JSON.",
+       .options = WithTls(
+           {{"config_dir", "DIR",
+             "behaviour sets to load (default examples/behaviour_sets)"},
+            {"target", "HOST:PORT",
+             "ask a running utilityd instead of loading --config_dir"},
+            {"input", "FILE", "DecideRequest in JSON or YAML"},
+            {"set", "NAME", "decide the scenarios of this set"},
+            {"scenario", "NAME", "only this scenario (case-insensitive)"},
+            {"explain", "LEVEL",
+             "none, top or full (bare --explain means full); overrides the "
+             "request",
+             "full"},
+            {"format", "FORMAT", "json (default) or table"}}),
+       .run = Decide},
+      {.name = "sets",
+       .synopsis =
+           "[--config_dir DIR | --target HOST:PORT] [--format table|json]",
+       .description =
+           "Lists behaviour sets with their revisions and factor order (the "
+           "packed order\nclients send values in), from a config directory or "
+           "a running server.",
+       .options = WithTls(
+           {{"config_dir", "DIR",
+             "behaviour sets to load (default examples/behaviour_sets)"},
+            {"target", "HOST:PORT", "ask a running utilityd"},
+            {"format", "FORMAT", "table (default) or json"}}),
+       .run = Sets},
+      {.name = "get",
+       .synopsis = "NAME [--config_dir DIR | --target HOST:PORT]",
+       .description =
+           "Prints one behaviour set's full definition, every default written "
+           "out, as\nGetBehaviourSetResponse JSON.",
+       .options = WithTls(
+           {{"config_dir", "DIR",
+             "behaviour sets to load (default examples/behaviour_sets)"},
+            {"target", "HOST:PORT", "ask a running utilityd"}}),
+       .run = Get},
+      {.name = "health",
+       .synopsis = "[--target HOST:PORT] [--service NAME] [--timeout 3s]",
+       .description =
+           "Checks a server's gRPC health. Prints SERVING or NOT_SERVING; "
+           "exits 0 only\nwhen serving (for container health checks).",
+       .options = WithTls(
+           {{"target", "HOST:PORT", "server (default localhost:50051)"},
+            {"service", "NAME",
+             "service to ask about (default: the whole server)"},
+            {"timeout", "DURATION", "give up after this long (default 3s)"}}),
+       .run = Health},
+      {.name = "bench",
+       .synopsis = "[--target HOST:PORT] [--admin HOST:PORT] [--set NAME] "
+                   "[--batch N]\n"
+                   "                        [--streams N] [--connections N] "
+                   "[--in_flight N] [--rate R]\n"
+                   "                        [--duration 10s] [--warmup 2s] "
+                   "[--unary] [--format table|json]",
+       .description =
+           "Load-tests a running utilityd. Sends one batch of agents with "
+           "random factors\nover DecideStream (or unary Decide) as fast as "
+           "it is answered, or at --rate\nbatches per second, and reports "
+           "decisions/s, batches/s and the round trip\n(p50, p90, p99, "
+           "p99.9); with --admin, also the server's CPU and memory.",
+       .options = {{"target", "HOST:PORT", "server (default 127.0.0.1:50051)"},
+                   {"admin", "HOST:PORT",
+                    "the server's admin endpoint, for its CPU and memory"},
+                   {"set", "NAME", "behaviour set (default arena_mage)"},
+                   {"batch", "N", "agents per batch (default 256)"},
+                   {"streams", "N",
+                    "streams, or concurrent callers with --unary (default 4)"},
+                   {"connections", "N", "connections (default 2)"},
+                   {"in_flight", "N",
+                    "unanswered batches per stream (default 2)"},
+                   {"rate", "R",
+                    "batches per second over all streams (default: max)"},
+                   {"duration", "DURATION", "measured time (default 10s)"},
+                   {"warmup", "DURATION", "time before measuring (default 2s)"},
+                   {"explain", "LEVEL", "none (default), top or full"},
+                   {"unary", "", "unary Decide calls instead of streams"},
+                   {"idle_streams", "N",
+                    "hold N idle streams for --duration and report the "
+                    "server's memory per stream (needs --admin)"},
+                   {"format", "FORMAT", "table (default) or json"}},
+       .run = Bench},
+      {.name = "log",
+       .synopsis = "[FILE] [--sampled]",
+       .description =
+           "Prints a decision log (utilityd --decision_log, JSON lines) in the "
+           "one-line\nhuman format, with the score breakdown of sampled "
+           "decisions. Reads standard\ninput when FILE is absent or -.",
+       .options = {{"sampled", "", "only decisions that carry a breakdown"}},
+       .run = Log},
+  };
+}
+
+std::string MainUsage() {
+  std::string s =
+      "usage: utilityctl COMMAND [options]\n\n"
+      "utilityd's command-line tool.\n\ncommands:\n";
+  for (const Command& c : Commands()) {
+    const std::string first = c.description.substr(0, c.description.find('.'));
+    absl::StrAppend(&s, absl::StrFormat("  %-10s %s\n", c.name, first));
+  }
+  s += "\nRun `utilityctl COMMAND --help` for a command's options.\n";
+  return s;
+}
+
+}  // namespace
+
+int RunUtilityctl(const std::vector<std::string>& args, std::ostream& out,
+                  std::ostream& err) {
+  if (args.empty()) {
+    err << MainUsage();
+    return kUsage;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    out << MainUsage();
+    return kOk;
+  }
+  for (const Command& c : Commands()) {
+    if (c.name != args[0]) continue;
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    for (const std::string& a : rest) {
+      if (a == "--help" || a == "-h") {
+        out << Usage(c);
+        return kOk;
+      }
+    }
+    Parsed parsed;
+    if (!Parse(c, rest, &parsed, err)) return kUsage;
+    return c.run(parsed, out, err);
+  }
+  err << "utilityctl: unknown command \"" << args[0] << "\"\n\n" << MainUsage();
+  return kUsage;
+}
+
+}  // namespace utilityd::ctl

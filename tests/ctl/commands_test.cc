@@ -1,0 +1,140 @@
+#include "ctl/commands.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+#include "utilityd/loader/proto_reader.h"
+#include "utilityd/v1/decision_service.pb.h"
+
+namespace utilityd::ctl {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::utilityd::testing::IsOk;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result Ctl(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = RunUtilityctl(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(UtilityctlTest, ValidateIsCleanOnTheExamples) {
+  const Result r = Ctl({"validate", "examples/behaviour_sets"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, IsEmpty());
+  EXPECT_THAT(r.out, HasSubstr("arena_mage@"));
+  EXPECT_THAT(r.out, HasSubstr("9 scenarios hold"));
+  EXPECT_THAT(r.out, HasSubstr("villager_needs@"));
+  EXPECT_THAT(r.out, HasSubstr("eat_hide_wander@"));
+}
+
+TEST(UtilityctlTest, ValidateReportsEveryProblemAndExitsOne) {
+  const Result r = Ctl({"validate", "tests/testdata/bad_set.yaml"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err,
+              AllOf(HasSubstr("bad_set.yaml:9:9: actions[0].considerations[0]."
+                              "factor: unknown factor \"helth\" (did you mean "
+                              "\"health\"?)"),
+                    HasSubstr("curve.logistic.steepness: must be > 0"),
+                    HasSubstr("selection.fallback_action: unknown action "
+                              "\"sleep\"")));
+}
+
+TEST(UtilityctlTest, ValidateCatchesAScenarioThatNoLongerHolds) {
+  const auto dir = std::filesystem::temp_directory_path() / "utilityctl_scn";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "s.yaml") << R"(name: s
+factors: [{name: f}]
+actions:
+  - {name: a, considerations: [{name: c, factor: f}]}
+  - {name: b, considerations: [{name: c, factor: f, curve: {linear: {}, invert: true}}]}
+scenarios:
+  - {name: High, factors: {f: 0.9}, expected_action: b}
+)";
+  const Result r = Ctl({"validate", dir.string()});
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("scenario \"High\": expected b to win, got a"));
+}
+
+TEST(UtilityctlTest, DecideWritesTheResponseAsProtobufJson) {
+  const Result r = Ctl({"decide", "--config_dir", "examples/behaviour_sets",
+                        "--input", "examples/requests/arena_decide.json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  v1::DecideResponse response;
+  ASSERT_THAT(loader::ReadMessageOrError(r.out, "stdout", &response), IsOk());
+  ASSERT_EQ(response.decisions_size(), 3);
+  EXPECT_EQ(response.request_id(), 1u);
+  EXPECT_EQ(response.decisions(0).action(), "recharge");
+  EXPECT_TRUE(response.decisions(0).switched());
+  EXPECT_EQ(response.decisions(1).action(), "eat");
+  EXPECT_EQ(response.decisions(2).action(), "hide");
+  EXPECT_GT(response.decisions(0).explanation().actions_size(), 7);
+  EXPECT_THAT(r.out, HasSubstr("\"vetoed_by\": \"charges_left\""));
+}
+
+TEST(UtilityctlTest, DecideRunsScenariosAsATable) {
+  const Result r =
+      Ctl({"decide", "--set", "arena_mage", "--scenario",
+           "staff empty, in cover", "--explain", "--format", "table"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("-> recharge"));
+  EXPECT_THAT(r.out, HasSubstr("vetoed by charges_left"));
+  EXPECT_THAT(r.out, HasSubstr("charges_missing"));
+  EXPECT_THAT(r.out, HasSubstr("runner-up"));
+}
+
+TEST(UtilityctlTest, DecideExplainLevelsAndBadFlags) {
+  Result r = Ctl({"decide", "--set", "eat_hide_wander", "--explain=top"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("runner_up_action"));
+  EXPECT_THAT(r.out, Not(HasSubstr("\"considerations\"")));
+  r = Ctl({"decide", "--set", "eat_hide_wander", "--explain=most"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("expected none, top or full"));
+  r = Ctl({"decide", "--set", "arena_mage", "--scenario", "nope"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("\"Staff empty, in cover\""));
+  r = Ctl({"decide", "--bogus"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown option --bogus"));
+  r = Ctl({"decide"});
+  EXPECT_EQ(r.code, 2);
+}
+
+TEST(UtilityctlTest, DecideReportsAnUnreadableRequest) {
+  const Result r = Ctl({"decide", "--input", "tests/testdata/bad_set.yaml"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("unknown field \"name\""));
+}
+
+TEST(UtilityctlTest, EveryCommandHasHelp) {
+  for (const std::string command : {"validate", "decide", "sets", "get"}) {
+    const Result r = Ctl({command, "--help"});
+    EXPECT_EQ(r.code, 0);
+    EXPECT_THAT(r.out, HasSubstr("usage: utilityctl " + command));
+  }
+  const Result top = Ctl({"--help"});
+  EXPECT_EQ(top.code, 0);
+  EXPECT_THAT(top.out, AllOf(HasSubstr("validate"), HasSubstr("decide"),
+                             HasSubstr("sets"), HasSubstr("get")));
+  EXPECT_EQ(Ctl({}).code, 2);
+  EXPECT_EQ(Ctl({"frobnicate"}).code, 2);
+}
+
+}  // namespace
+}  // namespace utilityd::ctl
