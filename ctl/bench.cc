@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -388,48 +389,23 @@ int RunIdle(const BenchOptions& o, std::ostream& out, std::ostream& err) {
 
 }  // namespace
 
-int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
-  if (o.idle_streams > 0) return RunIdle(o, out, err);
-  if (o.batch < 1 || o.streams < 1 || o.connections < 1 || o.in_flight < 1 ||
-      o.rate < 0 || o.duration <= absl::ZeroDuration()) {
-    err << "utilityctl bench: --batch, --streams, --connections and "
-           "--in_flight must be >= 1, --rate >= 0, --duration > 0\n";
-    return 2;
-  }
-  // The set, for its factors and their ranges.
-  auto info_channel =
-      grpc::CreateChannel(o.target, grpc::InsecureChannelCredentials());
-  auto stub = v1::DecisionService::NewStub(info_channel);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(10));
-  v1::GetBehaviourSetRequest get;
-  get.set_name(o.set);
-  v1::GetBehaviourSetResponse set;
-  if (grpc::Status s = stub->GetBehaviourSet(&context, get, &set); !s.ok()) {
-    err << "utilityctl bench: cannot get set " << o.set << " from " << o.target
-        << ": " << s.error_message() << "\n";
-    return 1;
-  }
+namespace {
 
-  Run run;
-  run.batch = o.batch;
-  run.in_flight = o.unary ? 1 : o.in_flight;
-  const v1::DecideRequest request =
-      MakeBatch(set.behaviour_set(), o.batch, o.explain);
-  bool own = false;
-  if (!grpc::GenericSerialize<grpc::ProtoBufferWriter, v1::DecideRequest>(
-           request, &run.request, &own)
-           .ok()) {
-    err << "utilityctl bench: cannot serialise the batch\n";
-    return 1;
-  }
-  const int lanes = o.unary ? o.streams * o.in_flight : o.streams;
-  if (o.rate > 0) run.interval = static_cast<int64_t>(1e9 * lanes / o.rate);
+// What a run measured.
+struct Measured {
+  Tally all;             // every measured round trip, sorted
+  double seconds = 0;    // the measured time
+  double cores = -1;     // the server's CPU over it, when scraped
+  double resident = -1;  // the server's resident bytes at the end
+};
+
+// Starts the lanes, paces (or, unpaced, only starts) them until the end,
+// and collects their round trips; reads the server's CPU when measuring
+// starts and ends.
+Measured Drive(const BenchOptions& o, int lanes, Run& run) {
   auto stubs = Connect(o);
   double cpu0 = 0, rss0 = 0, cpu1 = 0, rss1 = 0;
   const bool scraped = !o.admin.empty() && ScrapeServer(o.admin, &cpu0, &rss0);
-
   const int64_t start = NowNanos();
   run.measure_from = start + absl::ToInt64Nanoseconds(o.warmup);
   run.stop_at = run.measure_from + absl::ToInt64Nanoseconds(o.duration);
@@ -445,8 +421,6 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   }
   double cpu_at_measure = 0, rss_unused = 0;
   bool scraped_measure = false;
-  // Pace (or, unpaced, only start) the lanes until the end; take the
-  // server's CPU when measuring starts.
   while (NowNanos() < run.stop_at + 1000000) {
     for (auto& s : streams) s->TryWrite();
     for (auto& u : unary) u->TryCall();
@@ -456,30 +430,31 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
     absl::SleepFor(run.interval > 0 ? absl::Microseconds(100)
                                     : absl::Milliseconds(5));
   }
-  const bool scraped_end =
-      scraped_measure && ScrapeServer(o.admin, &cpu1, &rss1);
-  Tally all;
+  Measured m;
+  m.seconds = absl::ToDoubleSeconds(o.duration);
+  if (scraped_measure && ScrapeServer(o.admin, &cpu1, &rss1)) {
+    m.cores = (cpu1 - cpu_at_measure) / m.seconds;
+    m.resident = rss1;
+  }
+  auto add = [&m](const Tally& t) {
+    m.all.micros.insert(m.all.micros.end(), t.micros.begin(), t.micros.end());
+    m.all.answered += t.answered;
+  };
   for (auto& s : streams) {
     s->TryWrite();  // ends the writes of an idle stream
-    Tally t = s->Finish(absl::Seconds(30));
-    all.micros.insert(all.micros.end(), t.micros.begin(), t.micros.end());
-    all.answered += t.answered;
+    add(s->Finish(absl::Seconds(30)));
   }
-  for (auto& u : unary) {
-    Tally t = u->Finish();
-    all.micros.insert(all.micros.end(), t.micros.begin(), t.micros.end());
-    all.answered += t.answered;
-  }
-  std::sort(all.micros.begin(), all.micros.end());
-  const double seconds = absl::ToDoubleSeconds(o.duration);
-  const double batches_per_s = all.answered / seconds;
+  for (auto& u : unary) add(u->Finish());
+  std::sort(m.all.micros.begin(), m.all.micros.end());
+  return m;
+}
+
+// Prints the figures, as JSON or for people.
+void Report(const BenchOptions& o, int lanes, const Run& run, const Measured& m,
+            std::ostream& out) {
+  const double batches_per_s = m.all.answered / m.seconds;
   const double decisions_per_s = batches_per_s * o.batch;
-  const double cores = scraped_end ? (cpu1 - cpu_at_measure) / seconds : -1;
-  std::string first_error;
-  {
-    utilityd::MutexLock lock(&run.mu);
-    first_error = run.first_error;
-  }
+  const std::vector<uint32_t>& rt = m.all.micros;
   if (o.json) {
     out << absl::StrFormat(
         "{\"mode\":\"%s\",\"set\":\"%s\",\"batch\":%d,\"lanes\":%d,"
@@ -489,38 +464,87 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         "\"max_ms\":%.3f,\"server_cpu_cores\":%.3f,"
         "\"server_rss_bytes\":%.0f,\"errors\":%d}\n",
         o.unary ? "unary" : "stream", o.set, o.batch, lanes, o.connections,
-        run.in_flight, o.rate, seconds, batches_per_s, decisions_per_s,
-        Percentile(all.micros, 0.5), Percentile(all.micros, 0.9),
-        Percentile(all.micros, 0.99), Percentile(all.micros, 0.999),
-        all.micros.empty() ? 0.0 : all.micros.back() / 1000.0, cores,
-        scraped_end ? rss1 : -1.0, run.errors.load());
-  } else {
-    out << absl::StrFormat(
-        "utilityctl bench: %s, batches of %d, %d %s over %d connection(s), "
-        "%d in flight each, rate %s, %s after %s warm-up\n",
-        o.set, o.batch, lanes, o.unary ? "unary callers" : "streams",
-        o.connections, run.in_flight,
-        o.rate > 0 ? absl::StrFormat("%g batches/s", o.rate) : "max",
-        absl::FormatDuration(o.duration), absl::FormatDuration(o.warmup));
-    out << absl::StrFormat("  decisions/s   %.0f\n  batches/s     %.1f\n",
-                           decisions_per_s, batches_per_s);
-    out << absl::StrFormat(
-        "  round trip    p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  p99.9 %.3f "
-        "ms\n",
-        Percentile(all.micros, 0.5), Percentile(all.micros, 0.9),
-        Percentile(all.micros, 0.99), Percentile(all.micros, 0.999));
-    if (scraped_end) {
-      out << absl::StrFormat("  server        %.2f cores, resident %.1f MiB\n",
-                             cores, rss1 / (1024.0 * 1024.0));
-    }
-    out << "  errors        " << run.errors.load() << "\n";
+        run.in_flight, o.rate, m.seconds, batches_per_s, decisions_per_s,
+        Percentile(rt, 0.5), Percentile(rt, 0.9), Percentile(rt, 0.99),
+        Percentile(rt, 0.999), rt.empty() ? 0.0 : rt.back() / 1000.0, m.cores,
+        m.resident, run.errors.load());
+    return;
   }
-  if (run.errors.load() > 0) {
-    err << "utilityctl bench: " << run.errors.load()
-        << " error(s); the first: " << first_error << "\n";
+  out << absl::StrFormat(
+      "utilityctl bench: %s, batches of %d, %d %s over %d connection(s), "
+      "%d in flight each, rate %s, %s after %s warm-up\n",
+      o.set, o.batch, lanes, o.unary ? "unary callers" : "streams",
+      o.connections, run.in_flight,
+      o.rate > 0 ? absl::StrFormat("%g batches/s", o.rate) : "max",
+      absl::FormatDuration(o.duration), absl::FormatDuration(o.warmup));
+  out << absl::StrFormat("  decisions/s   %.0f\n  batches/s     %.1f\n",
+                         decisions_per_s, batches_per_s);
+  out << absl::StrFormat(
+      "  round trip    p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  p99.9 %.3f "
+      "ms\n",
+      Percentile(rt, 0.5), Percentile(rt, 0.9), Percentile(rt, 0.99),
+      Percentile(rt, 0.999));
+  if (m.cores >= 0) {
+    out << absl::StrFormat("  server        %.2f cores, resident %.1f MiB\n",
+                           m.cores, m.resident / (1024.0 * 1024.0));
+  }
+  out << "  errors        " << run.errors.load() << "\n";
+}
+
+// The set, for its factors and their ranges.
+absl::StatusOr<v1::BehaviourSet> FetchSet(const BenchOptions& o) {
+  auto stub = v1::DecisionService::NewStub(
+      grpc::CreateChannel(o.target, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(10));
+  v1::GetBehaviourSetRequest get;
+  get.set_name(o.set);
+  v1::GetBehaviourSetResponse set;
+  if (grpc::Status s = stub->GetBehaviourSet(&context, get, &set); !s.ok()) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot get set ", o.set, " from ", o.target, ": ", s.error_message()));
+  }
+  return set.behaviour_set();
+}
+
+}  // namespace
+
+int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.idle_streams > 0) return RunIdle(o, out, err);
+  if (o.batch < 1 || o.streams < 1 || o.connections < 1 || o.in_flight < 1 ||
+      o.rate < 0 || o.duration <= absl::ZeroDuration()) {
+    err << "utilityctl bench: --batch, --streams, --connections and "
+           "--in_flight must be >= 1, --rate >= 0, --duration > 0\n";
+    return 2;
+  }
+  const absl::StatusOr<v1::BehaviourSet> set = FetchSet(o);
+  if (!set.ok()) {
+    err << "utilityctl bench: " << set.status().message() << "\n";
     return 1;
   }
-  if (all.answered == 0) {
+  Run run;
+  run.batch = o.batch;
+  run.in_flight = o.unary ? 1 : o.in_flight;
+  const v1::DecideRequest request = MakeBatch(*set, o.batch, o.explain);
+  bool own = false;
+  if (!grpc::GenericSerialize<grpc::ProtoBufferWriter, v1::DecideRequest>(
+           request, &run.request, &own)
+           .ok()) {
+    err << "utilityctl bench: cannot serialise the batch\n";
+    return 1;
+  }
+  const int lanes = o.unary ? o.streams * o.in_flight : o.streams;
+  if (o.rate > 0) run.interval = static_cast<int64_t>(1e9 * lanes / o.rate);
+  const Measured m = Drive(o, lanes, run);
+  Report(o, lanes, run, m, out);
+  if (run.errors.load() > 0) {
+    utilityd::MutexLock lock(&run.mu);
+    err << "utilityctl bench: " << run.errors.load()
+        << " error(s); the first: " << run.first_error << "\n";
+    return 1;
+  }
+  if (m.all.answered == 0) {
     err << "utilityctl bench: no batch was answered in the measured time\n";
     return 1;
   }

@@ -342,6 +342,96 @@ void FailAgent(int i, const v1::AgentSnapshot& agent,
 
 }  // namespace
 
+namespace {
+
+// Finds agent i's set and resolves its snapshot into work.inputs[i]; a
+// failure is answered at once and leaves work.sets[i] null. `last` is the
+// previous agent's set (most batches use one).
+void ResolveOne(const loader::Catalog& catalog,
+                const v1::DecideRequest& request, int i,
+                const loader::LoadedSet*& last, BatchWork& work,
+                v1::DecideResponse* response, BatchObserver* observer) {
+  const v1::AgentSnapshot& agent = request.agents(i);
+  const loader::LoadedSet* set = nullptr;
+  auto fail = [&](const absl::Status& s) {
+    FailAgent(i, agent, set, s, response->mutable_decisions(i), observer);
+  };
+  if (agent.behaviour_set().empty()) {
+    return fail(e::FieldError(absl::StatusCode::kInvalidArgument,
+                              e::ErrorReason::kMissingSet, "behaviour_set",
+                              "is required"));
+  }
+  // The catalog keeps its sets alive for the call: plain pointers, no
+  // reference counting per agent.
+  set = last != nullptr && last->name() == agent.behaviour_set()
+            ? last
+            : catalog.Find(agent.behaviour_set()).get();
+  if (set == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& [name, _] : catalog.sets()) names.push_back(name);
+    return fail(e::FieldError(
+        absl::StatusCode::kNotFound, e::ErrorReason::kUnknownSet,
+        "behaviour_set",
+        e::UnknownNameMessage("set", agent.behaviour_set(), names)));
+  }
+  last = set;
+  if (absl::Status s =
+          ResolveAgent(*set, agent, &work.scratch[i], &work.inputs[i]);
+      !s.ok()) {
+    return fail(s);
+  }
+  work.sets[i] = set;
+}
+
+// Decides the resolved agents of `set` (from request position `first` on)
+// in one pass of the engine and writes their decisions.
+void DecideGroup(const loader::LoadedSet& set, int first,
+                 const v1::DecideRequest& request, BatchWork& work,
+                 v1::DecideResponse* response, BatchObserver* observer) {
+  work.group_inputs.clear();
+  work.group_index.clear();
+  for (int i = first; i < request.agents_size(); ++i) {
+    if (work.sets[i] != &set) continue;
+    work.group_inputs.push_back(work.inputs[i]);
+    work.group_index.push_back(i);
+    work.sets[i] = nullptr;  // taken
+  }
+  const size_t count = work.group_inputs.size();
+  work.group_out.resize(count);
+  // Explain full: the same pass also writes every trace.
+  const e::ExplainLevel level = ToExplainLevel(request.explain());
+  const bool full = level == e::ExplainLevel::kFull;
+  if (full && work.group_traces.size() < count) work.group_traces.resize(count);
+  work.decider.Decide(set.compiled, work.group_inputs, level,
+                      absl::MakeSpan(work.group_out), &work.group_errors,
+                      full ? absl::MakeSpan(work.group_traces.data(), count)
+                           : absl::Span<e::Decision>());
+  for (size_t g = 0; g < count; ++g) {
+    const int i = work.group_index[g];
+    const v1::AgentSnapshot& agent = request.agents(i);
+    v1::Decision* out = response->mutable_decisions(i);
+    if (const absl::Status& s = work.group_errors[g]; !s.ok()) {
+      FailAgent(i, agent, &set, s, out, observer);
+      continue;
+    }
+    if (full) {
+      WriteDecision(set, agent, work.group_traces[g], request.explain(), out);
+    } else {
+      WriteDecision(set, agent, work.group_out[g], request.explain(), out);
+    }
+    if (observer != nullptr) {
+      observer->OnDecided(set, agent, work.group_inputs[g], work.group_out[g],
+                          out);
+    }
+  }
+  if (observer != nullptr) {
+    observer->OnVetoes(set, work.decider.vetoes_by_action(),
+                       work.decider.agents_with_invalid_input());
+  }
+}
+
+}  // namespace
+
 void DecideBatch(const loader::Catalog& catalog,
                  const v1::DecideRequest& request, v1::DecideResponse* response,
                  BatchObserver* observer) {
@@ -353,94 +443,14 @@ void DecideBatch(const loader::Catalog& catalog,
   if (work.scratch.size() < static_cast<size_t>(n)) work.scratch.resize(n);
   work.inputs.resize(n);
   work.sets.assign(n, nullptr);
-  const e::ExplainLevel level = ToExplainLevel(request.explain());
-
-  // Resolve every agent; failures are answered now.
-  std::vector<std::string> set_names;
-  // The catalog keeps its sets alive for the call: plain pointers, no
-  // reference counting per agent. Most batches use one set.
   const loader::LoadedSet* last = nullptr;
   for (int i = 0; i < n; ++i) {
-    const v1::AgentSnapshot& agent = request.agents(i);
-    v1::Decision* out = response->mutable_decisions(i);
-    const loader::LoadedSet* set = nullptr;
-    auto fail = [&](const absl::Status& s) {
-      FailAgent(i, agent, set, s, out, observer);
-    };
-    if (agent.behaviour_set().empty()) {
-      fail(e::FieldError(absl::StatusCode::kInvalidArgument,
-                         e::ErrorReason::kMissingSet, "behaviour_set",
-                         "is required"));
-      continue;
-    }
-    set = last != nullptr && last->name() == agent.behaviour_set()
-              ? last
-              : catalog.Find(agent.behaviour_set()).get();
-    if (set == nullptr) {
-      if (set_names.empty()) {
-        for (const auto& [name, _] : catalog.sets()) set_names.push_back(name);
-      }
-      fail(e::FieldError(
-          absl::StatusCode::kNotFound, e::ErrorReason::kUnknownSet,
-          "behaviour_set",
-          e::UnknownNameMessage("set", agent.behaviour_set(), set_names)));
-      continue;
-    }
-    last = set;
-    absl::Status s =
-        ResolveAgent(*set, agent, &work.scratch[i], &work.inputs[i]);
-    if (!s.ok()) {
-      fail(s);
-      continue;
-    }
-    work.sets[i] = set;
+    ResolveOne(catalog, request, i, last, work, response, observer);
   }
-
   // The agents of each set together, sets in order of first appearance.
   for (int first = 0; first < n; ++first) {
-    const loader::LoadedSet* set = work.sets[first];
-    if (set == nullptr) continue;
-    work.group_inputs.clear();
-    work.group_index.clear();
-    for (int i = first; i < n; ++i) {
-      if (work.sets[i] != set) continue;
-      work.group_inputs.push_back(work.inputs[i]);
-      work.group_index.push_back(i);
-      if (i > first) work.sets[i] = nullptr;  // taken
-    }
-    work.sets[first] = nullptr;
-    const size_t count = work.group_inputs.size();
-    work.group_out.resize(count);
-    // Explain full: the same pass also writes every trace.
-    const bool full = level == e::ExplainLevel::kFull;
-    if (full && work.group_traces.size() < count)
-      work.group_traces.resize(count);
-    work.decider.Decide(set->compiled, work.group_inputs, level,
-                        absl::MakeSpan(work.group_out), &work.group_errors,
-                        full ? absl::MakeSpan(work.group_traces.data(), count)
-                             : absl::Span<e::Decision>());
-    for (size_t g = 0; g < work.group_index.size(); ++g) {
-      const int i = work.group_index[g];
-      const v1::AgentSnapshot& agent = request.agents(i);
-      v1::Decision* out = response->mutable_decisions(i);
-      if (const absl::Status& s = work.group_errors[g]; !s.ok()) {
-        FailAgent(i, agent, set, s, out, observer);
-        continue;
-      }
-      if (full) {
-        WriteDecision(*set, agent, work.group_traces[g], request.explain(),
-                      out);
-      } else {
-        WriteDecision(*set, agent, work.group_out[g], request.explain(), out);
-      }
-      if (observer != nullptr) {
-        observer->OnDecided(*set, agent, work.group_inputs[g],
-                            work.group_out[g], out);
-      }
-    }
-    if (observer != nullptr) {
-      observer->OnVetoes(*set, work.decider.vetoes_by_action(),
-                         work.decider.agents_with_invalid_input());
+    if (work.sets[first] != nullptr) {
+      DecideGroup(*work.sets[first], first, request, work, response, observer);
     }
   }
 }

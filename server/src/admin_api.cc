@@ -78,6 +78,124 @@ absl::Status ReadBody(const httplib::Request& req, absl::string_view what,
 using Handler =
     std::function<absl::Status(const httplib::Request&, httplib::Response&)>;
 
+// GET /ui/<name>: the inspector's page, built into the binary.
+void ServeUiAsset(const httplib::Request& req, httplib::Response& res) {
+  const std::string name = req.matches[1].str().empty()
+                               ? std::string("index.html")
+                               : req.matches[1].str();
+  const auto& assets = UiAssets();
+  const auto it = assets.find(name);
+  if (it == assets.end()) {
+    res.status = 404;
+    res.set_content("not found\n", "text/plain");
+    return;
+  }
+  const char* type = absl::EndsWith(name, ".js") ? "text/javascript"
+                     : absl::EndsWith(name, ".css")
+                         ? "text/css"
+                         : "text/html; charset=utf-8";
+  res.set_header("Cache-Control", "no-cache");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Content-Security-Policy",
+                 "default-src 'self'; style-src 'self' 'unsafe-inline'; "
+                 "img-src 'self' data:");
+  res.set_content(std::string(it->second), type);
+}
+
+// GET /api/v1/sets
+absl::Status ListSets(DecisionServiceImpl* service, httplib::Response& res) {
+  v1::ListBehaviourSetsResponse response;
+  UTILITYD_RETURN_IF_ERROR(service->ListSets(&response));
+  SendMessage(response, res);
+  return absl::OkStatus();
+}
+
+// GET /api/v1/sets/<name>
+absl::Status GetSet(DecisionServiceImpl* service, const httplib::Request& req,
+                    httplib::Response& res) {
+  v1::GetBehaviourSetRequest request;
+  request.set_name(req.matches[1]);
+  v1::GetBehaviourSetResponse response;
+  UTILITYD_RETURN_IF_ERROR(service->GetSet(request, &response));
+  SendMessage(response, res);
+  return absl::OkStatus();
+}
+
+// POST /api/v1/decide: the gRPC path, explained in full unless asked
+// otherwise, and not recorded in metrics or logs.
+absl::Status Decide(DecisionServiceImpl* service, const httplib::Request& req,
+                    httplib::Response& res) {
+  v1::DecideRequest request;
+  UTILITYD_RETURN_IF_ERROR(ReadBody(req, "request", &request));
+  if (request.explain() == v1::EXPLAIN_UNSPECIFIED)
+    request.set_explain(v1::EXPLAIN_FULL);
+  v1::DecideResponse response;
+  UTILITYD_RETURN_IF_ERROR(service->DecideUnrecorded(request, &response));
+  SendMessage(response, res);
+  return absl::OkStatus();
+}
+
+// POST /api/v1/whatif: decides with an edited set sent inline; nothing is
+// stored.
+absl::Status WhatIf(DecisionServiceImpl* service, const httplib::Request& req,
+                    httplib::Response& res) {
+  v1::WhatIfDecideRequest whatif;
+  UTILITYD_RETURN_IF_ERROR(ReadBody(req, "whatif", &whatif));
+  if (!whatif.has_behaviour_set()) {
+    return absl::InvalidArgumentError(
+        "behaviourSet: give the edited behaviour set inline");
+  }
+  absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> set =
+      loader::LoadSetProto(whatif.behaviour_set(), "behaviourSet");
+  if (!set.ok()) return set.status();
+  v1::DecideRequest& request = *whatif.mutable_request();
+  // Agents that name no set are scored with the edited one.
+  for (v1::AgentSnapshot& agent : *request.mutable_agents()) {
+    if (agent.behaviour_set().empty()) agent.set_behaviour_set((*set)->name());
+  }
+  if (request.explain() == v1::EXPLAIN_UNSPECIFIED)
+    request.set_explain(v1::EXPLAIN_FULL);
+  absl::StatusOr<loader::Catalog> catalog =
+      loader::Catalog::Of({*std::move(set)});
+  if (!catalog.ok()) return catalog.status();
+  v1::DecideResponse response;
+  UTILITYD_RETURN_IF_ERROR(
+      service->DecideUnrecorded(request, &response, &*catalog));
+  SendMessage(response, res);
+  return absl::OkStatus();
+}
+
+// GET /api/v1/decisions/recent?limit=&set=&action=&switched=
+absl::Status Recent(RecentDecisions* recent, const httplib::Request& req,
+                    httplib::Response& res) {
+  RecentDecisions::Filter filter;
+  if (req.has_param("limit")) {
+    int limit = 0;
+    if (!absl::SimpleAtoi(req.get_param_value("limit"), &limit) || limit < 1 ||
+        limit > 1000) {
+      return absl::InvalidArgumentError(
+          "limit: expected a whole number from 1 to 1000");
+    }
+    filter.limit = limit;
+  }
+  filter.behaviour_set = req.get_param_value("set");
+  filter.action = req.get_param_value("action");
+  if (req.has_param("switched")) {
+    const std::string v = req.get_param_value("switched");
+    if (v != "true" && v != "false") {
+      return absl::InvalidArgumentError("switched: expected true or false");
+    }
+    filter.switched = v == "true";
+  }
+  v1::RecentDecisionsResponse response;
+  if (recent != nullptr) {
+    for (auto& e : recent->Newest(filter))
+      *response.add_decisions() = std::move(e);
+  }
+  SendMessage(response, res);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool BearerTokenMatches(const std::string& header, const std::string& token) {
@@ -99,31 +217,9 @@ void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
   http.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_redirect("/ui/");
   });
-  http.Get(R"(/ui/([a-z_.]*))", [](const httplib::Request& req,
-                                   httplib::Response& res) {
-    const std::string name = req.matches[1].str().empty()
-                                 ? std::string("index.html")
-                                 : req.matches[1].str();
-    const auto& assets = UiAssets();
-    const auto it = assets.find(name);
-    if (it == assets.end()) {
-      res.status = 404;
-      res.set_content("not found\n", "text/plain");
-      return;
-    }
-    const char* type = absl::EndsWith(name, ".js") ? "text/javascript"
-                       : absl::EndsWith(name, ".css")
-                           ? "text/css"
-                           : "text/html; charset=utf-8";
-    res.set_header("Cache-Control", "no-cache");
-    res.set_header("X-Content-Type-Options", "nosniff");
-    res.set_header("Content-Security-Policy",
-                   "default-src 'self'; style-src 'self' 'unsafe-inline'; "
-                   "img-src 'self' data:");
-    res.set_content(std::string(it->second), type);
-  });
+  http.Get(R"(/ui/([a-z_.]*))", ServeUiAsset);
 
-  // Every route: the token first, then the handler; a handler's error
+  // Every API route: the token first, then the handler; a handler's error
   // status becomes the JSON error.
   auto route = [token = options.token](Handler handler) {
     return [token, handler](const httplib::Request& req,
@@ -141,93 +237,21 @@ void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
       if (!status.ok()) SendError(status, res);
     };
   };
-
+  using Req = const httplib::Request&;
+  using Res = httplib::Response&;
   http.Get("/api/v1/sets",
-           route([service](const httplib::Request&, httplib::Response& res) {
-             v1::ListBehaviourSetsResponse response;
-             UTILITYD_RETURN_IF_ERROR(service->ListSets(&response));
-             SendMessage(response, res);
-             return absl::OkStatus();
+           route([service](Req, Res res) { return ListSets(service, res); }));
+  http.Get(R"(/api/v1/sets/([^/]+))", route([service](Req req, Res res) {
+             return GetSet(service, req, res);
            }));
-  http.Get(
-      R"(/api/v1/sets/([^/]+))",
-      route([service](const httplib::Request& req, httplib::Response& res) {
-        v1::GetBehaviourSetRequest request;
-        request.set_name(req.matches[1]);
-        v1::GetBehaviourSetResponse response;
-        UTILITYD_RETURN_IF_ERROR(service->GetSet(request, &response));
-        SendMessage(response, res);
-        return absl::OkStatus();
-      }));
-  http.Post(
-      "/api/v1/decide",
-      route([service](const httplib::Request& req, httplib::Response& res) {
-        v1::DecideRequest request;
-        UTILITYD_RETURN_IF_ERROR(ReadBody(req, "request", &request));
-        if (request.explain() == v1::EXPLAIN_UNSPECIFIED)
-          request.set_explain(v1::EXPLAIN_FULL);
-        v1::DecideResponse response;
-        UTILITYD_RETURN_IF_ERROR(service->DecideUnrecorded(request, &response));
-        SendMessage(response, res);
-        return absl::OkStatus();
-      }));
-  http.Post("/api/v1/whatif", route([service](const httplib::Request& req,
-                                              httplib::Response& res) {
-              v1::WhatIfDecideRequest whatif;
-              UTILITYD_RETURN_IF_ERROR(ReadBody(req, "whatif", &whatif));
-              if (!whatif.has_behaviour_set()) {
-                return absl::InvalidArgumentError(
-                    "behaviourSet: give the edited behaviour set inline");
-              }
-              absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> set =
-                  loader::LoadSetProto(whatif.behaviour_set(), "behaviourSet");
-              if (!set.ok()) return set.status();
-              v1::DecideRequest& request = *whatif.mutable_request();
-              // Agents that name no set are scored with the edited one.
-              for (v1::AgentSnapshot& agent : *request.mutable_agents()) {
-                if (agent.behaviour_set().empty())
-                  agent.set_behaviour_set((*set)->name());
-              }
-              if (request.explain() == v1::EXPLAIN_UNSPECIFIED)
-                request.set_explain(v1::EXPLAIN_FULL);
-              absl::StatusOr<loader::Catalog> catalog =
-                  loader::Catalog::Of({*std::move(set)});
-              if (!catalog.ok()) return catalog.status();
-              v1::DecideResponse response;
-              UTILITYD_RETURN_IF_ERROR(
-                  service->DecideUnrecorded(request, &response, &*catalog));
-              SendMessage(response, res);
-              return absl::OkStatus();
+  http.Post("/api/v1/decide", route([service](Req req, Res res) {
+              return Decide(service, req, res);
             }));
-  http.Get("/api/v1/decisions/recent",
-           route([recent](const httplib::Request& req, httplib::Response& res) {
-             RecentDecisions::Filter filter;
-             if (req.has_param("limit")) {
-               int limit = 0;
-               if (!absl::SimpleAtoi(req.get_param_value("limit"), &limit) ||
-                   limit < 1 || limit > 1000) {
-                 return absl::InvalidArgumentError(
-                     "limit: expected a whole number from 1 to 1000");
-               }
-               filter.limit = limit;
-             }
-             filter.behaviour_set = req.get_param_value("set");
-             filter.action = req.get_param_value("action");
-             if (req.has_param("switched")) {
-               const std::string v = req.get_param_value("switched");
-               if (v != "true" && v != "false") {
-                 return absl::InvalidArgumentError(
-                     "switched: expected true or false");
-               }
-               filter.switched = v == "true";
-             }
-             v1::RecentDecisionsResponse response;
-             if (recent != nullptr) {
-               for (auto& e : recent->Newest(filter))
-                 *response.add_decisions() = std::move(e);
-             }
-             SendMessage(response, res);
-             return absl::OkStatus();
+  http.Post("/api/v1/whatif", route([service](Req req, Res res) {
+              return WhatIf(service, req, res);
+            }));
+  http.Get("/api/v1/decisions/recent", route([recent](Req req, Res res) {
+             return Recent(recent, req, res);
            }));
 }
 

@@ -114,26 +114,9 @@ namespace {
 using utilityd::server::Log;
 using utilityd::server::LogLevel;
 
-int Run() {
-  LogLevel level;
-  if (!utilityd::server::ParseLogLevel(absl::GetFlag(FLAGS_log_level),
-                                       &level)) {
-    std::fprintf(stderr,
-                 "--log_level: expected debug, info, warning or error\n");
-    return 2;
-  }
-  utilityd::server::SetMinLogLevel(level);
-  utilityd::server::InstallProtobufLogHandler();
-
-  // Signals go to one thread that sigwaits; block them everywhere else
-  // (threads created from here on inherit the mask).
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
+// The one place flags become options. Returns INVALID_ARGUMENT naming the
+// flag when one is out of range or its file cannot be read.
+absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
   utilityd::server::ServerOptions options;
   options.config_dir = absl::GetFlag(FLAGS_config_dir);
   options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
@@ -160,9 +143,8 @@ int Run() {
     text << in.rdbuf();
     options.admin_token = std::string(absl::StripAsciiWhitespace(text.str()));
     if (!in || options.admin_token.empty()) {
-      std::fprintf(stderr, "--admin_token_file: cannot read a token from %s\n",
-                   file.c_str());
-      return 2;
+      return absl::InvalidArgumentError(
+          absl::StrCat("--admin_token_file: cannot read a token from ", file));
     }
   }
   options.recent_decisions =
@@ -181,48 +163,84 @@ int Run() {
   options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
   if (options.service.max_agents_per_request < 1 ||
       options.max_message_bytes < 1024) {
+    return absl::InvalidArgumentError(
+        "--max_agents_per_request must be >= 1 and --max_message_bytes >= "
+        "1024");
+  }
+  return options;
+}
+
+// Writes the bound ports, one per line, atomically (a rename).
+void WritePortFile(const std::string& file, int grpc_port, int http_port) {
+  std::ofstream out(file + ".tmp");
+  out << grpc_port << "\n" << http_port << "\n";
+  out.close();
+  std::rename((file + ".tmp").c_str(), file.c_str());
+}
+
+// Waits for signals on this thread: SIGHUP reloads, SIGTERM and SIGINT
+// drain the server and return.
+void HandleSignals(const sigset_t& signals,
+                   utilityd::server::UtilitydServer& server) {
+  while (true) {
+    int sig = 0;
+    if (sigwait(&signals, &sig) != 0) continue;
+    if (sig == SIGHUP) {
+      Log(LogLevel::kInfo, "signal", {{"signal", "SIGHUP"}});
+      server.watcher().TriggerReload();
+      continue;
+    }
+    Log(LogLevel::kInfo, "signal",
+        {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    server.Drain(absl::GetFlag(FLAGS_drain_delay),
+                 absl::GetFlag(FLAGS_drain_grace));
+    return;
+  }
+}
+
+int Run() {
+  LogLevel level;
+  if (!utilityd::server::ParseLogLevel(absl::GetFlag(FLAGS_log_level),
+                                       &level)) {
     std::fprintf(stderr,
-                 "--max_agents_per_request must be >= 1 and "
-                 "--max_message_bytes >= 1024\n");
+                 "--log_level: expected debug, info, warning or error\n");
+    return 2;
+  }
+  utilityd::server::SetMinLogLevel(level);
+  utilityd::server::InstallProtobufLogHandler();
+  const absl::StatusOr<utilityd::server::ServerOptions> options =
+      OptionsFromFlags();
+  if (!options.ok()) {
+    std::fprintf(stderr, "%s\n",
+                 std::string(options.status().message()).c_str());
     return 2;
   }
 
+  // Signals go to one thread that sigwaits; block them everywhere else
+  // (threads created from here on inherit the mask).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
   absl::StatusOr<std::unique_ptr<utilityd::server::UtilitydServer>> server =
-      utilityd::server::UtilitydServer::Start(options);
+      utilityd::server::UtilitydServer::Start(*options);
   if (!server.ok()) {
     Log(LogLevel::kError, "startup_failed",
         {{"error", std::string(server.status().message())}});
     return 1;
   }
-  const int port = (*server)->port();
   Log(LogLevel::kInfo, "listening",
-      {{"grpc_address", options.grpc_address},
-       {"port", port},
+      {{"grpc_address", options->grpc_address},
+       {"port", (*server)->port()},
        {"http_port", (*server)->http_port()},
-       {"config_dir", options.config_dir}});
+       {"config_dir", options->config_dir}});
   if (const std::string file = absl::GetFlag(FLAGS_port_file); !file.empty()) {
-    std::ofstream out(file + ".tmp");
-    out << port << "\n" << (*server)->http_port() << "\n";
-    out.close();
-    std::rename((file + ".tmp").c_str(), file.c_str());
+    WritePortFile(file, (*server)->port(), (*server)->http_port());
   }
-
-  std::thread signal_thread([&] {
-    while (true) {
-      int sig = 0;
-      if (sigwait(&signals, &sig) != 0) continue;
-      if (sig == SIGHUP) {
-        Log(LogLevel::kInfo, "signal", {{"signal", "SIGHUP"}});
-        (*server)->watcher().TriggerReload();
-        continue;
-      }
-      Log(LogLevel::kInfo, "signal",
-          {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-      (*server)->Drain(absl::GetFlag(FLAGS_drain_delay),
-                       absl::GetFlag(FLAGS_drain_grace));
-      return;
-    }
-  });
+  std::thread signal_thread([&] { HandleSignals(signals, **server); });
   (*server)->Wait();
   signal_thread.join();
   server->reset();

@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "server/src/admin_api.h"
 #include "server/src/log.h"
+#include "utilityd/base/status_macros.h"
 
 namespace utilityd::server {
 namespace {
@@ -67,6 +68,37 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
+// Message limits, keepalive and connection-age settings from `options`.
+void SetChannelArguments(const ServerOptions& options,
+                         grpc::ServerBuilder* builder) {
+  // gRPC allows SO_REUSEPORT by default: a second utilityd on the same
+  // port would silently share it. Fail with "address in use" instead.
+  builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder->SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder->SetMaxSendMessageSize(options.max_message_bytes);
+  if (options.keepalive_time > absl::ZeroDuration()) {
+    builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
+                                Millis(options.keepalive_time));
+    builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                                Millis(options.keepalive_timeout));
+  }
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder->AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+      Millis(options.min_client_ping_interval));
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  if (options.max_connection_age > absl::ZeroDuration()) {
+    builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                                Millis(options.max_connection_age));
+    builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                                Millis(options.max_connection_age_grace));
+  }
+  if (options.max_connection_idle > absl::ZeroDuration()) {
+    builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                                Millis(options.max_connection_idle));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
@@ -105,32 +137,7 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
       interceptors;
   interceptors.push_back(s->metrics_->GrpcInterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  // gRPC allows SO_REUSEPORT by default: a second utilityd on the same
-  // port would silently share it. Fail with "address in use" instead.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
-  builder.SetMaxSendMessageSize(options.max_message_bytes);
-  if (options.keepalive_time > absl::ZeroDuration()) {
-    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
-                               Millis(options.keepalive_time));
-    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
-                               Millis(options.keepalive_timeout));
-  }
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(
-      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
-      Millis(options.min_client_ping_interval));
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
-  if (options.max_connection_age > absl::ZeroDuration()) {
-    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
-                               Millis(options.max_connection_age));
-    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
-                               Millis(options.max_connection_age_grace));
-  }
-  if (options.max_connection_idle > absl::ZeroDuration()) {
-    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
-                               Millis(options.max_connection_idle));
-  }
+  SetChannelArguments(options, &builder);
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {
     return absl::UnavailableError(
@@ -139,44 +146,52 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
   s->SetServing(false);
 
   UtilitydServer* raw = s.get();
-  s->store_->SetListener([raw](const ReloadOutcome& outcome) {
-    raw->metrics_->RecordReload(outcome, raw->store_->Current().get());
-    if (outcome.ok) {
-      const auto g = raw->store_->Current();
-      Log(LogLevel::kInfo, "config_loaded",
-          {{"dir", raw->store_->dir()},
-           {"generation", g->number},
-           {"sets", g->catalog.sets().size()},
-           {"changed", outcome.changed ? "true" : "false"}});
-      if (!raw->service_->draining()) raw->SetServing(true);
-    } else {
-      Log(LogLevel::kError, "config_rejected",
-          {{"dir", raw->store_->dir()},
-           {"serving", raw->store_->Current() ? "last_good" : "none"},
-           {"error", outcome.error}});
-    }
-  });
+  s->store_->SetListener(
+      [raw](const ReloadOutcome& outcome) { raw->OnReload(outcome); });
   (void)s->store_->Reload();
   s->watcher_ =
       std::make_unique<ConfigWatcher>(s->store_.get(), options.reload_interval);
   s->watcher_->Start();
   if (!options.http_address.empty()) {
-    absl::StatusOr<std::unique_ptr<AdminHttpServer>> admin =
-        AdminHttpServer::Start(
-            options.http_address,
-            {.metrics = [raw] { return raw->registry_.Serialize(); },
-             .ready = [raw] { return raw->ready(); },
-             .status_json = [raw] { return raw->StatusJson(); },
-             .more_routes =
-                 [raw, &options](httplib::Server& http) {
-                   if (!options.inspector) return;
-                   RegisterAdminApi(http, {.token = options.admin_token},
-                                    raw->service_.get(), raw->recent_.get());
-                 }});
-    if (!admin.ok()) return admin.status();
-    s->admin_ = *std::move(admin);
+    UTILITYD_RETURN_IF_ERROR(s->StartAdmin(options));
   }
   return s;
+}
+
+void UtilitydServer::OnReload(const ReloadOutcome& outcome) {
+  metrics_->RecordReload(outcome, store_->Current().get());
+  if (!outcome.ok) {
+    Log(LogLevel::kError, "config_rejected",
+        {{"dir", store_->dir()},
+         {"serving", store_->Current() ? "last_good" : "none"},
+         {"error", outcome.error}});
+    return;
+  }
+  const auto g = store_->Current();
+  Log(LogLevel::kInfo, "config_loaded",
+      {{"dir", store_->dir()},
+       {"generation", g->number},
+       {"sets", g->catalog.sets().size()},
+       {"changed", outcome.changed ? "true" : "false"}});
+  if (!service_->draining()) SetServing(true);
+}
+
+absl::Status UtilitydServer::StartAdmin(const ServerOptions& options) {
+  absl::StatusOr<std::unique_ptr<AdminHttpServer>> admin =
+      AdminHttpServer::Start(
+          options.http_address,
+          {.metrics = [this] { return registry_.Serialize(); },
+           .ready = [this] { return ready(); },
+           .status_json = [this] { return StatusJson(); },
+           .more_routes =
+               [this, &options](httplib::Server& http) {
+                 if (!options.inspector) return;
+                 RegisterAdminApi(http, {.token = options.admin_token},
+                                  service_.get(), recent_.get());
+               }});
+  if (!admin.ok()) return admin.status();
+  admin_ = *std::move(admin);
+  return absl::OkStatus();
 }
 
 bool UtilitydServer::ready() const {

@@ -100,6 +100,10 @@ class UtilitydServer {
  private:
   UtilitydServer() = default;
   void SetServing(bool serving);
+  // Counts and logs a reload; serves once sets are loaded (unless draining).
+  void OnReload(const ReloadOutcome& outcome);
+  // Starts the HTTP admin endpoint (metrics, probes, the inspector).
+  absl::Status StartAdmin(const ServerOptions& options);
 
   metrics::Registry registry_;
   std::unique_ptr<ServiceMetrics> metrics_;
