@@ -20,57 +20,30 @@ namespace {
 namespace fs = std::filesystem;
 namespace e = engine;
 
+// The field of the curve's `kind` oneof that is set, or null. Every kind
+// of the proto is registered in the engine under the field's name
+// (set_loader_test checks it).
+const google::protobuf::FieldDescriptor* KindField(const v1::Curve& c) {
+  return c.GetReflection()->GetOneofFieldDescriptor(
+      c, v1::Curve::descriptor()->FindOneofByName("kind"));
+}
+
+// Writes the documented default of every unset parameter of the curve's
+// kind (CurveDefinition's initial values) into the message.
 void DefaultCurve(v1::Curve* c) {
-  const e::CurveDefinition d;  // the documented defaults
-  switch (c->kind_case()) {
-    case v1::Curve::KIND_NOT_SET:
-    case v1::Curve::kLinear: {
-      auto* l = c->mutable_linear();
-      if (!l->has_slope()) l->set_slope(d.slope);
-      if (!l->has_intercept()) l->set_intercept(d.intercept);
-      break;
+  const e::CurveDefinition defaults;
+  if (c->kind_case() == v1::Curve::KIND_NOT_SET) c->mutable_linear();
+  const google::protobuf::FieldDescriptor* kind = KindField(*c);
+  google::protobuf::Message* params =
+      c->GetReflection()->MutableMessage(c, kind);
+  const google::protobuf::Reflection* r = params->GetReflection();
+  for (const e::CurveParam& p :
+       e::CurveParams(*e::FindCurveKind(kind->name()))) {
+    const google::protobuf::FieldDescriptor* f =
+        params->GetDescriptor()->FindFieldByName(p.name);
+    if (p.number != nullptr && !r->HasField(*params, f)) {
+      r->SetDouble(params, f, defaults.*p.number);
     }
-    case v1::Curve::kPolynomial:
-      if (!c->polynomial().has_exponent()) {
-        c->mutable_polynomial()->set_exponent(d.exponent);
-      }
-      break;
-    case v1::Curve::kExponential:
-      if (!c->exponential().has_k()) c->mutable_exponential()->set_k(d.k);
-      break;
-    case v1::Curve::kLogistic: {
-      auto* l = c->mutable_logistic();
-      if (!l->has_steepness()) l->set_steepness(d.steepness);
-      if (!l->has_midpoint()) l->set_midpoint(d.midpoint);
-      break;
-    }
-    case v1::Curve::kLogit: {
-      auto* l = c->mutable_logit();
-      if (!l->has_steepness()) l->set_steepness(d.steepness);
-      if (!l->has_midpoint()) l->set_midpoint(d.midpoint);
-      break;
-    }
-    case v1::Curve::kNormal: {
-      auto* n = c->mutable_normal();
-      if (!n->has_mean()) n->set_mean(d.mean);
-      if (!n->has_stddev()) n->set_stddev(d.stddev);
-      break;
-    }
-    case v1::Curve::kSine: {
-      auto* s = c->mutable_sine();
-      if (!s->has_frequency()) s->set_frequency(d.frequency);
-      if (!s->has_phase()) s->set_phase(d.phase);
-      break;
-    }
-    case v1::Curve::kStep:
-      if (!c->step().has_threshold()) {
-        c->mutable_step()->set_threshold(d.threshold);
-      }
-      break;
-    case v1::Curve::kInverseQuadratic:
-    case v1::Curve::kSmoothstep:
-    case v1::Curve::kPiecewiseLinear:
-      break;
   }
 }
 
@@ -91,61 +64,28 @@ const v1::Factor* FindFactor(
   return nullptr;
 }
 
+// The engine's curve from a defaulted message: the kind, then each of its
+// parameters by name.
 e::CurveDefinition ToCurve(const v1::Curve& c) {
-  e::CurveDefinition d;
+  e::CurveDefinition d;  // linear with its defaults when no kind is set
   d.invert = c.invert();
-  switch (c.kind_case()) {
-    case v1::Curve::KIND_NOT_SET:
-    case v1::Curve::kLinear:
-      d.kind = e::CurveKind::kLinear;
-      d.slope = c.linear().slope();
-      d.intercept = c.linear().intercept();
-      break;
-    case v1::Curve::kPolynomial:
-      d.kind = e::CurveKind::kPolynomial;
-      d.exponent = c.polynomial().exponent();
-      break;
-    case v1::Curve::kInverseQuadratic:
-      d.kind = e::CurveKind::kInverseQuadratic;
-      break;
-    case v1::Curve::kExponential:
-      d.kind = e::CurveKind::kExponential;
-      d.k = c.exponential().k();
-      break;
-    case v1::Curve::kLogistic:
-      d.kind = e::CurveKind::kLogistic;
-      d.steepness = c.logistic().steepness();
-      d.midpoint = c.logistic().midpoint();
-      d.rescale = c.logistic().rescale();
-      break;
-    case v1::Curve::kLogit:
-      d.kind = e::CurveKind::kLogit;
-      d.steepness = c.logit().steepness();
-      d.midpoint = c.logit().midpoint();
-      break;
-    case v1::Curve::kNormal:
-      d.kind = e::CurveKind::kNormal;
-      d.mean = c.normal().mean();
-      d.stddev = c.normal().stddev();
-      break;
-    case v1::Curve::kSine:
-      d.kind = e::CurveKind::kSine;
-      d.frequency = c.sine().frequency();
-      d.phase = c.sine().phase();
-      break;
-    case v1::Curve::kSmoothstep:
-      d.kind = e::CurveKind::kSmoothstep;
-      break;
-    case v1::Curve::kStep:
-      d.kind = e::CurveKind::kStep;
-      d.threshold = c.step().threshold();
-      break;
-    case v1::Curve::kPiecewiseLinear:
-      d.kind = e::CurveKind::kPiecewiseLinear;
-      for (const v1::Point& p : c.piecewise_linear().points()) {
-        d.points.push_back({p.x(), p.y()});
-      }
-      break;
+  const google::protobuf::FieldDescriptor* kind = KindField(c);
+  if (kind == nullptr) return d;
+  d.kind = *e::FindCurveKind(kind->name());
+  const google::protobuf::Message& params =
+      c.GetReflection()->GetMessage(c, kind);
+  const google::protobuf::Reflection* r = params.GetReflection();
+  for (const e::CurveParam& p : e::CurveParams(d.kind)) {
+    const google::protobuf::FieldDescriptor* f =
+        params.GetDescriptor()->FindFieldByName(p.name);
+    if (p.number != nullptr) d.*p.number = r->GetDouble(params, f);
+    if (p.flag != nullptr) d.*p.flag = r->GetBool(params, f);
+    if (p.points == nullptr) continue;
+    for (int i = 0; i < r->FieldSize(params, f); ++i) {
+      const auto& point =
+          static_cast<const v1::Point&>(r->GetRepeatedMessage(params, f, i));
+      (d.*p.points).push_back({point.x(), point.y()});
+    }
   }
   return d;
 }

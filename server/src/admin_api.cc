@@ -10,6 +10,7 @@
 #include "server/src/ui_assets.h"
 #include "utilityd/base/status_macros.h"
 #include "utilityd/codec/decide_codec.h"
+#include "utilityd/engine/definition.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/v1/decision_log.pb.h"
@@ -165,6 +166,43 @@ absl::Status WhatIf(DecisionServiceImpl* service, const httplib::Request& req,
   return absl::OkStatus();
 }
 
+// GET /api/v1/curves: the engine's curve kinds with their parameters and
+// defaults, under their JSON names, so that the inspector's editor offers
+// exactly what the format accepts.
+absl::Status Curves(httplib::Response& res) {
+  const engine::CurveDefinition defaults;
+  const google::protobuf::Descriptor* curve = v1::Curve::descriptor();
+  std::string json = "{\"kinds\":[";
+  for (engine::CurveKind kind : engine::AllCurveKinds()) {
+    const google::protobuf::FieldDescriptor* field =
+        curve->FindFieldByName(engine::CurveKindName(kind));
+    if (field == nullptr) return absl::InternalError("unregistered curve kind");
+    if (json.back() == '}') json += ",";
+    absl::StrAppend(&json, "{\"name\":", JsonString(field->json_name()),
+                    ",\"params\":[");
+    for (const engine::CurveParam& p : engine::CurveParams(kind)) {
+      const google::protobuf::FieldDescriptor* f =
+          field->message_type()->FindFieldByName(p.name);
+      if (json.back() == '}') json += ",";
+      absl::StrAppend(&json, "{\"name\":", JsonString(f->json_name()));
+      if (p.number != nullptr) {
+        absl::StrAppend(
+            &json, ",\"type\":\"number\",\"default\":", defaults.*p.number);
+      } else if (p.flag != nullptr) {
+        absl::StrAppend(&json, ",\"type\":\"flag\",\"default\":",
+                        defaults.*p.flag ? "true" : "false");
+      } else {
+        absl::StrAppend(&json, ",\"type\":\"points\"");
+      }
+      json += "}";
+    }
+    json += "]}";
+  }
+  json += "]}\n";
+  res.set_content(json, "application/json");
+  return absl::OkStatus();
+}
+
 // GET /api/v1/decisions/recent?limit=&set=&action=&switched=
 absl::Status Recent(RecentDecisions* recent, const httplib::Request& req,
                     httplib::Response& res) {
@@ -250,6 +288,7 @@ void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
   http.Post("/api/v1/whatif", route([service](Req req, Res res) {
               return WhatIf(service, req, res);
             }));
+  http.Get("/api/v1/curves", route([](Req, Res res) { return Curves(res); }));
   http.Get("/api/v1/decisions/recent", route([recent](Req req, Res res) {
              return Recent(recent, req, res);
            }));

@@ -5,19 +5,9 @@
 
 const $ = (id) => document.getElementById(id);
 const SWEEP_POINTS = 41;
-const CURVE_KINDS = {
-  linear: ['slope', 'intercept'],
-  polynomial: ['exponent'],
-  inverseQuadratic: [],
-  exponential: ['k'],
-  logistic: ['steepness', 'midpoint', 'rescale'],
-  logit: ['steepness', 'midpoint'],
-  normal: ['mean', 'stddev'],
-  sine: ['frequency', 'phase'],
-  smoothstep: [],
-  step: ['threshold'],
-  piecewiseLinear: ['points'],
-};
+// Curve kind (JSON name) -> its parameters [{name, type, default}], from the
+// engine's registry (/api/v1/curves).
+let CURVE_KINDS = {};
 const COMPENSATIONS = ['COMPENSATION_NONE', 'COMPENSATION_PER_CONSIDERATION',
   'COMPENSATION_ON_PRODUCT', 'COMPENSATION_GEOMETRIC_MEAN'];
 const COLORS = ['#3d7ab8', '#c0392b', '#1f8a4c', '#8e44ad', '#e0a100',
@@ -141,6 +131,8 @@ function scenarioSnapshot(s) {
 // ---- loading a set ------------------------------------------------------------
 
 async function loadSets() {
+  const curves = await api('/api/v1/curves');
+  CURVE_KINDS = Object.fromEntries(curves.kinds.map((k) => [k.name, k.params]));
   const list = await api('/api/v1/sets');
   state.sets = list.behaviourSets || [];
   $('set').innerHTML = state.sets.map((s) =>
@@ -454,17 +446,19 @@ function openEditor(actionName, conName) {
       `<option ${k === kind ? 'selected' : ''}>${k}</option>`).join('')}</select></label>`;
     const params = con.curve[kind] || {};
     for (const p of CURVE_KINDS[kind]) {
-      if (p === 'rescale') {
-        html += `<label>rescale <input id="curve-rescale" type="checkbox" ${params.rescale ? 'checked' : ''}></label>`;
-      } else if (p === 'points') {
-        html += `<label>points (x,y; x,y …)</label><textarea id="curve-points" rows="2">${
-          (params.points || []).map((q) => `${q.x || 0},${q.y || 0}`).join('; ')}</textarea>`;
+      if (p.type === 'flag') {
+        html += `<label>${esc(p.name)} <input class="curve-flag" data-param="${esc(p.name)}" type="checkbox" ${
+          params[p.name] ? 'checked' : ''}></label>`;
+      } else if (p.type === 'points') {
+        html += `<label>${esc(p.name)} (x,y; x,y …)</label><textarea class="curve-points" data-param="${
+          esc(p.name)}" rows="2">${
+          (params[p.name] || []).map((q) => `${q.x || 0},${q.y || 0}`).join('; ')}</textarea>`;
       } else {
-        html += numberField(p, params[p], (v) => {
+        html += numberField(p.name, params[p.name], (v) => {
           con.curve[kind] = con.curve[kind] || {};
-          if (v === undefined) delete con.curve[kind][p]; else con.curve[kind][p] = v;
+          if (v === undefined) delete con.curve[kind][p.name]; else con.curve[kind][p.name] = v;
           markEdited();
-        });
+        }, `default ${p.default}`);
       }
     }
     html += `<label>invert <input id="curve-invert" type="checkbox" ${con.curve.invert ? 'checked' : ''}></label>`;
@@ -486,16 +480,24 @@ function openEditor(actionName, conName) {
     openEditor(actionName, conName);
   });
   $('curve-invert').addEventListener('change', (e) => { con.curve.invert = e.target.checked; markEdited(); });
-  const rescale = $('curve-rescale');
-  if (rescale) rescale.addEventListener('change', (e) => { con.curve.logistic.rescale = e.target.checked; markEdited(); });
-  const points = $('curve-points');
-  if (points) points.addEventListener('change', (e) => {
-    con.curve.piecewiseLinear = { points: e.target.value.split(';').filter((s) => s.trim()).map((s) => {
-      const [x, y] = s.split(',').map(Number);
-      return { x, y };
-    }) };
-    markEdited();
-  });
+  const kind = Object.keys(CURVE_KINDS).find((k) => con.curve[k]) || 'linear';
+  for (const el of document.querySelectorAll('#editor-fields .curve-flag')) {
+    el.addEventListener('change', (e) => {
+      con.curve[kind] = con.curve[kind] || {};
+      con.curve[kind][el.dataset.param] = e.target.checked;
+      markEdited();
+    });
+  }
+  for (const el of document.querySelectorAll('#editor-fields .curve-points')) {
+    el.addEventListener('change', (e) => {
+      con.curve[kind] = con.curve[kind] || {};
+      con.curve[kind][el.dataset.param] = e.target.value.split(';').filter((s) => s.trim()).map((s) => {
+        const [x, y] = s.split(',').map(Number);
+        return { x, y };
+      });
+      markEdited();
+    });
+  }
 }
 
 // ---- export -------------------------------------------------------------------

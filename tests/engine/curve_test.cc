@@ -306,14 +306,74 @@ INSTANTIATE_TEST_SUITE_P(Params, CurveValidationTest,
                          [](const auto& info) { return info.param.name; });
 
 TEST(ValidateCurveTest, AcceptsDefaults) {
-  for (CurveKind k :
-       {CurveKind::kLinear, CurveKind::kPolynomial,
-        CurveKind::kInverseQuadratic, CurveKind::kExponential,
-        CurveKind::kLogistic, CurveKind::kLogit, CurveKind::kNormal,
-        CurveKind::kSine, CurveKind::kSmoothstep, CurveKind::kStep}) {
+  for (CurveKind k : AllCurveKinds()) {
+    if (k == CurveKind::kPiecewiseLinear) continue;  // needs points
     std::vector<ValidationIssue> issues;
     ValidateCurve(Def(k), "c", &issues);
     EXPECT_THAT(issues, IsEmpty()) << CurveKindName(k);
+  }
+}
+
+TEST(CurveRegistryTest, EveryKindHasANameAndItsParameters) {
+  ASSERT_EQ(AllCurveKinds().size(), 11u);
+  for (size_t i = 0; i < AllCurveKinds().size(); ++i) {
+    const CurveKind k = AllCurveKinds()[i];
+    EXPECT_EQ(static_cast<size_t>(k), i);
+    EXPECT_EQ(FindCurveKind(CurveKindName(k)), k);
+    for (const CurveParam& p : CurveParams(k)) {
+      EXPECT_EQ(
+          (p.number != nullptr) + (p.flag != nullptr) + (p.points != nullptr),
+          1)
+          << CurveKindName(k) << "." << p.name;
+    }
+  }
+  EXPECT_EQ(FindCurveKind("sigmoid"), std::nullopt);
+  ASSERT_EQ(CurveParams(CurveKind::kLogistic).size(), 3u);
+  EXPECT_STREQ(CurveParams(CurveKind::kLogistic)[0].name, "steepness");
+  // Defaults are CurveDefinition's initial values.
+  EXPECT_EQ(CurveDefinition().*CurveParams(CurveKind::kLogistic)[0].number, 10);
+}
+
+// Every kind, inverted or not, with the per-curve choices the column path
+// makes once (polynomial exponents, a rescaled logistic): the column
+// evaluation equals the scalar one bit for bit, over a grid that runs past
+// both ends and includes NaN.
+TEST(CurveColumnTest, EqualsScalarEvaluationForEveryKind) {
+  std::vector<CurveDefinition> defs;
+  for (CurveKind k : AllCurveKinds()) {
+    for (bool invert : {false, true}) {
+      CurveDefinition d = Def(k);
+      d.invert = invert;
+      if (k == CurveKind::kPiecewiseLinear) {
+        d.points = {{0, 0.2}, {0.3, 0.9}, {0.7, 0.1}, {1, 0.6}};
+      }
+      defs.push_back(d);
+      if (k == CurveKind::kPolynomial) {
+        for (double e : {3.0, 0.5, 1.0, 1.7}) {
+          d.exponent = e;
+          defs.push_back(d);
+        }
+      }
+      if (k == CurveKind::kLogistic) {
+        d.rescale = true;
+        defs.push_back(d);
+      }
+    }
+  }
+  std::vector<float> x;
+  for (int i = -20; i <= 120; ++i) x.push_back(static_cast<float>(i) / 100);
+  x.push_back(NAN);
+  std::vector<float> y(x.size());
+  for (const CurveDefinition& d : defs) {
+    std::vector<CurvePoint> points;
+    const CompiledCurve c = CompileCurve(d, &points);
+    EvaluateCurveColumn(c, x.data(), y.data(), x.size(), points);
+    for (size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(y[i], EvaluateCurve(c, x[i], points))
+          << CurveKindName(d.kind) << " invert " << d.invert << " x " << x[i];
+      ASSERT_GE(y[i], 0.0f);
+      ASSERT_LE(y[i], 1.0f);
+    }
   }
 }
 

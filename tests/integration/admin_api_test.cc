@@ -5,15 +5,18 @@
 #include <httplib.h>
 
 #include <fstream>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
 #include "utilityd/codec/decide_codec.h"
+#include "utilityd/engine/definition.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/v1/decision_log.pb.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
@@ -173,6 +176,36 @@ TEST_F(AdminApiTest, BadInputGetsTheGrpcPathsErrorText) {
   // Named factors from the scenario plus one packed value: both forms.
   EXPECT_EQ(http.decisions(1).error().reason(), v1::ERROR_REASON_FACTOR_FORMS);
   EXPECT_EQ(http.decisions(1).error().field(), "agents[1].factors");
+}
+
+// The editor's curve kinds come from the engine's registry, under the
+// format's JSON names, with their defaults.
+TEST_F(AdminApiTest, CurvesListTheEnginesKindsWithDefaults) {
+  Start();
+  auto res = http_->Get("/api/v1/curves");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  const auto curves = FromJson<google::protobuf::Struct>(res->body);
+  const auto& kinds = curves.fields().at("kinds").list_value().values();
+  ASSERT_EQ(static_cast<size_t>(kinds.size()), engine::AllCurveKinds().size());
+  std::map<std::string, const google::protobuf::Struct*> by_name;
+  for (const auto& k : kinds) {
+    by_name[k.struct_value().fields().at("name").string_value()] =
+        &k.struct_value();
+  }
+  ASSERT_TRUE(by_name.count("inverseQuadratic"));
+  ASSERT_TRUE(by_name.count("piecewiseLinear"));
+  ASSERT_TRUE(by_name.count("logistic"));
+  const auto& params =
+      by_name["logistic"]->fields().at("params").list_value().values();
+  ASSERT_EQ(params.size(), 3);
+  const auto& steepness = params[0].struct_value().fields();
+  EXPECT_EQ(steepness.at("name").string_value(), "steepness");
+  EXPECT_EQ(steepness.at("type").string_value(), "number");
+  EXPECT_EQ(steepness.at("default").number_value(),
+            engine::CurveDefinition().steepness);
+  EXPECT_EQ(params[2].struct_value().fields().at("type").string_value(),
+            "flag");
 }
 
 TEST_F(AdminApiTest, WhatIfScoresAnEditedSetWithoutStoringIt) {

@@ -68,6 +68,66 @@ TEST(ApplyDefaultsTest, UnsetMeansTheDocumentedDefaultNeverZero) {
   EXPECT_TRUE(d.selection().has_highest());
 }
 
+// The proto and the engine's registry of curve kinds agree both ways: every
+// kind message of utilityd.v1.Curve is a registered kind, and every
+// registered kind's parameters are fields of its message, typed to match.
+TEST(CurveKindsTest, ProtoAndEngineRegistryAgree) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::OneofDescriptor* oneof =
+      v1::Curve::descriptor()->FindOneofByName("kind");
+  ASSERT_NE(oneof, nullptr);
+  ASSERT_EQ(static_cast<size_t>(oneof->field_count()),
+            engine::AllCurveKinds().size());
+  for (int i = 0; i < oneof->field_count(); ++i) {
+    const FieldDescriptor* kind = oneof->field(i);
+    const std::optional<engine::CurveKind> k =
+        engine::FindCurveKind(kind->name());
+    ASSERT_TRUE(k.has_value()) << kind->name() << " is not registered";
+    const google::protobuf::Descriptor* message = kind->message_type();
+    EXPECT_EQ(static_cast<size_t>(message->field_count()),
+              engine::CurveParams(*k).size())
+        << kind->name();
+    for (const engine::CurveParam& p : engine::CurveParams(*k)) {
+      const FieldDescriptor* f = message->FindFieldByName(p.name);
+      ASSERT_NE(f, nullptr) << kind->name() << "." << p.name;
+      if (p.number != nullptr) {
+        EXPECT_EQ(f->cpp_type(), FieldDescriptor::CPPTYPE_DOUBLE);
+        EXPECT_TRUE(f->has_presence()) << "unset must mean the default";
+      }
+      if (p.flag != nullptr)
+        EXPECT_EQ(f->cpp_type(), FieldDescriptor::CPPTYPE_BOOL);
+      if (p.points != nullptr) EXPECT_TRUE(f->is_repeated());
+    }
+  }
+}
+
+// Each kind's unset parameters read as the engine's defaults.
+TEST(CurveKindsTest, UnsetParametersAreTheEnginesDefaults) {
+  const engine::CurveDefinition defaults;
+  absl::StatusOr<std::shared_ptr<const LoadedSet>> guard =
+      LoadSetText(kGuard, "guard.yaml");
+  ASSERT_THAT(guard, IsOk());
+  for (engine::CurveKind k : engine::AllCurveKinds()) {
+    v1::BehaviourSet set = (*guard)->definition;
+    v1::Curve* curve =
+        set.mutable_actions(0)->mutable_considerations(0)->mutable_curve();
+    curve->Clear();
+    const google::protobuf::FieldDescriptor* field =
+        v1::Curve::descriptor()->FindFieldByName(engine::CurveKindName(k));
+    curve->GetReflection()->MutableMessage(curve, field);
+    ApplyDefaults(&set);
+    const engine::SetDefinition def = ToDefinition(set);
+    const engine::CurveDefinition& d = def.actions[0].considerations[0].curve;
+    EXPECT_EQ(d.kind, k);
+    for (const engine::CurveParam& p : engine::CurveParams(k)) {
+      if (p.number != nullptr) {
+        EXPECT_EQ(d.*p.number, defaults.*p.number)
+            << engine::CurveKindName(k) << "." << p.name;
+      }
+    }
+  }
+}
+
 TEST(ApplyDefaultsTest, IsIdempotent) {
   absl::StatusOr<std::shared_ptr<const LoadedSet>> set =
       LoadSetText(kGuard, "g");

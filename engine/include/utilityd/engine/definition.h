@@ -21,6 +21,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
 namespace utilityd::engine {
 
 enum class CurveKind {
@@ -36,9 +39,6 @@ enum class CurveKind {
   kStep,
   kPiecewiseLinear,
 };
-
-// Returns the format's name of a curve kind, e.g. "piecewise_linear".
-const char* CurveKindName(CurveKind kind);
 
 struct CurvePoint {
   double x = 0;
@@ -63,6 +63,29 @@ struct CurveDefinition {
   std::vector<CurvePoint> points;  // piecewise_linear
   bool invert = false;
 };
+
+// One parameter of a curve kind: its name in the format (the field of the
+// kind's proto message) and the CurveDefinition member that holds it; its
+// default is that member's initial value. Exactly one pointer is set.
+struct CurveParam {
+  const char* name;
+  double CurveDefinition::*number = nullptr;
+  bool CurveDefinition::*flag = nullptr;
+  std::vector<CurvePoint> CurveDefinition::*points = nullptr;
+};
+
+// Returns the format's name of a curve kind, e.g. "piecewise_linear" (the
+// field of utilityd.v1.Curve's `kind` oneof).
+[[nodiscard]] const char* CurveKindName(CurveKind kind);
+
+// Returns the kind named `name` in the format, or nullopt.
+[[nodiscard]] std::optional<CurveKind> FindCurveKind(absl::string_view name);
+
+// Returns the parameters of `kind`, in the format's order.
+[[nodiscard]] absl::Span<const CurveParam> CurveParams(CurveKind kind);
+
+// Returns every curve kind, in the order of the CurveKind enumerators.
+[[nodiscard]] absl::Span<const CurveKind> AllCurveKinds();
 
 struct FactorDefinition {
   std::string name;

@@ -1,0 +1,413 @@
+// The response curves, one block each, and the one list that registers
+// them. A kind is a struct with
+//   kKind     its CurveKind enumerator
+//   kName     its name in the format (the field of utilityd.v1.Curve's
+//             `kind` oneof; its proto message holds the parameters)
+//   kParams   its parameters: names and the CurveDefinition members that
+//             hold them (whose initial values are the defaults)
+//   Validate  appends an issue per bad parameter
+//   Compile   precomputes the CompiledCurve constants
+//   Shape     f(x) for a normalised x in 0..1, before the clamp and invert
+// and optionally Column(curve, points, visit), which calls visit once with
+// a float -> float callable equal to Shape for that curve (to make a
+// per-curve choice once per column instead of per element).
+//
+// The loader (defaults, proto -> definition), validation, compilation and
+// the scalar and column evaluations all read from Kinds below; adding a
+// kind means its enumerator, its struct, its entry in Kinds and its proto
+// message. Internal to the engine.
+#ifndef UTILITYD_ENGINE_SRC_CURVE_KINDS_H_
+#define UTILITYD_ENGINE_SRC_CURVE_KINDS_H_
+
+#include <array>
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "curve_kernels.h"
+#include "utilityd/engine/curve.h"
+
+namespace utilityd::engine::internal {
+
+// Collects a curve's validation issues under "<path>.<kind>.<param>".
+class CurveIssues {
+ public:
+  CurveIssues(const std::string& path, const char* kind,
+              std::vector<ValidationIssue>* issues)
+      : prefix_(absl::StrCat(path, ".", kind, ".")), issues_(issues) {}
+
+  void Bad(absl::string_view param, std::string message) {
+    issues_->push_back({absl::StrCat(prefix_, param), std::move(message)});
+  }
+  // Returns whether `v` is usable as a float; reports it when not.
+  bool Finite(absl::string_view param, double v) {
+    if (!IsFiniteFloat(v)) {
+      Bad(param,
+          absl::StrCat("must be a finite number within ±3.4e38, got ", v));
+    }
+    return IsFiniteFloat(v);
+  }
+  // A parameter that must be finite and > 0.
+  bool Positive(absl::string_view param, double v, absl::string_view hint) {
+    if (!Finite(param, v)) return false;
+    if (v <= 0) Bad(param, absl::StrCat("must be > 0, got ", v, hint));
+    return v > 0;
+  }
+
+ private:
+  std::string prefix_;
+  std::vector<ValidationIssue>* issues_;
+};
+
+struct LinearCurve {
+  static constexpr CurveKind kKind = CurveKind::kLinear;
+  static constexpr const char* kName = "linear";
+  static constexpr std::array<CurveParam, 2> kParams = {
+      {{"slope", &CurveDefinition::slope},
+       {"intercept", &CurveDefinition::intercept}}};
+  static void Validate(const CurveDefinition& d, CurveIssues& issues) {
+    issues.Finite("slope", d.slope);
+    issues.Finite("intercept", d.intercept);
+  }
+  static void Compile(const CurveDefinition& d, CompiledCurve& c) {
+    c.a = static_cast<float>(d.slope);
+    c.b = static_cast<float>(d.intercept);
+  }
+  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
+    return c.a * x + c.b;
+  }
+};
+
+struct PolynomialCurve {
+  static constexpr CurveKind kKind = CurveKind::kPolynomial;
+  static constexpr const char* kName = "polynomial";
+  static constexpr std::array<CurveParam, 1> kParams = {
+      {{"exponent", &CurveDefinition::exponent}}};
+  static void Validate(const CurveDefinition& d, CurveIssues& issues) {
+    issues.Positive("exponent", d.exponent,
+                    " (use invert for a falling curve)");
+  }
+  static void Compile(const CurveDefinition& d, CompiledCurve& c) {
+    c.a = static_cast<float>(d.exponent);
+  }
+  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
+    switch (PowerCase(c.a)) {
+      case 0:
+        return Power<0>(x, c.a);
+      case 1:
+        return Power<1>(x, c.a);
+      case 2:
+        return Power<2>(x, c.a);
+      case 3:
+        return Power<3>(x, c.a);
+      default:
+        return Power<4>(x, c.a);
+    }
+  }
+  // The exponent's case is chosen once per column.
+  template <typename Visit>
+  static void Column(const CompiledCurve& c, const CurvePoint*, Visit&& visit) {
+    const float a = c.a;
+    switch (PowerCase(a)) {
+      case 0:
+        return visit([a](float v) { return Power<0>(v, a); });
+      case 1:
+        return visit([a](float v) { return Power<1>(v, a); });
+      case 2:
+        return visit([a](float v) { return Power<2>(v, a); });
+      case 3:
+        return visit([a](float v) { return Power<3>(v, a); });
+      default:
+        return visit([a](float v) { return Power<4>(v, a); });
+    }
+  }
+};
+
+struct InverseQuadraticCurve {
+  static constexpr CurveKind kKind = CurveKind::kInverseQuadratic;
+  static constexpr const char* kName = "inverse_quadratic";
+  static constexpr std::array<CurveParam, 0> kParams = {};
+  static void Validate(const CurveDefinition&, CurveIssues&) {}
+  static void Compile(const CurveDefinition&, CompiledCurve&) {}
+  static float Shape(const CompiledCurve&, float x, const CurvePoint*) {
+    return 1.0f - (1.0f - x) * (1.0f - x);
+  }
+};
+
+struct ExponentialCurve {
+  static constexpr CurveKind kKind = CurveKind::kExponential;
+  static constexpr const char* kName = "exponential";
+  static constexpr std::array<CurveParam, 1> kParams = {
+      {{"k", &CurveDefinition::k}}};
+  static void Validate(const CurveDefinition& d, CurveIssues& issues) {
+    if (!issues.Finite("k", d.k)) return;
+    if (d.k == 0) {
+      issues.Bad("k", "must not be 0 (use a linear curve)");
+    } else if (std::abs(d.k) > 80) {
+      issues.Bad("k", absl::StrCat("must be within -80..80, got ", d.k));
+    }
+  }
+  // (e^(kx) - 1) / (e^k - 1): b is the constant divisor's inverse.
+  static void Compile(const CurveDefinition& d, CompiledCurve& c) {
+    c.a = static_cast<float>(d.k);
+    c.b = static_cast<float>(1.0 / std::expm1(d.k));
+  }
+  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
+    return std::expm1(c.a * x) * c.b;
+  }
+};
+
+// Steepness and midpoint, shared by the logistic and its inverse.
+inline void ValidateSigmoid(const CurveDefinition& d, CurveIssues& issues) {
+  if (issues.Positive("steepness", d.steepness,
+                      " (use invert for a falling curve)") &&
+      d.steepness > 1000) {
+    issues.Bad("steepness",
+               absl::StrCat("must be at most 1000, got ", d.steepness,
+                            " (use a step curve for a hard threshold)"));
+  }
+  issues.Finite("midpoint", d.midpoint);
+}
+
+struct LogisticCurve {
+  static constexpr CurveKind kKind = CurveKind::kLogistic;
+  static constexpr const char* kName = "logistic";
+  static constexpr std::array<CurveParam, 3> kParams = {
+      {{"steepness", &CurveDefinition::steepness},
+       {"midpoint", &CurveDefinition::midpoint},
+       {"rescale", nullptr, &CurveDefinition::rescale}}};
+  static void Validate(const CurveDefinition& d, CurveIssues& issues) {
+    ValidateSigmoid(d, issues);
+  }
+  // Rescaled (seed 004): (L(x) - L(0)) / (L(1) - L(0)), so that the ends are
+  // exactly 0 and 1 and 0 can veto; c = L(0), d = 1 / (L(1) - L(0)).
+  static void Compile(const CurveDefinition& d, CompiledCurve& c) {
+    auto logistic = [&](double x) {
+      return 1.0 / (1.0 + std::exp(-d.steepness * (x - d.midpoint)));
+    };
+    c.a = static_cast<float>(d.steepness);
+    c.b = static_cast<float>(d.midpoint);
+    c.rescale = d.rescale;
+    c.c = d.rescale ? static_cast<float>(logistic(0.0)) : 0.0f;
+    c.d = d.rescale ? static_cast<float>(1.0 / (logistic(1.0) - logistic(0.0)))
+                    : 1.0f;
+  }
+  static float Sigmoid(const CompiledCurve& c, float x) {
+    return (1.0f / (1.0f + std::exp(-c.a * (x - c.b))) - c.c) * c.d;
+  }
+  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
+    if (c.rescale && x <= 0.0f) return 0.0f;
+    if (c.rescale && x >= 1.0f) return 1.0f;
+    return Sigmoid(c, x);
+  }
+  // Whether the ends are exact is chosen once per column.
+  template <typename Visit>
+  static void Column(const CompiledCurve& curve, const CurvePoint*,
+                     Visit&& visit) {
+    const CompiledCurve c = curve;
+    if (c.rescale) {
+      return visit([c](float v) {
+        return v <= 0.0f ? 0.0f : v >= 1.0f ? 1.0f : Sigmoid(c, v);
+      });
+    }
+    return visit([c](float v) { return Sigmoid(c, v); });
+  }
+};
+
+struct LogitCurve {
+  static constexpr CurveKind kKind = CurveKind::kLogit;
+  static constexpr const char* kName = "logit";
+  static constexpr std::array<CurveParam, 2> kParams = {
+      {{"steepness", &CurveDefinition::steepness},
+       {"midpoint", &CurveDefinition::midpoint}}};
+  static void Validate(const CurveDefinition& d, CurveIssues& issues) {
+    ValidateSigmoid(d, issues);
+  }
+  static void Compile(const CurveDefinition& d, CompiledCurve& c) {
+    c.a = static_cast<float>(1.0 / d.steepness);
+    c.b = static_cast<float>(d.midpoint);
+  }
+  // ln(0) = -inf and ln(inf) = +inf clamp to exact 0 and 1.
+  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
+    return c.b + std::log(x / (1.0f - x)) * c.a;
+  }
+};
+
+struct NormalCurve {
+  static constexpr CurveKind kKind = CurveKind::kNormal;
+  static constexpr const char* kName = "normal";
+  static constexpr std::array<CurveParam, 2> kParams = {
+      {{"mean", &CurveDefinition::mean}, {"stddev", &CurveDefinition::stddev}}};
+  static void Validate(const CurveDefinition& d, CurveIssues& issues) {
+    issues.Finite("mean", d.mean);
+    issues.Positive("stddev", d.stddev, "");
+  }
+  // e^(-(x - mean)^2 / (2 stddev^2)): b = -1 / (2 stddev^2).
+  static void Compile(const CurveDefinition& d, CompiledCurve& c) {
+    c.a = static_cast<float>(d.mean);
+    c.b = static_cast<float>(-1.0 / (2.0 * d.stddev * d.stddev));
+  }
+  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
+    const float dx = x - c.a;
+    return std::exp(dx * dx * c.b);
+  }
+};
+
+struct SineCurve {
+  static constexpr CurveKind kKind = CurveKind::kSine;
+  static constexpr const char* kName = "sine";
+  static constexpr std::array<CurveParam, 2> kParams = {
+      {{"frequency", &CurveDefinition::frequency},
+       {"phase", &CurveDefinition::phase}}};
+  static void Validate(const CurveDefinition& d, CurveIssues& issues) {
+    issues.Positive("frequency", d.frequency, "");
+    issues.Finite("phase", d.phase);
+  }
+  static void Compile(const CurveDefinition& d, CompiledCurve& c) {
+    c.a = static_cast<float>(2.0 * std::numbers::pi * d.frequency);
+    c.b = static_cast<float>(2.0 * std::numbers::pi * d.phase);
+  }
+  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
+    return std::sin(c.a * x + c.b);
+  }
+};
+
+struct SmoothstepCurve {
+  static constexpr CurveKind kKind = CurveKind::kSmoothstep;
+  static constexpr const char* kName = "smoothstep";
+  static constexpr std::array<CurveParam, 0> kParams = {};
+  static void Validate(const CurveDefinition&, CurveIssues&) {}
+  static void Compile(const CurveDefinition&, CompiledCurve&) {}
+  static float Shape(const CompiledCurve&, float x, const CurvePoint*) {
+    return x * x * (3.0f - 2.0f * x);
+  }
+};
+
+struct StepCurve {
+  static constexpr CurveKind kKind = CurveKind::kStep;
+  static constexpr const char* kName = "step";
+  static constexpr std::array<CurveParam, 1> kParams = {
+      {{"threshold", &CurveDefinition::threshold}}};
+  static void Validate(const CurveDefinition& d, CurveIssues& issues) {
+    if (issues.Finite("threshold", d.threshold) &&
+        (d.threshold < 0 || d.threshold > 1)) {
+      issues.Bad("threshold",
+                 absl::StrCat("must be within 0..1 (a normalised input), got ",
+                              d.threshold));
+    }
+  }
+  static void Compile(const CurveDefinition& d, CompiledCurve& c) {
+    c.a = static_cast<float>(d.threshold);
+  }
+  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
+    return x >= c.a ? 1.0f : 0.0f;
+  }
+};
+
+struct PiecewiseLinearCurve {
+  static constexpr CurveKind kKind = CurveKind::kPiecewiseLinear;
+  static constexpr const char* kName = "piecewise_linear";
+  static constexpr std::array<CurveParam, 1> kParams = {
+      {{"points", nullptr, nullptr, &CurveDefinition::points}}};
+  static void Validate(const CurveDefinition& d, CurveIssues& issues) {
+    const auto& pts = d.points;
+    if (pts.size() < 2) {
+      issues.Bad("points",
+                 absl::StrCat("needs at least 2 points, got ", pts.size()));
+    } else if (pts.size() > static_cast<size_t>(kMaxCurvePoints)) {
+      issues.Bad("points", absl::StrCat("at most ", kMaxCurvePoints,
+                                        " points, got ", pts.size()));
+    }
+    for (size_t i = 0; i < pts.size(); ++i) {
+      const std::string at = absl::StrCat("points[", i, "]");
+      if (!(pts[i].x >= 0 && pts[i].x <= 1) ||
+          !(pts[i].y >= 0 && pts[i].y <= 1)) {
+        issues.Bad(at, absl::StrCat("x and y must be within 0..1, got (",
+                                    pts[i].x, ", ", pts[i].y, ")"));
+      }
+      if (i > 0 && !(pts[i].x > pts[i - 1].x)) {
+        issues.Bad(at, absl::StrCat("x must increase strictly: ", pts[i].x,
+                                    " follows ", pts[i - 1].x));
+      }
+    }
+  }
+  // CompileCurve puts the points in the set's shared table.
+  static void Compile(const CurveDefinition& d, CompiledCurve& c) {
+    c.point_count = static_cast<uint32_t>(d.points.size());
+  }
+  static float Shape(const CompiledCurve& c, float x, const CurvePoint* p) {
+    const uint32_t n = c.point_count;
+    if (x <= p[0].x) return static_cast<float>(p[0].y);
+    if (x >= p[n - 1].x) return static_cast<float>(p[n - 1].y);
+    uint32_t i = 1;
+    while (x > p[i].x) ++i;
+    const double t = (x - p[i - 1].x) / (p[i].x - p[i - 1].x);
+    return static_cast<float>(p[i - 1].y + t * (p[i].y - p[i - 1].y));
+  }
+};
+
+// The registry: every kind, in the order of the CurveKind enumerators.
+template <typename... K>
+struct KindList {};
+using Kinds =
+    KindList<LinearCurve, PolynomialCurve, InverseQuadraticCurve,
+             ExponentialCurve, LogisticCurve, LogitCurve, NormalCurve,
+             SineCurve, SmoothstepCurve, StepCurve, PiecewiseLinearCurve>;
+
+template <typename... K>
+constexpr bool InEnumOrder(KindList<K...>) {
+  int i = 0;
+  return ((static_cast<int>(K::kKind) == i++) && ...);
+}
+static_assert(InEnumOrder(Kinds{}), "Kinds must follow the CurveKind order");
+
+// Calls visit(K{}) for the kind K of `kind` and returns what it returns.
+template <typename Visit, typename First, typename... Rest>
+decltype(auto) VisitKind(KindList<First, Rest...>, CurveKind kind,
+                         Visit&& visit) {
+  if constexpr (sizeof...(Rest) == 0) {
+    return visit(First{});
+  } else {
+    if (kind == First::kKind) return visit(First{});
+    return VisitKind(KindList<Rest...>{}, kind, std::forward<Visit>(visit));
+  }
+}
+template <typename Visit>
+decltype(auto) VisitCurveKind(CurveKind kind, Visit&& visit) {
+  return VisitKind(Kinds{}, kind, std::forward<Visit>(visit));
+}
+
+// f(x) of one kind: the clamp, the shape, the clamp, the invert.
+template <typename K>
+inline float Evaluate(const CompiledCurve& curve, float x,
+                      const CurvePoint* points) {
+  const float y = Clamp01(K::Shape(curve, Clamp01(x), points));
+  return curve.invert ? 1.0f - y : y;
+}
+
+// Calls visit(shape) with a callable float -> float such that
+// Clamp01(shape(Clamp01(x))), inverted when curve.invert, equals
+// EvaluateCurve(curve, x) bit for bit, with every per-curve choice made
+// here, once, so that a loop over a column calls shape without dispatch.
+template <typename Visit>
+void DispatchShape(const CompiledCurve& curve, const CurvePoint* p,
+                   Visit&& visit) {
+  VisitCurveKind(curve.kind, [&](auto kind) {
+    using K = decltype(kind);
+    if constexpr (requires { K::Column(curve, p, visit); }) {
+      K::Column(curve, p, visit);
+    } else {
+      // A local copy: the loops may then keep its parameters in registers
+      // (a reference could alias the column they write).
+      const CompiledCurve c = curve;
+      visit([c, p](float v) { return K::Shape(c, v, p); });
+    }
+  });
+}
+
+}  // namespace utilityd::engine::internal
+
+#endif  // UTILITYD_ENGINE_SRC_CURVE_KINDS_H_
