@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "google/protobuf/util/time_util.h"
 #include "utilityd/engine/error_reason.h"
 #include "utilityd/engine/explain.h"
 
@@ -529,9 +530,9 @@ v1::BehaviourSetSummary Summarise(const loader::LoadedSet& set,
   for (const auto& f : d.target_factors()) s.add_target_factors(f.name());
   for (const auto& a : d.actions()) s.add_actions(a.name());
   for (const auto& p : d.personalities()) s.add_personalities(p.name());
-  const int64_t nanos = absl::ToUnixNanos(loaded_at);
-  s.mutable_loaded_at()->set_seconds(nanos / 1000000000);
-  s.mutable_loaded_at()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+  *s.mutable_loaded_at() =
+      google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
+          absl::ToUnixNanos(loaded_at));
   return s;
 }
 

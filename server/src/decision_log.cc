@@ -5,7 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/time_util.h"
 #include "utilityd/codec/decide_codec.h"
+#include "utilityd/engine/random.h"
 
 namespace utilityd::server {
 
@@ -39,9 +41,8 @@ v1::DecisionLogEntry MakeDecisionLogEntry(const loader::LoadedSet& set,
                                           const v1::Decision& decision,
                                           float runner_up_score, bool explain) {
   v1::DecisionLogEntry e;
-  const int64_t nanos = absl::ToUnixNanos(time);
-  e.mutable_time()->set_seconds(nanos / 1000000000);
-  e.mutable_time()->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+  *e.mutable_time() = google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
+      absl::ToUnixNanos(time));
   e.set_decision_id(decision.decision_id());
   e.set_agent_id(agent.agent_id());
   e.set_behaviour_set(set.name());
@@ -111,9 +112,7 @@ std::string DecisionLog::MaskAgentId(absl::string_view agent_id) const {
   mix(mask_salt_);
   mix("\x1f");
   mix(agent_id);
-  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
-  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
-  return absl::StrFormat("%016x", h ^ (h >> 31));
+  return absl::StrFormat("%016x", engine::SplitMix64::Mix(h));
 }
 
 void DecisionLog::Offer(v1::DecisionLogEntry entry) {

@@ -11,6 +11,7 @@
 #include "utilityd/base/status_macros.h"
 #include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/error_reason.h"
+#include "utilityd/engine/random.h"
 
 namespace utilityd::server {
 namespace {
@@ -26,13 +27,6 @@ grpc::ServerUnaryReactor* Respond(grpc::CallbackServerContext* context,
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));
   return reactor;
-}
-
-// SplitMix64's finaliser: spreads a counter into an id that looks random.
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
 }
 
 // The 16 lowercase hex digits of `id`, without a heap allocation (this runs
@@ -63,7 +57,8 @@ class BatchRecorder final : public codec::BatchObserver {
                  const engine::AgentInput& input,
                  const engine::BatchDecision& decision,
                  v1::Decision* out) override {
-    const uint64_t id = Mix(service_->id_base_ + next_id_++);
+    const uint64_t id =
+        engine::SplitMix64::Mix(service_->id_base_ + next_id_++);
     out->set_decision_id(HexId(id).data(), 16);
     ServiceMetrics::RecordDecision(Metrics(set), input, decision);
     Record(set, agent, input, decision, *out, id);

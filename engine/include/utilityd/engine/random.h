@@ -17,8 +17,11 @@ class SplitMix64 {
   explicit SplitMix64(uint64_t seed) : state_(seed) {}
 
   // Returns the next 64 random bits.
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+  uint64_t Next() { return Mix(state_ += 0x9E3779B97F4A7C15ull); }
+
+  // SplitMix64's finaliser: spreads the bits of `z` (a counter, a hash)
+  // so that nearby inputs give unrelated outputs. A bijection.
+  static constexpr uint64_t Mix(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
