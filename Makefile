@@ -90,7 +90,7 @@ run: build
 	./scripts/run-demo.sh $(BUILD_DIR)
 
 experiment: build
-	./examples/sim/commitment_experiment.sh $(BUILD_DIR)
+	./examples/sim/commitment_experiment.sh $(BUILD_DIR) --write-docs
 
 bench: build
 	$(BUILD_DIR)/bench/engine_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
