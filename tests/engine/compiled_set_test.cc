@@ -4,9 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "utilityd/engine/decide.h"
 
 namespace utilityd::engine {
 namespace {
@@ -255,6 +257,48 @@ INSTANTIATE_TEST_SUITE_P(Sets, ValidationTest, ::testing::ValuesIn(BadSets()),
 
 TEST(ValidateTest, AValidSetHasNoIssues) {
   EXPECT_THAT(Validate(ValidSet()), IsEmpty());
+}
+
+// The documented limits hold exactly: 1,024 factors and 4,096 actions
+// compile and decide; one more of either is refused, naming the limit.
+TEST(LimitsTest, FactorsAndActionsUpToTheLimitAndNotBeyond) {
+  SetDefinition d;
+  d.name = "big";
+  for (int i = 0; i < kMaxFactors; ++i) {
+    d.factors.push_back({.name = absl::StrCat("f", i)});
+  }
+  for (int a = 0; a < kMaxActions; ++a) {
+    d.actions.push_back(
+        {.name = absl::StrCat("a", a),
+         .considerations = {
+             {.name = "c", .factor = absl::StrCat("f", a % kMaxFactors)}}});
+  }
+  absl::StatusOr<CompiledBehaviourSet> set = Compile(d);
+  ASSERT_THAT(set, IsOk());
+  EXPECT_EQ(set->factor_count(), 1024);
+  EXPECT_EQ(set->action_count(), 4096);
+  // Factor 700 is the highest: actions 700, 1724, 2748 and 3772 read it,
+  // and the tie goes to the lowest index.
+  std::vector<float> factors(kMaxFactors, 0.25f);
+  factors[700] = 0.9f;
+  Decision decision;
+  ASSERT_THAT(
+      Decide(*set, {.factors = factors}, ExplainLevel::kNone, &decision),
+      IsOk());
+  EXPECT_EQ(decision.action, 700);
+  EXPECT_EQ(decision.runner_up_action, 1724);
+
+  SetDefinition too_many_factors = d;
+  too_many_factors.factors.push_back({.name = "one_more"});
+  EXPECT_THAT(Compile(too_many_factors),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("at most 1024 factors, got 1025")));
+  SetDefinition too_many_actions = d;
+  too_many_actions.actions.push_back(d.actions[0]);
+  too_many_actions.actions.back().name = "one_more";
+  EXPECT_THAT(Compile(too_many_actions),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("at most 4096 actions, got 4097")));
 }
 
 TEST(SuggestNameTest, SuggestsOnlyCloseNames) {

@@ -224,6 +224,31 @@ TEST(CommitmentTest, BonusIsMultiplicativeAndDefendsTheCurrentAction) {
   EXPECT_TRUE(d.switched);
 }
 
+// Seed 003's momentum: score(current) *= 1.15, "so that a difference of
+// 0.001 does not flip the NPC every frame". villager_needs.yaml uses it.
+TEST(CommitmentTest, SeedThreesMomentumIsTimesOnePointOneFive) {
+  SetBuilder b(2);
+  b.Action("eat", {0}).Action("sleep", {1});
+  b.def().selection.commitment_bonus = 0.15;
+  const CompiledBehaviourSet set = b.Build();
+  // Two near-identical needs: the running one keeps winning.
+  std::vector<float> f = {0.700f, 0.701f};
+  Decision d = MustDecide(set, {.factors = f, .current_action = 0});
+  EXPECT_EQ(d.action, 0);
+  EXPECT_EQ(d.candidates[0].commitment_factor, 1.15f);
+  EXPECT_EQ(d.candidates[1].commitment_factor, 1.0f);
+  EXPECT_EQ(d.score, 0.700f * 1.15f);
+  EXPECT_NEAR(d.score, 0.805, 1e-6);
+  // The rival needs more than 0.805 to take over.
+  f = {0.700f, 0.804f};
+  EXPECT_EQ(MustDecide(set, {.factors = f, .current_action = 0}).action, 0);
+  f = {0.700f, 0.806f};
+  EXPECT_EQ(MustDecide(set, {.factors = f, .current_action = 0}).action, 1);
+  // Without a running action there is no bonus.
+  f = {0.700f, 0.701f};
+  EXPECT_EQ(MustDecide(set, {.factors = f}).action, 1);
+}
+
 // --- Ties, ranks, thresholds ----------------------------------------------
 
 TEST(TieTest, TiesGoToTheCurrentActionThenTheLowestIndex) {
