@@ -306,11 +306,20 @@ TEST_F(ServiceTest, ClientsThatCancelOrStopReadingDoNotHurtOthers) {
   cancelled.TryCancel();
   // b: write until flow control stops us (the server stops reading a
   // stream whose responses are not read), bounded by a deadline.
+  std::atomic<int> written{0};
   std::thread writer([&] {
-    for (int i = 0; i < 2000 && b->Write(big); ++i) {
-    }
+    for (int i = 0; i < 2000 && b->Write(big); ++i) ++written;
   });
-  absl::SleepFor(absl::Milliseconds(500));
+  // Until flow control holds the writer: its count stops moving.
+  int last = -1;
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        const int now = written.load();
+        const bool held = now > 0 && now == last;
+        last = now;
+        return held;
+      },
+      absl::Seconds(30), absl::Milliseconds(200)));
   // Everyone else is served.
   v1::DecideRequest request;
   *request.add_agents() = ArenaScenario("Staff empty, in cover");

@@ -1,6 +1,7 @@
 #include "tests/testing/utilityd_process.h"
 
 #include <grpcpp/create_channel.h>
+#include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,6 +100,30 @@ int UtilitydProcess::Wait(absl::Duration timeout) {
   const int status = WaitProcess(pid_, timeout);
   if (status != -1) pid_ = -1;
   return status;
+}
+
+double UtilitydProcess::MetricTotal(const std::string& name) const {
+  httplib::Client http("127.0.0.1", http_port_);
+  auto res = http.Get("/metrics");
+  if (!res || res->status != 200) return -1;
+  double total = 0;
+  std::istringstream lines(res->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name + "{", 0) == 0 || line.rfind(name + " ", 0) == 0) {
+      total += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return total;
+}
+
+bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout,
+             absl::Duration poll) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!condition()) {
+    if (absl::Now() >= deadline) return false;
+    absl::SleepFor(poll);
+  }
+  return true;
 }
 
 }  // namespace utilityd::testing

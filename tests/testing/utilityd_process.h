@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ class UtilitydProcess {
   std::string address() const;
   // Everything the server wrote to stderr so far.
   std::string Log() const;
+  // The sum of a metric's samples on the admin endpoint's /metrics (every
+  // label set), or -1 when it cannot be read.
+  double MetricTotal(const std::string& name) const;
 
  private:
   std::vector<std::string> args_;
@@ -61,6 +65,11 @@ class UtilitydProcess {
 
 // Path of the utilityd binary under test (set by CMake).
 std::string UtilitydBinary();
+
+// Polls `condition` every `poll` until it holds (true) or `timeout` passes
+// (false): the tests' way to wait for something instead of sleeping.
+bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout,
+             absl::Duration poll = absl::Milliseconds(10));
 
 }  // namespace utilityd::testing
 
