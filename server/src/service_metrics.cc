@@ -20,6 +20,10 @@ const std::vector<double> kScoreBuckets = {0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6,
 // Winner minus runner-up: near-ties predict dithering.
 const std::vector<double> kMarginBuckets = {0.0, 0.005, 0.01, 0.02, 0.05,
                                             0.1, 0.2,   0.3,  0.5,  1.0};
+// 5 µs to about 1.3 s.
+const std::vector<double> kDurationBuckets = ExponentialBuckets(5e-6, 2, 19);
+// 1 to 16,384 agents.
+const std::vector<double> kAgentBuckets = ExponentialBuckets(1, 2, 15);
 
 }  // namespace
 
@@ -46,71 +50,28 @@ const char* GrpcCodeName(int code) {
 }
 
 ServiceMetrics::ServiceMetrics(metrics::Registry* r) : registry_(r) {
-  decisions_ = &r->AddCounter("utilityd_decisions_total",
-                              "Agent decisions made, by chosen action.",
-                              {"behaviour_set", "action"});
-  switches_ = &r->AddCounter(
-      "utilityd_decision_switches_total",
-      "Decisions whose action differs from the agent's current action.",
-      {"behaviour_set"});
-  no_action_ = &r->AddCounter(
-      "utilityd_no_action_total",
-      "Decisions where nothing was eligible and the set has no fallback.",
-      {"behaviour_set"});
-  vetoes_ = &r->AddCounter(
-      "utilityd_vetoes_total",
-      "Candidates vetoed (a consideration at 0, invalid input, no targets).",
-      {"behaviour_set", "action"});
-  agent_errors_ =
-      &r->AddCounter("utilityd_agent_errors_total",
-                     "Agents answered with an error instead of a decision.",
-                     {"behaviour_set", "code"});
-  invalid_factors_ = &r->AddCounter(
-      "utilityd_invalid_factors_total",
-      "Agents with a NaN or infinite factor that a consideration read.",
-      {"behaviour_set"});
-  selected_score_ = &r->AddHistogram("utilityd_selected_score",
-                                     "Score of the chosen candidate.",
-                                     {"behaviour_set"}, kScoreBuckets);
-  margin_ = &r->AddHistogram(
-      "utilityd_decision_margin",
-      "Winner's score minus the runner-up's; near 0 predicts dithering.",
-      {"behaviour_set"}, kMarginBuckets);
-  batch_duration_ =
-      &r->AddHistogram("utilityd_batch_duration_seconds",
-                       "Time to decide one batch (a unary call or one stream "
-                       "message).",
-                       {}, ExponentialBuckets(5e-6, 2, 19))
-           .Add({});
-  batch_agents_ = &r->AddHistogram("utilityd_batch_agents", "Agents per batch.",
-                                   {}, ExponentialBuckets(1, 2, 15))
-                       .Add({});
-  active_streams_ =
-      &r->AddGauge("utilityd_active_streams", "Open DecideStream calls.")
-           .Add({});
-  behaviour_sets_ =
-      &r->AddGauge("utilityd_behaviour_sets", "Behaviour sets loaded.").Add({});
-  reloads_ = &r->AddCounter("utilityd_config_reloads_total",
-                            "Config reload attempts, by result.", {"result"});
+#define UTILITYD_ADD_COUNTER(member, name, help, ...) \
+  member##_ = &r->AddCounter(name, help, {__VA_ARGS__});
+#define UTILITYD_ADD_GAUGE(member, name, help, ...) \
+  member##_ = &r->AddGauge(name, help, {__VA_ARGS__});
+#define UTILITYD_ADD_HISTOGRAM(member, name, help, buckets, ...) \
+  member##_ = &r->AddHistogram(name, help, {__VA_ARGS__}, buckets);
+  UTILITYD_SERVICE_METRICS(UTILITYD_ADD_COUNTER, UTILITYD_ADD_GAUGE,
+                           UTILITYD_ADD_HISTOGRAM)
+#undef UTILITYD_ADD_COUNTER
+#undef UTILITYD_ADD_GAUGE
+#undef UTILITYD_ADD_HISTOGRAM
+  batch_duration_cell_ = &batch_duration_->Add({});
+  batch_agents_cell_ = &batch_agents_->Add({});
+  active_streams_cell_ = &active_streams_->Add({});
+  log_dropped_cell_ = &log_dropped_->Add({});
+  log_written_cell_ = &log_written_->Add({});
+  // Exposed from the start, at 0.
+  behaviour_sets_->Add({});
+  last_reload_success_->Add({});
   reloads_->Add({"success"});
   reloads_->Add({"failure"});
-  last_reload_success_ =
-      &r->AddGauge("utilityd_config_last_reload_success_timestamp_seconds",
-                   "When the config last loaded successfully.")
-           .Add({});
-  set_info_ = &r->AddGauge("utilityd_behaviour_set_info",
-                           "Loaded behaviour sets and their revisions (1).",
-                           {"behaviour_set", "revision"});
-  log_dropped_ = &r->AddCounter("utilityd_decision_log_dropped_total",
-                                "Decision log lines dropped because the "
-                                "queue was full.")
-                      .Add({});
-  log_written_ = &r->AddCounter("utilityd_decision_log_written_total",
-                                "Decision log lines written.")
-                      .Add({});
-  r->AddGauge("utilityd_build_info", "utilityd's version (1).", {"version"})
-      .Add({UTILITYD_VERSION})
-      .Set(1);
+  build_info_->Add({UTILITYD_VERSION}).Set(1);
   metrics::AddProcessMetrics(r);
 }
 
@@ -169,17 +130,18 @@ void ServiceMetrics::RecordAgentError(const loader::LoadedSet* set,
 }
 
 void ServiceMetrics::RecordBatch(absl::Duration duration, int agents) {
-  batch_duration_->Observe(absl::ToDoubleSeconds(duration));
-  batch_agents_->Observe(agents);
+  batch_duration_cell_->Observe(absl::ToDoubleSeconds(duration));
+  batch_agents_cell_->Observe(agents);
 }
 
 void ServiceMetrics::RecordReload(const ReloadOutcome& outcome,
                                   const Generation* current) {
   reloads_->Add({outcome.ok ? "success" : "failure"}).Increment();
   if (outcome.ok)
-    last_reload_success_->Set(absl::ToUnixMillis(outcome.at) / 1e3);
+    last_reload_success_->Add({}).Set(absl::ToUnixMillis(outcome.at) / 1e3);
   if (current == nullptr) return;
-  behaviour_sets_->Set(static_cast<double>(current->catalog.sets().size()));
+  behaviour_sets_->Add({}).Set(
+      static_cast<double>(current->catalog.sets().size()));
   if (outcome.changed) {
     set_info_->Clear();  // only written here, never on the request path
     for (const auto& [name, set] : current->catalog.sets()) {

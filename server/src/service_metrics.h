@@ -38,6 +38,61 @@ struct SetMetrics {
   metrics::Histogram* margin = nullptr;
 };
 
+// Every utilityd_* metric, declared once, in the spirit of Envoy's stat
+// macros: the member holding its family, its name, its help, and its labels
+// (a histogram also its buckets, defined in service_metrics.cc).
+// ServiceMetrics registers them in this order; dashboards and alerts in
+// deploy/ read them by these names.
+#define UTILITYD_SERVICE_METRICS(COUNTER, GAUGE, HISTOGRAM)                    \
+  COUNTER(decisions, "utilityd_decisions_total",                               \
+          "Agent decisions made, by chosen action.", "behaviour_set",          \
+          "action")                                                            \
+  COUNTER(switches, "utilityd_decision_switches_total",                        \
+          "Decisions whose action differs from the agent's current "           \
+          "action.",                                                           \
+          "behaviour_set")                                                     \
+  COUNTER(no_action, "utilityd_no_action_total",                               \
+          "Decisions where nothing was eligible and the set has no "           \
+          "fallback.",                                                         \
+          "behaviour_set")                                                     \
+  COUNTER(vetoes, "utilityd_vetoes_total",                                     \
+          "Candidates vetoed (a consideration at 0, invalid input, no "        \
+          "targets).",                                                         \
+          "behaviour_set", "action")                                           \
+  COUNTER(agent_errors, "utilityd_agent_errors_total",                         \
+          "Agents answered with an error instead of a decision.",              \
+          "behaviour_set", "code")                                             \
+  COUNTER(invalid_factors, "utilityd_invalid_factors_total",                   \
+          "Agents with a NaN or infinite factor that a consideration read.",   \
+          "behaviour_set")                                                     \
+  HISTOGRAM(selected_score, "utilityd_selected_score",                         \
+            "Score of the chosen candidate.", kScoreBuckets, "behaviour_set")  \
+  HISTOGRAM(margin, "utilityd_decision_margin",                                \
+            "Winner's score minus the runner-up's; near 0 predicts "           \
+            "dithering.",                                                      \
+            kMarginBuckets, "behaviour_set")                                   \
+  HISTOGRAM(batch_duration, "utilityd_batch_duration_seconds",                 \
+            "Time to decide one batch (a unary call or one stream "            \
+            "message).",                                                       \
+            kDurationBuckets)                                                  \
+  HISTOGRAM(batch_agents, "utilityd_batch_agents", "Agents per batch.",        \
+            kAgentBuckets)                                                     \
+  GAUGE(active_streams, "utilityd_active_streams", "Open DecideStream calls.") \
+  GAUGE(behaviour_sets, "utilityd_behaviour_sets", "Behaviour sets loaded.")   \
+  COUNTER(reloads, "utilityd_config_reloads_total",                            \
+          "Config reload attempts, by result.", "result")                      \
+  GAUGE(last_reload_success,                                                   \
+        "utilityd_config_last_reload_success_timestamp_seconds",               \
+        "When the config last loaded successfully.")                           \
+  GAUGE(set_info, "utilityd_behaviour_set_info",                               \
+        "Loaded behaviour sets and their revisions (1).", "behaviour_set",     \
+        "revision")                                                            \
+  COUNTER(log_dropped, "utilityd_decision_log_dropped_total",                  \
+          "Decision log lines dropped because the queue was full.")            \
+  COUNTER(log_written, "utilityd_decision_log_written_total",                  \
+          "Decision log lines written.")                                       \
+  GAUGE(build_info, "utilityd_build_info", "utilityd's version (1).", "version")
+
 class ServiceMetrics {
  public:
   explicit ServiceMetrics(metrics::Registry* registry);
@@ -63,9 +118,9 @@ class ServiceMetrics {
   // Records a reload attempt and republishes the set info metrics.
   void RecordReload(const ReloadOutcome& outcome, const Generation* current);
 
-  metrics::Gauge& active_streams() { return *active_streams_; }
-  metrics::Counter& decision_log_dropped() { return *log_dropped_; }
-  metrics::Counter& decision_log_written() { return *log_written_; }
+  metrics::Gauge& active_streams() { return *active_streams_cell_; }
+  metrics::Counter& decision_log_dropped() { return *log_dropped_cell_; }
+  metrics::Counter& decision_log_written() { return *log_written_cell_; }
 
   // The gRPC interceptor factory that records grpc_server_* metrics.
   std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
@@ -73,23 +128,24 @@ class ServiceMetrics {
 
  private:
   metrics::Registry* registry_;
-  metrics::Family<metrics::Counter>* decisions_;
-  metrics::Family<metrics::Counter>* switches_;
-  metrics::Family<metrics::Counter>* no_action_;
-  metrics::Family<metrics::Counter>* vetoes_;
-  metrics::Family<metrics::Counter>* agent_errors_;
-  metrics::Family<metrics::Counter>* invalid_factors_;
-  metrics::Family<metrics::Histogram>* selected_score_;
-  metrics::Family<metrics::Histogram>* margin_;
-  metrics::Histogram* batch_duration_;
-  metrics::Histogram* batch_agents_;
-  metrics::Gauge* active_streams_;
-  metrics::Gauge* behaviour_sets_;
-  metrics::Family<metrics::Counter>* reloads_;
-  metrics::Gauge* last_reload_success_;
-  metrics::Family<metrics::Gauge>* set_info_;
-  metrics::Counter* log_dropped_;
-  metrics::Counter* log_written_;
+  // One family per entry of UTILITYD_SERVICE_METRICS, named <member>_.
+#define UTILITYD_COUNTER_MEMBER(member, ...) \
+  metrics::Family<metrics::Counter>* member##_ = nullptr;
+#define UTILITYD_GAUGE_MEMBER(member, ...) \
+  metrics::Family<metrics::Gauge>* member##_ = nullptr;
+#define UTILITYD_HISTOGRAM_MEMBER(member, ...) \
+  metrics::Family<metrics::Histogram>* member##_ = nullptr;
+  UTILITYD_SERVICE_METRICS(UTILITYD_COUNTER_MEMBER, UTILITYD_GAUGE_MEMBER,
+                           UTILITYD_HISTOGRAM_MEMBER)
+#undef UTILITYD_COUNTER_MEMBER
+#undef UTILITYD_GAUGE_MEMBER
+#undef UTILITYD_HISTOGRAM_MEMBER
+  // The unlabelled cells recorded per batch or per stream.
+  metrics::Histogram* batch_duration_cell_;
+  metrics::Histogram* batch_agents_cell_;
+  metrics::Gauge* active_streams_cell_;
+  metrics::Counter* log_dropped_cell_;
+  metrics::Counter* log_written_cell_;
 
   utilityd::Mutex mu_;
   // Keyed by "name@revision"; entries are never removed (bounded by the
