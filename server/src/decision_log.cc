@@ -116,6 +116,14 @@ std::string DecisionLog::MaskAgentId(absl::string_view agent_id) const {
 }
 
 void DecisionLog::Offer(v1::DecisionLogEntry entry) {
+  if (mask_agent_ids_) entry.set_agent_id(MaskAgentId(entry.agent_id()));
+  if (!factor_values_) {
+    entry.clear_factors();
+    // The breakdown shows raw inputs too; the normalised values remain.
+    for (auto& a : *entry.mutable_explanation()->mutable_actions()) {
+      for (auto& c : *a.mutable_considerations()) c.clear_raw();
+    }
+  }
   {
     utilityd::MutexLock lock(&mu_);
     if (queue_.size() < capacity_) {

@@ -72,8 +72,6 @@ class DecisionLog {
 
   // Returns the token a masked agent id is logged as.
   std::string MaskAgentId(absl::string_view agent_id) const;
-  bool masks_agent_ids() const { return mask_agent_ids_; }
-  bool logs_factor_values() const { return factor_values_; }
 
   // Opens the sink and starts the writer; nullptr when the sink is "off".
   // INVALID_ARGUMENT for a bad sample rate or capacity, NOT_FOUND when the
@@ -89,8 +87,10 @@ class DecisionLog {
 
   // Whether the decision with this id (its 64-bit value) is sampled.
   bool Sampled(uint64_t id) const { return sampled_(id); }
-  // Queues an entry, or drops and counts it when the queue is full. Never
-  // blocks on the sink. Thread-safe.
+  // Applies the log's privacy rules to an entry (masked agent ids; no factor
+  // values or raw inputs when they are not to be logged), then queues it, or
+  // drops and counts it when the queue is full. Never blocks on the sink.
+  // Thread-safe.
   void Offer(v1::DecisionLogEntry entry);
 
  private:

@@ -107,18 +107,9 @@ class BatchRecorder final : public codec::BatchObserver {
       recent->Add(std::move(sample));
     }
     if (log == nullptr) return;
-    v1::DecisionLogEntry e =
-        MakeDecisionLogEntry(set, agent, input, now_, out,
-                             decision.runner_up_score, log->Sampled(id));
-    if (log->masks_agent_ids()) e.set_agent_id(log->MaskAgentId(e.agent_id()));
-    if (!log->logs_factor_values()) {
-      e.clear_factors();
-      // The breakdown shows raw inputs too; the normalised values remain.
-      for (auto& a : *e.mutable_explanation()->mutable_actions()) {
-        for (auto& c : *a.mutable_considerations()) c.clear_raw();
-      }
-    }
-    log->Offer(std::move(e));
+    log->Offer(MakeDecisionLogEntry(set, agent, input, now_, out,
+                                    decision.runner_up_score,
+                                    log->Sampled(id)));
   }
 
   DecisionServiceImpl* const service_;
