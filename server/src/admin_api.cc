@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/src/log.h"
 #include "server/src/ui_assets.h"
@@ -236,6 +237,29 @@ absl::Status Recent(RecentDecisions* recent, const httplib::Request& req,
 
 }  // namespace
 
+bool IsLoopbackAddress(absl::string_view host_port) {
+  absl::string_view host = host_port;
+  if (const size_t colon = host.rfind(':'); colon != absl::string_view::npos) {
+    host = host.substr(0, colon);
+  }
+  absl::ConsumePrefix(&host, "[");
+  absl::ConsumeSuffix(&host, "]");
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+
+std::string InspectorLockReason(absl::string_view http_address, bool has_token,
+                                bool insecure_no_token) {
+  if (has_token || insecure_no_token || IsLoopbackAddress(http_address)) {
+    return "";
+  }
+  return absl::StrCat(
+      "the inspector is locked: --http_address=", http_address,
+      " is reachable from other hosts and no --admin_token or "
+      "--admin_token_file is set (its live feed shows agent ids and factor "
+      "values). Set a token, turn it off with --inspector=false, or serve it "
+      "open knowingly with --inspector_insecure_no_token");
+}
+
 bool BearerTokenMatches(const std::string& header, const std::string& token) {
   const std::string kBearer = "Bearer ";
   if (header.size() != kBearer.size() + token.size() ||
@@ -255,6 +279,17 @@ void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
   http.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_redirect("/ui/");
   });
+  if (!options.locked.empty()) {
+    // Locked: the page and every API route say why, and nothing else.
+    const std::string locked = options.locked;
+    auto refuse = [locked](const httplib::Request&, httplib::Response& res) {
+      SendError(absl::PermissionDeniedError(locked), res);
+    };
+    http.Get(R"(/ui/.*)", refuse);
+    http.Get(R"(/api/v1/(sets|curves|decisions).*)", refuse);
+    http.Post(R"(/api/v1/(decide|whatif))", refuse);
+    return;
+  }
   http.Get(R"(/ui/([a-z_.]*))", ServeUiAsset);
 
   // Every API route: the token first, then the handler; a handler's error

@@ -24,6 +24,7 @@
 
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "server/src/decision_service.h"
 #include "server/src/recent_decisions.h"
 
@@ -36,7 +37,22 @@ namespace utilityd::server {
 struct AdminApiOptions {
   // Empty: no token is needed.
   std::string token;
+  // When set, the page and every API route answer 403 with this text: the
+  // inspector is locked (reachable from other hosts, and no token).
+  std::string locked;
 };
+
+// Returns whether an admin address ("host:port") is reachable only from
+// this machine: a loopback host (127.0.0.0/8, ::1, localhost). "0.0.0.0",
+// "[::]", an empty host and every other address are reachable from others.
+[[nodiscard]] bool IsLoopbackAddress(absl::string_view host_port);
+
+// Returns why the inspector must stay locked with `options`-like settings,
+// or "" when it may be served: on an address others can reach it needs a
+// token, unless the operator opted out with --inspector_insecure_no_token.
+[[nodiscard]] std::string InspectorLockReason(absl::string_view http_address,
+                                              bool has_token,
+                                              bool insecure_no_token);
 
 // Registers the routes on `http`. The service decides (and checks the
 // batch size) for decide and what-if. The pointers must outlive it; `recent`

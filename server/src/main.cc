@@ -44,6 +44,12 @@ ABSL_FLAG(bool, inspector, true,
           "its JSON API under /api/v1/ (sets, decide, what-if, the live "
           "feed of recent decisions). false leaves /metrics, the probes and "
           "/api/v1/status.");
+ABSL_FLAG(bool, inspector_insecure_no_token, false,
+          "Serve the inspector's page and API without a token on an "
+          "--http_address other hosts can reach. Insecure: its live feed "
+          "shows real agent ids and factor values. Without it (and without "
+          "--admin_token) such an inspector answers 403; metrics and probes "
+          "stay open.");
 ABSL_FLAG(std::string, admin_token, "",
           "Bearer token the inspector's API requires (\"Authorization: "
           "Bearer <token>\"). Prefer --admin_token_file: flags show in ps.");
@@ -135,6 +141,8 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
   options.service.max_agents_per_request =
       absl::GetFlag(FLAGS_max_agents_per_request);
   options.inspector = absl::GetFlag(FLAGS_inspector);
+  options.inspector_insecure_no_token =
+      absl::GetFlag(FLAGS_inspector_insecure_no_token);
   options.admin_token = absl::GetFlag(FLAGS_admin_token);
   if (const std::string file = absl::GetFlag(FLAGS_admin_token_file);
       !file.empty()) {

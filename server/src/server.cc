@@ -186,8 +186,23 @@ absl::Status UtilitydServer::StartAdmin(const ServerOptions& options) {
            .more_routes =
                [this, &options](httplib::Server& http) {
                  if (!options.inspector) return;
-                 RegisterAdminApi(http, {.token = options.admin_token},
-                                  service_.get(), recent_.get());
+                 const std::string locked = InspectorLockReason(
+                     options.http_address, !options.admin_token.empty(),
+                     options.inspector_insecure_no_token);
+                 if (!locked.empty()) {
+                   Log(LogLevel::kWarning, "inspector_locked",
+                       {{"reason", locked}});
+                 } else if (options.admin_token.empty() &&
+                            !IsLoopbackAddress(options.http_address)) {
+                   Log(LogLevel::kWarning, "inspector_insecure",
+                       {{"reason",
+                         "--inspector_insecure_no_token: the inspector's API "
+                         "and live feed are open to anyone who can reach " +
+                             options.http_address}});
+                 }
+                 RegisterAdminApi(
+                     http, {.token = options.admin_token, .locked = locked},
+                     service_.get(), recent_.get());
                }});
   if (!admin.ok()) return admin.status();
   admin_ = *std::move(admin);

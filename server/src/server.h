@@ -48,6 +48,10 @@ struct ServerOptions {
   bool inspector = true;
   // When set, the inspector's API needs "Authorization: Bearer <token>".
   std::string admin_token;
+  // Serve the inspector without a token on an address other hosts can reach.
+  // Off by default: such an inspector refuses its page and API (403, naming
+  // the flags) while metrics and probes stay open.
+  bool inspector_insecure_no_token = false;
   // The live feed: the newest `recent_decisions` of a `recent_sample`
   // fraction of real decisions.
   size_t recent_decisions = 500;

@@ -222,6 +222,17 @@ class DeployFiles(unittest.TestCase):
         self.assertIn("--max_connection_age=5m", container["args"])
         mount = container["volumeMounts"][0]
         self.assertNotIn("subPath", mount)  # subPath mounts never update
+        # The inspector's token comes from a Secret, mounted as a file.
+        self.assertIn("--admin_token_file=/etc/utilityd/admin/token",
+                      container["args"])
+        secrets = [v["secret"]["secretName"] for v in spec["volumes"]
+                   if "secret" in v]
+        self.assertEqual(secrets, ["utilityd-admin-token"])
+        compose = yaml.safe_load(read_text("deploy/compose/docker-compose.yml"))
+        self.assertIn("--admin_token_file=/run/secrets/admin_token",
+                      compose["services"]["utilityd"]["command"])
+        self.assertEqual(compose["services"]["utilityd"]["secrets"],
+                         ["admin_token"])
 
     def test_configmap_matches_the_bundled_sets(self):
         configmap = yaml.safe_load(read_text("deploy/k8s/configmap.yaml"))

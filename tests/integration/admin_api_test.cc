@@ -1,6 +1,8 @@
 // The inspector's HTTP/JSON API on the real utilityd: the same decisions
 // and error texts as the gRPC path, what-if scoring of an edited set, the
 // live feed of real traffic, the bearer token and switching it off.
+#include "server/src/admin_api.h"
+
 #include <grpcpp/create_channel.h>
 #include <httplib.h>
 
@@ -25,6 +27,7 @@ namespace utilityd {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::utilityd::testing::IsOk;
 using ::utilityd::testing::UtilitydProcess;
 
@@ -342,6 +345,59 @@ TEST_F(AdminApiTest, InspectorOffLeavesOnlyMetricsAndProbes) {
   EXPECT_EQ(Post("/api/v1/decide", "{}")->status, 404);
   EXPECT_EQ(http_->Get("/metrics")->status, 200);
   EXPECT_EQ(http_->Get("/api/v1/status")->status, 200);
+}
+
+// Secure by default: on an address other hosts can reach, an inspector
+// without a token is locked (403 naming the flags) while metrics and probes
+// stay open; a token, or the explicit insecure opt-out, opens it.
+TEST_F(AdminApiTest, ReachableAddressWithoutATokenLocksTheInspector) {
+  Start({"--http_address=0.0.0.0:0"});
+  auto sets = http_->Get("/api/v1/sets");
+  ASSERT_TRUE(sets);
+  EXPECT_EQ(sets->status, 403);
+  EXPECT_THAT(sets->body, HasSubstr("--admin_token"));
+  EXPECT_THAT(sets->body, HasSubstr("--inspector_insecure_no_token"));
+  EXPECT_EQ(http_->Get("/ui/")->status, 403);
+  EXPECT_EQ(http_->Get("/api/v1/decisions/recent")->status, 403);
+  EXPECT_EQ(Post("/api/v1/decide", "{}")->status, 403);
+  EXPECT_EQ(Post("/api/v1/whatif", "{}")->status, 403);
+  EXPECT_EQ(http_->Get("/metrics")->status, 200);
+  EXPECT_EQ(http_->Get("/healthz")->status, 200);
+  EXPECT_EQ(http_->Get("/readyz")->status, 200);
+  EXPECT_THAT(server_->Log(), HasSubstr("event=inspector_locked"));
+}
+
+TEST_F(AdminApiTest, ReachableAddressWithATokenRequiresIt) {
+  Start({"--http_address=0.0.0.0:0", "--admin_token=s3cret"});
+  EXPECT_EQ(http_->Get("/api/v1/sets")->status, 401);
+  httplib::Headers auth = {{"Authorization", "Bearer s3cret"}};
+  EXPECT_EQ(http_->Get("/api/v1/sets", auth)->status, 200);
+  EXPECT_EQ(http_->Get("/ui/")->status, 200);  // it asks for the token
+  EXPECT_THAT(server_->Log(), Not(HasSubstr("inspector_locked")));
+}
+
+TEST_F(AdminApiTest, InsecureOptOutOpensTheInspectorWithAWarning) {
+  Start({"--http_address=0.0.0.0:0", "--inspector_insecure_no_token"});
+  EXPECT_EQ(http_->Get("/api/v1/sets")->status, 200);
+  EXPECT_THAT(server_->Log(), HasSubstr("event=inspector_insecure"));
+}
+
+TEST_F(AdminApiTest, LoopbackNeedsNoToken) {
+  Start();
+  EXPECT_EQ(http_->Get("/api/v1/sets")->status, 200);
+  EXPECT_THAT(server_->Log(), Not(HasSubstr("inspector_locked")));
+  EXPECT_THAT(server_->Log(), Not(HasSubstr("inspector_insecure")));
+}
+
+TEST(AdminAddressTest, LoopbackHostsAreTheOnlyLocalOnes) {
+  for (const char* local :
+       {"127.0.0.1:8080", "127.1.2.3:0", "localhost:8080", "[::1]:8080"}) {
+    EXPECT_TRUE(server::IsLoopbackAddress(local)) << local;
+  }
+  for (const char* reachable : {"0.0.0.0:8080", "[::]:8080", ":8080",
+                                "10.0.0.5:8080", "example.com:8080"}) {
+    EXPECT_FALSE(server::IsLoopbackAddress(reachable)) << reachable;
+  }
 }
 
 }  // namespace
