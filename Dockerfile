@@ -4,6 +4,9 @@
 # Behaviour sets are read from /etc/utilityd/behaviour_sets: the bundled
 # examples are baked in; mount your own directory there to replace them
 # (utilityd reloads it when files change).
+# The inspector on the published admin port needs a token (it answers 403
+# without one): mount a file and add --admin_token_file=FILE, or pass
+# --inspector=false. Metrics and probes need none.
 
 # Build with the same install script the README and the tests use.
 FROM debian:12 AS build
