@@ -25,7 +25,7 @@ FROM debian:12-slim
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libgrpc++1.51 libabsl20220623 libprotobuf32 libyaml-cpp0.7 \
-      libcpp-httplib0.11 \
+      libcpp-httplib0.11 libmicrohttpd12 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --no-create-home utilityd
 COPY --from=build /opt/utilityd/bin/utilityd /opt/utilityd/bin/utilityctl \

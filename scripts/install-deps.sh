@@ -12,8 +12,9 @@ packages=(
   protobuf-compiler-grpc libyaml-cpp-dev
   # the Python test proves the proto from another language
   python3-grpcio python3-protobuf
-  # HTTP admin endpoint; Prometheus and YAML parsing for the deploy tests
-  libcpp-httplib-dev prometheus python3-yaml
+  # HTTP admin endpoint (libmicrohttpd's event loop); an HTTP client for
+  # utilityctl bench and the tests; Prometheus and YAML for the deploy tests
+  libmicrohttpd-dev libcpp-httplib-dev prometheus python3-yaml
   # sanitizers and libFuzzer (make test-sanitize, make fuzz)
   clang-14 libclang-rt-14-dev
   # certificates for the TLS tests; the gRPC proxy the nginx test runs

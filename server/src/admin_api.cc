@@ -1,7 +1,5 @@
 #include "server/src/admin_api.h"
 
-#include <httplib.h>
-
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -42,17 +40,15 @@ int HttpStatus(absl::StatusCode code) {
   }
 }
 
-void SendError(const absl::Status& status, httplib::Response& res) {
+void SendError(const absl::Status& status, HttpResponse& res) {
   res.status = HttpStatus(status.code());
-  res.set_content(
-      absl::StrCat(
-          "{\"code\":", JsonString(absl::StatusCodeToString(status.code())),
-          ",\"message\":", JsonString(status.message()), "}\n"),
-      "application/json");
+  res.Set(absl::StrCat(
+              "{\"code\":", JsonString(absl::StatusCodeToString(status.code())),
+              ",\"message\":", JsonString(status.message()), "}\n"),
+          "application/json");
 }
 
-void SendMessage(const google::protobuf::Message& message,
-                 httplib::Response& res) {
+void SendMessage(const google::protobuf::Message& message, HttpResponse& res) {
   google::protobuf::util::JsonPrintOptions options;
   // Zeros matter here (a vetoing consideration's output is 0).
   options.always_print_primitive_fields = true;
@@ -63,12 +59,12 @@ void SendMessage(const google::protobuf::Message& message,
     SendError(absl::InternalError(std::string(status.message())), res);
     return;
   }
-  res.set_content(json, "application/json");
+  res.Set(json, "application/json");
 }
 
 // Reads a JSON (or YAML) body into `message` with the loader's reader:
 // errors name the line, column and field path.
-absl::Status ReadBody(const httplib::Request& req, absl::string_view what,
+absl::Status ReadBody(const HttpRequest& req, absl::string_view what,
                       google::protobuf::Message* message) {
   if (req.body.empty()) {
     return absl::InvalidArgumentError(
@@ -77,35 +73,33 @@ absl::Status ReadBody(const httplib::Request& req, absl::string_view what,
   return loader::ReadMessageOrError(req.body, what, message);
 }
 
-using Handler =
-    std::function<absl::Status(const httplib::Request&, httplib::Response&)>;
+using Handler = std::function<absl::Status(const HttpRequest&, HttpResponse&)>;
 
 // GET /ui/<name>: the inspector's page, built into the binary.
-void ServeUiAsset(const httplib::Request& req, httplib::Response& res) {
-  const std::string name = req.matches[1].str().empty()
-                               ? std::string("index.html")
-                               : req.matches[1].str();
+void ServeUiAsset(const HttpRequest& req, HttpResponse& res) {
+  const std::string name =
+      req.matches[1].empty() ? std::string("index.html") : req.matches[1];
   const auto& assets = UiAssets();
   const auto it = assets.find(name);
   if (it == assets.end()) {
     res.status = 404;
-    res.set_content("not found\n", "text/plain");
+    res.Set("not found\n", "text/plain");
     return;
   }
   const char* type = absl::EndsWith(name, ".js") ? "text/javascript"
                      : absl::EndsWith(name, ".css")
                          ? "text/css"
                          : "text/html; charset=utf-8";
-  res.set_header("Cache-Control", "no-cache");
-  res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_header("Content-Security-Policy",
-                 "default-src 'self'; style-src 'self' 'unsafe-inline'; "
-                 "img-src 'self' data:");
-  res.set_content(std::string(it->second), type);
+  res.Header("Cache-Control", "no-cache");
+  res.Header("X-Content-Type-Options", "nosniff");
+  res.Header("Content-Security-Policy",
+             "default-src 'self'; style-src 'self' 'unsafe-inline'; "
+             "img-src 'self' data:");
+  res.Set(std::string(it->second), type);
 }
 
 // GET /api/v1/sets
-absl::Status ListSets(DecisionServiceImpl* service, httplib::Response& res) {
+absl::Status ListSets(DecisionServiceImpl* service, HttpResponse& res) {
   v1::ListBehaviourSetsResponse response;
   UTILITYD_RETURN_IF_ERROR(service->ListSets(&response));
   SendMessage(response, res);
@@ -113,8 +107,8 @@ absl::Status ListSets(DecisionServiceImpl* service, httplib::Response& res) {
 }
 
 // GET /api/v1/sets/<name>
-absl::Status GetSet(DecisionServiceImpl* service, const httplib::Request& req,
-                    httplib::Response& res) {
+absl::Status GetSet(DecisionServiceImpl* service, const HttpRequest& req,
+                    HttpResponse& res) {
   v1::GetBehaviourSetRequest request;
   request.set_name(req.matches[1]);
   v1::GetBehaviourSetResponse response;
@@ -125,8 +119,8 @@ absl::Status GetSet(DecisionServiceImpl* service, const httplib::Request& req,
 
 // POST /api/v1/decide: the gRPC path, explained in full unless asked
 // otherwise, and not recorded in metrics or logs.
-absl::Status Decide(DecisionServiceImpl* service, const httplib::Request& req,
-                    httplib::Response& res) {
+absl::Status Decide(DecisionServiceImpl* service, const HttpRequest& req,
+                    HttpResponse& res) {
   v1::DecideRequest request;
   UTILITYD_RETURN_IF_ERROR(ReadBody(req, "request", &request));
   if (request.explain() == v1::EXPLAIN_UNSPECIFIED)
@@ -139,8 +133,8 @@ absl::Status Decide(DecisionServiceImpl* service, const httplib::Request& req,
 
 // POST /api/v1/whatif: decides with an edited set sent inline; nothing is
 // stored.
-absl::Status WhatIf(DecisionServiceImpl* service, const httplib::Request& req,
-                    httplib::Response& res) {
+absl::Status WhatIf(DecisionServiceImpl* service, const HttpRequest& req,
+                    HttpResponse& res) {
   v1::WhatIfDecideRequest whatif;
   UTILITYD_RETURN_IF_ERROR(ReadBody(req, "whatif", &whatif));
   if (!whatif.has_behaviour_set()) {
@@ -170,7 +164,7 @@ absl::Status WhatIf(DecisionServiceImpl* service, const httplib::Request& req,
 // GET /api/v1/curves: the engine's curve kinds with their parameters and
 // defaults, under their JSON names, so that the inspector's editor offers
 // exactly what the format accepts.
-absl::Status Curves(httplib::Response& res) {
+absl::Status Curves(HttpResponse& res) {
   const engine::CurveDefinition defaults;
   const google::protobuf::Descriptor* curve = v1::Curve::descriptor();
   std::string json = "{\"kinds\":[";
@@ -200,27 +194,27 @@ absl::Status Curves(httplib::Response& res) {
     json += "]}";
   }
   json += "]}\n";
-  res.set_content(json, "application/json");
+  res.Set(json, "application/json");
   return absl::OkStatus();
 }
 
 // GET /api/v1/decisions/recent?limit=&set=&action=&switched=
-absl::Status Recent(RecentDecisions* recent, const httplib::Request& req,
-                    httplib::Response& res) {
+absl::Status Recent(RecentDecisions* recent, const HttpRequest& req,
+                    HttpResponse& res) {
   RecentDecisions::Filter filter;
   if (req.has_param("limit")) {
     int limit = 0;
-    if (!absl::SimpleAtoi(req.get_param_value("limit"), &limit) || limit < 1 ||
+    if (!absl::SimpleAtoi(req.param("limit"), &limit) || limit < 1 ||
         limit > 1000) {
       return absl::InvalidArgumentError(
           "limit: expected a whole number from 1 to 1000");
     }
     filter.limit = limit;
   }
-  filter.behaviour_set = req.get_param_value("set");
-  filter.action = req.get_param_value("action");
+  filter.behaviour_set = req.param("set");
+  filter.action = req.param("action");
   if (req.has_param("switched")) {
-    const std::string v = req.get_param_value("switched");
+    const std::string v = req.param("switched");
     if (v != "true" && v != "false") {
       return absl::InvalidArgumentError("switched: expected true or false");
     }
@@ -273,33 +267,32 @@ bool BearerTokenMatches(const std::string& header, const std::string& token) {
   return diff == 0;
 }
 
-void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
+void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
                       DecisionServiceImpl* service, RecentDecisions* recent) {
   // The page: static, open (it asks for the token when the API wants one).
-  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_redirect("/ui/");
+  http.Route("GET", "/", [](const HttpRequest&, HttpResponse& res) {
+    res.Redirect("/ui/");
   });
   if (!options.locked.empty()) {
     // Locked: the page and every API route say why, and nothing else.
     const std::string locked = options.locked;
-    auto refuse = [locked](const httplib::Request&, httplib::Response& res) {
+    auto refuse = [locked](const HttpRequest&, HttpResponse& res) {
       SendError(absl::PermissionDeniedError(locked), res);
     };
-    http.Get(R"(/ui/.*)", refuse);
-    http.Get(R"(/api/v1/(sets|curves|decisions).*)", refuse);
-    http.Post(R"(/api/v1/(decide|whatif))", refuse);
+    http.Route("GET", R"(/ui/.*)", refuse);
+    http.Route("GET", R"(/api/v1/(sets|curves|decisions).*)", refuse);
+    http.Route("POST", R"(/api/v1/(decide|whatif))", refuse);
     return;
   }
-  http.Get(R"(/ui/([a-z_.]*))", ServeUiAsset);
+  http.Route("GET", R"(/ui/([a-z_.]*))", ServeUiAsset);
 
   // Every API route: the token first, then the handler; a handler's error
   // status becomes the JSON error.
   auto route = [token = options.token](Handler handler) {
-    return [token, handler](const httplib::Request& req,
-                            httplib::Response& res) {
+    return [token, handler](const HttpRequest& req, HttpResponse& res) {
       if (!token.empty() &&
-          !BearerTokenMatches(req.get_header_value("Authorization"), token)) {
-        res.set_header("WWW-Authenticate", "Bearer realm=\"utilityd\"");
+          !BearerTokenMatches(req.header("authorization"), token)) {
+        res.Header("WWW-Authenticate", "Bearer realm=\"utilityd\"");
         SendError(absl::UnauthenticatedError(
                       "this endpoint needs \"Authorization: Bearer <token>\" "
                       "(the server's --admin_token)"),
@@ -310,23 +303,32 @@ void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
       if (!status.ok()) SendError(status, res);
     };
   };
-  using Req = const httplib::Request&;
-  using Res = httplib::Response&;
-  http.Get("/api/v1/sets",
-           route([service](Req, Res res) { return ListSets(service, res); }));
-  http.Get(R"(/api/v1/sets/([^/]+))", route([service](Req req, Res res) {
-             return GetSet(service, req, res);
-           }));
-  http.Post("/api/v1/decide", route([service](Req req, Res res) {
-              return Decide(service, req, res);
-            }));
-  http.Post("/api/v1/whatif", route([service](Req req, Res res) {
-              return WhatIf(service, req, res);
-            }));
-  http.Get("/api/v1/curves", route([](Req, Res res) { return Curves(res); }));
-  http.Get("/api/v1/decisions/recent", route([recent](Req req, Res res) {
-             return Recent(recent, req, res);
-           }));
+  using Req = const HttpRequest&;
+  using Res = HttpResponse&;
+  // The API scores: its handlers run on the workers, never on the event
+  // thread that answers the probes.
+  constexpr auto kWorker = HttpServer::Lane::kWorker;
+  http.Route("GET", "/api/v1/sets",
+             route([service](Req, Res res) { return ListSets(service, res); }),
+             kWorker);
+  http.Route(
+      "GET", R"(/api/v1/sets/([^/]+))",
+      route([service](Req req, Res res) { return GetSet(service, req, res); }),
+      kWorker);
+  http.Route("POST", "/api/v1/decide", route([service](Req req, Res res) {
+               return Decide(service, req, res);
+             }),
+             kWorker);
+  http.Route("POST", "/api/v1/whatif", route([service](Req req, Res res) {
+               return WhatIf(service, req, res);
+             }),
+             kWorker);
+  http.Route("GET", "/api/v1/curves",
+             route([](Req, Res res) { return Curves(res); }));
+  http.Route(
+      "GET", "/api/v1/decisions/recent",
+      route([recent](Req req, Res res) { return Recent(recent, req, res); }),
+      kWorker);
 }
 
 }  // namespace utilityd::server

@@ -26,11 +26,8 @@
 
 #include "absl/strings/string_view.h"
 #include "server/src/decision_service.h"
+#include "server/src/http_server.h"
 #include "server/src/recent_decisions.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace utilityd::server {
 
@@ -57,7 +54,7 @@ struct AdminApiOptions {
 // Registers the routes on `http`. The service decides (and checks the
 // batch size) for decide and what-if. The pointers must outlive it; `recent`
 // may be null (the feed then answers with no decisions).
-void RegisterAdminApi(httplib::Server& http, const AdminApiOptions& options,
+void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
                       DecisionServiceImpl* service, RecentDecisions* recent);
 
 // True when `header` is "Bearer <token>"; compares in constant time.

@@ -5,6 +5,7 @@
 // streams) and exit 0 within --drain_grace.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -39,6 +40,16 @@ ABSL_FLAG(std::string, http_address, "0.0.0.0:8080",
           "Address of the HTTP admin endpoint (/metrics, /healthz, /readyz, "
           "/api/v1/status, the inspector); empty disables it. Port 0 picks a "
           "free port.");
+ABSL_FLAG(int, http_max_connections, 2048,
+          "Connections the admin endpoint holds at once; more are closed as "
+          "they arrive. Idle connections cost no thread.");
+ABSL_FLAG(int, http_max_connections_per_address, 256,
+          "Connections the admin endpoint holds at once from one client "
+          "address.");
+ABSL_FLAG(absl::Duration, http_idle_timeout, absl::Seconds(10),
+          "The admin endpoint closes a connection that sends or reads "
+          "nothing for this long, between requests or in the middle of "
+          "one (a request header sent slowly, or not at all).");
 ABSL_FLAG(bool, inspector, true,
           "Serve the inspector on the admin endpoint: its page at /ui/ and "
           "its JSON API under /api/v1/ (sets, decide, what-if, the live "
@@ -140,6 +151,18 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
       .factor_values = absl::GetFlag(FLAGS_decision_log_factors)};
   options.service.max_agents_per_request =
       absl::GetFlag(FLAGS_max_agents_per_request);
+  options.http_limits.max_connections =
+      absl::GetFlag(FLAGS_http_max_connections);
+  options.http_limits.max_per_address =
+      absl::GetFlag(FLAGS_http_max_connections_per_address);
+  options.http_limits.idle_timeout = absl::GetFlag(FLAGS_http_idle_timeout);
+  if (options.http_limits.max_connections < 1 ||
+      options.http_limits.max_per_address < 1 ||
+      options.http_limits.idle_timeout < absl::Seconds(1)) {
+    return absl::InvalidArgumentError(
+        "--http_max_connections and --http_max_connections_per_address must "
+        "be >= 1 and --http_idle_timeout >= 1s");
+  }
   options.inspector = absl::GetFlag(FLAGS_inspector);
   options.inspector_insecure_no_token =
       absl::GetFlag(FLAGS_inspector_insecure_no_token);
@@ -206,7 +229,20 @@ void HandleSignals(const sigset_t& signals,
   }
 }
 
+// Lets the process hold as many connections as its hard limit allows (the
+// soft limit is often 1024): idle admin connections and gRPC streams each
+// hold a descriptor.
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 &&
+      limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
 int Run() {
+  RaiseFileLimit();
   LogLevel level;
   if (!utilityd::server::ParseLogLevel(absl::GetFlag(FLAGS_log_level),
                                        &level)) {

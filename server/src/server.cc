@@ -179,12 +179,12 @@ void UtilitydServer::OnReload(const ReloadOutcome& outcome) {
 absl::Status UtilitydServer::StartAdmin(const ServerOptions& options) {
   absl::StatusOr<std::unique_ptr<AdminHttpServer>> admin =
       AdminHttpServer::Start(
-          options.http_address,
+          options.http_address, options.http_limits,
           {.metrics = [this] { return registry_.Serialize(); },
            .ready = [this] { return ready(); },
            .status_json = [this] { return StatusJson(); },
            .more_routes =
-               [this, &options](httplib::Server& http) {
+               [this, &options](HttpServer& http) {
                  if (!options.inspector) return;
                  const std::string locked = InspectorLockReason(
                      options.http_address, !options.admin_token.empty(),

@@ -23,6 +23,7 @@
 #include "server/src/config_store.h"
 #include "server/src/config_watcher.h"
 #include "server/src/decision_service.h"
+#include "server/src/http_server.h"
 #include "server/src/recent_decisions.h"
 #include "server/src/service_metrics.h"
 #include "utilityd/metrics/metrics.h"
@@ -48,6 +49,8 @@ struct ServerOptions {
   bool inspector = true;
   // When set, the inspector's API needs "Authorization: Bearer <token>".
   std::string admin_token;
+  // Connection limits and timeout of the admin endpoint.
+  HttpServer::Options http_limits;
   // Serve the inspector without a token on an address other hosts can reach.
   // Off by default: such an inspector refuses its page and API (403, naming
   // the flags) while metrics and probes stay open.

@@ -382,6 +382,14 @@ TEST_F(AdminApiTest, InsecureOptOutOpensTheInspectorWithAWarning) {
   EXPECT_THAT(server_->Log(), HasSubstr("event=inspector_insecure"));
 }
 
+TEST_F(AdminApiTest, OversizedBodyIsRefusedWith413) {
+  Start();
+  auto res = Post("/api/v1/decide", std::string((16 << 20) + 1, ' '));
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 413);
+  EXPECT_EQ(http_->Get("/healthz")->status, 200);
+}
+
 TEST_F(AdminApiTest, LoopbackNeedsNoToken) {
   Start();
   EXPECT_EQ(http_->Get("/api/v1/sets")->status, 200);
