@@ -94,9 +94,12 @@ TEST(CurveKindsTest, ProtoAndEngineRegistryAgree) {
         EXPECT_EQ(f->cpp_type(), FieldDescriptor::CPPTYPE_DOUBLE);
         EXPECT_TRUE(f->has_presence()) << "unset must mean the default";
       }
-      if (p.flag != nullptr)
+      if (p.flag != nullptr) {
         EXPECT_EQ(f->cpp_type(), FieldDescriptor::CPPTYPE_BOOL);
-      if (p.points != nullptr) EXPECT_TRUE(f->is_repeated());
+      }
+      if (p.points != nullptr) {
+        EXPECT_TRUE(f->is_repeated());
+      }
     }
   }
 }
