@@ -1,5 +1,7 @@
 #include "server/src/admin_api.h"
 
+#include <arpa/inet.h>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -238,7 +240,13 @@ bool IsLoopbackAddress(absl::string_view host_port) {
   }
   absl::ConsumePrefix(&host, "[");
   absl::ConsumeSuffix(&host, "]");
-  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+  // A numeric IPv4 address in 127.0.0.0/8, not any name that starts so
+  // ("127.example.com" may resolve anywhere).
+  in_addr v4{};
+  if (inet_pton(AF_INET, std::string(host).c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  return host == "localhost" || host == "::1";
 }
 
 std::string InspectorLockReason(absl::string_view http_address, bool has_token,

@@ -402,8 +402,9 @@ TEST(AdminAddressTest, LoopbackHostsAreTheOnlyLocalOnes) {
        {"127.0.0.1:8080", "127.1.2.3:0", "localhost:8080", "[::1]:8080"}) {
     EXPECT_TRUE(server::IsLoopbackAddress(local)) << local;
   }
-  for (const char* reachable : {"0.0.0.0:8080", "[::]:8080", ":8080",
-                                "10.0.0.5:8080", "example.com:8080"}) {
+  for (const char* reachable :
+       {"0.0.0.0:8080", "[::]:8080", ":8080", "10.0.0.5:8080",
+        "example.com:8080", "127.example.com:8080"}) {
     EXPECT_FALSE(server::IsLoopbackAddress(reachable)) << reachable;
   }
 }
