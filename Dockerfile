@@ -1,6 +1,9 @@
 # utilityd on Debian 12.
 #   docker build -t utilityd:0.1.0 .
-#   docker run -p 50051:50051 -p 8080:8080 utilityd:0.1.0
+#   docker run --read-only -p 50051:50051 -p 8080:8080 utilityd:0.1.0
+# With podman, build in Docker's image format so the HEALTHCHECK is kept:
+#   podman build --format docker -t utilityd:0.1.0 .
+# `make test-container` builds and runs this file as shipped (docs/CONTAINER.md).
 # Behaviour sets are read from /etc/utilityd/behaviour_sets: the bundled
 # examples are baked in; mount your own directory there to replace them
 # (utilityd reloads it when files change).
@@ -8,11 +11,12 @@
 # without one): mount a file and add --admin_token_file=FILE, or pass
 # --inspector=false. Metrics and probes need none.
 
-# Build with the same install script the README and the tests use.
+# Build with the same install script the README and the tests use, in its
+# build mode: the compiler and the libraries, none of the test tools.
 FROM debian:12 AS build
 WORKDIR /src
 COPY scripts/install-deps.sh scripts/
-RUN scripts/install-deps.sh
+RUN scripts/install-deps.sh build
 COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DUTILITYD_BUILD_TESTS=OFF -DUTILITYD_BUILD_BENCH=OFF \
@@ -26,7 +30,7 @@ RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libgrpc++1.51 libabsl20220623 libprotobuf32 libyaml-cpp0.7 \
       libcpp-httplib0.11 libmicrohttpd12 \
- && rm -rf /var/lib/apt/lists/* \
+ && apt-get clean && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --no-create-home utilityd
 COPY --from=build /opt/utilityd/bin/utilityd /opt/utilityd/bin/utilityctl \
      /opt/utilityd/bin/utilityd-sim /usr/local/bin/

@@ -7,7 +7,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= 2
 UTILITYCTL := $(BUILD_DIR)/ctl/utilityctl
 
-.PHONY: all deps configure build test test-sanitize test-tsan perf fuzz fuzz-smoke run experiment bench format clean screenshots
+.PHONY: all deps configure build test test-container test-sanitize test-tsan perf fuzz fuzz-smoke run experiment bench format clean screenshots
 
 all: build
 
@@ -22,6 +22,14 @@ build: configure
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+# The image from the Dockerfile as shipped, built and run with podman: size,
+# user, read-only root, health, decide, metrics, inspector, reload, SIGTERM,
+# the compose file's services (docs/CONTAINER.md). Minutes on a first run,
+# which also makes the cached Debian 12 base images.
+test-container: build
+	@./scripts/install-deps.sh container
+	BUILD_DIR=$(BUILD_DIR) tests/container/container_test.sh
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer (GCC),
 # in its own build tree. The install test is left out: it links an outside,

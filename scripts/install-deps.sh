@@ -1,29 +1,60 @@
 #!/usr/bin/env bash
-# Installs what utilityd needs to build and test on Debian 12, and nothing
-# that is already there. Safe to run again: it only calls apt-get when a
-# package is missing. Uses sudo when not root.
+# Installs what utilityd needs on Debian 12, and nothing that is already
+# there. Safe to run again: it only calls apt-get when a package is missing.
+# Uses sudo when not root.
+#
+#   scripts/install-deps.sh [build|test|container]
+#
+#   build      the compiler and the libraries utilityd links: what building
+#              the service and utilityctl needs (the Dockerfile's build stage)
+#   test       build, plus what `make test` and the other test targets run:
+#              GoogleTest, Google Benchmark, clang for the sanitizers and
+#              fuzzers, Prometheus, nginx, Chromium and Node.js (the default)
+#   container  test, plus podman, runc and debootstrap for
+#              `make test-container`
 set -euo pipefail
+
+mode=${1:-test}
+case "$mode" in
+  build | test | container) ;;
+  *)
+    echo "install-deps: unknown mode '$mode' (build, test or container)" >&2
+    exit 2
+    ;;
+esac
 
 packages=(
   # toolchain
-  g++ make cmake ninja-build pkg-config git
-  # libraries
+  g++ make cmake ninja-build pkg-config
+  # libraries: gRPC and Protobuf, Abseil, YAML, the admin endpoint's HTTP
+  # server (libmicrohttpd) and utilityctl's HTTP client (cpp-httplib)
   libabsl-dev libprotobuf-dev protobuf-compiler libgrpc++-dev
-  protobuf-compiler-grpc libyaml-cpp-dev
-  # the Python test proves the proto from another language
-  python3-grpcio python3-protobuf
-  # HTTP admin endpoint (libmicrohttpd's event loop); an HTTP client for
-  # utilityctl bench and the tests; Prometheus and YAML for the deploy tests
-  libmicrohttpd-dev libcpp-httplib-dev prometheus python3-yaml
-  # sanitizers and libFuzzer (make test-sanitize, make fuzz)
-  clang-14 libclang-rt-14-dev
-  # certificates for the TLS tests; the gRPC proxy the nginx test runs
-  openssl nginx
-  # the inspector's browser tests (driven by playwright-core from npm)
-  chromium
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  protobuf-compiler-grpc libyaml-cpp-dev libmicrohttpd-dev libcpp-httplib-dev
 )
+if [ "$mode" != build ]; then
+  packages+=(
+    git
+    # tests and benchmarks
+    libgtest-dev libgmock-dev libbenchmark-dev
+    # the Python test proves the proto from another language; Prometheus
+    # and YAML for the deploy tests
+    python3-grpcio python3-protobuf prometheus python3-yaml
+    # sanitizers and libFuzzer (make test-sanitize, make fuzz)
+    clang-14 libclang-rt-14-dev
+    # certificates for the TLS tests; the gRPC proxy the nginx test runs
+    openssl nginx
+    # the inspector's browser tests (driven by playwright-core from npm)
+    chromium
+  )
+fi
+if [ "$mode" = container ]; then
+  packages+=(
+    # make test-container: podman with runc and netavark (container names
+    # resolve through aardvark-dns), podman-compose for the compose file,
+    # debootstrap for the Debian 12 base images, curl for the HTTP checks
+    podman runc netavark aardvark-dns podman-compose debootstrap curl
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -39,7 +70,9 @@ else
 fi
 # Node.js runs the browser tests; these machines bring their own, a bare
 # Debian gets its packaged one.
-command -v node >/dev/null 2>&1 || missing+=(nodejs npm)
+if [ "$mode" != build ]; then
+  command -v node >/dev/null 2>&1 || missing+=(nodejs npm)
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "${sudo[*]}" = false ]; then
@@ -51,6 +84,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo[@]}" apt-get update -qq
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+[ "$mode" = build ] && exit 0
 
 # The browser tests run on Debian 12's own Node.js (18). playwright-core is
 # pinned by tests/browser/package-lock.json to 1.61, the last release that
