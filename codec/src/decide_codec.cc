@@ -213,21 +213,12 @@ const std::string& TargetId(const v1::AgentSnapshot& snapshot, int t) {
 
 }  // namespace
 
-void WriteDecision(const loader::LoadedSet& loaded,
-                   const v1::AgentSnapshot& snapshot, const e::BatchDecision& d,
-                   v1::Explain explain, v1::Decision* out) {
-  const e::CompiledBehaviourSet& set = loaded.compiled;
-  out->set_agent_id(snapshot.agent_id());
-  out->set_revision(loaded.revision());
-  out->set_action_index(d.action);
-  if (d.action >= 0) out->set_action(set.actions()[d.action].name);
-  out->set_target_id(TargetId(snapshot, d.target));
-  out->set_score(d.score);
-  out->set_switched(d.switched);
-  out->set_fallback(d.fallback);
-  if (ToExplainLevel(explain) == e::ExplainLevel::kNone) return;
+namespace {
 
-  v1::Explanation* x = out->mutable_explanation();
+// The runner-up, strategy, draw and rank: what explain top adds.
+void WriteTopExplanation(const e::CompiledBehaviourSet& set,
+                         const v1::AgentSnapshot& snapshot,
+                         const e::BatchDecision& d, v1::Explanation* x) {
   if (d.runner_up_action >= 0) {
     x->set_runner_up_action(set.actions()[d.runner_up_action].name);
     x->set_runner_up_target(TargetId(snapshot, d.runner_up_target));
@@ -239,18 +230,14 @@ void WriteDecision(const loader::LoadedSet& loaded,
   x->set_rank(d.rank);
 }
 
-void WriteDecision(const loader::LoadedSet& loaded,
-                   const v1::AgentSnapshot& snapshot, const e::Decision& d,
-                   v1::Explain explain, v1::Decision* out) {
-  WriteDecision(loaded, snapshot, static_cast<const e::BatchDecision&>(d),
-                explain, out);
-  if (ToExplainLevel(explain) != e::ExplainLevel::kFull) return;
-  const e::CompiledBehaviourSet& set = loaded.compiled;
+// Every candidate and consideration, and the summary: what explain full
+// adds.
+void WriteFullExplanation(const e::CompiledBehaviourSet& set,
+                          const v1::AgentSnapshot& snapshot,
+                          const e::Decision& d, v1::Explanation* x) {
   auto target_id = [&](int t) -> const std::string& {
     return TargetId(snapshot, t);
   };
-  v1::Explanation* x = out->mutable_explanation();
-
   std::vector<std::string> target_ids;
   for (const auto& t : snapshot.targets()) target_ids.push_back(t.target_id());
   for (const e::CandidateTrace& c : d.candidates) {
@@ -293,6 +280,42 @@ void WriteDecision(const loader::LoadedSet& loaded,
     }
   }
   x->set_summary(e::FormatSummary(set, d, target_ids));
+}
+
+}  // namespace
+
+void WriteDecision(const loader::LoadedSet& loaded,
+                   const v1::AgentSnapshot& snapshot, const e::BatchDecision& d,
+                   v1::Explain explain, v1::Decision* out) {
+  const e::CompiledBehaviourSet& set = loaded.compiled;
+  out->set_agent_id(snapshot.agent_id());
+  out->set_revision(loaded.revision());
+  out->set_action_index(d.action);
+  if (d.action >= 0) out->set_action(set.actions()[d.action].name);
+  out->set_target_id(TargetId(snapshot, d.target));
+  out->set_score(d.score);
+  out->set_switched(d.switched);
+  out->set_fallback(d.fallback);
+  if (ToExplainLevel(explain) == e::ExplainLevel::kNone) return;
+  WriteTopExplanation(set, snapshot, d, out->mutable_explanation());
+}
+
+void WriteDecision(const loader::LoadedSet& loaded,
+                   const v1::AgentSnapshot& snapshot, const e::Decision& d,
+                   v1::Explain explain, v1::Decision* out) {
+  WriteDecision(loaded, snapshot, static_cast<const e::BatchDecision&>(d),
+                explain, out);
+  if (ToExplainLevel(explain) != e::ExplainLevel::kFull) return;
+  WriteFullExplanation(loaded.compiled, snapshot, d, out->mutable_explanation());
+}
+
+void WriteExplanation(const e::CompiledBehaviourSet& set,
+                      const v1::AgentSnapshot& snapshot, const e::Decision& d,
+                      v1::Explain explain, v1::Explanation* out) {
+  const e::ExplainLevel level = ToExplainLevel(explain);
+  if (level == e::ExplainLevel::kNone) return;
+  WriteTopExplanation(set, snapshot, d, out);
+  if (level == e::ExplainLevel::kFull) WriteFullExplanation(set, snapshot, d, out);
 }
 
 void ToError(const absl::Status& status, v1::Error* out) {
@@ -345,6 +368,25 @@ void FailAgent(int i, const v1::AgentSnapshot& agent,
 
 namespace {
 
+// Ticks the tree of agent i's set (trees are not batched: each agent walks
+// its own path) and writes its decision.
+void TickOne(const loader::LoadedSet& set, int i,
+             const v1::DecideRequest& request, AgentScratch& scratch,
+             const e::AgentInput& input, v1::DecideResponse* response,
+             BatchObserver* observer) {
+  const v1::AgentSnapshot& agent = request.agents(i);
+  v1::Decision* out = response->mutable_decisions(i);
+  e::TreeInput in;
+  absl::Status s = ResolveTree(set, agent, &scratch, &in);
+  if (s.ok()) {
+    s = e::TickTree(set.compiled, input, in, ToExplainLevel(request.explain()),
+                    &scratch.tick);
+  }
+  if (!s.ok()) return FailAgent(i, agent, &set, s, out, observer);
+  WriteTick(set, agent, scratch.tick, request.explain(), out);
+  if (observer != nullptr) observer->OnTicked(set, agent, scratch.tick, out);
+}
+
 // Finds agent i's set and resolves its snapshot into work.inputs[i]; a
 // failure is answered at once and leaves work.sets[i] null. `last` is the
 // previous agent's set (most batches use one).
@@ -380,6 +422,10 @@ void ResolveOne(const loader::Catalog& catalog,
           ResolveAgent(*set, agent, &work.scratch[i], &work.inputs[i]);
       !s.ok()) {
     return fail(s);
+  }
+  if (set->compiled.tree() != nullptr) {
+    return TickOne(*set, i, request, work.scratch[i], work.inputs[i],
+                   response, observer);
   }
   work.sets[i] = set;
 }
@@ -481,6 +527,7 @@ v1::AgentSnapshot ScenarioSnapshot(absl::string_view set_name,
 }
 
 std::vector<std::string> CheckScenarios(const loader::LoadedSet& loaded) {
+  if (loaded.compiled.tree() != nullptr) return CheckTreeScenarios(loaded);
   std::vector<std::string> problems;
   AgentScratch scratch;
   for (const v1::Scenario& scenario : loaded.definition.scenarios()) {

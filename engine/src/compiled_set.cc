@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "utilityd/engine/tree.h"
 
 namespace utilityd::engine {
 namespace {
@@ -341,6 +342,7 @@ std::vector<ValidationIssue> Validate(const SetDefinition& def) {
     }
   }
   CheckPersonalities(check, def);
+  ValidateTree(def, &issues);
   return issues;
 }
 
@@ -440,6 +442,12 @@ absl::StatusOr<CompiledBehaviourSet> Compile(const SetDefinition& def) {
         }
       }
     }
+  }
+  if (def.tree) {
+    absl::StatusOr<std::shared_ptr<const CompiledTree>> tree =
+        CompileTree(def, set);
+    if (!tree.ok()) return tree.status();
+    set.tree_ = *std::move(tree);
   }
   return set;
 }

@@ -228,32 +228,206 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
   return std::shared_ptr<const LoadedSet>(std::move(loaded));
 }
 
+// Writes the documented defaults of a consideration: weight, bookends from
+// its factor, output range, curve parameters.
+void DefaultConsideration(const v1::BehaviourSet& set, v1::Consideration* c) {
+  const e::ConsiderationDefinition defaults;
+  if (!c->has_weight()) c->set_weight(defaults.weight);
+  if (const v1::Factor* f = FindFactor(
+          c->per_target() ? set.target_factors() : set.factors(), c->factor())) {
+    if (!c->range().has_min()) c->mutable_range()->set_min(f->min());
+    if (!c->range().has_max()) c->mutable_range()->set_max(f->max());
+  }
+  if (!c->output().has_min()) c->mutable_output()->set_min(defaults.output_min);
+  if (!c->output().has_max()) c->mutable_output()->set_max(defaults.output_max);
+  DefaultCurve(c->mutable_curve());
+}
+
+e::ConsiderationDefinition ToConsideration(const v1::Consideration& c) {
+  e::ConsiderationDefinition cd{.name = c.name(),
+                                .factor = c.factor(),
+                                .curve = ToCurve(c.curve()),
+                                .weight = c.weight(),
+                                .output_min = c.output().min(),
+                                .output_max = c.output().max(),
+                                .per_target = c.per_target()};
+  if (c.range().has_min()) cd.range_min = c.range().min();
+  if (c.range().has_max()) cd.range_max = c.range().max();
+  return cd;
+}
+
+// The children of a node, whichever its kind: `children` or `child`.
+std::vector<const v1::TreeNode*> ChildrenOf(const v1::TreeNode& node) {
+  std::vector<const v1::TreeNode*> out;
+  const google::protobuf::FieldDescriptor* f =
+      node.GetReflection()->GetOneofFieldDescriptor(
+          node, v1::TreeNode::descriptor()->FindOneofByName("kind"));
+  if (f == nullptr || f->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
+    return out;
+  }
+  const google::protobuf::Message& kind = node.GetReflection()->GetMessage(node, f);
+  const google::protobuf::Reflection* r = kind.GetReflection();
+  const google::protobuf::Descriptor* d = kind.GetDescriptor();
+  if (const auto* many = d->FindFieldByName("children")) {
+    for (int i = 0; i < r->FieldSize(kind, many); ++i) {
+      out.push_back(static_cast<const v1::TreeNode*>(
+          &r->GetRepeatedMessage(kind, many, i)));
+    }
+  } else if (const auto* one = d->FindFieldByName("child")) {
+    if (r->HasField(kind, one)) {
+      out.push_back(static_cast<const v1::TreeNode*>(&r->GetMessage(kind, one)));
+    }
+  }
+  return out;
+}
+
+// The same, to write into (the nodes belong to the mutable `node`).
+std::vector<v1::TreeNode*> ChildrenOf(v1::TreeNode* node) {
+  std::vector<v1::TreeNode*> out;
+  for (const v1::TreeNode* child : ChildrenOf(*node)) {
+    out.push_back(const_cast<v1::TreeNode*>(child));
+  }
+  return out;
+}
+
+// Writes the documented defaults of a tree node and its subtree.
+void DefaultTree(const v1::BehaviourSet& set, v1::TreeNode* node,
+                 bool utility_child) {
+  const e::TreeNodeDefinition d;
+  if (utility_child && !node->has_weight() &&
+      (node->kind_case() != v1::TreeNode::kAction ||
+       node->considerations_size() > 0)) {
+    node->set_weight(d.weight);
+  }
+  for (v1::Consideration& c : *node->mutable_considerations()) {
+    DefaultConsideration(set, &c);
+  }
+  switch (node->kind_case()) {
+    case v1::TreeNode::kParallel:
+      if (!node->parallel().has_success_threshold()) {
+        node->mutable_parallel()->set_success_threshold(d.success_threshold);
+      }
+      if (!node->parallel().has_failure_threshold()) {
+        node->mutable_parallel()->set_failure_threshold(d.failure_threshold);
+      }
+      break;
+    case v1::TreeNode::kRepeat:
+      if (!node->repeat().has_times()) node->mutable_repeat()->set_times(d.times);
+      break;
+    case v1::TreeNode::kRetry:
+      if (!node->retry().has_attempts()) {
+        node->mutable_retry()->set_attempts(d.attempts);
+      }
+      break;
+    case v1::TreeNode::kCondition: {
+      v1::ConditionNode* c = node->mutable_condition();
+      if (const v1::Factor* f = FindFactor(set.factors(), c->factor())) {
+        if (!c->range().has_min()) c->mutable_range()->set_min(f->min());
+        if (!c->range().has_max()) c->mutable_range()->set_max(f->max());
+      }
+      if (!c->has_threshold()) c->set_threshold(d.condition.threshold);
+      DefaultCurve(c->mutable_curve());
+      break;
+    }
+    case v1::TreeNode::kUtility: {
+      v1::UtilityNode* u = node->mutable_utility();
+      if (u->rescore() == v1::RESCORE_UNSPECIFIED) {
+        u->set_rescore(v1::RESCORE_ON_ENTER);
+      }
+      if (u->on_failure() == v1::ON_CHILD_FAILURE_UNSPECIFIED) {
+        u->set_on_failure(v1::ON_CHILD_FAILURE_FAIL);
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  const bool utility = node->kind_case() == v1::TreeNode::kUtility;
+  for (v1::TreeNode* child : ChildrenOf(node)) {
+    DefaultTree(set, child, utility);
+  }
+}
+
+// The engine's tree node from a defaulted message. A node without a kind
+// becomes an empty sequence, which validation reports.
+e::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
+  e::TreeNodeDefinition d;
+  d.name = node.name();
+  if (node.has_weight()) d.weight = node.weight();
+  d.rank = node.rank();
+  for (const v1::Consideration& c : node.considerations()) {
+    d.considerations.push_back(ToConsideration(c));
+  }
+  const google::protobuf::FieldDescriptor* kind =
+      node.GetReflection()->GetOneofFieldDescriptor(
+          node, v1::TreeNode::descriptor()->FindOneofByName("kind"));
+  if (kind != nullptr) {
+    for (int k = 0; k <= static_cast<int>(e::NodeKind::kUtility); ++k) {
+      if (kind->name() == e::NodeKindName(static_cast<e::NodeKind>(k))) {
+        d.kind = static_cast<e::NodeKind>(k);
+      }
+    }
+  }
+  switch (node.kind_case()) {
+    case v1::TreeNode::kParallel:
+      d.success_threshold = node.parallel().success_threshold();
+      d.failure_threshold = node.parallel().failure_threshold();
+      break;
+    case v1::TreeNode::kRepeat:
+      d.times = node.repeat().times();
+      break;
+    case v1::TreeNode::kRetry:
+      d.attempts = node.retry().attempts();
+      break;
+    case v1::TreeNode::kCooldown:
+      d.seconds = node.cooldown().seconds();
+      break;
+    case v1::TreeNode::kTimeout:
+      d.seconds = node.timeout().seconds();
+      break;
+    case v1::TreeNode::kCondition: {
+      const v1::ConditionNode& c = node.condition();
+      d.condition.factor = c.factor();
+      if (c.range().has_min()) d.condition.range_min = c.range().min();
+      if (c.range().has_max()) d.condition.range_max = c.range().max();
+      d.condition.curve = ToCurve(c.curve());
+      d.condition.threshold = c.threshold();
+      break;
+    }
+    case v1::TreeNode::kAction:
+      d.action = node.action();
+      break;
+    case v1::TreeNode::kUtility:
+      d.rescore = node.utility().rescore() == v1::RESCORE_EVERY_TICK
+                      ? e::Rescore::kEveryTick
+                      : e::Rescore::kOnEnter;
+      d.on_failure =
+          node.utility().on_failure() == v1::ON_CHILD_FAILURE_NEXT_BEST
+              ? e::OnChildFailure::kNextBest
+              : e::OnChildFailure::kFail;
+      break;
+    default:
+      break;
+  }
+  for (const v1::TreeNode* child : ChildrenOf(node)) {
+    d.children.push_back(ToTreeNode(*child));
+  }
+  return d;
+}
+
 }  // namespace
 
 void ApplyDefaults(v1::BehaviourSet* set) {
   DefaultFactors(set->mutable_factors());
   DefaultFactors(set->mutable_target_factors());
   const e::ActionDefinition action_defaults;
-  const e::ConsiderationDefinition consideration_defaults;
   for (v1::Action& a : *set->mutable_actions()) {
     if (!a.has_weight()) a.set_weight(action_defaults.weight);
     for (v1::Consideration& c : *a.mutable_considerations()) {
-      if (!c.has_weight()) c.set_weight(consideration_defaults.weight);
-      if (const v1::Factor* f = FindFactor(
-              c.per_target() ? set->target_factors() : set->factors(),
-              c.factor())) {
-        if (!c.range().has_min()) c.mutable_range()->set_min(f->min());
-        if (!c.range().has_max()) c.mutable_range()->set_max(f->max());
-      }
-      if (!c.output().has_min()) {
-        c.mutable_output()->set_min(consideration_defaults.output_min);
-      }
-      if (!c.output().has_max()) {
-        c.mutable_output()->set_max(consideration_defaults.output_max);
-      }
-      DefaultCurve(c.mutable_curve());
+      DefaultConsideration(*set, &c);
     }
   }
+  if (set->has_tree()) DefaultTree(*set, set->mutable_tree(), false);
   v1::Scoring* scoring = set->mutable_scoring();
   if (scoring->aggregation() == v1::AGGREGATION_UNSPECIFIED) {
     scoring->set_aggregation(v1::AGGREGATION_PRODUCT);
@@ -299,16 +473,7 @@ e::SetDefinition ToDefinition(const v1::BehaviourSet& set) {
                            .cooldown_seconds = a.cooldown_seconds(),
                            .per_target = a.per_target()};
     for (const v1::Consideration& c : a.considerations()) {
-      e::ConsiderationDefinition cd{.name = c.name(),
-                                    .factor = c.factor(),
-                                    .curve = ToCurve(c.curve()),
-                                    .weight = c.weight(),
-                                    .output_min = c.output().min(),
-                                    .output_max = c.output().max(),
-                                    .per_target = c.per_target()};
-      if (c.range().has_min()) cd.range_min = c.range().min();
-      if (c.range().has_max()) cd.range_max = c.range().max();
-      ad.considerations.push_back(std::move(cd));
+      ad.considerations.push_back(ToConsideration(c));
     }
     d.actions.push_back(std::move(ad));
   }
@@ -372,6 +537,7 @@ e::SetDefinition ToDefinition(const v1::BehaviourSet& set) {
     std::sort(pd.consideration_weights.begin(), pd.consideration_weights.end());
     d.personalities.push_back(std::move(pd));
   }
+  if (set.has_tree()) d.tree = ToTreeNode(set.tree());
   return d;
 }
 

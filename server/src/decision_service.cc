@@ -71,6 +71,14 @@ class BatchRecorder final : public codec::BatchObserver {
                                  agents_with_invalid_input);
   }
 
+  void OnTicked(const loader::LoadedSet& set, const v1::AgentSnapshot&,
+                const engine::TreeTick& tick, v1::Decision* out) override {
+    const uint64_t id =
+        engine::SplitMix64::Mix(service_->id_base_ + next_id_++);
+    out->set_decision_id(HexId(id).data(), 16);
+    ServiceMetrics::RecordTick(Metrics(set), tick);
+  }
+
   void OnFailed(const loader::LoadedSet* set, const v1::AgentSnapshot&,
                 const absl::Status& status) override {
     ++next_id_;

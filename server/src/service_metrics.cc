@@ -1,11 +1,14 @@
 #include "server/src/service_metrics.h"
 
+#include "utilityd/codec/decide_codec.h"
+
 #include <array>
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "utilityd/codec/decide_codec.h"
 
 namespace utilityd::server {
 namespace {
@@ -91,6 +94,31 @@ const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set) {
     m->invalid_factors = &invalid_factors_->Add({name});
     m->selected_score = &selected_score_->Add({name});
     m->margin = &margin_->Add({name});
+    if (const engine::CompiledTree* tree = set.compiled.tree()) {
+      const char* statuses[] = {"running", "success", "failure"};
+      for (int k = 0; k < 3; ++k) {
+        m->tree_ticks[k] = &tree_ticks_->Add({name, statuses[k]});
+      }
+      // Labelled by leaf name, bounded by the set's leaves (two leaves of
+      // one name share a counter).
+      for (size_t id = 0; id < tree->nodes.size(); ++id) {
+        const bool leaf = tree->nodes[id].kind == engine::NodeKind::kAction;
+        const std::string& leaf_name =
+            codec::LeafName(set.compiled, static_cast<int>(id));
+        m->leaves_started.push_back(
+            leaf ? &leaves_started_->Add({name, leaf_name}) : nullptr);
+        m->leaves_halted.push_back(
+            leaf ? &leaves_halted_->Add({name, leaf_name}) : nullptr);
+      }
+      for (int r = 0; r <= static_cast<int>(engine::TreeReset::kOutOfRange);
+           ++r) {
+        m->tree_resets.push_back(
+            r == 0 ? nullptr
+                   : &tree_resets_->Add(
+                         {name, engine::TreeResetName(
+                                    static_cast<engine::TreeReset>(r))}));
+      }
+    }
     slot = std::move(m);
   }
   return *slot;
@@ -108,6 +136,31 @@ void ServiceMetrics::RecordDecision(const SetMetrics& m,
   }
   // The first decision of an agent is not a switch.
   if (d.switched && in.current_action >= 0) m.switches->Increment();
+}
+
+void ServiceMetrics::RecordTick(const SetMetrics& m,
+                                const engine::TreeTick& tick) {
+  switch (tick.status) {
+    case engine::NodeStatus::kSuccess:
+      m.tree_ticks[1]->Increment();
+      break;
+    case engine::NodeStatus::kFailure:
+      m.tree_ticks[2]->Increment();
+      break;
+    default:
+      m.tree_ticks[0]->Increment();
+      break;
+  }
+  if (!tick.run.empty()) m.decisions[tick.run.front().action]->Increment();
+  for (const engine::TreeLeaf& l : tick.run) {
+    if (l.started) m.leaves_started[l.node]->Increment();
+  }
+  for (const engine::TreeLeaf& l : tick.halted) {
+    m.leaves_halted[l.node]->Increment();
+  }
+  if (tick.reset != engine::TreeReset::kNone) {
+    m.tree_resets[static_cast<int>(tick.reset)]->Increment();
+  }
 }
 
 void ServiceMetrics::RecordVetoes(const SetMetrics& m,

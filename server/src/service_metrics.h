@@ -22,6 +22,7 @@
 #include "utilityd/base/sync.h"
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/decide.h"
+#include "utilityd/engine/tree.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/metrics/metrics.h"
 
@@ -36,6 +37,13 @@ struct SetMetrics {
   metrics::Counter* invalid_factors = nullptr;
   metrics::Histogram* selected_score = nullptr;
   metrics::Histogram* margin = nullptr;
+  // Sets with a tree: ticks by the root's status (running, success,
+  // failure), leaves started and halted by node id (null for nodes that are
+  // not action leaves), state resets by engine::TreeReset.
+  metrics::Counter* tree_ticks[3] = {};
+  std::vector<metrics::Counter*> leaves_started;
+  std::vector<metrics::Counter*> leaves_halted;
+  std::vector<metrics::Counter*> tree_resets;
 };
 
 // Every utilityd_* metric, declared once, in the spirit of Envoy's stat
@@ -59,6 +67,19 @@ struct SetMetrics {
           "Candidates vetoed (a consideration at 0, invalid input, no "        \
           "targets).",                                                         \
           "behaviour_set", "action")                                           \
+  COUNTER(tree_ticks, "utilityd_tree_ticks_total",                             \
+          "Behaviour-tree ticks, by the root's status after the tick.",        \
+          "behaviour_set", "status")                                           \
+  COUNTER(leaves_started, "utilityd_tree_leaves_started_total",                \
+          "Tree leaves started, by leaf.", "behaviour_set", "leaf")            \
+  COUNTER(leaves_halted, "utilityd_tree_leaves_halted_total",                  \
+          "Running tree leaves halted by an abort, a timeout or a "            \
+          "re-scoring, by leaf.",                                              \
+          "behaviour_set", "leaf")                                             \
+  COUNTER(tree_resets, "utilityd_tree_state_resets_total",                     \
+          "Tree states that could not be resumed (the tree restarted from "    \
+          "its root), by reason.",                                             \
+          "behaviour_set", "reason")                                           \
   COUNTER(agent_errors, "utilityd_agent_errors_total",                         \
           "Agents answered with an error instead of a decision.",              \
           "behaviour_set", "code")                                             \
@@ -105,6 +126,8 @@ class ServiceMetrics {
   // Records one decided agent.
   static void RecordDecision(const SetMetrics& m, const engine::AgentInput& in,
                              const engine::BatchDecision& d);
+  // Records one tree tick (and its first leaf as the decision's action).
+  static void RecordTick(const SetMetrics& m, const engine::TreeTick& tick);
   // Vetoed candidates per action and agents with an invalid input, counted
   // by the engine for a batch.
   static void RecordVetoes(const SetMetrics& m,

@@ -141,7 +141,7 @@ TEST_F(ServiceTest, ListsAndGetsSets) {
   grpc::ClientContext context;
   v1::ListBehaviourSetsResponse list;
   ASSERT_TRUE(stub_->ListBehaviourSets(&context, {}, &list).ok());
-  ASSERT_EQ(list.behaviour_sets_size(), 3);
+  ASSERT_EQ(list.behaviour_sets_size(), 4);
   const v1::BehaviourSetSummary& arena = list.behaviour_sets(0);
   EXPECT_EQ(arena.name(), "arena_mage");
   EXPECT_EQ(arena.factors(0), "health");

@@ -75,7 +75,8 @@ class ServiceTest(unittest.TestCase):
     def test_lists_sets_with_factor_order(self):
         sets = self.stub.ListBehaviourSets(pb.ListBehaviourSetsRequest()).behaviour_sets
         self.assertEqual([s.name for s in sets],
-                         ["arena_mage", "eat_hide_wander", "villager_needs"])
+                         ["arena_mage", "eat_hide_wander", "guard_tree",
+                          "villager_needs"])
         self.assertEqual(list(sets[1].factors),
                          ["hunger", "danger", "food_distance", "idle_time"])
         self.assertEqual(len(sets[1].revision), 16)

@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/decide.h"
+#include "utilityd/engine/tree.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/v1/decision_service.pb.h"
 
@@ -31,6 +32,8 @@ struct AgentScratch {
   std::vector<float> target_values;
   std::vector<engine::TargetInput> targets;
   engine::Decision decision;
+  std::vector<engine::LeafOutcome> outcomes;  // trees
+  engine::TreeTick tick;                      // trees
 };
 
 // Resolves `snapshot` against `set` into `input`, whose spans point into
@@ -55,6 +58,37 @@ void WriteDecision(const loader::LoadedSet& set,
                    const v1::AgentSnapshot& snapshot,
                    const engine::BatchDecision& decision, v1::Explain explain,
                    v1::Decision* out);
+
+// Writes the explanation of `d`, a decision of `set` (a behaviour set or a
+// tree's utility node), at the level `explain` asks for.
+void WriteExplanation(const engine::CompiledBehaviourSet& set,
+                      const v1::AgentSnapshot& snapshot,
+                      const engine::Decision& d, v1::Explain explain,
+                      v1::Explanation* out);
+
+// Trees (docs/TREES.md). Reads the snapshot's tree fields into `in`, whose
+// outcomes point into `scratch`. INVALID_ARGUMENT naming the field for an
+// outcome without a status or naming a node that is not an action leaf.
+[[nodiscard]] absl::Status ResolveTree(const loader::LoadedSet& set,
+                                       const v1::AgentSnapshot& snapshot,
+                                       AgentScratch* scratch,
+                                       engine::TreeInput* in);
+
+// Fills `out` from a tick of `set`'s tree: the first leaf to run as the
+// decision's action, the leaves, the state, and at explain top and full the
+// path with the utility nodes' scoring.
+void WriteTick(const loader::LoadedSet& set, const v1::AgentSnapshot& snapshot,
+               const engine::TreeTick& tick, v1::Explain explain,
+               v1::Decision* out);
+
+// Steps every scenario of a set with a tree through its ticks and returns
+// one message per expectation that does not hold.
+[[nodiscard]] std::vector<std::string> CheckTreeScenarios(
+    const loader::LoadedSet& set);
+
+// Returns a tree leaf's name: the node's `name`, or its action's.
+[[nodiscard]] const std::string& LeafName(const engine::CompiledBehaviourSet& set,
+                                          int node);
 
 // Fills `out` with the status's canonical code and message.
 void ToError(const absl::Status& status, v1::Error* out);
@@ -83,6 +117,10 @@ class BatchObserver {
   virtual void OnFailed(const loader::LoadedSet* set,
                         const v1::AgentSnapshot& agent,
                         const absl::Status& status) = 0;
+  // An agent of a set with a tree was ticked; `out` is already written.
+  virtual void OnTicked(const loader::LoadedSet& set,
+                        const v1::AgentSnapshot& agent,
+                        const engine::TreeTick& tick, v1::Decision* out) = 0;
 };
 
 // Decides every agent of `request` with the sets of `catalog`. One agent's
@@ -105,8 +143,9 @@ void DecideBatch(const loader::Catalog& catalog,
 [[nodiscard]] v1::BehaviourSetSummary Summarise(const loader::LoadedSet& set,
                                                 absl::Time loaded_at);
 
-// Decides every scenario that names an expected action and returns one
-// message per scenario whose winner differs; empty when all hold.
+// Decides every scenario that names an expected action, and steps every
+// tree scenario through its ticks, and returns one message per scenario
+// that does not hold; empty when all hold.
 [[nodiscard]] std::vector<std::string> CheckScenarios(
     const loader::LoadedSet& set);
 

@@ -13,6 +13,7 @@
 #define UTILITYD_ENGINE_COMPILED_SET_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@
 #include "utilityd/engine/definition.h"
 
 namespace utilityd::engine {
+
+struct CompiledTree;  // tree.h
 
 // Returns every problem in `def`; empty when it compiles.
 [[nodiscard]] std::vector<ValidationIssue> Validate(const SetDefinition& def);
@@ -107,6 +110,9 @@ class CompiledBehaviourSet {
                                               c];
   }
 
+  // The set's behaviour tree, or nullptr for a flat set.
+  const CompiledTree* tree() const { return tree_.get(); }
+
   // Each returns the index of the named item, or -1 when there is none.
   int FindFactor(absl::string_view name) const;
   int FindTargetFactor(absl::string_view name) const;
@@ -131,6 +137,7 @@ class CompiledBehaviourSet {
   std::vector<std::string> personality_names_;
   std::vector<float> personality_action_weights_;
   std::vector<float> personality_consideration_weights_;
+  std::shared_ptr<const CompiledTree> tree_;
   absl::flat_hash_map<std::string, int> factor_index_;
   absl::flat_hash_map<std::string, int> target_factor_index_;
   absl::flat_hash_map<std::string, int> action_index_;

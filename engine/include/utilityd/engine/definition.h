@@ -152,6 +152,71 @@ struct PersonalityDefinition {
   std::vector<std::pair<std::string, double>> consideration_weights;
 };
 
+// Behaviour-tree nodes (docs/TREES.md). The names in the format are those of
+// NodeKindName: "sequence", "reactive_fallback", "force_success", ...
+enum class NodeKind {
+  kSequence,
+  kFallback,
+  kReactiveSequence,
+  kReactiveFallback,
+  kParallel,
+  kInverter,
+  kForceSuccess,
+  kForceFailure,
+  kRepeat,
+  kRetry,
+  kCooldown,
+  kTimeout,
+  kCondition,
+  kAction,
+  kUtility,
+};
+
+// Returns the format's name of a node kind, e.g. "reactive_sequence".
+[[nodiscard]] const char* NodeKindName(NodeKind kind);
+
+// When a utility node scores its children again.
+enum class Rescore {
+  kOnEnter,    // once when entered; the chosen child runs to completion
+  kEveryTick,  // every tick; a better child aborts the running one
+};
+
+// What a failed child of a utility node means.
+enum class OnChildFailure {
+  kFail,      // the utility node fails
+  kNextBest,  // the best remaining child runs, in the same tick
+};
+
+// A condition leaf: one consideration's curve output against a threshold.
+struct ConditionDefinition {
+  std::string factor;
+  std::optional<double> range_min;  // unset: the factor's min
+  std::optional<double> range_max;  // unset: the factor's max
+  CurveDefinition curve;
+  double threshold = 0.5;  // succeeds when curve output >= threshold
+};
+
+// One node of a behaviour tree. Only the members of `kind` are read.
+struct TreeNodeDefinition {
+  NodeKind kind = NodeKind::kSequence;
+  std::string name;  // optional label; required for utility children
+  std::vector<TreeNodeDefinition> children;  // composites, decorators (one)
+  int success_threshold = -1;                // parallel; -1: every child
+  int failure_threshold = 1;                 // parallel
+  int times = 1;                             // repeat
+  int attempts = 1;                          // retry
+  double seconds = 0;                        // cooldown, timeout
+  ConditionDefinition condition;             // condition
+  std::string action;                        // action: one of the set's
+  Rescore rescore = Rescore::kOnEnter;       // utility
+  OnChildFailure on_failure = OnChildFailure::kFail;  // utility
+  // A utility node's child that is not an action leaf is scored by these
+  // (an action leaf is scored by its action's considerations).
+  std::vector<ConsiderationDefinition> considerations;
+  double weight = 1;
+  int rank = 0;
+};
+
 struct SetDefinition {
   std::string name;
   std::string description;
@@ -164,6 +229,9 @@ struct SetDefinition {
   Compensation compensation = Compensation::kDefault;
   SelectionDefinition selection;
   std::vector<PersonalityDefinition> personalities;
+  // A behaviour tree over the actions; none: a flat set (one action per
+  // decision).
+  std::optional<TreeNodeDefinition> tree;
 };
 
 // One problem found in a definition: a field path such as
@@ -185,6 +253,11 @@ inline constexpr int kMaxActions = 4096;
 inline constexpr int kMaxConsiderationsPerAction = 64;
 inline constexpr int kMaxCurvePoints = 256;
 inline constexpr int kMaxPersonalities = 1024;
+inline constexpr int kMaxTreeNodes = 1024;
+inline constexpr int kMaxTreeDepth = 16;
+inline constexpr int kMaxParallelChildren = 32;
+inline constexpr int kMaxUtilityChildren = 32;
+inline constexpr int kMaxRepeat = 1000;
 
 }  // namespace utilityd::engine
 

@@ -1,0 +1,231 @@
+// Behaviour trees on the wire: leaf outcomes in, leaves, state and path out;
+// tree scenarios stepped tick by tick.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "utilityd/codec/decide_codec.h"
+#include "utilityd/engine/error_reason.h"
+
+namespace utilityd::codec {
+namespace e = engine;
+namespace {
+
+v1::NodeStatus ToProto(e::NodeStatus s) {
+  switch (s) {
+    case e::NodeStatus::kRunning: return v1::NODE_STATUS_RUNNING;
+    case e::NodeStatus::kSuccess: return v1::NODE_STATUS_SUCCESS;
+    case e::NodeStatus::kFailure: return v1::NODE_STATUS_FAILURE;
+    default: return v1::NODE_STATUS_UNSPECIFIED;
+  }
+}
+
+e::NodeStatus FromProto(v1::NodeStatus s) {
+  switch (s) {
+    case v1::NODE_STATUS_SUCCESS: return e::NodeStatus::kSuccess;
+    case v1::NODE_STATUS_FAILURE: return e::NodeStatus::kFailure;
+    default: return e::NodeStatus::kRunning;
+  }
+}
+
+void WriteLeaf(const e::CompiledBehaviourSet& set,
+               const v1::AgentSnapshot& snapshot, const e::TreeLeaf& leaf,
+               v1::TreeLeaf* out) {
+  out->set_node(leaf.node);
+  out->set_action(set.actions()[leaf.action].name);
+  out->set_action_index(leaf.action);
+  if (leaf.target >= 0 && leaf.target < snapshot.targets_size()) {
+    out->set_target_id(snapshot.targets(leaf.target).target_id());
+  }
+  out->set_started(leaf.started);
+}
+
+std::vector<std::string> LeafNames(const e::CompiledBehaviourSet& set,
+                                   const std::vector<e::TreeLeaf>& leaves) {
+  std::vector<std::string> names;
+  for (const e::TreeLeaf& l : leaves) names.push_back(LeafName(set, l.node));
+  return names;
+}
+
+// The action leaf called `name`; -1 when none is, -2 when several are.
+int FindLeaf(const e::CompiledBehaviourSet& set, const std::string& name) {
+  const e::CompiledTree& tree = *set.tree();
+  int found = -1;
+  for (size_t id = 0; id < tree.nodes.size(); ++id) {
+    if (tree.nodes[id].kind != e::NodeKind::kAction) continue;
+    if (LeafName(set, static_cast<int>(id)) != name) continue;
+    if (found >= 0) return -2;
+    found = static_cast<int>(id);
+  }
+  return found;
+}
+
+// Steps one tree scenario; returns its problems.
+std::vector<std::string> StepScenario(const loader::LoadedSet& loaded,
+                                      const v1::Scenario& scenario) {
+  const e::CompiledBehaviourSet& set = loaded.compiled;
+  std::vector<std::string> problems;
+  v1::AgentSnapshot snapshot = ScenarioSnapshot(loaded.name(), scenario);
+  AgentScratch scratch;
+  std::string state;
+  for (int k = 0; k < scenario.ticks_size(); ++k) {
+    const v1::TreeStep& step = scenario.ticks(k);
+    const std::string at = absl::StrCat(loaded.source, ": scenario \"",
+                                        scenario.name(), "\": ticks[", k, "]: ");
+    for (const auto& [name, value] : step.factors()) {
+      (*snapshot.mutable_named_factors())[name] = static_cast<float>(value);
+    }
+    snapshot.set_game_time(step.game_time());
+    snapshot.set_tree_state(state);
+    snapshot.clear_leaf_outcomes();
+    bool ok = true;
+    for (const auto& [name, status] : step.outcomes()) {
+      const int leaf = FindLeaf(set, name);
+      if (leaf < 0) {
+        problems.push_back(absl::StrCat(
+            at, "outcomes: ",
+            leaf == -1 ? "no action leaf is called \""
+                       : "several action leaves are called \"",
+            name, leaf == -1 ? "\"" : "\" (label them with `name`)"));
+        ok = false;
+        continue;
+      }
+      v1::LeafOutcome* o = snapshot.add_leaf_outcomes();
+      o->set_leaf(leaf);
+      o->set_status(status);
+    }
+    if (!ok) break;
+    e::AgentInput input;
+    e::TreeInput in;
+    absl::Status s = ResolveAgent(loaded, snapshot, &scratch, &input);
+    if (s.ok()) s = ResolveTree(loaded, snapshot, &scratch, &in);
+    if (s.ok()) {
+      s = e::TickTree(set, input, in, e::ExplainLevel::kNone, &scratch.tick);
+    }
+    if (!s.ok()) {
+      problems.push_back(absl::StrCat(at, s.message()));
+      break;
+    }
+    const e::TreeTick& tick = scratch.tick;
+    const std::vector<std::string> run = LeafNames(set, tick.run);
+    const std::vector<std::string> halted = LeafNames(set, tick.halted);
+    const std::vector<std::string> want_run(step.expected_run().begin(),
+                                            step.expected_run().end());
+    const std::vector<std::string> want_halted(
+        step.expected_halted().begin(), step.expected_halted().end());
+    auto list = [](const std::vector<std::string>& v) {
+      return v.empty() ? std::string("nothing") : absl::StrJoin(v, ", ");
+    };
+    if (!want_run.empty() && run != want_run) {
+      problems.push_back(absl::StrCat(at, "expected ", list(want_run),
+                                      " to run, got ", list(run)));
+    }
+    if (!want_halted.empty() && halted != want_halted) {
+      problems.push_back(absl::StrCat(at, "expected ", list(want_halted),
+                                      " to be halted, got ", list(halted)));
+    }
+    if (step.expected_status() != v1::NODE_STATUS_UNSPECIFIED &&
+        ToProto(tick.status) != step.expected_status()) {
+      problems.push_back(absl::StrCat(
+          at, "expected the root to be ",
+          e::NodeStatusName(FromProto(step.expected_status())), ", got ",
+          e::NodeStatusName(tick.status)));
+    }
+    state = tick.state;
+  }
+  return problems;
+}
+
+}  // namespace
+
+const std::string& LeafName(const e::CompiledBehaviourSet& set, int node) {
+  const e::CompiledNode& n = set.tree()->node(node);
+  if (!n.name.empty() || n.action < 0) return n.name;
+  return set.actions()[n.action].name;
+}
+
+absl::Status ResolveTree(const loader::LoadedSet& loaded,
+                         const v1::AgentSnapshot& snapshot,
+                         AgentScratch* scratch, e::TreeInput* in) {
+  const e::CompiledTree& tree = *loaded.compiled.tree();
+  scratch->outcomes.clear();
+  for (int k = 0; k < snapshot.leaf_outcomes_size(); ++k) {
+    const v1::LeafOutcome& o = snapshot.leaf_outcomes(k);
+    const std::string at = absl::StrCat("leaf_outcomes[", k, "]");
+    if (o.leaf() < 0 || o.leaf() >= static_cast<int>(tree.nodes.size()) ||
+        tree.nodes[o.leaf()].kind != e::NodeKind::kAction) {
+      return e::FieldError(
+          absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange,
+          at + ".leaf",
+          absl::StrCat("node ", o.leaf(), " is not an action leaf of ",
+                       loaded.name(), "'s tree (", tree.nodes.size(),
+                       " nodes)"));
+    }
+    if (o.status() == v1::NODE_STATUS_UNSPECIFIED) {
+      return e::FieldError(absl::StatusCode::kInvalidArgument,
+                           e::ErrorReason::kOutOfRange, at + ".status",
+                           "is required: running, success or failure");
+    }
+    scratch->outcomes.push_back({.leaf = o.leaf(), .status = FromProto(o.status())});
+  }
+  in->game_time = snapshot.game_time();
+  in->state = snapshot.tree_state();
+  in->outcomes = scratch->outcomes;
+  return absl::OkStatus();
+}
+
+void WriteTick(const loader::LoadedSet& loaded,
+               const v1::AgentSnapshot& snapshot, const e::TreeTick& tick,
+               v1::Explain explain, v1::Decision* out) {
+  const e::CompiledBehaviourSet& set = loaded.compiled;
+  const e::CompiledTree& tree = *set.tree();
+  out->set_agent_id(snapshot.agent_id());
+  out->set_revision(loaded.revision());
+  out->set_action_index(-1);
+  if (!tick.run.empty()) {
+    const e::TreeLeaf& first = tick.run.front();
+    out->set_action(set.actions()[first.action].name);
+    out->set_action_index(first.action);
+    if (first.target >= 0) {
+      out->set_target_id(snapshot.targets(first.target).target_id());
+    }
+  }
+  for (const e::TreeLeaf& l : tick.run) {
+    out->set_switched(out->switched() || l.started);
+    WriteLeaf(set, snapshot, l, out->add_run_leaves());
+  }
+  for (const e::TreeLeaf& l : tick.halted) {
+    WriteLeaf(set, snapshot, l, out->add_halted_leaves());
+  }
+  out->set_tree_state(tick.state);
+  out->set_tree_status(ToProto(tick.status));
+  out->set_tree_reset(e::TreeResetName(tick.reset));
+  for (const e::TreeNodeTrace& t : tick.path) {
+    const e::CompiledNode& n = tree.node(t.node);
+    v1::TreeNodeTrace* p = out->add_tree_path();
+    p->set_node(t.node);
+    p->set_kind(e::NodeKindName(n.kind));
+    p->set_name(n.kind == e::NodeKind::kAction ? LeafName(set, t.node) : n.name);
+    p->set_status(ToProto(t.status));
+    if (n.kind == e::NodeKind::kCondition) p->set_value(t.value);
+    if (t.utility >= 0) {
+      const e::UtilityTrace& u = tick.utility[t.utility];
+      WriteExplanation(*n.choices, snapshot, u.decision, explain,
+                       p->mutable_utility());
+    }
+  }
+}
+
+std::vector<std::string> CheckTreeScenarios(const loader::LoadedSet& loaded) {
+  std::vector<std::string> problems;
+  if (loaded.compiled.tree() == nullptr) return problems;
+  for (const v1::Scenario& scenario : loaded.definition.scenarios()) {
+    for (std::string& p : StepScenario(loaded, scenario)) {
+      problems.push_back(std::move(p));
+    }
+  }
+  return problems;
+}
+
+}  // namespace utilityd::codec

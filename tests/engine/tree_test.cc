@@ -1,0 +1,545 @@
+// Every tree node kind over several ticks: leaf outcomes in; leaves to run
+// (started or continuing), halted leaves and the root's status out, with the
+// state round-tripped through its bytes between ticks as the wire carries it.
+#include "utilityd/engine/tree.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "utilityd/loader/set_loader.h"
+
+namespace utilityd::engine {
+namespace {
+
+// Factors a, b, c (0..1) and actions x, y, z, w that always score 1 unless
+// the test says otherwise; `tree` is the YAML of the tree.
+std::string SetYaml(const std::string& tree, const std::string& extra = "") {
+  return absl::StrCat(R"(
+name: t
+factors: [{name: a}, {name: b}, {name: c}]
+target_factors: [{name: near}]
+actions:
+  - {name: x, considerations: [{name: k, factor: a, output: {min: 1}}]}
+  - {name: y, considerations: [{name: k, factor: a, output: {min: 1}}]}
+  - {name: z, considerations: [{name: k, factor: a, output: {min: 1}}]}
+  - {name: w, considerations: [{name: k, factor: a, output: {min: 1}}]}
+  - name: hit
+    per_target: true
+    considerations: [{name: n, factor: near, per_target: true}]
+  - {name: by_b, considerations: [{name: k, factor: b}]}
+  - {name: by_c, considerations: [{name: k, factor: c}]}
+)", extra, "tree:\n", tree);
+}
+
+std::shared_ptr<const loader::LoadedSet> Load(const std::string& yaml) {
+  auto set = loader::LoadSetText(yaml, "test.yaml");
+  EXPECT_TRUE(set.ok()) << set.status();
+  return set.ok() ? *set : nullptr;
+}
+
+// One tick's input and what it must produce. `run` lists leaves as
+// "x+" (started now) or "x" (continuing); `halted` lists leaf names.
+struct Step {
+  std::string factors;   // "a=1 b=0"; changes from here on
+  std::string outcomes;  // "x=success y=failure"
+  std::string run;
+  std::string halted;
+  NodeStatus status;
+  double time = 0;
+  std::string targets = "";  // "0.2 0.9": `near` of each target
+};
+
+class Driver {
+ public:
+  explicit Driver(std::shared_ptr<const loader::LoadedSet> set)
+      : set_(std::move(set)), factors_(set_->compiled.factor_count(), 0.0f) {}
+
+  std::string Name(int node) const {
+    const CompiledNode& n = set_->compiled.tree()->node(node);
+    return n.name.empty() ? set_->compiled.actions()[n.action].name : n.name;
+  }
+
+  int Leaf(const std::string& name) const {
+    const CompiledTree& tree = *set_->compiled.tree();
+    for (size_t i = 0; i < tree.nodes.size(); ++i) {
+      if (tree.nodes[i].kind == NodeKind::kAction &&
+          Name(static_cast<int>(i)) == name) {
+        return static_cast<int>(i);
+      }
+    }
+    ADD_FAILURE() << "no leaf " << name;
+    return -1;
+  }
+
+  TreeTick Tick(const Step& step) {
+    for (absl::string_view kv : absl::StrSplit(step.factors, ' ', absl::SkipEmpty())) {
+      std::vector<std::string> p = absl::StrSplit(kv, '=');
+      factors_[set_->compiled.FindFactor(p[0])] = std::stof(p[1]);
+    }
+    std::vector<LeafOutcome> outcomes;
+    for (absl::string_view kv : absl::StrSplit(step.outcomes, ' ', absl::SkipEmpty())) {
+      std::vector<std::string> p = absl::StrSplit(kv, '=');
+      outcomes.push_back({.leaf = Leaf(p[0]),
+                          .status = p[1] == "success" ? NodeStatus::kSuccess
+                                    : p[1] == "failure" ? NodeStatus::kFailure
+                                                        : NodeStatus::kRunning});
+    }
+    near_.clear();
+    for (absl::string_view v : absl::StrSplit(step.targets, ' ', absl::SkipEmpty())) {
+      near_.push_back(std::stof(std::string(v)));
+    }
+    targets_.clear();
+    for (const float& v : near_) targets_.push_back({absl::MakeConstSpan(&v, 1)});
+    AgentInput agent{.factors = factors_, .targets = targets_, .seed = 7};
+    TreeInput in{.game_time = step.time, .state = state_, .outcomes = outcomes};
+    TreeTick tick;
+    EXPECT_TRUE(TickTree(set_->compiled, agent, in, ExplainLevel::kFull, &tick).ok());
+    state_ = tick.state;
+    return tick;
+  }
+
+  std::string Run(const TreeTick& t) const {
+    std::vector<std::string> out;
+    for (const TreeLeaf& l : t.run) {
+      std::string s = Name(l.node);
+      if (l.target >= 0) absl::StrAppend(&s, "@", l.target);
+      out.push_back(s + (l.started ? "+" : ""));
+    }
+    return absl::StrJoin(out, " ");
+  }
+
+  std::string Halted(const TreeTick& t) const {
+    std::vector<std::string> out;
+    for (const TreeLeaf& l : t.halted) out.push_back(Name(l.node));
+    return absl::StrJoin(out, " ");
+  }
+
+  const std::string& state() const { return state_; }
+
+ private:
+  std::shared_ptr<const loader::LoadedSet> set_;
+  std::vector<float> factors_;
+  std::vector<float> near_;
+  std::vector<TargetInput> targets_;
+  std::string state_;
+};
+
+struct Case {
+  std::string name;
+  std::string tree;
+  std::vector<Step> steps;
+  std::string extra = "";
+};
+
+using S = NodeStatus;
+
+class TreeNodeTest : public testing::TestWithParam<Case> {};
+
+TEST_P(TreeNodeTest, TicksAsSpecified) {
+  const Case& c = GetParam();
+  auto set = Load(SetYaml(c.tree, c.extra));
+  ASSERT_NE(set, nullptr);
+  Driver d(set);
+  for (size_t i = 0; i < c.steps.size(); ++i) {
+    SCOPED_TRACE(absl::StrCat("tick ", i));
+    const TreeTick t = d.Tick(c.steps[i]);
+    EXPECT_EQ(d.Run(t), c.steps[i].run);
+    EXPECT_EQ(d.Halted(t), c.steps[i].halted);
+    EXPECT_EQ(NodeStatusName(t.status), NodeStatusName(c.steps[i].status));
+    EXPECT_EQ(t.reset, TreeReset::kNone);
+  }
+}
+
+const char kSeq[] = R"(
+  sequence: {children: [{action: x}, {action: y}]}
+)";
+
+INSTANTIATE_TEST_SUITE_P(
+    Nodes, TreeNodeTest,
+    testing::Values(
+        // Seed 001's first pitfall: a running leaf resumes, never restarts.
+        Case{"sequence_resumes_running_child", kSeq,
+             {{"", "", "x+", "", S::kRunning},
+              {"", "", "x", "", S::kRunning},
+              {"", "x=running", "x", "", S::kRunning},
+              {"", "x=success", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess},
+              {"", "", "x+", "", S::kRunning}}},
+        Case{"sequence_fails_with_child", kSeq,
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=failure", "", "", S::kFailure},
+              {"", "", "x+", "", S::kRunning}}},
+        // A plain sequence does not re-check an earlier condition.
+        Case{"sequence_does_not_recheck",
+             R"(
+  sequence: {children: [{condition: {factor: a}}, {action: x}]}
+)",
+             {{"a=1", "", "x+", "", S::kRunning},
+              {"a=0", "", "x", "", S::kRunning}}},
+        Case{"fallback_tries_next_after_failure",
+             R"(
+  fallback: {children: [{action: x}, {action: y}]}
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=failure", "y+", "", S::kRunning},
+              {"", "y=failure", "", "", S::kFailure},
+              {"", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kSuccess}}},
+        // Seed 001's conditional abort: the earlier condition, re-checked
+        // every tick, halts the running leaf.
+        Case{"reactive_sequence_aborts",
+             R"(
+  reactive_sequence:
+    children:
+      - condition: {factor: a}
+      - sequence: {children: [{action: x}, {action: y}]}
+)",
+             {{"a=1", "", "x+", "", S::kRunning},
+              {"", "x=success", "y+", "", S::kRunning},
+              {"", "", "y", "", S::kRunning},
+              {"a=0", "", "", "y", S::kFailure},
+              {"a=1", "", "x+", "", S::kRunning}}},
+        Case{"reactive_fallback_higher_priority_takes_over",
+             R"(
+  reactive_fallback:
+    children:
+      - sequence: {children: [{condition: {factor: a}}, {action: x}]}
+      - action: y
+)",
+             {{"a=0", "", "y+", "", S::kRunning},
+              {"", "", "y", "", S::kRunning},
+              {"a=1", "", "x+", "y", S::kRunning},
+              {"", "x=success", "", "", S::kSuccess}}},
+        Case{"reactive_fallback_condition_success_halts",
+             R"(
+  reactive_fallback: {children: [{condition: {factor: a}}, {action: y}]}
+)",
+             {{"a=0", "", "y+", "", S::kRunning},
+              {"a=1", "", "", "y", S::kSuccess}}},
+        // The game reported the leaf finished: it is not halted again.
+        Case{"finished_leaf_is_not_halted",
+             R"(
+  reactive_sequence: {children: [{condition: {factor: a}}, {action: x}]}
+)",
+             {{"a=1", "", "x+", "", S::kRunning},
+              {"a=0", "x=success", "", "", S::kFailure}}},
+        Case{"parallel_all_must_succeed",
+             R"(
+  parallel: {children: [{action: x}, {action: y}]}
+)",
+             {{"", "", "x+ y+", "", S::kRunning},
+              {"", "x=success", "y", "", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess}}},
+        Case{"parallel_failure_halts_the_rest",
+             R"(
+  parallel: {children: [{action: x}, {action: y}, {action: z}]}
+)",
+             {{"", "", "x+ y+ z+", "", S::kRunning},
+              {"", "y=failure", "", "x z", S::kFailure}}},
+        // An abort in the middle of a tick: x was going to continue and is
+        // halted instead; never in both lists.
+        Case{"parallel_thresholds",
+             R"(
+  parallel:
+    success_threshold: 1
+    failure_threshold: 2
+    children: [{action: x}, {action: y}, {action: z}]
+)",
+             {{"", "", "x+ y+ z+", "", S::kRunning},
+              {"", "x=failure", "y z", "", S::kRunning},
+              {"", "z=success", "", "y", S::kSuccess}}},
+        Case{"parallel_success_out_of_reach",
+             R"(
+  parallel:
+    success_threshold: 2
+    failure_threshold: -1
+    children: [{action: x}, {action: y}]
+)",
+             {{"", "", "x+ y+", "", S::kRunning},
+              {"", "x=failure", "", "y", S::kFailure}}},
+        Case{"inverter",
+             R"(
+  inverter: {child: {action: x}}
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kFailure},
+              {"", "", "x+", "", S::kRunning},
+              {"", "x=failure", "", "", S::kSuccess}}},
+        Case{"force_success_and_failure",
+             R"(
+  sequence:
+    children:
+      - force_success: {child: {action: x}}
+      - force_failure: {child: {action: y}}
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=failure", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kFailure}}},
+        // repeat restarts the child in the same tick.
+        Case{"repeat_counts_successes",
+             R"(
+  repeat: {times: 3, child: {action: x}}
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "x+", "", S::kRunning},
+              {"", "x=success", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kSuccess}}},
+        Case{"repeat_stops_on_failure",
+             R"(
+  repeat: {times: 3, child: {action: x}}
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "x+", "", S::kRunning},
+              {"", "x=failure", "", "", S::kFailure},
+              {"", "", "x+", "", S::kRunning}}},
+        Case{"retry_counts_attempts",
+             R"(
+  retry: {attempts: 2, child: {action: x}}
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=failure", "x+", "", S::kRunning},
+              {"", "x=failure", "", "", S::kFailure},
+              {"", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kSuccess}}},
+        // Durations are game time from the request.
+        Case{"cooldown_on_game_time",
+             R"(
+  fallback:
+    children:
+      - cooldown: {seconds: 5, child: {action: x}}
+      - action: y
+)",
+             {{"", "", "x+", "", S::kRunning, 0},
+              {"", "x=success", "", "", S::kSuccess, 1},
+              {"", "", "y+", "", S::kRunning, 3},
+              {"", "y=success", "", "", S::kSuccess, 5.9},
+              {"", "", "x+", "", S::kRunning, 6.0}}},
+        Case{"timeout_halts_on_game_time",
+             R"(
+  timeout: {seconds: 2, child: {action: x}}
+)",
+             {{"", "", "x+", "", S::kRunning, 10},
+              {"", "", "x", "", S::kRunning, 11.5},
+              {"", "", "", "x", S::kFailure, 12},
+              {"", "", "x+", "", S::kRunning, 13}}},
+        Case{"timeout_lets_a_finished_child_through",
+             R"(
+  timeout: {seconds: 2, child: {action: x}}
+)",
+             {{"", "", "x+", "", S::kRunning, 0},
+              {"", "x=success", "", "", S::kSuccess, 1.9}}},
+        Case{"condition_threshold",
+             R"(
+  sequence:
+    children:
+      - condition: {factor: a, range: {min: 0, max: 10}, threshold: 0.3}
+      - action: x
+)",
+             {{"a=2.9", "", "", "", S::kFailure},
+              {"a=3", "", "x+", "", S::kRunning}}},
+        // The utility node runs the best child; with every_tick a better
+        // child aborts the running one.
+        Case{"utility_on_enter_keeps_its_choice",
+             R"(
+  utility: {children: [{action: by_b}, {action: by_c}]}
+)",
+             {{"b=0.8 c=0.2", "", "by_b+", "", S::kRunning},
+              {"b=0.1 c=0.9", "", "by_b", "", S::kRunning},
+              {"", "by_b=success", "", "", S::kSuccess},
+              {"", "", "by_c+", "", S::kRunning}}},
+        Case{"utility_every_tick_switches",
+             R"(
+  utility: {rescore: every_tick, children: [{action: by_b}, {action: by_c}]}
+)",
+             {{"b=0.8 c=0.2", "", "by_b+", "", S::kRunning},
+              {"b=0.5 c=0.55", "", "by_b", "", S::kRunning},  // commitment
+              {"b=0.1 c=0.9", "", "by_c+", "by_b", S::kRunning}},
+             "selection: {commitment_bonus: 0.2}\n"},
+        Case{"utility_next_best_after_failure",
+             R"(
+  utility: {on_failure: next_best, children: [{action: by_b}, {action: by_c}]}
+)",
+             {{"b=0.8 c=0.2", "", "by_b+", "", S::kRunning},
+              {"", "by_b=failure", "by_c+", "", S::kRunning},
+              {"", "by_c=failure", "", "", S::kFailure}}},
+        Case{"utility_fail_means_fail",
+             R"(
+  utility: {children: [{action: by_b}, {action: by_c}]}
+)",
+             {{"b=0.8 c=0.2", "", "by_b+", "", S::kRunning},
+              {"", "by_b=failure", "", "", S::kFailure}}},
+        Case{"utility_nothing_eligible_fails",
+             R"(
+  fallback:
+    children:
+      - utility: {children: [{action: by_b}, {action: by_c}]}
+      - action: x
+)",
+             {{"b=0 c=0", "", "x+", "", S::kRunning}}},
+        Case{"utility_chooses_the_target",
+             R"(
+  utility: {children: [{action: hit}]}
+)",
+             {{"", "", "hit@1+", "", S::kRunning, 0, "0.2 0.9 0.5"},
+              {"", "", "hit@1", "", S::kRunning, 0, "0.2 0.9 0.5"}}},
+        Case{"utility_subtree_children",
+             R"(
+  utility:
+    children:
+      - name: left
+        considerations: [{name: k, factor: b}]
+        sequence: {children: [{action: x}, {action: y}]}
+      - name: right
+        considerations: [{name: k, factor: c}]
+        action: z
+)",
+             {{"b=0.9 c=0.1", "", "x+", "", S::kRunning},
+              {"", "x=success", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess},
+              {"b=0.1 c=0.9", "", "right+", "", S::kRunning}}}),
+    [](const testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+TEST(TreeState, ExampleStateStaysSmall) {
+  auto set = loader::LoadSetFile("examples/behaviour_sets/guard_tree.yaml");
+  ASSERT_TRUE(set.ok()) << set.status();
+  // In combat, attacking: the deepest running path of the example.
+  const std::vector<float> factors = {1, 8, 90, 80};
+  const std::vector<float> player = {8, 100};
+  const std::vector<TargetInput> targets = {{player}};
+  AgentInput agent{.factors = factors, .targets = targets, .seed = 1};
+  TreeTick tick;
+  ASSERT_TRUE(TickTree((*set)->compiled, agent, {.game_time = 1}, ExplainLevel::kNone,
+                       &tick).ok());
+  ASSERT_EQ(tick.run.size(), 1u);
+  EXPECT_FALSE(tick.state.empty());
+  EXPECT_LE(tick.state.size(), 32u);
+}
+
+class StateReset : public testing::Test {
+ protected:
+  void SetUp() override {
+    set_ = Load(SetYaml(kSeq));
+    ASSERT_NE(set_, nullptr);
+    Driver d(set_);
+    d.Tick({"", "", "x+", "", S::kRunning});
+    good_ = d.state();
+  }
+
+  TreeTick TickWith(std::string state) {
+    std::vector<float> f(3, 0.0f);
+    AgentInput agent{.factors = f};
+    TreeInput in{.state = state};
+    TreeTick t;
+    EXPECT_TRUE(TickTree(set_->compiled, agent, in, ExplainLevel::kNone, &t).ok());
+    return t;
+  }
+
+  std::shared_ptr<const loader::LoadedSet> set_;
+  std::string good_;
+};
+
+TEST_F(StateReset, GoodStateResumes) {
+  const TreeTick t = TickWith(good_);
+  EXPECT_EQ(t.reset, TreeReset::kNone);
+  ASSERT_EQ(t.run.size(), 1u);
+  EXPECT_FALSE(t.run[0].started);
+}
+
+TEST_F(StateReset, EachBadStateRestartsWithItsReason) {
+  std::string truncated = good_.substr(0, good_.size() - 1);
+  std::string version = good_;
+  version[0] = 9;
+  std::string corrupt = good_;
+  corrupt.back() ^= 0x01;
+  const struct {
+    std::string bytes;
+    TreeReset reason;
+  } cases[] = {
+      {good_.substr(0, 3), TreeReset::kMalformed},
+      {truncated, TreeReset::kCorrupt},
+      {version, TreeReset::kVersion},
+      {corrupt, TreeReset::kCorrupt},
+  };
+  for (const auto& c : cases) {
+    const TreeTick t = TickWith(c.bytes);
+    EXPECT_EQ(TreeResetName(t.reset), std::string(TreeResetName(c.reason)));
+    ASSERT_EQ(t.run.size(), 1u);
+    EXPECT_TRUE(t.run[0].started) << "restarted from the root";
+  }
+}
+
+TEST_F(StateReset, AnotherSetOrRevisionRestarts) {
+  auto other_set = Load(absl::StrReplaceAll(SetYaml(kSeq), {{"name: t\n", "name: u\n"}}));
+  auto other_rev = Load(SetYaml(kSeq, "description: changed\n"));
+  ASSERT_NE(other_set, nullptr);
+  ASSERT_NE(other_rev, nullptr);
+  Driver a(other_set), b(other_rev);
+  a.Tick({"", "", "x+", "", S::kRunning});
+  b.Tick({"", "", "x+", "", S::kRunning});
+  EXPECT_EQ(TickWith(a.state()).reset, TreeReset::kOtherSet);
+  EXPECT_EQ(TickWith(b.state()).reset, TreeReset::kOtherRevision);
+}
+
+TEST_F(StateReset, IndicesOutOfRangeRestart) {
+  // A node id past the tree, with a valid header and checksum.
+  std::vector<NodeState> states(set_->compiled.tree()->nodes.size());
+  states[0].running = true;
+  states[0].index = 1;  // sequence on its second child (y)...
+  // ...but y (node 2) is not running and x (node 1) is: inconsistent.
+  states[1].running = true;
+  const std::string bytes = EncodeTreeState(set_->compiled, states);
+  EXPECT_EQ(TickWith(bytes).reset, TreeReset::kOutOfRange);
+  states[0].index = 7;  // no such child
+  states[1].running = false;
+  EXPECT_EQ(TickWith(EncodeTreeState(set_->compiled, states)).reset,
+            TreeReset::kOutOfRange);
+}
+
+TEST(TreeValidation, ReportsEveryProblemWithItsPath) {
+  auto set = loader::LoadSetText(SetYaml(R"(
+  sequence:
+    children:
+      - action: nope
+      - fallback: {children: []}
+      - repeat: {times: 0, child: {action: x}}
+      - timeout: {seconds: 0, child: {action: x}}
+      - action: hit
+      - utility: {children: [{sequence: {children: [{action: x}]}}]}
+      - condition: {factor: zz, threshold: 2}
+)"),
+                                 "bad.yaml");
+  ASSERT_FALSE(set.ok());
+  const std::string m(set.status().message());
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[0].action: unknown action \"nope\""));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[1].fallback.children: needs at least one child"));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[2].repeat.times: must be within 1..1000"));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[3].timeout.seconds"));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[4].action: \"hit\" is per_target"));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[5].utility.children[0].name: is required"));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[5].utility.children[0].considerations"));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[6].condition.factor: unknown factor \"zz\""));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[6].condition.threshold: must be within 0..1"));
+}
+
+TEST(TreeInputCheck, GameTimeMustBeFiniteAndNotNegative) {
+  auto set = Load(SetYaml(kSeq));
+  std::vector<float> f(3, 0.0f);
+  AgentInput agent{.factors = f};
+  TreeTick t;
+  for (double bad : {-1.0, std::nan(""), double{INFINITY}}) {
+    TreeInput in{.game_time = bad};
+    const absl::Status s = TickTree(set->compiled, agent, in, ExplainLevel::kNone, &t);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(s.message()), testing::HasSubstr("game_time"));
+  }
+}
+
+}  // namespace
+}  // namespace utilityd::engine
