@@ -325,6 +325,55 @@ int Validate(const Parsed& p, std::ostream& out, std::ostream& err) {
 
 // --- decide ----------------------------------------------------------------
 
+std::string StatusName(v1::NodeStatus s) {
+  switch (s) {
+    case v1::NODE_STATUS_RUNNING: return "running";
+    case v1::NODE_STATUS_SUCCESS: return "success";
+    case v1::NODE_STATUS_FAILURE: return "failure";
+    default: return "idle";
+  }
+}
+
+std::string Leaves(const google::protobuf::RepeatedPtrField<v1::TreeLeaf>& ls,
+                   bool mark_started) {
+  std::vector<std::string> out;
+  for (const v1::TreeLeaf& l : ls) {
+    std::string s = l.action();
+    if (!l.target_id().empty()) absl::StrAppend(&s, "@", l.target_id());
+    if (mark_started && l.started()) absl::StrAppend(&s, " (starts)");
+    out.push_back(s);
+  }
+  return out.empty() ? "nothing" : absl::StrJoin(out, ", ");
+}
+
+// A tree tick: the leaves to run and to stop, the root's status, and (at
+// explain top and full) the path ticked with each utility node's choice.
+void PrintTick(const v1::Decision& d, std::ostream& out) {
+  out << "  run " << Leaves(d.run_leaves(), true);
+  if (!d.halted_leaves().empty()) {
+    out << "; halt " << Leaves(d.halted_leaves(), false);
+  }
+  out << "; root " << StatusName(d.tree_status());
+  if (!d.tree_reset().empty()) out << "; state reset: " << d.tree_reset();
+  out << absl::StrFormat("; state %d bytes\n", d.tree_state().size());
+  for (const v1::TreeNodeTrace& n : d.tree_path()) {
+    out << "    " << (n.name().empty() ? n.kind() : n.name()) << " ("
+        << n.kind() << ") " << StatusName(n.status());
+    if (n.kind() == "condition") out << absl::StrFormat(" %.3f", n.value());
+    if (n.has_utility()) {
+      const v1::Explanation& x = n.utility();
+      if (!x.summary().empty()) {
+        out << "  " << x.summary();
+      } else if (!x.runner_up_action().empty()) {
+        out << absl::StrFormat("  runner-up %s %.3f (margin %.3f)",
+                               x.runner_up_action(), x.runner_up_score(),
+                               x.margin());
+      }
+    }
+    out << "\n";
+  }
+}
+
 void PrintTable(const v1::DecideRequest& req, const v1::DecideResponse& resp,
                 std::ostream& out) {
   for (int i = 0; i < resp.decisions_size(); ++i) {
@@ -335,6 +384,13 @@ void PrintTable(const v1::DecideRequest& req, const v1::DecideResponse& resp,
       out << absl::StrFormat("%s  error %s: %s\n", d.agent_id(),
                              v1::ErrorCode_Name(d.error().code()),
                              d.error().message());
+      continue;
+    }
+    if (d.tree_status() != v1::NODE_STATUS_UNSPECIFIED) {
+      out << absl::StrFormat("%s  %s@%s  t=%g\n", d.agent_id(),
+                             agent.behaviour_set(), d.revision(),
+                             agent.game_time());
+      PrintTick(d, out);
       continue;
     }
     std::string chosen = d.action().empty() ? "(no action)" : d.action();
@@ -398,6 +454,78 @@ void PrintTable(const v1::DecideRequest& req, const v1::DecideResponse& resp,
   }
 }
 
+// Reads --explain into the request; false (with a message) when invalid.
+bool SetExplain(const Parsed& p, v1::DecideRequest* request, std::ostream& err) {
+  if (!p.has("explain")) return true;
+  const std::string level = p.get("explain");
+  if (level == "none") {
+    request->set_explain(v1::EXPLAIN_NONE);
+  } else if (level == "top") {
+    request->set_explain(v1::EXPLAIN_TOP);
+  } else if (level == "full") {
+    request->set_explain(v1::EXPLAIN_FULL);
+  } else {
+    err << "--explain: expected none, top or full, got \"" << level << "\"\n";
+    return false;
+  }
+  return true;
+}
+
+// A tree set's scenarios, tick by tick: each tick's request carries the
+// state the previous answer returned, as a game server's would.
+int DecideTreeScenarios(const Parsed& p, Source& source,
+                        const v1::BehaviourSet& set, std::ostream& out,
+                        std::ostream& err) {
+  const std::string format = p.get("format", "json");
+  if (format != "json" && format != "table") {
+    err << "--format: expected json or table, got \"" << format << "\"\n";
+    return kUsage;
+  }
+  absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> loaded =
+      loader::LoadSetProto(set, set.name());
+  if (!loaded.ok()) return Failed(loaded.status(), err);
+  const std::string wanted = p.get("scenario");
+  int shown = 0;
+  std::vector<std::string> json;
+  for (const v1::Scenario& scenario : set.scenarios()) {
+    if (!wanted.empty() && !absl::EqualsIgnoreCase(scenario.name(), wanted)) {
+      continue;
+    }
+    ++shown;
+    if (format == "table") out << scenario.name() << "\n";
+    v1::AgentSnapshot agent = codec::ScenarioSnapshot(set.name(), scenario);
+    std::vector<v1::TreeStep> steps(scenario.ticks().begin(),
+                                    scenario.ticks().end());
+    if (steps.empty()) steps.emplace_back();  // one tick of the scenario
+    std::string state;
+    for (const v1::TreeStep& step : steps) {
+      if (absl::Status s = codec::ApplyTreeStep(**loaded, step, state, &agent);
+          !s.ok()) {
+        return Failed(s, err);
+      }
+      v1::DecideRequest request;
+      request.set_explain(format == "table" ? v1::EXPLAIN_TOP : v1::EXPLAIN_NONE);
+      if (!SetExplain(p, &request, err)) return kUsage;
+      *request.add_agents() = agent;
+      absl::StatusOr<v1::DecideResponse> response = source.Decide(request);
+      if (!response.ok()) return Failed(response.status(), err);
+      if (format == "json") {
+        json.push_back(ToJson(*response));
+      } else {
+        PrintTable(request, *response, out);
+      }
+      state = response->decisions(0).tree_state();
+    }
+  }
+  if (shown == 0) {
+    err << "--scenario: no scenario \"" << wanted << "\" in " << set.name()
+        << "\n";
+    return kInvalid;
+  }
+  if (format == "json") out << "[" << absl::StrJoin(json, ",\n") << "]\n";
+  return kOk;
+}
+
 int Decide(const Parsed& p, std::ostream& out, std::ostream& err) {
   std::unique_ptr<Source> source = OpenSource(p, err);
   if (source == nullptr) return kInvalid;
@@ -418,6 +546,7 @@ int Decide(const Parsed& p, std::ostream& out, std::ostream& err) {
     absl::StatusOr<v1::GetBehaviourSetResponse> got = source->Get(p.get("set"));
     if (!got.ok()) return Failed(got.status(), err);
     const v1::BehaviourSet& set = got->behaviour_set();
+    if (set.has_tree()) return DecideTreeScenarios(p, *source, set, out, err);
     const std::string wanted = p.get("scenario");
     for (const v1::Scenario& s : set.scenarios()) {
       if (wanted.empty() || absl::EqualsIgnoreCase(s.name(), wanted)) {
@@ -438,19 +567,7 @@ int Decide(const Parsed& p, std::ostream& out, std::ostream& err) {
            "NAME]\n";
     return kUsage;
   }
-  if (p.has("explain")) {
-    const std::string level = p.get("explain");
-    if (level == "none") {
-      request.set_explain(v1::EXPLAIN_NONE);
-    } else if (level == "top") {
-      request.set_explain(v1::EXPLAIN_TOP);
-    } else if (level == "full") {
-      request.set_explain(v1::EXPLAIN_FULL);
-    } else {
-      err << "--explain: expected none, top or full, got \"" << level << "\"\n";
-      return kUsage;
-    }
-  }
+  if (!SetExplain(p, &request, err)) return kUsage;
   const std::string format = p.get("format", "json");
   if (format != "json" && format != "table") {
     err << "--format: expected json or table, got \"" << format << "\"\n";

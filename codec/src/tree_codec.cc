@@ -73,29 +73,11 @@ std::vector<std::string> StepScenario(const loader::LoadedSet& loaded,
     const v1::TreeStep& step = scenario.ticks(k);
     const std::string at = absl::StrCat(loaded.source, ": scenario \"",
                                         scenario.name(), "\": ticks[", k, "]: ");
-    for (const auto& [name, value] : step.factors()) {
-      (*snapshot.mutable_named_factors())[name] = static_cast<float>(value);
+    if (absl::Status s = ApplyTreeStep(loaded, step, state, &snapshot);
+        !s.ok()) {
+      problems.push_back(absl::StrCat(at, s.message()));
+      break;
     }
-    snapshot.set_game_time(step.game_time());
-    snapshot.set_tree_state(state);
-    snapshot.clear_leaf_outcomes();
-    bool ok = true;
-    for (const auto& [name, status] : step.outcomes()) {
-      const int leaf = FindLeaf(set, name);
-      if (leaf < 0) {
-        problems.push_back(absl::StrCat(
-            at, "outcomes: ",
-            leaf == -1 ? "no action leaf is called \""
-                       : "several action leaves are called \"",
-            name, leaf == -1 ? "\"" : "\" (label them with `name`)"));
-        ok = false;
-        continue;
-      }
-      v1::LeafOutcome* o = snapshot.add_leaf_outcomes();
-      o->set_leaf(leaf);
-      o->set_status(status);
-    }
-    if (!ok) break;
     e::AgentInput input;
     e::TreeInput in;
     absl::Status s = ResolveAgent(loaded, snapshot, &scratch, &input);
@@ -138,6 +120,32 @@ std::vector<std::string> StepScenario(const loader::LoadedSet& loaded,
 }
 
 }  // namespace
+
+absl::Status ApplyTreeStep(const loader::LoadedSet& loaded,
+                           const v1::TreeStep& step, absl::string_view state,
+                           v1::AgentSnapshot* snapshot) {
+  for (const auto& [name, value] : step.factors()) {
+    (*snapshot->mutable_named_factors())[name] = static_cast<float>(value);
+  }
+  snapshot->set_game_time(step.game_time());
+  snapshot->set_tree_state(std::string(state));
+  snapshot->clear_leaf_outcomes();
+  for (const auto& [name, status] : step.outcomes()) {
+    const int leaf = FindLeaf(loaded.compiled, name);
+    if (leaf < 0) {
+      return e::FieldError(
+          absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange,
+          "outcomes",
+          leaf == -1 ? absl::StrCat("no action leaf is called \"", name, "\"")
+                     : absl::StrCat("several action leaves are called \"",
+                                    name, "\" (label them with `name`)"));
+    }
+    v1::LeafOutcome* o = snapshot->add_leaf_outcomes();
+    o->set_leaf(leaf);
+    o->set_status(status);
+  }
+  return absl::OkStatus();
+}
 
 const std::string& LeafName(const e::CompiledBehaviourSet& set, int node) {
   const e::CompiledNode& n = set.tree()->node(node);

@@ -189,14 +189,19 @@ std::string EncodeTreeState(const CompiledBehaviourSet& set,
     previous = static_cast<int>(id);
   }
   if (out.empty()) return out;
+  return SealTreeState(set, absl::string_view(out).substr(kHeader));
+}
+
+std::string SealTreeState(const CompiledBehaviourSet& set,
+                          absl::string_view entries) {
+  std::string out(kHeader, '\0');
   out[0] = static_cast<char>(kVersion);
   std::string tags;
   PutTag(&tags, Fnv1a(set.name()));
   PutTag(&tags, Fnv1a(set.revision()));
   std::memcpy(&out[1], tags.data(), 4);
-  const uint64_t check =
-      Fnv1a(absl::string_view(out).substr(kHeader),
-            Fnv1a(absl::string_view(out).substr(0, 5)));
+  out.append(entries.data(), entries.size());
+  const uint64_t check = Fnv1a(entries, Fnv1a(absl::string_view(out).substr(0, 5)));
   out[5] = static_cast<char>(check & 0xff);
   out[6] = static_cast<char>((check >> 8) & 0xff);
   return out;

@@ -459,30 +459,41 @@ const char* NodeStatusName(NodeStatus status) {
 
 absl::Status TickTree(const CompiledBehaviourSet& set, const AgentInput& agent,
                       const TreeInput& in, ExplainLevel level, TreeTick* out) {
-  out->status = NodeStatus::kIdle;
-  out->run.clear();
-  out->halted.clear();
-  out->state.clear();
-  out->reset = TreeReset::kNone;
-  out->path.clear();
-  out->utility.clear();
-  out->ticked_nodes = 0;
+  auto clear = [out] {
+    out->status = NodeStatus::kIdle;
+    out->run.clear();
+    out->halted.clear();
+    out->state.clear();
+    out->reset = TreeReset::kNone;
+    out->path.clear();
+    out->utility.clear();
+    out->ticked_nodes = 0;
+  };
   if (set.tree() == nullptr) {
+    clear();
     return FieldError(absl::StatusCode::kInvalidArgument,
                       ErrorReason::kOutOfRange, "tree_state",
                       absl::StrCat("behaviour set ", set.name(),
                                    " has no tree"));
   }
-  if (absl::Status s = CheckAgentInput(set, agent); !s.ok()) return s;
-  if (!std::isfinite(in.game_time) || in.game_time < 0 ||
-      in.game_time > 9e15 / 1000) {
-    return FieldError(absl::StatusCode::kInvalidArgument,
-                      ErrorReason::kOutOfRange, "game_time",
-                      absl::StrCat("must be a finite number of seconds >= 0, "
-                                   "got ", in.game_time));
+  absl::Status s = CheckAgentInput(set, agent);
+  if (s.ok() && (!std::isfinite(in.game_time) || in.game_time < 0 ||
+                 in.game_time > 9e15 / 1000)) {
+    s = FieldError(absl::StatusCode::kInvalidArgument,
+                   ErrorReason::kOutOfRange, "game_time",
+                   absl::StrCat("must be a finite number of seconds >= 0, got ",
+                                in.game_time));
   }
+  if (!s.ok()) {
+    clear();
+    return s;
+  }
+  // Decoded before `out` is touched: `in.state` may point into out->state
+  // (the previous tick's answer fed straight back).
   thread_local std::vector<NodeState> states;
-  out->reset = DecodeTreeState(set, in.state, &states);
+  const TreeReset reset = DecodeTreeState(set, in.state, &states);
+  clear();
+  out->reset = reset;
   Ticker ticker(set, agent, in, level, out, &states);
   out->status = ticker.Tick(0, -1);
   out->state = EncodeTreeState(set, states);

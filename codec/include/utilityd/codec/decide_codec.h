@@ -81,6 +81,14 @@ void WriteTick(const loader::LoadedSet& set, const v1::AgentSnapshot& snapshot,
                const engine::TreeTick& tick, v1::Explain explain,
                v1::Decision* out);
 
+// Applies a scenario's tick to `snapshot`: its factor changes, game time and
+// leaf outcomes (by leaf name), with `state` as the tree state.
+// INVALID_ARGUMENT for an outcome naming no leaf, or several.
+[[nodiscard]] absl::Status ApplyTreeStep(const loader::LoadedSet& set,
+                                         const v1::TreeStep& step,
+                                         absl::string_view state,
+                                         v1::AgentSnapshot* snapshot);
+
 // Steps every scenario of a set with a tree through its ticks and returns
 // one message per expectation that does not hold.
 [[nodiscard]] std::vector<std::string> CheckTreeScenarios(

@@ -146,6 +146,7 @@ struct TreeTick {
 // not a finite number >= 0 in a tree that uses time. State that cannot be
 // used restarts the tree from the root, with the reason in `out->reset`; it
 // is never an error. `out` is overwritten; reuse it to avoid allocation.
+// `in.state` may point into `out->state` (the last answer fed back).
 [[nodiscard]] absl::Status TickTree(const CompiledBehaviourSet& set,
                                     const AgentInput& agent,
                                     const TreeInput& in, ExplainLevel level,
@@ -167,6 +168,12 @@ struct NodeState {
 // anything. Layout in docs/TREES.md.
 [[nodiscard]] std::string EncodeTreeState(const CompiledBehaviourSet& set,
                                           absl::Span<const NodeState> states);
+
+// Wraps encoded `entries` in the header (version, set and revision tags,
+// checksum) for `set`. What EncodeTreeState does last; the fuzzer uses it to
+// reach the entry decoder past the checksum.
+[[nodiscard]] std::string SealTreeState(const CompiledBehaviourSet& set,
+                                        absl::string_view entries);
 
 // Decodes `bytes` into `states` (resized to the tree's node count). Returns
 // kNone on success (also for empty bytes), else why it cannot be used, with
