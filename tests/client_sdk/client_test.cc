@@ -1,5 +1,6 @@
 // The client SDK against the real utilityd binary.
 #include "utilityd/client/client.h"
+#include "utilityd/client/tree_tracker.h"
 
 #include <signal.h>
 
@@ -134,6 +135,62 @@ TEST_F(ClientTest, DecidesWithNamedFactorsPackedOnTheClient) {
   ASSERT_THAT(schema, IsOk());
   EXPECT_EQ((*schema)->FactorIndex("danger"), 1);
   EXPECT_EQ((*schema)->revision(), r->decisions(0).revision());
+}
+
+// The tree helper: the game only reports leaf outcomes; the tracker carries
+// each agent's state from decision to decision.
+TEST_F(ClientTest, TreeTrackerCarriesStateAndOutcomes) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  auto client = Connect();
+  TreeTracker trees;
+  auto tick = [&](float visible, float distance, double t) {
+    v1::DecideRequest request;
+    v1::AgentSnapshot* a = request.add_agents();
+    a->set_agent_id("guard-1");
+    a->set_behaviour_set("guard_tree");
+    (*a->mutable_named_factors())["player_visible"] = visible;
+    (*a->mutable_named_factors())["player_distance"] = distance;
+    (*a->mutable_named_factors())["health"] = 90;
+    (*a->mutable_named_factors())["mana"] = 80;
+    v1::TargetSnapshot* player = a->add_targets();
+    player->set_target_id("player");
+    (*player->mutable_named_factors())["distance"] = distance;
+    (*player->mutable_named_factors())["health"] = 100;
+    a->set_game_time(t);
+    trees.Prepare(a);
+    absl::StatusOr<v1::DecideResponse> r = client->Decide(request);
+    EXPECT_THAT(r, IsOk());
+    trees.Update(r->decisions(0));
+    return r->decisions(0);
+  };
+  v1::Decision d = tick(0, 30, 0);
+  ASSERT_EQ(d.run_leaves_size(), 1);
+  EXPECT_EQ(d.run_leaves(0).action(), "patrol");
+  EXPECT_TRUE(d.run_leaves(0).started());
+  EXPECT_EQ(trees.Running("guard-1").size(), 1u);
+
+  d = tick(0, 30, 0.5);  // the state went back: patrol continues
+  ASSERT_EQ(d.run_leaves_size(), 1);
+  EXPECT_FALSE(d.run_leaves(0).started());
+  EXPECT_EQ(d.tree_reset(), "");
+
+  d = tick(1, 8, 1.0);  // in sight and in range: attack, patrol halted
+  ASSERT_EQ(d.run_leaves_size(), 1);
+  EXPECT_EQ(d.run_leaves(0).action(), "fireball");
+  EXPECT_EQ(d.run_leaves(0).target_id(), "player");
+  ASSERT_EQ(d.halted_leaves_size(), 1);
+  EXPECT_EQ(d.halted_leaves(0).action(), "patrol");
+
+  trees.Report("guard-1", d.run_leaves(0).node(), v1::NODE_STATUS_SUCCESS);
+  d = tick(1, 8, 1.5);  // the outcome went back: the attack is done
+  EXPECT_EQ(d.tree_status(), v1::NODE_STATUS_SUCCESS);
+  EXPECT_EQ(d.run_leaves_size(), 0);
+
+  trees.Forget("guard-1");
+  EXPECT_EQ(trees.size(), 0u);
+  d = tick(0, 30, 2.0);
+  ASSERT_EQ(d.run_leaves_size(), 1);
+  EXPECT_TRUE(d.run_leaves(0).started());
 }
 
 TEST_F(ClientTest, RepacksWhenTheSetsFactorOrderChanges) {
