@@ -439,6 +439,8 @@ void ValidateTree(const SetDefinition& def,
 absl::StatusOr<std::shared_ptr<const CompiledTree>> CompileTree(
     const SetDefinition& def, const CompiledBehaviourSet& set) {
   auto tree = std::make_shared<CompiledTree>();
+  tree->name_tag = TreeStateTag(def.name);
+  tree->revision_tag = TreeStateTag(def.revision);
   absl::StatusOr<int> root =
       TreeCompiler(def, set, tree.get()).Add(*def.tree, -1, 0, "tree");
   if (!root.ok()) return root.status();

@@ -3,15 +3,17 @@
 //   byte 0      version (1)
 //   bytes 1-2   set tag: FNV-1a 64 of the set's name, low 16 bits
 //   bytes 3-4   revision tag: FNV-1a 64 of the revision, low 16 bits
-//   bytes 5-6   check: FNV-1a 64 of bytes 0-4 and the entries, low 16 bits
+//   bytes 5-6   check: SplitMix64's finaliser over bytes 0-4 and the
+//               entries, 8 bytes at a time (little-endian), low 16 bits
 //   entries     for each node that holds something, in id order:
 //               varint gap to the previous id, then the node's fields
 //
 // Varints are LEB128; times are zigzag varints of milliseconds of game time.
 // A tree with nothing running and no cooldown pending encodes as empty.
-#include <cstring>
+#include <algorithm>
 
 #include "utilityd/engine/compiled_set.h"
+#include "utilityd/engine/random.h"
 #include "utilityd/engine/tree.h"
 
 namespace utilityd::engine {
@@ -28,9 +30,25 @@ uint64_t Fnv1a(absl::string_view bytes, uint64_t h = 0xcbf29ce484222325ull) {
   return h;
 }
 
-void PutTag(std::string* out, uint64_t h) {
-  out->push_back(static_cast<char>(h & 0xff));
-  out->push_back(static_cast<char>((h >> 8) & 0xff));
+// The checksum of the header's first five bytes and the entries: their
+// bytes 8 at a time, each chunk mixed in by SplitMix64's finaliser. The
+// same on every machine (chunks are assembled byte by byte).
+uint16_t Check(absl::string_view state) {
+  uint64_t h = state.size();
+  auto mix = [&h](absl::string_view part) {
+    for (size_t at = 0; at < part.size(); at += 8) {
+      uint64_t chunk = 0;
+      const size_t n = std::min<size_t>(8, part.size() - at);
+      for (size_t k = 0; k < n; ++k) {
+        chunk |= static_cast<uint64_t>(static_cast<uint8_t>(part[at + k]))
+                 << (8 * k);
+      }
+      h = SplitMix64::Mix(h ^ chunk) + 0x9E3779B97F4A7C15ull;
+    }
+  };
+  mix(state.substr(0, 5));
+  mix(state.substr(kHeader));
+  return static_cast<uint16_t>(h);
 }
 
 uint16_t GetTag(absl::string_view b, size_t at) {
@@ -101,8 +119,8 @@ Fit ReadFields(const CompiledNode& n, Reader& r, NodeState* s) {
     case NodeKind::kParallel:
       if (!r.Varint(&a) || !r.Varint(&b)) return Fit::kMalformed;
       if ((a & ~all) || (b & ~all) || (a & b)) return Fit::kOutOfRange;
-      s->mask_a = a;
-      s->mask_b = b;
+      s->mask_a = static_cast<uint32_t>(a);
+      s->mask_b = static_cast<uint32_t>(b);
       return Fit::kOk;
     case NodeKind::kRepeat:
     case NodeKind::kRetry:
@@ -129,7 +147,7 @@ Fit ReadFields(const CompiledNode& n, Reader& r, NodeState* s) {
       }
       s->index = static_cast<uint32_t>(a);
       s->target = static_cast<uint32_t>(b);
-      s->mask_a = c;
+      s->mask_a = static_cast<uint32_t>(c);
       return Fit::kOk;
     case NodeKind::kInverter:
     case NodeKind::kForceSuccess:
@@ -173,38 +191,53 @@ void WriteFields(const CompiledNode& n, const NodeState& s, std::string* out) {
   }
 }
 
+// Fills the header of `out` (kHeader bytes reserved, then the entries).
+void WriteHeader(const CompiledTree& tree, std::string* out) {
+  (*out)[0] = static_cast<char>(kVersion);
+  (*out)[1] = static_cast<char>(tree.name_tag & 0xff);
+  (*out)[2] = static_cast<char>(tree.name_tag >> 8);
+  (*out)[3] = static_cast<char>(tree.revision_tag & 0xff);
+  (*out)[4] = static_cast<char>(tree.revision_tag >> 8);
+  const uint16_t check = Check(*out);
+  (*out)[5] = static_cast<char>(check & 0xff);
+  (*out)[6] = static_cast<char>(check >> 8);
+}
+
 }  // namespace
 
 std::string EncodeTreeState(const CompiledBehaviourSet& set,
                             absl::Span<const NodeState> states) {
   std::string out;
+  EncodeTreeState(set, states, &out);
+  return out;
+}
+
+void EncodeTreeState(const CompiledBehaviourSet& set,
+                     absl::Span<const NodeState> states, std::string* out) {
+  out->clear();
   const CompiledTree& tree = *set.tree();
   int previous = -1;
   for (size_t id = 0; id < states.size(); ++id) {
     const CompiledNode& n = tree.nodes[id];
     if (!HoldsSomething(n, states[id])) continue;
-    if (out.empty()) out.resize(kHeader);
-    PutVarint(&out, static_cast<uint64_t>(static_cast<int>(id) - previous - 1));
-    WriteFields(n, states[id], &out);
+    if (out->empty()) out->resize(kHeader);
+    PutVarint(out, static_cast<uint64_t>(static_cast<int>(id) - previous - 1));
+    WriteFields(n, states[id], out);
     previous = static_cast<int>(id);
   }
-  if (out.empty()) return out;
-  return SealTreeState(set, absl::string_view(out).substr(kHeader));
+  if (!out->empty()) WriteHeader(tree, out);
 }
 
 std::string SealTreeState(const CompiledBehaviourSet& set,
                           absl::string_view entries) {
   std::string out(kHeader, '\0');
-  out[0] = static_cast<char>(kVersion);
-  std::string tags;
-  PutTag(&tags, Fnv1a(set.name()));
-  PutTag(&tags, Fnv1a(set.revision()));
-  std::memcpy(&out[1], tags.data(), 4);
   out.append(entries.data(), entries.size());
-  const uint64_t check = Fnv1a(entries, Fnv1a(absl::string_view(out).substr(0, 5)));
-  out[5] = static_cast<char>(check & 0xff);
-  out[6] = static_cast<char>((check >> 8) & 0xff);
+  WriteHeader(*set.tree(), &out);
   return out;
+}
+
+uint16_t TreeStateTag(absl::string_view name_or_revision) {
+  return static_cast<uint16_t>(Fnv1a(name_or_revision));
 }
 
 TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
@@ -221,15 +254,13 @@ TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
   if (static_cast<uint8_t>(bytes[0]) != kVersion) {
     return fail(TreeReset::kVersion);
   }
-  if (GetTag(bytes, 1) != static_cast<uint16_t>(Fnv1a(set.name()))) {
+  if (GetTag(bytes, 1) != tree.name_tag) {
     return fail(TreeReset::kOtherSet);
   }
-  if (GetTag(bytes, 3) != static_cast<uint16_t>(Fnv1a(set.revision()))) {
+  if (GetTag(bytes, 3) != tree.revision_tag) {
     return fail(TreeReset::kOtherRevision);
   }
-  const uint64_t check =
-      Fnv1a(bytes.substr(kHeader), Fnv1a(bytes.substr(0, 5)));
-  if (GetTag(bytes, 5) != static_cast<uint16_t>(check)) {
+  if (GetTag(bytes, 5) != Check(bytes)) {
     return fail(TreeReset::kCorrupt);
   }
   Reader r(bytes.substr(kHeader));

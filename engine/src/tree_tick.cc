@@ -15,7 +15,7 @@ namespace {
 
 using S = NodeStatus;
 
-int PopCount(uint64_t m) { return __builtin_popcountll(m); }
+int PopCount(uint32_t m) { return __builtin_popcount(m); }
 
 class Ticker {
  public:
@@ -196,7 +196,7 @@ class Ticker {
     const int total = static_cast<int>(n.child_count);
     for (uint32_t i = 0; i < n.child_count; ++i) {
       NodeState& s = st_[id];
-      const uint64_t bit = 1ull << i;
+      const uint32_t bit = 1u << i;
       if ((s.mask_a | s.mask_b) & bit) continue;
       const S c = Tick(tree_.child(n, i), -1);
       if (c == S::kSuccess) st_[id].mask_a |= bit;
@@ -353,7 +353,9 @@ class Ticker {
       out_->path[slot].utility = static_cast<int32_t>(out_->utility.size() - 1);
       d = &out_->utility.back().decision;
     } else {
-      d = &scratch_;
+      // Kept per thread: a tick without a trace allocates nothing here.
+      thread_local Decision scratch;
+      d = &scratch;
     }
     // The agent fits the set (checked by TickTree), so it fits the choices.
     (void)Decide(*n.choices, in, trace_ ? level_ : ExplainLevel::kNone, d);
@@ -362,12 +364,12 @@ class Ticker {
 
   // The best eligible candidate not in `tried`: highest rank, then score,
   // then order. Returns its index into `d.candidates`, or -1.
-  static int NextBest(const Decision& d, uint64_t tried,
+  static int NextBest(const Decision& d, uint32_t tried,
                       const CompiledBehaviourSet& choices) {
     int best = -1;
     for (size_t i = 0; i < d.candidates.size(); ++i) {
       const CandidateTrace& c = d.candidates[i];
-      if (!c.eligible || (tried & (1ull << c.action))) continue;
+      if (!c.eligible || (tried & (1u << c.action))) continue;
       if (best < 0) {
         best = static_cast<int>(i);
         continue;
@@ -387,7 +389,7 @@ class Ticker {
     const CompiledNode& n = tree_.node(id);
     NodeState& s = st_[id];
     int child = -1, target = -1;
-    uint64_t tried = 0;
+    uint32_t tried = 0;
     if (s.running) {
       child = static_cast<int>(s.index);
       target = static_cast<int>(s.target) - 1;
@@ -420,7 +422,7 @@ class Ticker {
         Reset(id);
         return c;
       }
-      tried |= 1ull << child;
+      tried |= 1u << child;
       const Decision& d = Score(id, -1, -1, slot);
       const int next = NextBest(d, tried, *n.choices);
       if (next < 0) {
@@ -442,7 +444,6 @@ class Ticker {
   TreeTick* out_;
   std::vector<NodeState>& st_;
   std::vector<float> since_;
-  Decision scratch_;
 };
 
 }  // namespace
@@ -496,7 +497,7 @@ absl::Status TickTree(const CompiledBehaviourSet& set, const AgentInput& agent,
   out->reset = reset;
   Ticker ticker(set, agent, in, level, out, &states);
   out->status = ticker.Tick(0, -1);
-  out->state = EncodeTreeState(set, states);
+  EncodeTreeState(set, states, &out->state);
   return absl::OkStatus();
 }
 

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -27,10 +28,12 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "utilityd/client/client.h"
+#include "utilityd/client/tree_tracker.h"
 
 ABSL_FLAG(std::string, target, "localhost:50051", "utilityd to ask.");
 ABSL_FLAG(std::string, world, "all",
-          "villager, arena, forager, or all (villager and arena).");
+          "villager, arena, guard (a behaviour tree), forager, or all "
+          "(villager, arena and guard).");
 ABSL_FLAG(int, agents, 100, "Agents per world.");
 ABSL_FLAG(double, hz, 10, "Decisions per agent per second (world ticks).");
 ABSL_FLAG(absl::Duration, duration, absl::ZeroDuration(),
@@ -103,6 +106,13 @@ class World {
       a->set_expected_revision(schema_->revision());
       a->mutable_factors()->Resize(schema_->summary().factors_size(), 0.0f);
       Sense(i, a);
+      a->set_seed(tick * 1000003 + i);
+      if (tree_) {
+        // A tree agent's memory is its tree state, kept by the tracker.
+        a->set_game_time(now);
+        trees_.Prepare(a);
+        continue;
+      }
       const Memory& m = memory_[i];
       a->set_current_action(m.current_action);
       a->set_current_target(m.current_target);
@@ -113,7 +123,6 @@ class World {
               static_cast<float>(since);
         }
       }
-      a->set_seed(tick * 1000003 + i);
     }
   }
 
@@ -127,6 +136,16 @@ class World {
         continue;
       }
       Memory& m = memory_[i];
+      if (tree_) {
+        trees_.Update(d);
+        // A leaf switch: a leaf starts while another was running.
+        for (const v1::TreeLeaf& leaf : d.run_leaves()) {
+          if (leaf.started() && !m.current_action.empty()) ++m.switches;
+        }
+        m.current_action = d.action();
+        Act(i, d, dt);
+        continue;
+      }
       // Like a game server, keep running an action until its minimum time
       // is up (a cast or a recharge is not interrupted halfway); the
       // decision is then simply not taken up this tick.
@@ -169,6 +188,8 @@ class World {
   Rng rng_;
   std::vector<Memory> memory_;
   std::shared_ptr<const client::SetSchema> schema_;
+  bool tree_ = false;  // the set is a tree: leaves, not actions
+  client::TreeTracker trees_;
 };
 
 // Seed 003's villagers: needs rise; walking to a thing and using it
@@ -363,6 +384,93 @@ class ArenaWorld final : public World {
   int deaths_ = 0;
 };
 
+// Seed 001's guards, driven by guard_tree.yaml: the player wanders in and out
+// of sight; leaves take time (moving closes a few metres a second, a
+// fireball takes a second to cast and can miss), so the tree's state travels
+// from tick to tick and aborts interrupt running leaves.
+class GuardWorld final : public World {
+ public:
+  GuardWorld(int agents, uint64_t seed)
+      : World("guard_tree", agents, seed), g_(agents) {
+    tree_ = true;
+    for (Guard& g : g_) {
+      g = {Uniform(rng_, 5, 35), 100, 100, Uniform(rng_, 0, 1) < 0.5f, {}};
+    }
+  }
+
+  std::string Extra() const override {
+    return absl::StrFormat(" (leaf switches) kills=%d", kills_);
+  }
+
+ private:
+  struct Guard {
+    float distance, health, mana;
+    bool visible;
+    std::map<int32_t, double> running;  // leaf node -> seconds it has run
+  };
+
+  void Sense(int i, v1::AgentSnapshot* a) override {
+    const Guard& g = g_[i];
+    Set(a, "player_visible", g.visible ? 1 : 0);
+    Set(a, "player_distance", g.distance);
+    Set(a, "health", g.health);
+    Set(a, "mana", g.mana);
+    v1::TargetSnapshot* t = a->add_targets();
+    t->set_target_id("player");
+    t->add_factors(g.distance);
+    t->add_factors(player_health_);
+  }
+
+  void Act(int i, const v1::Decision& d, double dt) override {
+    Guard& g = g_[i];
+    const float s = static_cast<float>(dt);
+    for (const v1::TreeLeaf& leaf : d.halted_leaves()) g.running.erase(leaf.node());
+    for (const v1::TreeLeaf& leaf : d.run_leaves()) {
+      double& ran = g.running[leaf.node()];
+      if (leaf.started()) ran = 0;
+      ran += dt;
+      v1::NodeStatus outcome = v1::NODE_STATUS_RUNNING;
+      const std::string& act = leaf.action();
+      if (act == "patrol") {
+        g.distance = Clamp(g.distance + Uniform(rng_, -2, 3) * s, 2, 40);
+      } else if (act == "move_to_player") {
+        g.distance = std::max(2.0f, g.distance - 4 * s);
+        if (g.distance <= 6) outcome = v1::NODE_STATUS_SUCCESS;
+        if (Uniform(rng_, 0, 1) < 0.02f) outcome = v1::NODE_STATUS_FAILURE;
+      } else if (act == "fireball" && ran >= 1.0) {
+        g.mana -= 20;
+        const bool hit = Uniform(rng_, 0, 1) < 0.8f;
+        if (hit) player_health_ -= 10;
+        outcome = hit ? v1::NODE_STATUS_SUCCESS : v1::NODE_STATUS_FAILURE;
+      } else if (act == "staff_strike" && ran >= 0.5) {
+        player_health_ -= 4;
+        outcome = v1::NODE_STATUS_SUCCESS;
+      } else if (act == "drink_potion" && ran >= 1.0) {
+        g.health = std::min(100.0f, g.health + 40);
+        outcome = v1::NODE_STATUS_SUCCESS;
+      }
+      if (outcome != v1::NODE_STATUS_RUNNING) {
+        g.running.erase(leaf.node());
+        trees_.Report(d.agent_id(), leaf.node(), outcome);
+      }
+    }
+    // The world's turn: the player slips in and out of sight, hits back
+    // when close, and respawns when beaten; mana comes back slowly.
+    if (Uniform(rng_, 0, 1) < 0.1f * s) g.visible = !g.visible;
+    if (g.visible && g.distance < 4) g.health -= 5 * s;
+    g.mana = std::min(100.0f, g.mana + 4 * s);
+    if (g.health <= 0) g = {30, 100, 100, false, {}};
+    if (player_health_ <= 0) {
+      player_health_ = 100;
+      ++kills_;
+    }
+  }
+
+  std::vector<Guard> g_;
+  float player_health_ = 100;
+  int kills_ = 0;
+};
+
 // Seed 004's forager with noisy senses: the commitment experiment's world.
 class ForagerWorld final : public World {
  public:
@@ -444,12 +552,16 @@ int Run() {
   if (which == "arena" || which == "all") {
     worlds.push_back(std::make_unique<ArenaWorld>(agents, seed + 1));
   }
+  if (which == "guard" || which == "all") {
+    worlds.push_back(std::make_unique<GuardWorld>(agents, seed + 2));
+  }
   if (which == "forager") {
     worlds.push_back(std::make_unique<ForagerWorld>(
         agents, seed, static_cast<float>(absl::GetFlag(FLAGS_noise))));
   }
   if (worlds.empty()) {
-    std::fprintf(stderr, "--world: expected villager, arena, forager or all\n");
+    std::fprintf(stderr,
+                 "--world: expected villager, arena, guard, forager or all\n");
     return 2;
   }
   // Wait for the service, then learn each set's factor order once.

@@ -75,6 +75,10 @@ struct CompiledTree {
   std::vector<CurvePoint> curve_points;
   int leaf_count = 0;  // action leaves
   bool uses_time = false;  // holds a cooldown or timeout
+  // The state's header tags (tree_state.cc): hashes of the set's name and
+  // revision, computed once.
+  uint16_t name_tag = 0;
+  uint16_t revision_tag = 0;
 
   const CompiledNode& node(int id) const { return nodes[id]; }
   int child(const CompiledNode& n, int i) const {
@@ -155,12 +159,12 @@ struct TreeTick {
 // Per-node state, as the codec sees it (exposed for tests and the fuzzer).
 struct NodeState {
   bool running = false;
+  bool has_time = false;    // cooldown: ready at; timeout: started at
   uint32_t index = 0;       // sequence/fallback child; repeat/retry count;
                             // utility chosen child
   uint32_t target = 0;      // utility: chosen target + 1 (0: none)
-  uint64_t mask_a = 0;      // parallel: succeeded; utility: children tried
-  uint64_t mask_b = 0;      // parallel: failed
-  bool has_time = false;    // cooldown: ready at; timeout: started at
+  uint32_t mask_a = 0;      // parallel: succeeded; utility: children tried
+  uint32_t mask_b = 0;      // parallel: failed
   int64_t millis = 0;
 };
 
@@ -168,12 +172,18 @@ struct NodeState {
 // anything. Layout in docs/TREES.md.
 [[nodiscard]] std::string EncodeTreeState(const CompiledBehaviourSet& set,
                                           absl::Span<const NodeState> states);
+// The same into `out` (overwritten; its capacity is reused).
+void EncodeTreeState(const CompiledBehaviourSet& set,
+                     absl::Span<const NodeState> states, std::string* out);
 
 // Wraps encoded `entries` in the header (version, set and revision tags,
 // checksum) for `set`. What EncodeTreeState does last; the fuzzer uses it to
 // reach the entry decoder past the checksum.
 [[nodiscard]] std::string SealTreeState(const CompiledBehaviourSet& set,
                                         absl::string_view entries);
+
+// The 16-bit tag of a set's name or revision in the state's header.
+[[nodiscard]] uint16_t TreeStateTag(absl::string_view name_or_revision);
 
 // Decodes `bytes` into `states` (resized to the tree's node count). Returns
 // kNone on success (also for empty bytes), else why it cannot be used, with
