@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -322,7 +323,18 @@ class Reader {
       }
       case FieldDescriptor::CPPTYPE_STRING: {
         const std::string& v = node.Scalar();
-        if (f->type() == FieldDescriptor::TYPE_STRING && !IsValidUtf8(v)) {
+        if (f->type() == FieldDescriptor::TYPE_BYTES) {
+          // The JSON mapping writes bytes as base64, standard or URL-safe.
+          std::string bytes;
+          if (!absl::Base64Unescape(v, &bytes) &&
+              !absl::WebSafeBase64Unescape(v, &bytes)) {
+            Fail(node, path, "is not base64 (bytes are written in base64)");
+            return;
+          }
+          rep ? r->AddString(msg, f, bytes) : r->SetString(msg, f, bytes);
+          return;
+        }
+        if (!IsValidUtf8(v)) {
           Fail(node, path, "is not valid UTF-8");
           return;
         }

@@ -23,6 +23,7 @@ const state = {
   decision: null,    // last decision for the snapshot
   curves: {},        // "action/consideration" -> [[x, output], ...]
   editing: null,     // {action, consideration} being edited
+  tree: null,        // sets with a tree: {prev, time, outcomes} of this tick
   token: sessionStorage.getItem('utilityd-token') || '',
 };
 
@@ -102,6 +103,12 @@ function agentOf(snapshot, overrides = {}) {
   };
   if (snapshot.secondsSinceAction)
     agent.secondsSinceAction = snapshot.secondsSinceAction;
+  if (state.tree) {
+    agent.treeState = state.tree.prev;
+    agent.gameTime = state.tree.time;
+    agent.leafOutcomes = Object.entries(state.tree.outcomes).map(
+      ([leaf, status]) => ({ leaf: Number(leaf), status }));
+  }
   return agent;
 }
 
@@ -150,6 +157,9 @@ async function chooseSet(name, snapshot) {
   state.work = JSON.parse(JSON.stringify(got.behaviourSet));
   state.edited = false;
   state.editing = null;
+  $('editor').hidden = true;
+  state.tree = state.work.tree ? { prev: '', time: 0, outcomes: {} } : null;
+  $('tree-box').hidden = !state.tree;
   $('set').value = name;
   $('set-info').textContent =
     `revision ${got.summary.revision} · loaded ${new Date(got.summary.loadedAt).toLocaleString()}`;
@@ -221,6 +231,7 @@ async function rescore() {
     if (d.error && d.error.message) throw new Error(d.error.message);
     state.decision = d;
     showError(null);
+    if (state.tree) renderTree(d);
     renderActions();
     refreshSweep();
   } catch (e) { showError(e); }
@@ -265,6 +276,79 @@ async function refreshCurves() {
   } catch (e) { showError(e); }
   state.curves = curves;
   renderActions();
+}
+
+// ---- the tree view ----------------------------------------------------------------
+
+const NODE_KINDS = ['sequence', 'fallback', 'reactiveSequence', 'reactiveFallback',
+  'parallel', 'inverter', 'forceSuccess', 'forceFailure', 'repeat', 'retry',
+  'cooldown', 'timeout', 'condition', 'action', 'utility'];
+const STATUS = { NODE_STATUS_RUNNING: 'running', NODE_STATUS_SUCCESS: 'success',
+  NODE_STATUS_FAILURE: 'failure' };
+
+function nodeKind(n) { return NODE_KINDS.find((k) => n[k] !== undefined); }
+function nodeChildren(n) {
+  const body = n[nodeKind(n)];
+  if (!body || typeof body !== 'object') return [];
+  return body.children || (body.child ? [body.child] : []);
+}
+
+// The set's tree as nested lists, nodes numbered in pre-order as the server
+// numbers them, each with its status in this tick; the running path stands
+// out, and a utility node opens into its children's scores.
+function renderTree(d) {
+  const path = {};
+  for (const t of d.treePath || []) path[t.node || 0] = t;
+  let next = 0;
+  const draw = (n) => {
+    const id = next++;
+    const kind = nodeKind(n);
+    const t = path[id];
+    const status = t ? (STATUS[t.status] || 'idle') : 'idle';
+    const name = n.name || (kind === 'action' ? n.action : '');
+    let extra = '';
+    if (kind === 'condition' && t) extra = ` <span class="muted">${fmt(t.value || 0)}</span>`;
+    if (kind === 'utility' && t && t.utility) {
+      const rows = (t.utility.actions || []).map((a) =>
+        `<div class="choice${a.vetoed ? ' vetoed' : ''}" data-choice="${esc(a.action)}">
+          <span>${esc(a.targetId ? `${a.action} → ${a.targetId}` : a.action)}</span>
+          <div class="bar"><div style="width:${(100 * Math.min(1, a.score)).toFixed(1)}%"></div></div>
+          <span>${a.score.toFixed(3)}</span></div>`).join('');
+      extra += `<details open><summary class="muted">scores</summary>${rows}</details>`;
+    }
+    const kids = nodeChildren(n).map(draw).join('');
+    return `<li class="node st-${status}" data-node="${id}" data-kind="${esc(kind)}"
+      data-name="${esc(name)}"><span class="label">${esc(name || kind)}
+      <span class="kind">${esc(kind)}</span> · ${status}</span>${extra}
+      ${kids ? `<ul>${kids}</ul>` : ''}</li>`;
+  };
+  $('tree').innerHTML = `<ul>${draw(state.work.tree)}</ul>`;
+  const leaf = (l) => l.targetId ? `${l.action} → ${l.targetId}` : l.action;
+  const run = (d.runLeaves || []).map((l) => leaf(l) + (l.started ? ' (starts)' : ''));
+  const halted = (d.haltedLeaves || []).map(leaf);
+  $('tree-time').textContent = `game time ${fmt(state.tree.time)} s`;
+  $('tree-leaves').innerHTML = `run: <b id="tree-run">${esc(run.join(', ') || 'nothing')}</b>` +
+    ` · halted: <b id="tree-halted">${esc(halted.join(', ') || 'nothing')}</b>` +
+    ` · root ${esc(STATUS[d.treeStatus] || 'idle')}` +
+    (d.treeReset ? ` · state reset: ${esc(d.treeReset)}` : '');
+  $('tree-outcomes').innerHTML = (d.runLeaves || []).map((l) =>
+    `<label>${esc(leaf(l))} <select data-leaf="${l.node || 0}">
+      <option value="NODE_STATUS_RUNNING">running</option>
+      <option value="NODE_STATUS_SUCCESS">success</option>
+      <option value="NODE_STATUS_FAILURE">failure</option></select></label>`).join('');
+}
+
+// Moves on: this tick's answer becomes the state, the chosen outcomes go
+// with the next request, game time advances.
+function tickTree() {
+  const d = state.decision;
+  if (!state.tree || !d) return;
+  const outcomes = {};
+  for (const el of document.querySelectorAll('#tree-outcomes select')) {
+    if (el.value !== 'NODE_STATUS_RUNNING') outcomes[el.dataset.leaf] = el.value;
+  }
+  state.tree = { prev: d.treeState || '', time: state.tree.time + 0.5, outcomes };
+  rescore();
 }
 
 // ---- drawing ------------------------------------------------------------------
@@ -623,6 +707,7 @@ function wire() {
   $('scenario').addEventListener('change', (e) => {
     const s = (state.work.scenarios || [])[e.target.value];
     if (s) state.snapshot = scenarioSnapshot(s);
+    if (state.tree) state.tree = { prev: '', time: 0, outcomes: {} };
     renderInputs();
     rescore();
   });
@@ -672,6 +757,11 @@ function wire() {
     openPlot(con.dataset.key, c.raw, def);
   });
   $('modal').addEventListener('click', () => { $('modal').hidden = true; });
+  $('tree-tick').addEventListener('click', tickTree);
+  $('tree-restart').addEventListener('click', () => {
+    state.tree = { prev: '', time: 0, outcomes: {} };
+    rescore();
+  });
   $('revert').addEventListener('click', () => chooseSet(state.work.name, state.snapshot).catch(showError));
   $('export').addEventListener('click', exportYaml);
   $('sweep-factor').addEventListener('change', refreshSweep);

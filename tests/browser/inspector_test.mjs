@@ -201,6 +201,50 @@ try {
     assert.ok(await page.locator('#sweep svg path').count() >= 7);
   });
 
+  await check('a tree set shows its active path, and stepping changes it as the API says', async () => {
+    await page.selectOption('#set', 'guard_tree');
+    await page.waitForSelector('body[data-set="guard_tree"]');
+    await settled(page);
+    const running = () => page.locator('#tree .node.st-running[data-kind="action"]')
+      .evaluateAll((els) => els.map((e) => e.dataset.name));
+    // Tick 0 of the scenario: the player out of sight, the guard patrols.
+    let engine = await apiDecide(await pageAgent());
+    assert.deepEqual(await running(), engine.runLeaves.map((l) => l.action));
+    assert.deepEqual(await running(), ['patrol']);
+    assert.match(await page.locator('#tree .node[data-node="0"]').getAttribute('class'),
+      /st-running/, 'the root is on the active path');
+    // Tick, then the player comes into sight: the combat branch aborts the
+    // patrol and the guard moves in.
+    await page.click('#tree-tick');
+    await settled(page);
+    await page.locator('input[data-factor="player_visible"]').fill('1');
+    await page.waitForFunction(() =>
+      document.getElementById('tree-halted')?.textContent === 'patrol');
+    await settled(page);
+    engine = await apiDecide(await pageAgent());
+    assert.deepEqual(await running(), engine.runLeaves.map((l) => l.action));
+    assert.deepEqual(await running(), ['move_to_player']);
+    assert.deepEqual(engine.haltedLeaves.map((l) => l.action), ['patrol']);
+    // Closer: the reach condition holds; the utility node chooses an attack
+    // on the player and shows its children's scores.
+    await page.click('#tree-tick');
+    await settled(page);
+    await page.locator('input[data-factor="player_distance"]').fill('8');
+    await page.waitForFunction(() =>
+      document.querySelector('#tree .node[data-kind="utility"].st-running'));
+    await settled(page);
+    engine = await apiDecide(await pageAgent());
+    assert.deepEqual(await running(), engine.runLeaves.map((l) => l.action));
+    assert.equal(await page.locator('#tree-run').textContent(),
+      engine.runLeaves.map((l) => `${l.action} → ${l.targetId} (starts)`).join(', '));
+    assert.ok(await page.locator('#tree .choice').count() >= 3);
+    await page.screenshot({ path: path.join(outDir, 'inspector-tree.png') });
+    assert.deepEqual(problems, []);
+    await page.selectOption('#set', 'arena_mage');  // for the feed's set filter
+    await page.waitForSelector('body[data-set="arena_mage"]');
+    await settled(page);
+  });
+
   await check('the live feed shows decisions sent by a gRPC client', async () => {
     execFileSync(utilityctl, ['decide', '--target', `127.0.0.1:${grpc}`,
       '--input', path.join(sourceDir, 'examples/requests/arena_decide.json')]);

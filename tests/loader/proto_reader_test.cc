@@ -98,6 +98,12 @@ TEST(ProtoReaderTest, RoundTripsWhatProtobufsJsonPrinterWrites) {
   t->set_target_id("g1");
   (*t->mutable_named_factors())["distance"] = 4;
   a->set_seed(99);
+  // Bytes travel as base64 (a tree state: not UTF-8, '+' and '/' in it).
+  a->set_tree_state(std::string("\x01\x9f\x85\xcc\xff\x00\xfe\xfb", 8));
+  a->set_game_time(12.5);
+  v1::LeafOutcome* o = a->add_leaf_outcomes();
+  o->set_leaf(7);
+  o->set_status(v1::NODE_STATUS_SUCCESS);
   for (bool snake : {false, true}) {
     google::protobuf::util::JsonPrintOptions options;
     options.preserve_proto_field_names = snake;
@@ -113,6 +119,20 @@ TEST(ProtoReaderTest, RoundTripsWhatProtobufsJsonPrinterWrites) {
         google::protobuf::util::MessageDifferencer::Equals(original, parsed))
         << json;
   }
+}
+
+TEST(ProtoReaderTest, ReadsBytesAsStandardOrUrlSafeBase64) {
+  v1::AgentSnapshot a;
+  std::vector<ReadIssue> issues;
+  ASSERT_TRUE(ReadMessage("tree_state: \"AZ+F/w==\"", "b", &a, &issues))
+      << JoinIssues(issues);
+  EXPECT_EQ(a.tree_state(), std::string("\x01\x9f\x85\xff", 4));
+  ASSERT_TRUE(ReadMessage("tree_state: AZ-F_w", "b", &a, &issues))
+      << JoinIssues(issues);
+  EXPECT_EQ(a.tree_state(), std::string("\x01\x9f\x85\xff", 4));
+  EXPECT_FALSE(ReadMessage("tree_state: \"not base64!\"", "b", &a, &issues));
+  EXPECT_THAT(issues.back().path, "tree_state");
+  EXPECT_THAT(issues.back().message, HasSubstr("base64"));
 }
 
 TEST(ProtoReaderTest, ReadsTimestampsInTheirJsonForm) {
