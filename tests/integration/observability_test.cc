@@ -158,6 +158,56 @@ TEST_F(ObservabilityTest, MetricsCountRealTraffic) {
   EXPECT_THAT(m, ContainsRegex("process_resident_memory_bytes [1-9]"));
 }
 
+// Tree metrics count exactly: three ticks of one guard (patrol; the player
+// seen: patrol halted, the approach starts; the approach continues), and a
+// state from another set, which restarts the tree.
+TEST_F(ObservabilityTest, TreeMetricsCountTicksLeavesHaltsAndResets) {
+  auto guard = [](float visible, const std::string& state, double t) {
+    v1::AgentSnapshot a;
+    a.set_agent_id("guard-1");
+    a.set_behaviour_set("guard_tree");
+    (*a.mutable_named_factors())["player_visible"] = visible;
+    (*a.mutable_named_factors())["player_distance"] = 30;
+    (*a.mutable_named_factors())["health"] = 90;
+    (*a.mutable_named_factors())["mana"] = 80;
+    a.set_tree_state(state);
+    a.set_game_time(t);
+    return a;
+  };
+  std::string state;
+  const float visible[] = {0, 1, 1};
+  for (int k = 0; k < 3; ++k) {
+    v1::DecideRequest request;
+    *request.add_agents() = guard(visible[k], state, 0.5 * k);
+    grpc::ClientContext context;
+    v1::DecideResponse response;
+    ASSERT_TRUE(stub_->Decide(&context, request, &response).ok());
+    state = response.decisions(0).tree_state();
+  }
+  v1::DecideRequest request;
+  *request.add_agents() = guard(1, std::string("\x01\x00\x00\x00\x00\x00\x00\x00", 8), 2);
+  grpc::ClientContext context;
+  v1::DecideResponse response;
+  ASSERT_TRUE(stub_->Decide(&context, request, &response).ok());
+  EXPECT_EQ(response.decisions(0).tree_reset(), "other_set");
+
+  const std::string m = Get("/metrics");
+  const std::string set = "behaviour_set=\"guard_tree\"";
+  EXPECT_THAT(m, HasSubstr("utilityd_tree_ticks_total{" + set +
+                           ",status=\"running\"} 4\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_tree_leaves_started_total{" + set +
+                           ",leaf=\"patrol\"} 1\n"));
+  // Started on the second tick and again after the reset.
+  EXPECT_THAT(m, HasSubstr("utilityd_tree_leaves_started_total{" + set +
+                           ",leaf=\"move_to_player\"} 2\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_tree_leaves_halted_total{" + set +
+                           ",leaf=\"patrol\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_tree_state_resets_total{" + set +
+                           ",reason=\"other_set\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_decisions_total{" + set +
+                           ",action=\"move_to_player\"} 3\n"));
+}
+
 TEST_F(ObservabilityTest, PromtoolLintsALiveScrapeClean) {
   Traffic();
   testing::TempDir dir("utilityd_scrape");
