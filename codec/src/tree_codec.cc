@@ -195,7 +195,7 @@ void WriteTick(const loader::LoadedSet& loaded,
     const e::TreeLeaf& first = tick.run.front();
     out->set_action(set.actions()[first.action].name);
     out->set_action_index(first.action);
-    if (first.target >= 0) {
+    if (first.target >= 0 && first.target < snapshot.targets_size()) {
       out->set_target_id(snapshot.targets(first.target).target_id());
     }
   }

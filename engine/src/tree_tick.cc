@@ -334,7 +334,7 @@ class Ticker {
     const CompiledNode& n = tree_.node(id);
     AgentInput in = agent_;
     in.current_action = current;
-    in.current_target = current < 0 ? -1 : current_target;
+    in.current_target = current < 0 ? kAnyTarget : current_target;
     if (!agent_.seconds_since_action.empty()) {
       since_.clear();
       for (int32_t a : n.choice_actions) {
@@ -393,10 +393,18 @@ class Ticker {
     if (s.running) {
       child = static_cast<int>(s.index);
       target = static_cast<int>(s.target) - 1;
+      // Targets are matched by position: one past the end of this tick's
+      // targets has gone (the leaf continues without a target id).
+      if (target >= static_cast<int>(agent_.targets.size())) target = kTargetGone;
       tried = s.mask_a;
       if (n.rescore == Rescore::kEveryTick) {
         const Decision& d = Score(id, child, target, slot);
-        if (d.action >= 0 && (d.action != child || d.target != target)) {
+        if (d.action < 0) {  // nothing is worth running now, not even this
+          Halt(tree_.child(n, child));
+          Reset(id);
+          return S::kFailure;
+        }
+        if (d.action != child || d.target != target) {
           Halt(tree_.child(n, child));
           child = d.action;
           target = d.target;
@@ -414,7 +422,7 @@ class Ticker {
         NodeState& now = st_[id];
         now.running = true;
         now.index = static_cast<uint32_t>(child);
-        now.target = static_cast<uint32_t>(target + 1);
+        now.target = static_cast<uint32_t>(std::max(target, -1) + 1);
         now.mask_a = tried;
         return c;
       }

@@ -215,7 +215,11 @@ class Utility : public Node {
     if (running_) {
       if (def_->rescore == Rescore::kEveryTick) {
         const Decision& d = Score(w, child_, target_);
-        if (d.action >= 0 && (d.action != child_ || d.target != target_)) {
+        if (d.action < 0) {
+          children_[child_]->Halt(w);
+          return S::kFailure;
+        }
+        if (d.action != child_ || d.target != target_) {
           children_[child_]->Halt(w);
           child_ = d.action;
           target_ = d.target;

@@ -362,6 +362,12 @@ INSTANTIATE_TEST_SUITE_P(
               {"b=0.5 c=0.55", "", "by_b", "", S::kRunning},  // commitment
               {"b=0.1 c=0.9", "", "by_c+", "by_b", S::kRunning}},
              "selection: {commitment_bonus: 0.2}\n"},
+        Case{"utility_every_tick_nothing_eligible_halts_and_fails",
+             R"(
+  utility: {rescore: every_tick, children: [{action: by_b}, {action: by_c}]}
+)",
+             {{"b=0.8 c=0.2", "", "by_b+", "", S::kRunning},
+              {"b=0 c=0", "", "", "by_b", S::kFailure}}},
         Case{"utility_next_best_after_failure",
              R"(
   utility: {on_failure: next_best, children: [{action: by_b}, {action: by_c}]}
@@ -389,6 +395,14 @@ INSTANTIATE_TEST_SUITE_P(
 )",
              {{"", "", "hit@1+", "", S::kRunning, 0, "0.2 0.9 0.5"},
               {"", "", "hit@1", "", S::kRunning, 0, "0.2 0.9 0.5"}}},
+        // Targets are matched by position: one that is gone ends the
+        // running leaf's target; every_tick then picks among those left.
+        Case{"utility_target_gone",
+             R"(
+  utility: {rescore: every_tick, children: [{action: hit}]}
+)",
+             {{"", "", "hit@1+", "", S::kRunning, 0, "0.2 0.9"},
+              {"", "", "hit@0+", "hit", S::kRunning, 0, "0.2"}}},
         Case{"utility_subtree_children",
              R"(
   utility:

@@ -226,6 +226,21 @@ class TreeOverTheWireTest(unittest.TestCase):
         self.assertEqual(r.decisions[3].action, "eat")
         self.assertEqual(r.decisions[3].tree_status, bs.NODE_STATUS_UNSPECIFIED)
 
+    def test_a_target_that_leaves_mid_attack(self):
+        game = Game()
+        game.tick, game.distance = 10, 8.0  # in sight, in range: attack
+        first = self.b.stub.Decide(pb.DecideRequest(agents=[game.snapshot()]))
+        attack = first.decisions[0].run_leaves[0]
+        self.assertEqual(attack.target_id, "player")
+        later = game.snapshot()
+        later.tree_state = first.decisions[0].tree_state
+        del later.targets[:]  # the player is gone from the target list
+        d = self.b.stub.Decide(pb.DecideRequest(agents=[later])).decisions[0]
+        self.assertFalse(d.HasField("error"), d.error)
+        self.assertEqual(d.tree_reset, "")
+        self.assertEqual([l.node for l in d.halted_leaves], [attack.node],
+                         "the attack on a target that left is stopped")
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v"])

@@ -102,7 +102,10 @@ struct TreeInput {
 struct TreeLeaf {
   int32_t node = -1;
   int32_t action = -1;  // index into the set's actions
-  int32_t target = -1;  // index into the agent's targets, or -1
+  // Index into the agent's targets; -1 for none; kTargetGone when a running
+  // leaf's target is past the end of this tick's targets (targets are
+  // matched by position: keep their order while a per-target leaf runs).
+  int32_t target = -1;
   bool started = false;  // run: starts now (else it continues)
 };
 
