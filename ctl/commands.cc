@@ -694,6 +694,17 @@ std::string FormatLogEntry(const v1::DecisionLogEntry& e) {
   if (!e.explanation().summary().empty()) {
     absl::StrAppend(&line, "\n    ", e.explanation().summary());
   }
+  if (e.tree_status() != v1::NODE_STATUS_UNSPECIFIED) {
+    absl::StrAppend(&line, absl::StrFormat("\n    t=%g run ", e.game_time()),
+                    Leaves(e.run_leaves(), true));
+    if (!e.halted_leaves().empty()) {
+      absl::StrAppend(&line, "; halt ", Leaves(e.halted_leaves(), false));
+    }
+    absl::StrAppend(&line, "; root ", StatusName(e.tree_status()));
+    if (!e.tree_reset().empty()) {
+      absl::StrAppend(&line, "; state reset: ", e.tree_reset());
+    }
+  }
   return line;
 }
 
@@ -725,7 +736,10 @@ int Log(const Parsed& p, std::ostream& out, std::ostream& err) {
       ++bad;
       continue;
     }
-    if (sampled_only && !e.has_explanation()) continue;
+    if (sampled_only && !e.has_explanation() &&
+        e.tree_status() == v1::NODE_STATUS_UNSPECIFIED) {
+      continue;
+    }
     out << FormatLogEntry(e) << "\n";
   }
   return bad == 0 ? kOk : kInvalid;

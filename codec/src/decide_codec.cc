@@ -384,7 +384,9 @@ void TickOne(const loader::LoadedSet& set, int i,
   }
   if (!s.ok()) return FailAgent(i, agent, &set, s, out, observer);
   WriteTick(set, agent, scratch.tick, request.explain(), out);
-  if (observer != nullptr) observer->OnTicked(set, agent, scratch.tick, out);
+  if (observer != nullptr) {
+    observer->OnTicked(set, agent, input, scratch.tick, out);
+  }
 }
 
 // Finds agent i's set and resolves its snapshot into work.inputs[i]; a

@@ -57,6 +57,16 @@ v1::DecisionLogEntry MakeDecisionLogEntry(const loader::LoadedSet& set,
   e.set_score(decision.score());
   e.set_switched(decision.switched());
   e.set_runner_up_score(runner_up_score);
+  if (set.compiled.tree() != nullptr) {
+    // A tick: its leaves, not a flat breakdown (which would score the
+    // set's actions as if there were no tree).
+    e.set_game_time(agent.game_time());
+    *e.mutable_run_leaves() = decision.run_leaves();
+    *e.mutable_halted_leaves() = decision.halted_leaves();
+    e.set_tree_status(decision.tree_status());
+    e.set_tree_reset(decision.tree_reset());
+    return e;
+  }
   if (!explain) return e;
   if (!decision.explanation().actions().empty()) {
     *e.mutable_explanation() = decision.explanation();

@@ -71,12 +71,17 @@ class BatchRecorder final : public codec::BatchObserver {
                                  agents_with_invalid_input);
   }
 
-  void OnTicked(const loader::LoadedSet& set, const v1::AgentSnapshot&,
-                const engine::TreeTick& tick, v1::Decision* out) override {
+  void OnTicked(const loader::LoadedSet& set, const v1::AgentSnapshot& agent,
+                const engine::AgentInput& input, const engine::TreeTick& tick,
+                v1::Decision* out) override {
     const uint64_t id =
         engine::SplitMix64::Mix(service_->id_base_ + next_id_++);
     out->set_decision_id(HexId(id).data(), 16);
     ServiceMetrics::RecordTick(Metrics(set), tick);
+    // The feed and the log take the tick as written (its first leaf as the
+    // action); reading the feed re-ticks the snapshot, state included.
+    Record(set, agent, input,
+           engine::BatchDecision{.action = out->action_index()}, *out, id);
   }
 
   void OnFailed(const loader::LoadedSet* set, const v1::AgentSnapshot&,

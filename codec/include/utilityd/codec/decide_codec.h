@@ -128,6 +128,7 @@ class BatchObserver {
   // An agent of a set with a tree was ticked; `out` is already written.
   virtual void OnTicked(const loader::LoadedSet& set,
                         const v1::AgentSnapshot& agent,
+                        const engine::AgentInput& input,
                         const engine::TreeTick& tick, v1::Decision* out) = 0;
 };
 
