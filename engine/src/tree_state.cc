@@ -36,12 +36,19 @@ uint64_t Fnv1a(absl::string_view bytes, uint64_t h = 0xcbf29ce484222325ull) {
 uint16_t Check(absl::string_view state) {
   uint64_t h = state.size();
   auto mix = [&h](absl::string_view part) {
-    for (size_t at = 0; at < part.size(); at += 8) {
+    const auto* p = reinterpret_cast<const uint8_t*>(part.data());
+    size_t at = 0;
+    for (; at + 8 <= part.size(); at += 8) {  // whole chunks: one load each
       uint64_t chunk = 0;
-      const size_t n = std::min<size_t>(8, part.size() - at);
-      for (size_t k = 0; k < n; ++k) {
-        chunk |= static_cast<uint64_t>(static_cast<uint8_t>(part[at + k]))
-                 << (8 * k);
+      for (size_t k = 0; k < 8; ++k) {
+        chunk |= static_cast<uint64_t>(p[at + k]) << (8 * k);
+      }
+      h = SplitMix64::Mix(h ^ chunk) + 0x9E3779B97F4A7C15ull;
+    }
+    if (at < part.size()) {
+      uint64_t chunk = 0;
+      for (size_t k = 0; at + k < part.size(); ++k) {
+        chunk |= static_cast<uint64_t>(p[at + k]) << (8 * k);
       }
       h = SplitMix64::Mix(h ^ chunk) + 0x9E3779B97F4A7C15ull;
     }
