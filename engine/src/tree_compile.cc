@@ -85,24 +85,31 @@ SetDefinition ChoiceSet(const SetDefinition& def,
     choice.name = ChoiceName(child);
     sub.actions.push_back(std::move(choice));
   }
+  // Whether `key` names one of the choices, or one of their considerations
+  // ("consideration" or "action.consideration").
+  auto names_action = [&sub](const std::string& key) {
+    return std::any_of(sub.actions.begin(), sub.actions.end(),
+                       [&](const ActionDefinition& a) { return a.name == key; });
+  };
+  auto names_consideration = [&sub](const std::string& key) {
+    return std::any_of(
+        sub.actions.begin(), sub.actions.end(), [&](const ActionDefinition& a) {
+          return std::any_of(
+              a.considerations.begin(), a.considerations.end(),
+              [&](const ConsiderationDefinition& c) {
+                return key == c.name || key == absl::StrCat(a.name, ".", c.name);
+              });
+        });
+  };
   for (const PersonalityDefinition& p : def.personalities) {
     PersonalityDefinition q{.name = p.name, .description = p.description};
-    for (const auto& [key, w] : p.action_weights) {
-      if (std::any_of(sub.actions.begin(), sub.actions.end(),
-                      [&](const ActionDefinition& a) { return a.name == key; })) {
-        q.action_weights.emplace_back(key, w);
-      }
+    for (const auto& entry : p.action_weights) {
+      if (names_action(entry.first)) q.action_weights.push_back(entry);
     }
-    for (const auto& [key, w] : p.consideration_weights) {
-      const bool used = std::any_of(
-          sub.actions.begin(), sub.actions.end(), [&](const ActionDefinition& a) {
-            return std::any_of(
-                a.considerations.begin(), a.considerations.end(),
-                [&](const ConsiderationDefinition& c) {
-                  return key == c.name || key == absl::StrCat(a.name, ".", c.name);
-                });
-          });
-      if (used) q.consideration_weights.emplace_back(key, w);
+    for (const auto& entry : p.consideration_weights) {
+      if (names_consideration(entry.first)) {
+        q.consideration_weights.push_back(entry);
+      }
     }
     sub.personalities.push_back(std::move(q));
   }

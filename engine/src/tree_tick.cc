@@ -22,8 +22,7 @@ class Ticker {
   Ticker(const CompiledBehaviourSet& set, const AgentInput& agent,
          const TreeInput& in, ExplainLevel level, TreeTick* out,
          std::vector<NodeState>* states)
-      : set_(set),
-        tree_(*set.tree()),
+      : tree_(*set.tree()),
         agent_(agent),
         in_(in),
         now_(static_cast<int64_t>(std::llround(in.game_time * 1000.0))),
@@ -442,7 +441,6 @@ class Ticker {
     }
   }
 
-  const CompiledBehaviourSet& set_;
   const CompiledTree& tree_;
   const AgentInput& agent_;
   const TreeInput& in_;
