@@ -327,10 +327,14 @@ int Validate(const Parsed& p, std::ostream& out, std::ostream& err) {
 
 std::string StatusName(v1::NodeStatus s) {
   switch (s) {
-    case v1::NODE_STATUS_RUNNING: return "running";
-    case v1::NODE_STATUS_SUCCESS: return "success";
-    case v1::NODE_STATUS_FAILURE: return "failure";
-    default: return "idle";
+    case v1::NODE_STATUS_RUNNING:
+      return "running";
+    case v1::NODE_STATUS_SUCCESS:
+      return "success";
+    case v1::NODE_STATUS_FAILURE:
+      return "failure";
+    default:
+      return "idle";
   }
 }
 
@@ -455,7 +459,8 @@ void PrintTable(const v1::DecideRequest& req, const v1::DecideResponse& resp,
 }
 
 // Reads --explain into the request; false (with a message) when invalid.
-bool SetExplain(const Parsed& p, v1::DecideRequest* request, std::ostream& err) {
+bool SetExplain(const Parsed& p, v1::DecideRequest* request,
+                std::ostream& err) {
   if (!p.has("explain")) return true;
   const std::string level = p.get("explain");
   if (level == "none") {
@@ -504,7 +509,8 @@ int DecideTreeScenarios(const Parsed& p, Source& source,
         return Failed(s, err);
       }
       v1::DecideRequest request;
-      request.set_explain(format == "table" ? v1::EXPLAIN_TOP : v1::EXPLAIN_NONE);
+      request.set_explain(format == "table" ? v1::EXPLAIN_TOP
+                                            : v1::EXPLAIN_NONE);
       if (!SetExplain(p, &request, err)) return kUsage;
       *request.add_agents() = agent;
       absl::StatusOr<v1::DecideResponse> response = source.Decide(request);

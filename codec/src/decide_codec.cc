@@ -306,7 +306,8 @@ void WriteDecision(const loader::LoadedSet& loaded,
   WriteDecision(loaded, snapshot, static_cast<const e::BatchDecision&>(d),
                 explain, out);
   if (ToExplainLevel(explain) != e::ExplainLevel::kFull) return;
-  WriteFullExplanation(loaded.compiled, snapshot, d, out->mutable_explanation());
+  WriteFullExplanation(loaded.compiled, snapshot, d,
+                       out->mutable_explanation());
 }
 
 void WriteExplanation(const e::CompiledBehaviourSet& set,
@@ -315,7 +316,8 @@ void WriteExplanation(const e::CompiledBehaviourSet& set,
   const e::ExplainLevel level = ToExplainLevel(explain);
   if (level == e::ExplainLevel::kNone) return;
   WriteTopExplanation(set, snapshot, d, out);
-  if (level == e::ExplainLevel::kFull) WriteFullExplanation(set, snapshot, d, out);
+  if (level == e::ExplainLevel::kFull)
+    WriteFullExplanation(set, snapshot, d, out);
 }
 
 void ToError(const absl::Status& status, v1::Error* out) {
@@ -426,8 +428,8 @@ void ResolveOne(const loader::Catalog& catalog,
     return fail(s);
   }
   if (set->compiled.tree() != nullptr) {
-    return TickOne(*set, i, request, work.scratch[i], work.inputs[i],
-                   response, observer);
+    return TickOne(*set, i, request, work.scratch[i], work.inputs[i], response,
+                   observer);
   }
   work.sets[i] = set;
 }

@@ -14,18 +14,25 @@ namespace {
 
 v1::NodeStatus ToProto(e::NodeStatus s) {
   switch (s) {
-    case e::NodeStatus::kRunning: return v1::NODE_STATUS_RUNNING;
-    case e::NodeStatus::kSuccess: return v1::NODE_STATUS_SUCCESS;
-    case e::NodeStatus::kFailure: return v1::NODE_STATUS_FAILURE;
-    default: return v1::NODE_STATUS_UNSPECIFIED;
+    case e::NodeStatus::kRunning:
+      return v1::NODE_STATUS_RUNNING;
+    case e::NodeStatus::kSuccess:
+      return v1::NODE_STATUS_SUCCESS;
+    case e::NodeStatus::kFailure:
+      return v1::NODE_STATUS_FAILURE;
+    default:
+      return v1::NODE_STATUS_UNSPECIFIED;
   }
 }
 
 e::NodeStatus FromProto(v1::NodeStatus s) {
   switch (s) {
-    case v1::NODE_STATUS_SUCCESS: return e::NodeStatus::kSuccess;
-    case v1::NODE_STATUS_FAILURE: return e::NodeStatus::kFailure;
-    default: return e::NodeStatus::kRunning;
+    case v1::NODE_STATUS_SUCCESS:
+      return e::NodeStatus::kSuccess;
+    case v1::NODE_STATUS_FAILURE:
+      return e::NodeStatus::kFailure;
+    default:
+      return e::NodeStatus::kRunning;
   }
 }
 
@@ -71,8 +78,9 @@ std::vector<std::string> StepScenario(const loader::LoadedSet& loaded,
   std::string state;
   for (int k = 0; k < scenario.ticks_size(); ++k) {
     const v1::TreeStep& step = scenario.ticks(k);
-    const std::string at = absl::StrCat(loaded.source, ": scenario \"",
-                                        scenario.name(), "\": ticks[", k, "]: ");
+    const std::string at =
+        absl::StrCat(loaded.source, ": scenario \"", scenario.name(),
+                     "\": ticks[", k, "]: ");
     if (absl::Status s = ApplyTreeStep(loaded, step, state, &snapshot);
         !s.ok()) {
       problems.push_back(absl::StrCat(at, s.message()));
@@ -94,8 +102,8 @@ std::vector<std::string> StepScenario(const loader::LoadedSet& loaded,
     const std::vector<std::string> halted = LeafNames(set, tick.halted);
     const std::vector<std::string> want_run(step.expected_run().begin(),
                                             step.expected_run().end());
-    const std::vector<std::string> want_halted(
-        step.expected_halted().begin(), step.expected_halted().end());
+    const std::vector<std::string> want_halted(step.expected_halted().begin(),
+                                               step.expected_halted().end());
     auto list = [](const std::vector<std::string>& v) {
       return v.empty() ? std::string("nothing") : absl::StrJoin(v, ", ");
     };
@@ -109,10 +117,10 @@ std::vector<std::string> StepScenario(const loader::LoadedSet& loaded,
     }
     if (step.expected_status() != v1::NODE_STATUS_UNSPECIFIED &&
         ToProto(tick.status) != step.expected_status()) {
-      problems.push_back(absl::StrCat(
-          at, "expected the root to be ",
-          e::NodeStatusName(FromProto(step.expected_status())), ", got ",
-          e::NodeStatusName(tick.status)));
+      problems.push_back(
+          absl::StrCat(at, "expected the root to be ",
+                       e::NodeStatusName(FromProto(step.expected_status())),
+                       ", got ", e::NodeStatusName(tick.status)));
     }
     state = tick.state;
   }
@@ -137,8 +145,8 @@ absl::Status ApplyTreeStep(const loader::LoadedSet& loaded,
           absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange,
           "outcomes",
           leaf == -1 ? absl::StrCat("no action leaf is called \"", name, "\"")
-                     : absl::StrCat("several action leaves are called \"",
-                                    name, "\" (label them with `name`)"));
+                     : absl::StrCat("several action leaves are called \"", name,
+                                    "\" (label them with `name`)"));
     }
     v1::LeafOutcome* o = snapshot->add_leaf_outcomes();
     o->set_leaf(leaf);
@@ -175,7 +183,8 @@ absl::Status ResolveTree(const loader::LoadedSet& loaded,
                            e::ErrorReason::kOutOfRange, at + ".status",
                            "is required: running, success or failure");
     }
-    scratch->outcomes.push_back({.leaf = o.leaf(), .status = FromProto(o.status())});
+    scratch->outcomes.push_back(
+        {.leaf = o.leaf(), .status = FromProto(o.status())});
   }
   in->game_time = snapshot.game_time();
   in->state = snapshot.tree_state();
@@ -214,7 +223,8 @@ void WriteTick(const loader::LoadedSet& loaded,
     v1::TreeNodeTrace* p = out->add_tree_path();
     p->set_node(t.node);
     p->set_kind(e::NodeKindName(n.kind));
-    p->set_name(n.kind == e::NodeKind::kAction ? LeafName(set, t.node) : n.name);
+    p->set_name(n.kind == e::NodeKind::kAction ? LeafName(set, t.node)
+                                               : n.name);
     p->set_status(ToProto(t.status));
     if (n.kind == e::NodeKind::kCondition) p->set_value(t.value);
     if (t.utility >= 0) {

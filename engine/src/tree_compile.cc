@@ -36,7 +36,8 @@ bool IsDecorator(NodeKind k) {
 // "tree.fallback.children[1]", "tree.inverter.child".
 std::string ChildPath(const std::string& at, const TreeNodeDefinition& n,
                       size_t i) {
-  if (IsDecorator(n.kind)) return absl::StrCat(at, ".", NodeKindName(n.kind), ".child");
+  if (IsDecorator(n.kind))
+    return absl::StrCat(at, ".", NodeKindName(n.kind), ".child");
   return absl::StrCat(at, ".", NodeKindName(n.kind), ".children[", i, "]");
 }
 
@@ -88,17 +89,18 @@ SetDefinition ChoiceSet(const SetDefinition& def,
   // Whether `key` names one of the choices, or one of their considerations
   // ("consideration" or "action.consideration").
   auto names_action = [&sub](const std::string& key) {
-    return std::any_of(sub.actions.begin(), sub.actions.end(),
-                       [&](const ActionDefinition& a) { return a.name == key; });
+    return std::any_of(
+        sub.actions.begin(), sub.actions.end(),
+        [&](const ActionDefinition& a) { return a.name == key; });
   };
   auto names_consideration = [&sub](const std::string& key) {
     return std::any_of(
         sub.actions.begin(), sub.actions.end(), [&](const ActionDefinition& a) {
-          return std::any_of(
-              a.considerations.begin(), a.considerations.end(),
-              [&](const ConsiderationDefinition& c) {
-                return key == c.name || key == absl::StrCat(a.name, ".", c.name);
-              });
+          return std::any_of(a.considerations.begin(), a.considerations.end(),
+                             [&](const ConsiderationDefinition& c) {
+                               return key == c.name ||
+                                      key == absl::StrCat(a.name, ".", c.name);
+                             });
         });
   };
   for (const PersonalityDefinition& p : def.personalities) {
@@ -162,7 +164,8 @@ class TreeChecker {
         if (!std::isfinite(n.seconds) || n.seconds <= 0 || n.seconds > 1e9) {
           Add(kind + ".seconds",
               absl::StrCat("must be a number of seconds above 0 (at most "
-                           "1e9), got ", n.seconds));
+                           "1e9), got ",
+                           n.seconds));
         }
         break;
       case NodeKind::kCondition:
@@ -184,11 +187,13 @@ class TreeChecker {
 
  private:
   static bool IsName(const std::string& s) {
-    if (s.empty() || s.size() > 128 || !std::isalpha(static_cast<unsigned char>(s[0]))) {
+    if (s.empty() || s.size() > 128 ||
+        !std::isalpha(static_cast<unsigned char>(s[0]))) {
       return false;
     }
     return std::all_of(s.begin(), s.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+             c == '-';
     });
   }
 
@@ -269,9 +274,9 @@ class TreeChecker {
   void Utility(const TreeNodeDefinition& n, const std::string& at) {
     const std::string kind = at + ".utility";
     if (n.children.size() > static_cast<size_t>(kMaxUtilityChildren)) {
-      Add(kind + ".children", absl::StrCat("at most ", kMaxUtilityChildren,
-                                           " children, got ",
-                                           n.children.size()));
+      Add(kind + ".children",
+          absl::StrCat("at most ", kMaxUtilityChildren, " children, got ",
+                       n.children.size()));
       return;
     }
     absl::flat_hash_set<std::string> seen;
@@ -310,8 +315,8 @@ class TreeChecker {
       for (size_t i = 0; i < n.children.size(); ++i) {
         const std::string prefix = absl::StrCat("actions[", i, "]");
         const TreeNodeDefinition& child = n.children[i];
-        const bool own = child.kind != NodeKind::kAction ||
-                         !child.considerations.empty();
+        const bool own =
+            child.kind != NodeKind::kAction || !child.considerations.empty();
         if (!own || !absl::StartsWith(issue.path, prefix + ".")) {
           continue;
         }
@@ -378,8 +383,8 @@ class TreeCompiler {
                               : -1);
       }
       CompiledNode& c = tree_->nodes[id];
-      c.choices = std::make_shared<const CompiledBehaviourSet>(
-          *std::move(choices));
+      c.choices =
+          std::make_shared<const CompiledBehaviourSet>(*std::move(choices));
       c.choice_actions = std::move(actions);
     }
     std::vector<uint32_t> kids;
@@ -418,21 +423,36 @@ class TreeCompiler {
 
 const char* NodeKindName(NodeKind kind) {
   switch (kind) {
-    case NodeKind::kSequence: return "sequence";
-    case NodeKind::kFallback: return "fallback";
-    case NodeKind::kReactiveSequence: return "reactive_sequence";
-    case NodeKind::kReactiveFallback: return "reactive_fallback";
-    case NodeKind::kParallel: return "parallel";
-    case NodeKind::kInverter: return "inverter";
-    case NodeKind::kForceSuccess: return "force_success";
-    case NodeKind::kForceFailure: return "force_failure";
-    case NodeKind::kRepeat: return "repeat";
-    case NodeKind::kRetry: return "retry";
-    case NodeKind::kCooldown: return "cooldown";
-    case NodeKind::kTimeout: return "timeout";
-    case NodeKind::kCondition: return "condition";
-    case NodeKind::kAction: return "action";
-    case NodeKind::kUtility: return "utility";
+    case NodeKind::kSequence:
+      return "sequence";
+    case NodeKind::kFallback:
+      return "fallback";
+    case NodeKind::kReactiveSequence:
+      return "reactive_sequence";
+    case NodeKind::kReactiveFallback:
+      return "reactive_fallback";
+    case NodeKind::kParallel:
+      return "parallel";
+    case NodeKind::kInverter:
+      return "inverter";
+    case NodeKind::kForceSuccess:
+      return "force_success";
+    case NodeKind::kForceFailure:
+      return "force_failure";
+    case NodeKind::kRepeat:
+      return "repeat";
+    case NodeKind::kRetry:
+      return "retry";
+    case NodeKind::kCooldown:
+      return "cooldown";
+    case NodeKind::kTimeout:
+      return "timeout";
+    case NodeKind::kCondition:
+      return "condition";
+    case NodeKind::kAction:
+      return "action";
+    case NodeKind::kUtility:
+      return "utility";
   }
   return "?";
 }

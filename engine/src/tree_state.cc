@@ -72,8 +72,8 @@ void PutVarint(std::string* out, uint64_t v) {
 }
 
 void PutTime(std::string* out, int64_t ms) {
-  PutVarint(out, (static_cast<uint64_t>(ms) << 1) ^
-                     static_cast<uint64_t>(ms >> 63));
+  PutVarint(out,
+            (static_cast<uint64_t>(ms) << 1) ^ static_cast<uint64_t>(ms >> 63));
 }
 
 class Reader {
@@ -112,7 +112,8 @@ enum class Fit { kOk, kMalformed, kOutOfRange };
 
 Fit ReadFields(const CompiledNode& n, Reader& r, NodeState* s) {
   uint64_t a = 0, b = 0, c = 0;
-  const uint64_t all = n.child_count >= 64 ? ~0ull : (1ull << n.child_count) - 1;
+  const uint64_t all =
+      n.child_count >= 64 ? ~0ull : (1ull << n.child_count) - 1;
   s->running = true;
   switch (n.kind) {
     case NodeKind::kSequence:
@@ -299,10 +300,9 @@ TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
     const bool keeps_index =
         pn.kind == NodeKind::kSequence || pn.kind == NodeKind::kFallback ||
         pn.kind == NodeKind::kReactiveSequence ||
-        pn.kind == NodeKind::kReactiveFallback ||
-        pn.kind == NodeKind::kUtility;
-    if (keeps_index && tree.child(pn, static_cast<int>(p.index)) !=
-                           static_cast<int>(i)) {
+        pn.kind == NodeKind::kReactiveFallback || pn.kind == NodeKind::kUtility;
+    if (keeps_index &&
+        tree.child(pn, static_cast<int>(p.index)) != static_cast<int>(i)) {
       return fail(TreeReset::kOutOfRange);
     }
   }
@@ -311,13 +311,20 @@ TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
 
 const char* TreeResetName(TreeReset reason) {
   switch (reason) {
-    case TreeReset::kNone: return "";
-    case TreeReset::kMalformed: return "malformed";
-    case TreeReset::kVersion: return "version";
-    case TreeReset::kOtherSet: return "other_set";
-    case TreeReset::kOtherRevision: return "other_revision";
-    case TreeReset::kCorrupt: return "corrupt";
-    case TreeReset::kOutOfRange: return "out_of_range";
+    case TreeReset::kNone:
+      return "";
+    case TreeReset::kMalformed:
+      return "malformed";
+    case TreeReset::kVersion:
+      return "version";
+    case TreeReset::kOtherSet:
+      return "other_set";
+    case TreeReset::kOtherRevision:
+      return "other_revision";
+    case TreeReset::kCorrupt:
+      return "corrupt";
+    case TreeReset::kOutOfRange:
+      return "out_of_range";
   }
   return "?";
 }

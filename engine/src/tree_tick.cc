@@ -4,11 +4,11 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "scoring_rules.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/error_reason.h"
 #include "utilityd/engine/random.h"
 #include "utilityd/engine/tree.h"
-#include "scoring_rules.h"
 
 namespace utilityd::engine {
 namespace {
@@ -63,8 +63,7 @@ class Ticker {
         }
       }
       const S reported = Reported(id);
-      if (!started_now && reported != S::kSuccess &&
-          reported != S::kFailure) {
+      if (!started_now && reported != S::kSuccess && reported != S::kFailure) {
         out_->halted.push_back(
             {.node = id, .action = n.action, .target = HaltTarget(id)});
       }
@@ -77,8 +76,8 @@ class Ticker {
   // cooldown.
   void Reset(int id) {
     NodeState& s = st_[id];
-    const bool cooling = tree_.node(id).kind == NodeKind::kCooldown &&
-                         s.has_time && !s.running;
+    const bool cooling =
+        tree_.node(id).kind == NodeKind::kCooldown && s.has_time && !s.running;
     const int64_t until = s.millis;
     s = NodeState{};
     if (cooling) {
@@ -302,7 +301,8 @@ class Ticker {
     const float raw = agent_.factors[c.factor];
     float y = 0;
     if (std::isfinite(raw)) {
-      y = EvaluateCurve(c.curve, internal::Normalise(raw, c.range_lo, c.range_inv_span),
+      y = EvaluateCurve(c.curve,
+                        internal::Normalise(raw, c.range_lo, c.range_inv_span),
                         tree_.curve_points);
     }
     if (trace_) out_->path[slot].value = y;
@@ -328,8 +328,7 @@ class Ticker {
   }
 
   // Scores the utility node's children; `current` is the running child.
-  const Decision& Score(int id, int current, int current_target,
-                        size_t slot) {
+  const Decision& Score(int id, int current, int current_target, size_t slot) {
     const CompiledNode& n = tree_.node(id);
     AgentInput in = agent_;
     in.current_action = current;
@@ -344,8 +343,8 @@ class Ticker {
       in.seconds_since_action = {};
     }
     // Each utility node draws from its own stream of the agent's seed.
-    in.seed = SplitMix64::Mix(agent_.seed ^ (0x9E3779B97F4A7C15ull *
-                                             static_cast<uint64_t>(id + 1)));
+    in.seed = SplitMix64::Mix(
+        agent_.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(id + 1)));
     Decision* d;
     if (trace_) {
       out_->utility.push_back({.node = id});
@@ -376,7 +375,8 @@ class Ticker {
       const CandidateTrace& b = d.candidates[best];
       const int rc = choices.actions()[c.action].rank;
       const int rb = choices.actions()[b.action].rank;
-      if (rc > rb || (rc == rb && c.score > b.score)) best = static_cast<int>(i);
+      if (rc > rb || (rc == rb && c.score > b.score))
+        best = static_cast<int>(i);
     }
     return best;
   }
@@ -394,7 +394,8 @@ class Ticker {
       target = static_cast<int>(s.target) - 1;
       // Targets are matched by position: one past the end of this tick's
       // targets has gone (the leaf continues without a target id).
-      if (target >= static_cast<int>(agent_.targets.size())) target = kTargetGone;
+      if (target >= static_cast<int>(agent_.targets.size()))
+        target = kTargetGone;
       tried = s.mask_a;
       if (n.rescore == Rescore::kEveryTick) {
         const Decision& d = Score(id, child, target, slot);
@@ -456,10 +457,14 @@ class Ticker {
 
 const char* NodeStatusName(NodeStatus status) {
   switch (status) {
-    case NodeStatus::kIdle: return "idle";
-    case NodeStatus::kRunning: return "running";
-    case NodeStatus::kSuccess: return "success";
-    case NodeStatus::kFailure: return "failure";
+    case NodeStatus::kIdle:
+      return "idle";
+    case NodeStatus::kRunning:
+      return "running";
+    case NodeStatus::kSuccess:
+      return "success";
+    case NodeStatus::kFailure:
+      return "failure";
   }
   return "?";
 }
@@ -478,16 +483,16 @@ absl::Status TickTree(const CompiledBehaviourSet& set, const AgentInput& agent,
   };
   if (set.tree() == nullptr) {
     clear();
-    return FieldError(absl::StatusCode::kInvalidArgument,
-                      ErrorReason::kOutOfRange, "tree_state",
-                      absl::StrCat("behaviour set ", set.name(),
-                                   " has no tree"));
+    return FieldError(
+        absl::StatusCode::kInvalidArgument, ErrorReason::kOutOfRange,
+        "tree_state",
+        absl::StrCat("behaviour set ", set.name(), " has no tree"));
   }
   absl::Status s = CheckAgentInput(set, agent);
   if (s.ok() && (!std::isfinite(in.game_time) || in.game_time < 0 ||
                  in.game_time > 9e15 / 1000)) {
-    s = FieldError(absl::StatusCode::kInvalidArgument,
-                   ErrorReason::kOutOfRange, "game_time",
+    s = FieldError(absl::StatusCode::kInvalidArgument, ErrorReason::kOutOfRange,
+                   "game_time",
                    absl::StrCat("must be a finite number of seconds >= 0, got ",
                                 in.game_time));
   }

@@ -95,8 +95,8 @@ void WriteTick(const loader::LoadedSet& set, const v1::AgentSnapshot& snapshot,
     const loader::LoadedSet& set);
 
 // Returns a tree leaf's name: the node's `name`, or its action's.
-[[nodiscard]] const std::string& LeafName(const engine::CompiledBehaviourSet& set,
-                                          int node);
+[[nodiscard]] const std::string& LeafName(
+    const engine::CompiledBehaviourSet& set, int node);
 
 // Fills `out` with the status's canonical code and message.
 void ToError(const absl::Status& status, v1::Error* out);

@@ -73,7 +73,7 @@ struct CompiledTree {
   std::vector<CompiledNode> nodes;
   std::vector<uint32_t> children;  // child node ids, by parent
   std::vector<CurvePoint> curve_points;
-  int leaf_count = 0;  // action leaves
+  int leaf_count = 0;      // action leaves
   bool uses_time = false;  // holds a cooldown or timeout
   // The state's header tags (tree_state.cc): hashes of the set's name and
   // revision, computed once.
@@ -93,8 +93,8 @@ struct LeafOutcome {
 };
 
 struct TreeInput {
-  double game_time = 0;            // seconds; cooldowns and timeouts use it
-  absl::string_view state;         // the previous tick's state; empty: fresh
+  double game_time = 0;     // seconds; cooldowns and timeouts use it
+  absl::string_view state;  // the previous tick's state; empty: fresh
   absl::Span<const LeafOutcome> outcomes;
 };
 
@@ -127,8 +127,8 @@ enum class TreeReset : uint8_t {
 struct TreeNodeTrace {
   int32_t node = -1;
   NodeStatus status = NodeStatus::kIdle;
-  float value = 0;            // condition: the curve output
-  int32_t utility = -1;       // utility: index into TreeTick::utility
+  float value = 0;       // condition: the curve output
+  int32_t utility = -1;  // utility: index into TreeTick::utility
 };
 
 // A utility node's scoring in this tick (explain top and full).
@@ -162,12 +162,12 @@ struct TreeTick {
 // Per-node state, as the codec sees it (exposed for tests and the fuzzer).
 struct NodeState {
   bool running = false;
-  bool has_time = false;    // cooldown: ready at; timeout: started at
-  uint32_t index = 0;       // sequence/fallback child; repeat/retry count;
-                            // utility chosen child
-  uint32_t target = 0;      // utility: chosen target + 1 (0: none)
-  uint32_t mask_a = 0;      // parallel: succeeded; utility: children tried
-  uint32_t mask_b = 0;      // parallel: failed
+  bool has_time = false;  // cooldown: ready at; timeout: started at
+  uint32_t index = 0;     // sequence/fallback child; repeat/retry count;
+                          // utility chosen child
+  uint32_t target = 0;    // utility: chosen target + 1 (0: none)
+  uint32_t mask_a = 0;    // parallel: succeeded; utility: children tried
+  uint32_t mask_b = 0;    // parallel: failed
   int64_t millis = 0;
 };
 
