@@ -8,19 +8,13 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "identifier.h"
 #include "utilityd/engine/tree.h"
 
 namespace utilityd::engine {
 namespace {
 
-// Identifiers: a letter, then letters, digits, '_' or '-'. They appear in
-// metric labels, personality keys ("action.consideration") and URLs.
-bool IsIdentifier(absl::string_view s) {
-  if (s.empty() || s.size() > 128 || !absl::ascii_isalpha(s[0])) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return absl::ascii_isalnum(c) || c == '_' || c == '-';
-  });
-}
+using internal::IsIdentifier;
 
 size_t EditDistance(absl::string_view a, absl::string_view b) {
   std::vector<size_t> row(b.size() + 1);

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "identifier.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/tree.h"
 
@@ -132,7 +133,7 @@ class TreeChecker {
       Add(at, absl::StrCat("is deeper than ", kMaxTreeDepth, " levels"));
       return;
     }
-    if (!n.name.empty() && !IsName(n.name)) {
+    if (!n.name.empty() && !internal::IsIdentifier(n.name)) {
       Add(at + ".name", absl::StrCat("\"", n.name,
                                      "\" is not a valid name: use a letter, "
                                      "then letters, digits, '_' or '-'"));
@@ -186,17 +187,6 @@ class TreeChecker {
   }
 
  private:
-  static bool IsName(const std::string& s) {
-    if (s.empty() || s.size() > 128 ||
-        !std::isalpha(static_cast<unsigned char>(s[0]))) {
-      return false;
-    }
-    return std::all_of(s.begin(), s.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-             c == '-';
-    });
-  }
-
   void Add(std::string path, std::string message) {
     issues_->push_back({std::move(path), std::move(message)});
   }
@@ -360,13 +350,7 @@ class TreeCompiler {
       c.millis = static_cast<int64_t>(std::llround(n.seconds * 1000.0));
       c.rescore = n.rescore;
       c.on_failure = n.on_failure;
-      if (n.kind == NodeKind::kCooldown || n.kind == NodeKind::kTimeout) {
-        tree_->uses_time = true;
-      }
-      if (n.kind == NodeKind::kAction) {
-        c.action = set_.FindAction(n.action);
-        ++tree_->leaf_count;
-      }
+      if (n.kind == NodeKind::kAction) c.action = set_.FindAction(n.action);
       if (n.kind == NodeKind::kCondition) Condition(n.condition, &c);
     }
     if (n.kind == NodeKind::kUtility) {

@@ -334,11 +334,14 @@ class Ticker {
     in.current_action = current;
     in.current_target = current < 0 ? kAnyTarget : current_target;
     if (!agent_.seconds_since_action.empty()) {
-      since_.clear();
+      // Per thread, not per tick: each Score hands it to Decide and is done
+      // with it before any other node scores.
+      thread_local std::vector<float> since;
+      since.clear();
       for (int32_t a : n.choice_actions) {
-        since_.push_back(a >= 0 ? agent_.seconds_since_action[a] : kNeverRan);
+        since.push_back(a >= 0 ? agent_.seconds_since_action[a] : kNeverRan);
       }
-      in.seconds_since_action = since_;
+      in.seconds_since_action = since;
     } else {
       in.seconds_since_action = {};
     }
@@ -450,7 +453,6 @@ class Ticker {
   const ExplainLevel level_;
   TreeTick* out_;
   std::vector<NodeState>& st_;
-  std::vector<float> since_;
 };
 
 }  // namespace

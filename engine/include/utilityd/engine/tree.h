@@ -73,8 +73,6 @@ struct CompiledTree {
   std::vector<CompiledNode> nodes;
   std::vector<uint32_t> children;  // child node ids, by parent
   std::vector<CurvePoint> curve_points;
-  int leaf_count = 0;      // action leaves
-  bool uses_time = false;  // holds a cooldown or timeout
   // The state's header tags (tree_state.cc): hashes of the set's name and
   // revision, computed once.
   uint16_t name_tag = 0;
