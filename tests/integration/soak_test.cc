@@ -44,11 +44,12 @@ double MiB(double bytes) { return bytes / (1024.0 * 1024.0); }
 
 // The bounds docs/RELIABILITY.md states: under steady load the resident
 // size stays within 4 MiB from 10 s to the end (measured: +0.1 MiB); a
-// client that never reads gets 4..16 MiB buffered before flow control
-// holds it (measured: 8.3 MiB).
+// client that never reads gets 4..32 MiB buffered before flow control
+// holds it (measured: 8.3 MiB usually; 20.2 MiB once in CI, where gRPC's
+// bandwidth-delay probe had grown the window).
 constexpr double kFlatBound = 4.0 * 1024 * 1024;
 constexpr double kWindowLow = 4.0 * 1024 * 1024;
-constexpr double kWindowHigh = 16.0 * 1024 * 1024;
+constexpr double kWindowHigh = 32.0 * 1024 * 1024;
 
 // The resident size once it has stopped moving: two readings 100 ms apart
 // within 64 KiB (or the last reading after 5 s).
@@ -261,7 +262,8 @@ TEST(SoakTest, ClientThatStopsReadingIsHeldByFlowControl) {
             << MiB(during) << " MiB\n";
   EXPECT_LT(held_at, 20000) << "the writer was never held back";
   // What a non-reading client can make the server buffer is gRPC's
-  // flow-control window, documented as about 8 MiB.
+  // flow-control window: about 8 MiB to start with, and more once gRPC's
+  // bandwidth-delay probe has grown it.
   EXPECT_GT(held_at * batch_bytes, kWindowLow) << "held back too early";
   EXPECT_LT(held_at * batch_bytes, kWindowHigh) << "held back too late";
 #ifndef __SANITIZE_ADDRESS__
