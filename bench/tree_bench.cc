@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "utilityd/engine/batch.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/engine/tree.h"
 #include "utilityd/loader/set_loader.h"
@@ -75,15 +76,17 @@ void BM_FlatDecisionOverTheSameAttacks(benchmark::State& state) {
   for (const engine::CompiledNode& n : tree.nodes) {
     if (n.kind == engine::NodeKind::kUtility) attacks = n.choices.get();
   }
-  engine::Decision decision;
+  // A batch of one through the decider, as a tick's utility node scores
+  // (the outcome only, no candidate list).
+  engine::BatchDecider decider;
+  engine::BatchDecision decision;
   engine::AgentInput in = c.agent;
   in.current_action = 0;
   in.current_target = 0;
   for (auto _ : state) {
-    if (!engine::Decide(*attacks, in, engine::ExplainLevel::kNone, &decision)
-             .ok()) {
-      std::abort();
-    }
+    decider.Decide(*attacks, absl::MakeConstSpan(&in, 1),
+                   engine::ExplainLevel::kNone, absl::MakeSpan(&decision, 1));
+    if (decision.action < 0) std::abort();
     benchmark::DoNotOptimize(decision.action);
   }
   state.SetItemsProcessed(state.iterations());

@@ -32,6 +32,16 @@ void BatchDecider::Decide(const CompiledBehaviourSet& set,
   Select(set, inputs, out, traces);
 }
 
+void BatchDecider::DecideChecked(const CompiledBehaviourSet& set,
+                                 absl::Span<const AgentInput> inputs,
+                                 ExplainLevel level,
+                                 absl::Span<BatchDecision> out,
+                                 absl::Span<Decision> traces) {
+  checked_ = true;
+  Decide(set, inputs, level, out, nullptr, traces);
+  checked_ = false;
+}
+
 void BatchDecider::Admit(const CompiledBehaviourSet& set,
                          absl::Span<const AgentInput> inputs,
                          absl::Span<BatchDecision> out,
@@ -42,6 +52,10 @@ void BatchDecider::Admit(const CompiledBehaviourSet& set,
   agents_.clear();
   for (size_t i = 0; i < inputs.size(); ++i) {
     out[i] = BatchDecision();
+    if (checked_) {
+      agents_.push_back(static_cast<uint32_t>(i));
+      continue;
+    }
     absl::Status s = CheckAgentInput(set, inputs[i]);
     if (!s.ok()) {
       if (errors != nullptr) (*errors)[i] = std::move(s);

@@ -11,6 +11,8 @@
 // Varints are LEB128; times are zigzag varints of milliseconds of game time.
 // A tree with nothing running and no cooldown pending encodes as empty.
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/random.h"
@@ -30,31 +32,51 @@ uint64_t Fnv1a(absl::string_view bytes, uint64_t h = 0xcbf29ce484222325ull) {
   return h;
 }
 
+// Up to 8 bytes at `p` as a little-endian number (the same on every
+// machine): whole words, then 4, 2 and 1 bytes.
+template <typename Word>
+uint64_t Load(const char* p) {
+  Word w;
+  std::memcpy(&w, p, sizeof w);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  if constexpr (sizeof w == 8) w = __builtin_bswap64(w);
+  if constexpr (sizeof w == 4) w = __builtin_bswap32(w);
+  if constexpr (sizeof w == 2) w = __builtin_bswap16(w);
+#endif
+  return w;
+}
+
+uint64_t LoadLittle(const char* p, size_t n) {
+  if (n == 8) return Load<uint64_t>(p);
+  uint64_t v = 0;
+  int shift = 0;
+  if (n & 4) {
+    v = Load<uint32_t>(p);
+    p += 4;
+    shift = 32;
+  }
+  if (n & 2) {
+    v |= Load<uint16_t>(p) << shift;
+    p += 2;
+    shift += 16;
+  }
+  if (n & 1) v |= static_cast<uint64_t>(static_cast<uint8_t>(*p)) << shift;
+  return v;
+}
+
 // The checksum of the header's first five bytes and the entries: their
-// bytes 8 at a time, each chunk mixed in by SplitMix64's finaliser. The
-// same on every machine (chunks are assembled byte by byte).
+// bytes 8 at a time (the last chunk zero-padded), each chunk mixed in by
+// SplitMix64's finaliser.
 uint16_t Check(absl::string_view state) {
   uint64_t h = state.size();
-  auto mix = [&h](absl::string_view part) {
-    const auto* p = reinterpret_cast<const uint8_t*>(part.data());
-    size_t at = 0;
-    for (; at + 8 <= part.size(); at += 8) {  // whole chunks: one load each
-      uint64_t chunk = 0;
-      for (size_t k = 0; k < 8; ++k) {
-        chunk |= static_cast<uint64_t>(p[at + k]) << (8 * k);
-      }
-      h = SplitMix64::Mix(h ^ chunk) + 0x9E3779B97F4A7C15ull;
-    }
-    if (at < part.size()) {
-      uint64_t chunk = 0;
-      for (size_t k = 0; at + k < part.size(); ++k) {
-        chunk |= static_cast<uint64_t>(p[at + k]) << (8 * k);
-      }
-      h = SplitMix64::Mix(h ^ chunk) + 0x9E3779B97F4A7C15ull;
-    }
+  auto mix = [&h](const char* p, size_t n) {
+    h = SplitMix64::Mix(h ^ LoadLittle(p, n)) + 0x9E3779B97F4A7C15ull;
   };
-  mix(state.substr(0, 5));
-  mix(state.substr(kHeader));
+  mix(state.data(), 5);
+  const char* p = state.data() + kHeader;
+  size_t left = state.size() - kHeader;
+  for (; left >= 8; left -= 8, p += 8) mix(p, 8);
+  if (left > 0) mix(p, left);
   return static_cast<uint16_t>(h);
 }
 
@@ -63,28 +85,40 @@ uint16_t GetTag(absl::string_view b, size_t at) {
                                (static_cast<uint8_t>(b[at + 1]) << 8));
 }
 
-void PutVarint(std::string* out, uint64_t v) {
+// Writers into a buffer sized beforehand (kMaxEntry bytes per entry).
+char* PutVarint(char* at, uint64_t v) {
   while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    *at++ = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
   }
-  out->push_back(static_cast<char>(v));
+  *at++ = static_cast<char>(v);
+  return at;
 }
 
-void PutTime(std::string* out, int64_t ms) {
-  PutVarint(out,
-            (static_cast<uint64_t>(ms) << 1) ^ static_cast<uint64_t>(ms >> 63));
+char* PutTime(char* at, int64_t ms) {
+  return PutVarint(
+      at, (static_cast<uint64_t>(ms) << 1) ^ static_cast<uint64_t>(ms >> 63));
 }
+
+// The most an entry takes: a gap (node ids are below 2^32: 5 bytes) and the
+// longest fields (a cooldown's flags and a time: 1 + 10 bytes; a utility
+// node's three 32-bit fields: 15 bytes).
+constexpr size_t kMaxEntry = 5 + 15;
 
 class Reader {
  public:
-  explicit Reader(absl::string_view b) : b_(b) {}
-  bool done() const { return at_ == b_.size(); }
+  explicit Reader(absl::string_view b)
+      : at_(b.data()), end_(b.data() + b.size()) {}
+  bool done() const { return at_ == end_; }
   bool Varint(uint64_t* v) {
+    if (at_ != end_ && (static_cast<uint8_t>(*at_) & 0x80) == 0) {
+      *v = static_cast<uint8_t>(*at_++);  // one byte: the usual case
+      return true;
+    }
     *v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
-      if (at_ == b_.size()) return false;
-      const uint8_t byte = static_cast<uint8_t>(b_[at_++]);
+      if (at_ == end_) return false;
+      const uint8_t byte = static_cast<uint8_t>(*at_++);
       if (shift == 63 && byte > 1) return false;
       *v |= static_cast<uint64_t>(byte & 0x7f) << shift;
       if ((byte & 0x80) == 0) return true;
@@ -99,12 +133,20 @@ class Reader {
   }
 
  private:
-  absl::string_view b_;
-  size_t at_ = 0;
+  const char* at_;
+  const char* end_;
 };
 
+// Composites that remember which child runs (their state's `index`).
+bool KeepsRunningChild(NodeKind kind) {
+  return kind == NodeKind::kSequence || kind == NodeKind::kFallback ||
+         kind == NodeKind::kReactiveSequence ||
+         kind == NodeKind::kReactiveFallback || kind == NodeKind::kUtility;
+}
+
 bool HoldsSomething(const CompiledNode& n, const NodeState& s) {
-  return s.running || (n.kind == NodeKind::kCooldown && s.has_time);
+  // (The node is read only for a time held by a node not running.)
+  return s.running || (s.has_time && n.kind == NodeKind::kCooldown);
 }
 
 // Reads one node's fields; false when they do not decode or do not fit.
@@ -112,8 +154,10 @@ enum class Fit { kOk, kMalformed, kOutOfRange };
 
 Fit ReadFields(const CompiledNode& n, Reader& r, NodeState* s) {
   uint64_t a = 0, b = 0, c = 0;
-  const uint64_t all =
-      n.child_count >= 64 ? ~0ull : (1ull << n.child_count) - 1;
+  // The bits of the node's children (parallel and utility masks).
+  auto all = [&n] {
+    return n.child_count >= 64 ? ~0ull : (1ull << n.child_count) - 1;
+  };
   s->running = true;
   switch (n.kind) {
     case NodeKind::kSequence:
@@ -126,7 +170,7 @@ Fit ReadFields(const CompiledNode& n, Reader& r, NodeState* s) {
       return Fit::kOk;
     case NodeKind::kParallel:
       if (!r.Varint(&a) || !r.Varint(&b)) return Fit::kMalformed;
-      if ((a & ~all) || (b & ~all) || (a & b)) return Fit::kOutOfRange;
+      if ((a & ~all()) || (b & ~all()) || (a & b)) return Fit::kOutOfRange;
       s->mask_a = static_cast<uint32_t>(a);
       s->mask_b = static_cast<uint32_t>(b);
       return Fit::kOk;
@@ -150,7 +194,7 @@ Fit ReadFields(const CompiledNode& n, Reader& r, NodeState* s) {
       if (!r.Varint(&a) || !r.Varint(&b) || !r.Varint(&c)) {
         return Fit::kMalformed;
       }
-      if (a >= n.child_count || b > 0xffff || (c & ~all)) {
+      if (a >= n.child_count || b > 0xffff || (c & ~all())) {
         return Fit::kOutOfRange;
       }
       s->index = static_cast<uint32_t>(a);
@@ -168,7 +212,7 @@ Fit ReadFields(const CompiledNode& n, Reader& r, NodeState* s) {
   return Fit::kOutOfRange;
 }
 
-void WriteFields(const CompiledNode& n, const NodeState& s, std::string* out) {
+char* WriteFields(const CompiledNode& n, const NodeState& s, char* at) {
   switch (n.kind) {
     case NodeKind::kSequence:
     case NodeKind::kFallback:
@@ -176,26 +220,18 @@ void WriteFields(const CompiledNode& n, const NodeState& s, std::string* out) {
     case NodeKind::kReactiveFallback:
     case NodeKind::kRepeat:
     case NodeKind::kRetry:
-      PutVarint(out, s.index);
-      break;
+      return PutVarint(at, s.index);
     case NodeKind::kParallel:
-      PutVarint(out, s.mask_a);
-      PutVarint(out, s.mask_b);
-      break;
+      return PutVarint(PutVarint(at, s.mask_a), s.mask_b);
     case NodeKind::kCooldown:
-      PutVarint(out, (s.running ? 1u : 0u) | (s.has_time ? 2u : 0u));
-      if (s.has_time) PutTime(out, s.millis);
-      break;
+      at = PutVarint(at, (s.running ? 1u : 0u) | (s.has_time ? 2u : 0u));
+      return s.has_time ? PutTime(at, s.millis) : at;
     case NodeKind::kTimeout:
-      PutTime(out, s.millis);
-      break;
+      return PutTime(at, s.millis);
     case NodeKind::kUtility:
-      PutVarint(out, s.index);
-      PutVarint(out, s.target);
-      PutVarint(out, s.mask_a);
-      break;
+      return PutVarint(PutVarint(PutVarint(at, s.index), s.target), s.mask_a);
     default:
-      break;
+      return at;
   }
 }
 
@@ -222,18 +258,30 @@ std::string EncodeTreeState(const CompiledBehaviourSet& set,
 
 void EncodeTreeState(const CompiledBehaviourSet& set,
                      absl::Span<const NodeState> states, std::string* out) {
-  out->clear();
   const CompiledTree& tree = *set.tree();
+  // Room for a few entries to start with, grown as needed; cut to what was
+  // written.
+  out->resize(kHeader + std::min<size_t>(states.size(), 8) * kMaxEntry);
+  size_t at = kHeader;
   int previous = -1;
   for (size_t id = 0; id < states.size(); ++id) {
+    const NodeState& s = states[id];
+    if (!s.running && !s.has_time) continue;  // most nodes: idle
     const CompiledNode& n = tree.nodes[id];
-    if (!HoldsSomething(n, states[id])) continue;
-    if (out->empty()) out->resize(kHeader);
-    PutVarint(out, static_cast<uint64_t>(static_cast<int>(id) - previous - 1));
-    WriteFields(n, states[id], out);
+    if (!HoldsSomething(n, s)) continue;
+    if (out->size() - at < kMaxEntry) out->resize(2 * out->size());
+    char* p = out->data() + at;
+    p = PutVarint(p, static_cast<uint64_t>(static_cast<int>(id) - previous - 1));
+    p = WriteFields(n, s, p);
+    at = static_cast<size_t>(p - out->data());
     previous = static_cast<int>(id);
   }
-  if (!out->empty()) WriteHeader(tree, out);
+  if (previous < 0) {
+    out->clear();
+    return;
+  }
+  out->resize(at);
+  WriteHeader(tree, out);
 }
 
 std::string SealTreeState(const CompiledBehaviourSet& set,
@@ -252,10 +300,17 @@ TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
                           absl::string_view bytes,
                           std::vector<NodeState>* states) {
   const CompiledTree& tree = *set.tree();
-  states->assign(tree.nodes.size(), NodeState{});
+  // All idle: NodeState{} is all zero bytes.
+  static_assert(std::is_trivially_copyable_v<NodeState>);
+  auto clear = [&] {
+    states->resize(tree.nodes.size());
+    std::memset(static_cast<void*>(states->data()), 0,
+                states->size() * sizeof(NodeState));
+  };
+  clear();
   if (bytes.empty()) return TreeReset::kNone;
   auto fail = [&](TreeReset reason) {
-    states->assign(tree.nodes.size(), NodeState{});
+    clear();
     return reason;
   };
   if (bytes.size() < kHeader + 1) return fail(TreeReset::kMalformed);
@@ -280,7 +335,9 @@ TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
       return fail(TreeReset::kOutOfRange);
     }
     id = id + 1 + gap;
-    switch (ReadFields(tree.nodes[id], r, &(*states)[id])) {
+    NodeState& s = (*states)[id];
+    const CompiledNode& n = tree.nodes[id];
+    switch (ReadFields(n, r, &s)) {
       case Fit::kOk:
         break;
       case Fit::kMalformed:
@@ -288,21 +345,15 @@ TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
       case Fit::kOutOfRange:
         return fail(TreeReset::kOutOfRange);
     }
-  }
-  // A running node hangs under a running parent, on the child its parent
-  // runs where the parent keeps one.
-  for (size_t i = 1; i < tree.nodes.size(); ++i) {
-    if (!(*states)[i].running) continue;
-    const CompiledNode& n = tree.nodes[i];
+    // A running node hangs under a running parent (decoded already: a
+    // parent's id is lower), on the child its parent runs where the parent
+    // keeps one.
+    if (!s.running || n.parent < 0) continue;
     const NodeState& p = (*states)[n.parent];
     if (!p.running) return fail(TreeReset::kOutOfRange);
     const CompiledNode& pn = tree.nodes[n.parent];
-    const bool keeps_index =
-        pn.kind == NodeKind::kSequence || pn.kind == NodeKind::kFallback ||
-        pn.kind == NodeKind::kReactiveSequence ||
-        pn.kind == NodeKind::kReactiveFallback || pn.kind == NodeKind::kUtility;
-    if (keeps_index &&
-        tree.child(pn, static_cast<int>(p.index)) != static_cast<int>(i)) {
+    if (KeepsRunningChild(pn.kind) &&
+        tree.child(pn, static_cast<int>(p.index)) != static_cast<int>(id)) {
       return fail(TreeReset::kOutOfRange);
     }
   }

@@ -1,10 +1,12 @@
 // One tick of a behaviour tree: the nodes' rules (docs/TREES.md).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "scoring_rules.h"
+#include "utilityd/engine/batch.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/error_reason.h"
 #include "utilityd/engine/random.h"
@@ -93,6 +95,15 @@ class Ticker {
     }
   }
 
+  // A reactive node runs at most one child (the one at its index, where
+  // it was running when the tick started); halts it unless it is `keep`.
+  void HaltRunningChildExcept(int id, int keep) {
+    const NodeState& s = st_[id];
+    if (s.running && static_cast<int>(s.index) != keep) {
+      Halt(tree_.child(tree_.node(id), static_cast<int>(s.index)));
+    }
+  }
+
   S Reported(int leaf) const {
     for (const LeafOutcome& o : in_.outcomes) {
       if (o.leaf == leaf) return o.status;
@@ -171,13 +182,13 @@ class Ticker {
     for (uint32_t i = 0; i < n.child_count; ++i) {
       const S c = Tick(tree_.child(n, i), -1);
       if (c == S::kRunning) {
-        HaltChildrenExcept(id, static_cast<int>(i));
+        HaltRunningChildExcept(id, static_cast<int>(i));
         st_[id].running = true;
         st_[id].index = i;
         return S::kRunning;
       }
       if (c != go_on) {
-        HaltChildrenExcept(id, static_cast<int>(i));
+        HaltRunningChildExcept(id, static_cast<int>(i));
         Reset(id);
         return c;
       }
@@ -328,14 +339,17 @@ class Ticker {
   }
 
   // Scores the utility node's children; `current` is the running child.
-  const Decision& Score(int id, int current, int current_target, size_t slot) {
+  // With a trace, or when `candidates` are asked for (to find the next
+  // best), the whole decision is written; otherwise only its outcome.
+  const BatchDecision& Score(int id, int current, int current_target,
+                             size_t slot, bool candidates = false) {
     const CompiledNode& n = tree_.node(id);
     AgentInput in = agent_;
     in.current_action = current;
     in.current_target = current < 0 ? kAnyTarget : current_target;
     if (!agent_.seconds_since_action.empty()) {
-      // Per thread, not per tick: each Score hands it to Decide and is done
-      // with it before any other node scores.
+      // Per thread, not per tick: each Score hands it to the decider and is
+      // done with it before any other node scores.
       thread_local std::vector<float> since;
       since.clear();
       for (int32_t a : n.choice_actions) {
@@ -348,19 +362,24 @@ class Ticker {
     // Each utility node draws from its own stream of the agent's seed.
     in.seed = SplitMix64::Mix(
         agent_.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(id + 1)));
-    Decision* d;
+    // The agent fits the set (checked by TickTree), so it fits the choices.
     if (trace_) {
       out_->utility.push_back({.node = id});
       out_->path[slot].utility = static_cast<int32_t>(out_->utility.size() - 1);
-      d = &out_->utility.back().decision;
-    } else {
-      // Kept per thread: a tick without a trace allocates nothing here.
-      thread_local Decision scratch;
-      d = &scratch;
+      Decision* d = &out_->utility.back().decision;
+      (void)Decide(*n.choices, in, level_, d);
+      return *d;
     }
-    // The agent fits the set (checked by TickTree), so it fits the choices.
-    (void)Decide(*n.choices, in, trace_ ? level_ : ExplainLevel::kNone, d);
-    return *d;
+    if (candidates) {
+      thread_local Decision scratch;  // a tick allocates nothing here
+      (void)Decide(*n.choices, in, ExplainLevel::kNone, &scratch);
+      return scratch;
+    }
+    thread_local BatchDecider decider;
+    thread_local BatchDecision outcome;
+    decider.DecideChecked(*n.choices, absl::MakeConstSpan(&in, 1),
+                          ExplainLevel::kNone, absl::MakeSpan(&outcome, 1));
+    return outcome;
   }
 
   // The best eligible candidate not in `tried`: highest rank, then score,
@@ -401,7 +420,7 @@ class Ticker {
         target = kTargetGone;
       tried = s.mask_a;
       if (n.rescore == Rescore::kEveryTick) {
-        const Decision& d = Score(id, child, target, slot);
+        const BatchDecision& d = Score(id, child, target, slot);
         if (d.action < 0) {  // nothing is worth running now, not even this
           Halt(tree_.child(n, child));
           Reset(id);
@@ -414,7 +433,7 @@ class Ticker {
         }
       }
     } else {
-      const Decision& d = Score(id, -1, -1, slot);
+      const BatchDecision& d = Score(id, -1, -1, slot);
       if (d.action < 0) return S::kFailure;
       child = d.action;
       target = d.target;
@@ -434,7 +453,8 @@ class Ticker {
         return c;
       }
       tried |= 1u << child;
-      const Decision& d = Score(id, -1, -1, slot);
+      const auto& d = static_cast<const Decision&>(
+          Score(id, -1, -1, slot, /*candidates=*/true));
       const int next = NextBest(d, tried, *n.choices);
       if (next < 0) {
         Reset(id);
@@ -473,11 +493,11 @@ const char* NodeStatusName(NodeStatus status) {
 
 absl::Status TickTree(const CompiledBehaviourSet& set, const AgentInput& agent,
                       const TreeInput& in, ExplainLevel level, TreeTick* out) {
+  // Everything but the state, which an error clears and a tick rewrites.
   auto clear = [out] {
     out->status = NodeStatus::kIdle;
     out->run.clear();
     out->halted.clear();
-    out->state.clear();
     out->reset = TreeReset::kNone;
     out->path.clear();
     out->utility.clear();
@@ -485,6 +505,7 @@ absl::Status TickTree(const CompiledBehaviourSet& set, const AgentInput& agent,
   };
   if (set.tree() == nullptr) {
     clear();
+    out->state.clear();
     return FieldError(
         absl::StatusCode::kInvalidArgument, ErrorReason::kOutOfRange,
         "tree_state",
@@ -500,17 +521,32 @@ absl::Status TickTree(const CompiledBehaviourSet& set, const AgentInput& agent,
   }
   if (!s.ok()) {
     clear();
+    out->state.clear();
     return s;
   }
-  // Decoded before `out` is touched: `in.state` may point into out->state
-  // (the previous tick's answer fed straight back).
-  thread_local std::vector<NodeState> states;
+  // `in.state` may point into out->state (the previous tick's answer fed
+  // straight back): out->state is not touched before the end.
+  thread_local std::vector<NodeState> states, before;
   const TreeReset reset = DecodeTreeState(set, in.state, &states);
+  before = states;
   clear();
   out->reset = reset;
   Ticker ticker(set, agent, in, level, out, &states);
   out->status = ticker.Tick(0, -1);
-  EncodeTreeState(set, states, &out->state);
+  // A leaf usually runs for many ticks with nothing else changing: then the
+  // state given is the state to return, and is not encoded again. (Compared
+  // byte for byte, padding included: a false difference only re-encodes.)
+  const bool unchanged =
+      reset == TreeReset::kNone && !in.state.empty() &&
+      std::memcmp(static_cast<const void*>(before.data()),
+                  static_cast<const void*>(states.data()),
+                  states.size() * sizeof(NodeState)) == 0;
+  if (!unchanged) {
+    EncodeTreeState(set, states, &out->state);
+  } else if (in.state.data() != out->state.data() ||
+             in.state.size() != out->state.size()) {
+    out->state.assign(in.state.data(), in.state.size());
+  }
   return absl::OkStatus();
 }
 

@@ -136,6 +136,14 @@ void ExpectSameAsReference(const CompiledBehaviourSet& set, ExplainLevel level,
   BatchDecider plain;
   std::vector<BatchDecision> untraced(inputs.size());
   plain.Decide(set, inputs, ExplainLevel::kNone, absl::MakeSpan(untraced));
+  // Inputs the caller has checked (all but the misfit) decide the same
+  // without the decider's own check.
+  std::vector<AgentInput> fitting = inputs;
+  fitting.erase(fitting.begin() + 5);
+  BatchDecider checked;
+  std::vector<BatchDecision> unchecked(fitting.size());
+  checked.DecideChecked(set, fitting, ExplainLevel::kNone,
+                        absl::MakeSpan(unchecked));
   const bool full = level == ExplainLevel::kFull;
   Decision ref, one;
   int positive = 0;
@@ -159,6 +167,7 @@ void ExpectSameAsReference(const CompiledBehaviourSet& set, ExplainLevel level,
     invalid_agents += invalid;
     ExpectSameSummary(out[i], ref);
     ExpectSameSummary(untraced[i], ref);
+    ExpectSameSummary(unchecked[i < 5 ? i : i - 1], ref);
     ExpectSameSummary(one, ref);
     ExpectSameSummary(traces[i], ref);
     ExpectSameTrace(set, traces[i], ref, full);

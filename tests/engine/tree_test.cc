@@ -418,7 +418,9 @@ INSTANTIATE_TEST_SUITE_P(
               {"", "x=success", "y+", "", S::kRunning},
               {"", "y=success", "", "", S::kSuccess},
               {"b=0.1 c=0.9", "", "right+", "", S::kRunning}}}),
-    [](const testing::TestParamInfo<Case>& info) { return info.param.name; });
+    [](const testing::TestParamInfo<Case>& param) {
+      return param.param.name;
+    });
 
 TEST(TreeState, ExampleStateStaysSmall) {
   auto set = loader::LoadSetFile("examples/behaviour_sets/guard_tree.yaml");
@@ -434,6 +436,55 @@ TEST(TreeState, ExampleStateStaysSmall) {
   ASSERT_EQ(tick.run.size(), 1u);
   EXPECT_FALSE(tick.state.empty());
   EXPECT_LE(tick.state.size(), 32u);
+}
+
+// A continuing tick that changes nothing hands back the state it was given
+// (not re-encoded), whether that state is a copy or the previous answer's
+// own buffer fed straight back; the state still decodes as the encoder
+// would write it.
+TEST(TreeState, ContinuingTickHandsBackTheSameState) {
+  auto set = loader::LoadSetFile("examples/behaviour_sets/guard_tree.yaml");
+  ASSERT_TRUE(set.ok()) << set.status();
+  const CompiledBehaviourSet& compiled = (*set)->compiled;
+  const std::vector<float> factors = {1, 8, 90, 80};
+  const std::vector<float> player = {8, 100};
+  const std::vector<TargetInput> targets = {{player}};
+  AgentInput agent{.factors = factors, .targets = targets, .seed = 1};
+  TreeTick first;
+  ASSERT_TRUE(
+      TickTree(compiled, agent, {.game_time = 1}, ExplainLevel::kNone, &first)
+          .ok());
+  const std::string attacking = first.state;
+  ASSERT_FALSE(attacking.empty());
+
+  TreeTick copy;
+  ASSERT_TRUE(TickTree(compiled, agent, {.game_time = 2, .state = attacking},
+                       ExplainLevel::kNone, &copy)
+                  .ok());
+  ASSERT_EQ(copy.run.size(), 1u);
+  EXPECT_FALSE(copy.run[0].started);
+  EXPECT_EQ(copy.state, attacking);
+
+  // Fed back from the same TreeTick, three times.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(TickTree(compiled, agent,
+                         {.game_time = 3.0 + i, .state = first.state},
+                         ExplainLevel::kNone, &first)
+                    .ok());
+    EXPECT_EQ(first.state, attacking);
+  }
+  std::vector<NodeState> states;
+  ASSERT_EQ(DecodeTreeState(compiled, attacking, &states), TreeReset::kNone);
+  EXPECT_EQ(EncodeTreeState(compiled, states), attacking);
+
+  // The player out of sight: the attack is halted, the state changes.
+  const std::vector<float> unseen = {0, 8, 90, 80};
+  AgentInput lost{.factors = unseen, .targets = targets, .seed = 1};
+  ASSERT_TRUE(TickTree(compiled, lost, {.game_time = 9, .state = first.state},
+                       ExplainLevel::kNone, &first)
+                  .ok());
+  EXPECT_EQ(first.halted.size(), 1u);
+  EXPECT_NE(first.state, attacking);
 }
 
 class StateReset : public testing::Test {

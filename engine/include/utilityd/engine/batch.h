@@ -47,6 +47,14 @@ class BatchDecider {
               std::vector<absl::Status>* errors = nullptr,
               absl::Span<Decision> traces = {});
 
+  // As Decide, for inputs the caller has already checked against `set`
+  // with CheckAgentInput (a tree's utility node: the tick checked the
+  // agent): the check is skipped. An input that does not fit is undefined.
+  void DecideChecked(const CompiledBehaviourSet& set,
+                     absl::Span<const AgentInput> inputs, ExplainLevel level,
+                     absl::Span<BatchDecision> out,
+                     absl::Span<Decision> traces = {});
+
   absl::Span<const uint32_t> vetoes_by_action() const { return vetoes_; }
   uint32_t agents_with_invalid_input() const { return invalid_agents_; }
 
@@ -91,6 +99,7 @@ class BatchDecider {
     return per_target ? pair_agent_[m] : m;
   }
 
+  bool checked_ = false;  // inputs checked by the caller
   bool tracing_ = false;  // candidate traces wanted
   bool full_ = false;     // consideration traces wanted too
   // Agents that fit the set (indices into inputs).
