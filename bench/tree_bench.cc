@@ -1,11 +1,13 @@
 // Behaviour-tree ticks against flat decisions (docs/TREES.md, docs/
 // PERFORMANCE.md): a tick of guard_tree in combat (two conditions, a
 // reactive fallback, the utility node scoring the three attacks with the
-// player as target, the state decoded and encoded) against one flat decision
-// over the same three attacks; and the state codec alone. Prints ns per tick
-// and the state's size in bytes.
+// player as target, the state decoded and handed back) against one flat
+// decision over the same three attacks (a batch of one through the same
+// decider); and the state codec alone (decode, then encode). Prints ns per
+// tick and the state's size in bytes.
 //
-//   build/bench/tree_bench --benchmark_repetitions=5
+//   build/bench/tree_bench --benchmark_repetitions=12 \
+//       --benchmark_enable_random_interleaving=true --benchmark_min_time=0.2
 #include <cstdlib>
 #include <vector>
 
