@@ -6,8 +6,9 @@
 // decider); and the state codec alone (decode, then encode). Prints ns per
 // tick and the state's size in bytes.
 //
-//   build/bench/tree_bench --benchmark_repetitions=12 \
+//   build/bench/tree_bench --benchmark_repetitions=12
 //       --benchmark_enable_random_interleaving=true --benchmark_min_time=0.2
+//   (one command line)
 #include <cstdlib>
 #include <vector>
 
