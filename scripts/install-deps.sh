@@ -27,9 +27,11 @@ packages=(
   # toolchain
   g++ make cmake ninja-build pkg-config
   # libraries: gRPC and Protobuf, Abseil, YAML, the admin endpoint's HTTP
-  # server (libmicrohttpd) and utilityctl's HTTP client (cpp-httplib)
+  # server (libmicrohttpd), utilityctl's HTTP client (cpp-httplib) and
+  # Google Highway (the curves' SIMD maths)
   libabsl-dev libprotobuf-dev protobuf-compiler libgrpc++-dev
   protobuf-compiler-grpc libyaml-cpp-dev libmicrohttpd-dev libcpp-httplib-dev
+  libhwy-dev
 )
 if [ "$mode" != build ]; then
   packages+=(

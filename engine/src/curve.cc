@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "curve_kinds.h"
+#include "curve_math.h"
 
 namespace utilityd::engine {
 
@@ -58,11 +59,23 @@ float EvaluateCurve(const CompiledCurve& curve, float x,
   });
 }
 
-// Built twice: for AVX2 (8 floats a step) and for any x86-64; the loader
-// picks at start-up. Neither uses FMA, so both round alike.
-UTILITYD_VECTOR_CLONES
+// Curves that need e^x, ln x, x^a or sin x: own maths on the best SIMD
+// target (curve_math.h). The others (plain arithmetic) are built twice: for
+// AVX2 (8 floats a step) and for any x86-64; the loader picks at start-up.
+// Neither uses FMA, so both round alike.
 void EvaluateCurveColumn(const CompiledCurve& curve, const float* x, float* y,
                          size_t n, absl::Span<const CurvePoint> points) {
+  if (internal::UsesOwnMaths(curve)) {
+    return internal::OwnMathsColumn(curve, x, y, n);
+  }
+  internal::ArithmeticColumn(curve, x, y, n, points);
+}
+
+namespace internal {
+
+UTILITYD_VECTOR_CLONES
+void ArithmeticColumn(const CompiledCurve& curve, const float* x, float* y,
+                      size_t n, absl::Span<const CurvePoint> points) {
   const CurvePoint* p = points.data() + curve.first_point;
   internal::DispatchShape(curve, p, [&](auto shape) {
     if (curve.invert) {
@@ -74,6 +87,8 @@ void EvaluateCurveColumn(const CompiledCurve& curve, const float* x, float* y,
     }
   });
 }
+
+}  // namespace internal
 
 void ValidateCurve(const CurveDefinition& def, const std::string& path,
                    std::vector<ValidationIssue>* issues) {

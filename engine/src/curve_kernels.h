@@ -20,6 +20,10 @@
 
 namespace utilityd::engine::internal {
 
+// EvaluateCurveColumn for curves of plain arithmetic (not own maths).
+void ArithmeticColumn(const CompiledCurve& curve, const float* x, float* y,
+                      size_t n, absl::Span<const CurvePoint> points);
+
 inline float Clamp01(float x) {
   // Written so that NaN maps to 0.
   return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;
@@ -34,13 +38,15 @@ inline int PowerCase(float exponent) {
          : exponent == 1.0f ? 3
                             : 4;
 }
+// Case 4, any other exponent, is own maths (curve_math.h), called by the
+// polynomial's Shape.
 template <int kCase>
-inline float Power(float x, float exponent) {
+inline float Power(float x, float) {
+  static_assert(kCase < 4);
   if constexpr (kCase == 0) return x * x;
   if constexpr (kCase == 1) return x * x * x;
   if constexpr (kCase == 2) return std::sqrt(x);
-  if constexpr (kCase == 3) return x;
-  return std::pow(x, exponent);
+  return x;
 }
 
 }  // namespace utilityd::engine::internal

@@ -28,6 +28,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "curve_kernels.h"
+#include "curve_math.h"
 #include "utilityd/engine/curve.h"
 
 namespace utilityd::engine::internal {
@@ -104,10 +105,11 @@ struct PolynomialCurve {
       case 3:
         return Power<3>(x, c.a);
       default:
-        return Power<4>(x, c.a);
+        return OwnMathsShape(c, x);  // x^a = e^(a ln x)
     }
   }
-  // The exponent's case is chosen once per column.
+  // The exponent's case is chosen once per column (any other exponent's
+  // column is own maths: EvaluateCurveColumn).
   template <typename Visit>
   static void Column(const CompiledCurve& c, const CurvePoint*, Visit&& visit) {
     const float a = c.a;
@@ -118,10 +120,8 @@ struct PolynomialCurve {
         return visit([a](float v) { return Power<1>(v, a); });
       case 2:
         return visit([a](float v) { return Power<2>(v, a); });
-      case 3:
-        return visit([a](float v) { return Power<3>(v, a); });
       default:
-        return visit([a](float v) { return Power<4>(v, a); });
+        return visit([a](float v) { return Power<3>(v, a); });
     }
   }
 };
@@ -153,10 +153,10 @@ struct ExponentialCurve {
   // (e^(kx) - 1) / (e^k - 1): b is the constant divisor's inverse.
   static void Compile(const CurveDefinition& d, CompiledCurve& c) {
     c.a = static_cast<float>(d.k);
-    c.b = static_cast<float>(1.0 / std::expm1(d.k));
+    c.b = static_cast<float>(1.0 / OwnExpm1(static_cast<float>(d.k)));
   }
   static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
-    return std::expm1(c.a * x) * c.b;
+    return OwnMathsShape(c, x);
   }
 };
 
@@ -185,35 +185,20 @@ struct LogisticCurve {
   // Rescaled (seed 004): (L(x) - L(0)) / (L(1) - L(0)), so that the ends are
   // exactly 0 and 1 and 0 can veto; c = L(0), d = 1 / (L(1) - L(0)).
   static void Compile(const CurveDefinition& d, CompiledCurve& c) {
-    auto logistic = [&](double x) {
-      return 1.0 / (1.0 + std::exp(-d.steepness * (x - d.midpoint)));
-    };
     c.a = static_cast<float>(d.steepness);
     c.b = static_cast<float>(d.midpoint);
+    auto logistic = [&](double x) {  // with the compiled a and b
+      return 1.0 / (1.0 + OwnExp(-double{c.a} * (x - double{c.b})));
+    };
     c.rescale = d.rescale;
     c.c = d.rescale ? static_cast<float>(logistic(0.0)) : 0.0f;
     c.d = d.rescale ? static_cast<float>(1.0 / (logistic(1.0) - logistic(0.0)))
                     : 1.0f;
   }
-  static float Sigmoid(const CompiledCurve& c, float x) {
-    return (1.0f / (1.0f + std::exp(-c.a * (x - c.b))) - c.c) * c.d;
-  }
+  // (1 / (1 + e^(-a(x - b))) - c) * d, and exactly 0 and 1 at the ends when
+  // rescaled.
   static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
-    if (c.rescale && x <= 0.0f) return 0.0f;
-    if (c.rescale && x >= 1.0f) return 1.0f;
-    return Sigmoid(c, x);
-  }
-  // Whether the ends are exact is chosen once per column.
-  template <typename Visit>
-  static void Column(const CompiledCurve& curve, const CurvePoint*,
-                     Visit&& visit) {
-    const CompiledCurve c = curve;
-    if (c.rescale) {
-      return visit([c](float v) {
-        return v <= 0.0f ? 0.0f : v >= 1.0f ? 1.0f : Sigmoid(c, v);
-      });
-    }
-    return visit([c](float v) { return Sigmoid(c, v); });
+    return OwnMathsShape(c, x);
   }
 };
 
@@ -230,9 +215,10 @@ struct LogitCurve {
     c.a = static_cast<float>(1.0 / d.steepness);
     c.b = static_cast<float>(d.midpoint);
   }
-  // ln(0) = -inf and ln(inf) = +inf clamp to exact 0 and 1.
+  // b + ln(x / (1 - x)) * a; ln(0) = -inf and ln(inf) = +inf clamp to
+  // exact 0 and 1.
   static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
-    return c.b + std::log(x / (1.0f - x)) * c.a;
+    return OwnMathsShape(c, x);
   }
 };
 
@@ -251,8 +237,7 @@ struct NormalCurve {
     c.b = static_cast<float>(-1.0 / (2.0 * d.stddev * d.stddev));
   }
   static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
-    const float dx = x - c.a;
-    return std::exp(dx * dx * c.b);
+    return OwnMathsShape(c, x);
   }
 };
 
@@ -263,15 +248,26 @@ struct SineCurve {
       {{"frequency", &CurveDefinition::frequency},
        {"phase", &CurveDefinition::phase}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
-    issues.Positive("frequency", d.frequency, "");
-    issues.Finite("phase", d.phase);
+    // Bounded so that the argument 2 pi (frequency x + phase) stays where
+    // the own sine is exact (curve_math.h).
+    if (issues.Positive("frequency", d.frequency, "") &&
+        d.frequency > kMaxSineParam) {
+      issues.Bad("frequency", absl::StrCat("must be at most ", kMaxSineParam,
+                                           ", got ", d.frequency));
+    }
+    if (issues.Finite("phase", d.phase) && std::abs(d.phase) > kMaxSineParam) {
+      issues.Bad("phase", absl::StrCat("must be within ±", kMaxSineParam,
+                                       ", got ", d.phase));
+    }
   }
+  static constexpr double kMaxSineParam = 10000;
   static void Compile(const CurveDefinition& d, CompiledCurve& c) {
     c.a = static_cast<float>(2.0 * std::numbers::pi * d.frequency);
     c.b = static_cast<float>(2.0 * std::numbers::pi * d.phase);
   }
+  // sin(a x + b).
   static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
-    return std::sin(c.a * x + c.b);
+    return OwnMathsShape(c, x);
   }
 };
 

@@ -1,6 +1,11 @@
-// The benchmark's straightforward scorer decides exactly as the engine does
-// (same action, target and score) over random snapshots of every example
-// set, so the engine benchmark compares like with like.
+// The benchmark's straightforward scorer decides as the engine does over
+// random snapshots of every example set, so the engine benchmark compares
+// like with like: the same action and target, and the same score within
+// 1e-5. (Not bit for bit: the baseline calls the C library's exp, log, pow
+// and sin, the engine computes them with its own maths, curve_math.h; they
+// differ in the last bits, so a near tie may go either way.)
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "bench/baseline_engine.h"
@@ -24,7 +29,7 @@ TEST_P(BaselineTest, DecidesLikeTheEngine) {
 
   std::mt19937 rng(7);
   engine::Decision decision;
-  int compared = 0, nonzero = 0;
+  int compared = 0, nonzero = 0, near_ties = 0;
   for (int i = 0; i < 20000; ++i) {
     // Values a little beyond each range, so clamping is exercised too.
     auto draw = [&](const engine::FactorDefinition& f) {
@@ -61,18 +66,29 @@ TEST_P(BaselineTest, DecidesLikeTheEngine) {
     const baseline::Choice choice = reasoner.Decide(snap);
     const std::string action =
         decision.action >= 0 ? set.actions()[decision.action].name : "";
-    ASSERT_EQ(choice.action, action) << "snapshot " << i;
-    if (decision.target >= 0) {
-      ASSERT_EQ(choice.target, "t" + std::to_string(decision.target));
+    const double tolerance = 1e-5 * std::max(1.0f, std::abs(decision.score));
+    // (An exact tie is broken by order, the same way in both.)
+    const float margin = decision.score - decision.runner_up_score;
+    const bool near_tie =
+        decision.runner_up_action >= 0 && margin > 0 && margin <= tolerance;
+    if (near_tie) {
+      ++near_ties;
+    } else {
+      ASSERT_EQ(choice.action, action) << "snapshot " << i;
+      if (decision.target >= 0) {
+        ASSERT_EQ(choice.target, "t" + std::to_string(decision.target));
+      }
     }
     if (!decision.fallback) {
-      ASSERT_EQ(choice.score, decision.score) << "snapshot " << i;
+      ASSERT_NEAR(choice.score, decision.score, tolerance)
+          << "snapshot " << i;
       nonzero += decision.score > 0;
     }
     ++compared;
   }
   EXPECT_EQ(compared, 20000);
   EXPECT_GT(nonzero, 1000);
+  EXPECT_LT(near_ties, 200) << "near ties should be rare";
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, BaselineTest,
