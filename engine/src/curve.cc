@@ -90,6 +90,8 @@ void ArithmeticColumn(const CompiledCurve& curve, const float* x, float* y,
 
 }  // namespace internal
 
+const char* SimdTarget() { return internal::OwnMathsTarget(); }
+
 void ValidateCurve(const CurveDefinition& def, const std::string& path,
                    std::vector<ValidationIssue>* issues) {
   internal::CurveIssues found(path, CurveKindName(def.kind), issues);

@@ -13,6 +13,7 @@
 #include "server/src/admin_api.h"
 #include "server/src/log.h"
 #include "utilityd/base/status_macros.h"
+#include "utilityd/engine/curve.h"
 
 namespace utilityd::server {
 namespace {
@@ -222,6 +223,7 @@ std::string UtilitydServer::StatusJson() const {
   const ReloadOutcome last = store_->last_reload();
   std::string out = absl::StrCat(
       "{\"version\":", JsonString(UTILITYD_VERSION),
+      ",\"simd_target\":", JsonString(engine::SimdTarget()),
       ",\"uptime_seconds\":", absl::ToInt64Seconds(absl::Now() - started_),
       ",\"ready\":", ready() ? "true" : "false",
       ",\"draining\":", service_->draining() ? "true" : "false",

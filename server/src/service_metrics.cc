@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/engine/curve.h"
 
 namespace utilityd::server {
 namespace {
@@ -74,7 +74,7 @@ ServiceMetrics::ServiceMetrics(metrics::Registry* r) : registry_(r) {
   last_reload_success_->Add({});
   reloads_->Add({"success"});
   reloads_->Add({"failure"});
-  build_info_->Add({UTILITYD_VERSION}).Set(1);
+  build_info_->Add({UTILITYD_VERSION, engine::SimdTarget()}).Set(1);
   metrics::AddProcessMetrics(r);
 }
 

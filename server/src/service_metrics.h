@@ -112,7 +112,9 @@ struct SetMetrics {
           "Decision log lines dropped because the queue was full.")            \
   COUNTER(log_written, "utilityd_decision_log_written_total",                  \
           "Decision log lines written.")                                       \
-  GAUGE(build_info, "utilityd_build_info", "utilityd's version (1).", "version")
+  GAUGE(build_info, "utilityd_build_info",                                     \
+        "utilityd's version and the SIMD target its curves run on (1).",      \
+        "version", "simd_target")
 
 class ServiceMetrics {
  public:

@@ -253,7 +253,7 @@ std::vector<BadSet> BadSets() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sets, ValidationTest, ::testing::ValuesIn(BadSets()),
-                         [](const auto& info) { return info.param.name; });
+                         [](const auto& p) { return p.param.name; });
 
 TEST(ValidateTest, AValidSetHasNoIssues) {
   EXPECT_THAT(Validate(ValidSet()), IsEmpty());

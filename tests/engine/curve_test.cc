@@ -137,7 +137,7 @@ TEST_P(CurveShapeTest, MapsNanToZeroInput) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKinds, CurveShapeTest, ::testing::ValuesIn(Cases()),
-                         [](const auto& info) { return info.param.name; });
+                         [](const auto& p) { return p.param.name; });
 
 float EvalDef(const CurveDefinition& def, float x) {
   std::vector<CurvePoint> points;
@@ -303,7 +303,7 @@ std::vector<BadCurve> BadCurves() {
 
 INSTANTIATE_TEST_SUITE_P(Params, CurveValidationTest,
                          ::testing::ValuesIn(BadCurves()),
-                         [](const auto& info) { return info.param.name; });
+                         [](const auto& p) { return p.param.name; });
 
 TEST(ValidateCurveTest, AcceptsDefaults) {
   for (CurveKind k : AllCurveKinds()) {

@@ -19,6 +19,7 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
+#include "utilityd/engine/curve.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/v1/decision_log.pb.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
@@ -154,7 +155,8 @@ TEST_F(ObservabilityTest, MetricsCountRealTraffic) {
                   "utilityd_behaviour_set_info\\{behaviour_set=\"arena_mage\","
                   "revision=\"[0-9a-f]{16}\"\\} 1"));
   EXPECT_THAT(m, HasSubstr("utilityd_build_info{version=\"" UTILITYD_VERSION
-                           "\"} 1\n"));
+                           "\",simd_target=\"" +
+                           std::string(engine::SimdTarget()) + "\"} 1\n"));
   EXPECT_THAT(m, ContainsRegex("process_resident_memory_bytes [1-9]"));
 }
 
@@ -234,6 +236,9 @@ TEST_F(ObservabilityTest, HealthReadinessAndStatus) {
   EXPECT_EQ(status, 200);
   EXPECT_THAT(json, HasSubstr("\"version\":\"" UTILITYD_VERSION "\""));
   EXPECT_THAT(json, HasSubstr("\"ready\":true"));
+  // The SIMD target the server's curves run on: this machine's best.
+  EXPECT_THAT(json, HasSubstr("\"simd_target\":\"" +
+                              std::string(engine::SimdTarget()) + "\""));
   EXPECT_THAT(
       json,
       ContainsRegex("\"name\":\"arena_mage\",\"revision\":\"[0-9a-f]{16}\""));

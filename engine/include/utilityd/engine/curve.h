@@ -62,6 +62,11 @@ struct CompiledCurve {
 void EvaluateCurveColumn(const CompiledCurve& curve, const float* x, float* y,
                          size_t n, absl::Span<const CurvePoint> points);
 
+// The SIMD target curve columns run on: Highway's name of the best target
+// this CPU supports among those built (e.g. "AVX3", "AVX2", "SSE4"), chosen
+// once. Every target computes the same bits (curve_math.h).
+[[nodiscard]] const char* SimdTarget();
+
 // Appends an issue for each invalid parameter of `def`; paths are `path`
 // followed by the parameter, e.g. "<path>.logistic.steepness".
 void ValidateCurve(const CurveDefinition& def, const std::string& path,
