@@ -4,8 +4,9 @@
 # and the straightforward baseline), the service against the echo baseline
 # side by side, latency at half of the maximum throughput, unary latency
 # unloaded, memory idle and per idle stream, and the cost of the live feed's
-# sampled full breakdowns. Each throughput figure is the median of ROUNDS
-# runs, utilityd and the echo server alternating.
+# sampled full breakdowns. Each service figure is the median of ROUNDS
+# runs, utilityd and the echo server alternating; each engine figure the
+# median of 5 repetitions, with their range in brackets.
 #
 #   bench/compare.sh [BUILD_DIR]     (DURATION=10s WARMUP=2s ROUNDS=3)
 #   SMOKE=1 bench/compare.sh build   (seconds; checks that it all runs)
@@ -101,22 +102,31 @@ def lines(name):
 def med(rows, key):
     return statistics.median(r[key] for r in rows)
 engine = json.load(open(f"{work}/engine.json"))["benchmarks"]
-def engine_rate(prefix):
-    rows = [b for b in engine if b["name"].startswith(prefix)
-            and b.get("aggregate_name", "median") == "median"]
-    return rows[0]["items_per_second"] if rows else float("nan")
-batch = engine_rate("BM_EngineBatch")
-single = engine_rate("BM_EngineDecide/explain_none")
-base = engine_rate("BM_Baseline")
+def engine_runs(name):
+    # The repetitions themselves (run_type "iteration"), not the aggregates
+    # Google Benchmark appends (whose names carry _mean, _median...).
+    return [b["items_per_second"] for b in engine
+            if b["name"] == name and b.get("run_type") == "iteration"]
+def engine_rate(name):
+    runs = engine_runs(name)
+    return statistics.median(runs) if runs else float("nan")
+def engine_spread(name):
+    runs = engine_runs(name)
+    return f"{min(runs)/1e6:.2f}-{max(runs)/1e6:.2f}" if runs else "?"
+BATCH, SINGLE, BASE = ("BM_EngineBatch/explain_none/256",
+                       "BM_EngineDecide/explain_none/256", "BM_Baseline/256")
+batch, single, base = (engine_rate(n) for n in (BATCH, SINGLE, BASE))
 mx, echo, half, unary, nofeed = (lines(n) for n in
                                  ("max", "echo", "half", "unary", "nofeed"))
 idle = json.load(open(f"{work}/idle.json"))
 svc, eco, nof = (med(r, "decisions_per_second") for r in (mx, echo, nofeed))
 rows = [
-    ("engine batch path, decisions/s/core", f"{batch/1e6:.2f} M", ">= 10 M",
-     batch >= 10e6),
-    ("  one agent at a time (Decide)", f"{single/1e6:.2f} M", "", None),
-    ("  straightforward baseline", f"{base/1e6:.2f} M", "", None),
+    ("engine batch path, decisions/s/core",
+     f"{batch/1e6:.2f} M ({engine_spread(BATCH)})", ">= 10 M", batch >= 10e6),
+    ("  one agent at a time (Decide)",
+     f"{single/1e6:.2f} M ({engine_spread(SINGLE)})", "", None),
+    ("  straightforward baseline",
+     f"{base/1e6:.2f} M ({engine_spread(BASE)})", "", None),
     ("  batch path / baseline", f"{batch/base:.1f}x", ">= 20x",
      batch / base >= 20),
     ("service, streaming, decisions/s", f"{svc/1e6:.2f} M", ">= 1 M",
