@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "curve_kernels.h"
+#include "curve_math.h"
 #include "scoring_rules.h"
 #include "utilityd/engine/random.h"
 
@@ -401,7 +402,10 @@ void BatchDecider::Finish(const CompiledBehaviourSet& set,
       break;
     case Compensation::kGeometricMean: {
       const float e = internal::GeometricMeanExponent(n);
-      for (size_t m = 0; m < count; ++m) score[m] = std::pow(raw_acc[m], e);
+      // Own maths (curve_math.h): the same bits on every machine.
+      for (size_t m = 0; m < count; ++m) {
+        score[m] = static_cast<float>(internal::OwnPow(raw_acc[m], e));
+      }
       break;
     }
     default:
@@ -583,7 +587,8 @@ int BatchDecider::Pick(const CompiledBehaviourSet& set, size_t j,
   for (uint32_t i : pool_) {
     const float s = candidates_[i].score;
     pick_weights_.push_back(sel.strategy == Strategy::kSoftmax
-                                ? std::exp((s - max_score) / sel.temperature)
+                                ? internal::OwnExp((s - max_score) /
+                                                   sel.temperature)
                                 : s);
     total += pick_weights_.back();
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "engine/src/curve_math.h"
 #include "utilityd/engine/random.h"
 
 namespace utilityd::reference {
@@ -95,8 +96,9 @@ void Score(const engine::CompiledBehaviourSet& set,
   if (set.compensation() == engine::Compensation::kOnProduct && n > 0) {
     cand->compensated = Compensate(cand->aggregate, n);
   } else if (set.compensation() == engine::Compensation::kGeometricMean) {
-    cand->compensated = std::pow(
-        cand->aggregate, 1.0f / std::max(1.0f, static_cast<float>(n) * 0.5f));
+    // The engine's own x^a (the maths is not what this reference checks).
+    cand->compensated = static_cast<float>(engine::internal::OwnPow(
+        cand->aggregate, 1.0f / std::max(1.0f, static_cast<float>(n) * 0.5f)));
   }
   cand->weight = act.weight;
   if (in.personality >= 0) {
@@ -180,7 +182,8 @@ int Choose(const engine::CompiledBehaviourSet& set,
   for (uint32_t i : pool) {
     weights.push_back(
         sel.strategy == engine::Strategy::kSoftmax
-            ? std::exp((cands[i].score - max_score) / sel.temperature)
+            ? engine::internal::OwnExp((cands[i].score - max_score) /
+                                       sel.temperature)
             : cands[i].score);
   }
   return static_cast<int>(WeightedPick(pool, weights, out->draw, &cands));
