@@ -36,13 +36,32 @@ Histogram::Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)) {
   }
 }
 
-void Histogram::Observe(double v) {
+size_t Histogram::BucketOf(double v) const {
   // The first bucket whose upper bound is >= v (le semantics).
-  const size_t bucket =
-      std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin();
+  return std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin();
+}
+
+void Histogram::Observe(double v) {
   Shard& s = shards_[ThisThreadShard()];
-  s.counts[bucket].fetch_add(1, std::memory_order_relaxed);
+  s.counts[BucketOf(v)].fetch_add(1, std::memory_order_relaxed);
   s.sum.fetch_add(v, std::memory_order_relaxed);
+}
+
+void Histogram::AddCounts(absl::Span<const uint64_t> counts, double sum) {
+  Shard& s = shards_[ThisThreadShard()];
+  for (size_t i = 0; i < counts.size() && i <= bounds_.size(); ++i) {
+    if (counts[i] != 0)
+      s.counts[i].fetch_add(counts[i], std::memory_order_relaxed);
+  }
+  s.sum.fetch_add(sum, std::memory_order_relaxed);
+}
+
+void HistogramTally::Flush() {
+  if (!any_) return;
+  h_->AddCounts(counts_, sum_);
+  std::fill(counts_.begin(), counts_.end(), 0);
+  sum_ = 0;
+  any_ = false;
 }
 
 Histogram::Snapshot Histogram::Collect() const {

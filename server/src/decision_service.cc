@@ -42,7 +42,8 @@ std::array<char, 16> HexId(uint64_t id) {
 
 // Sees every agent of one batch: assigns decision ids (reserved for the
 // whole batch with one atomic step) and records metrics through handles
-// resolved once per set.
+// resolved once per set, the decisions' counted locally and added once,
+// when the batch is done.
 class BatchRecorder final : public codec::BatchObserver {
  public:
   BatchRecorder(DecisionServiceImpl* service,
@@ -52,6 +53,7 @@ class BatchRecorder final : public codec::BatchObserver {
         next_id_(
             service->id_counter_.fetch_add(agents, std::memory_order_relaxed)),
         now_(absl::Now()) {}
+  ~BatchRecorder() override { tally_.Flush(); }
 
   void OnDecided(const loader::LoadedSet& set, const v1::AgentSnapshot& agent,
                  const engine::AgentInput& input,
@@ -60,7 +62,7 @@ class BatchRecorder final : public codec::BatchObserver {
     const uint64_t id =
         engine::SplitMix64::Mix(service_->id_base_ + next_id_++);
     out->set_decision_id(HexId(id).data(), 16);
-    ServiceMetrics::RecordDecision(Metrics(set), input, decision);
+    tally_.Add(Metrics(set), input, decision);
     Record(set, agent, input, decision, *out, id);
   }
 
@@ -131,7 +133,11 @@ class BatchRecorder final : public codec::BatchObserver {
   const absl::Time now_;
   const loader::LoadedSet* last_set_ = nullptr;
   const SetMetrics* last_ = nullptr;
+  // Per thread: a batch is decided on one thread, start to end.
+  static thread_local DecisionTally tally_;
 };
+
+thread_local DecisionTally BatchRecorder::tally_;
 
 // One DecideStream call. States: a read is pending unless a response is
 // held (both buffers busy) or reading has ended; at most one write is in

@@ -1,13 +1,12 @@
 #include "server/src/service_metrics.h"
 
-#include "utilityd/codec/decide_codec.h"
-
 #include <array>
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/curve.h"
 
 namespace utilityd::server {
@@ -124,18 +123,38 @@ const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set) {
   return *slot;
 }
 
-void ServiceMetrics::RecordDecision(const SetMetrics& m,
-                                    const engine::AgentInput& in,
-                                    const engine::BatchDecision& d) {
-  if (d.action >= 0) {
-    m.decisions[d.action]->Increment();
-    m.selected_score->Observe(d.score);
-    if (d.runner_up_action >= 0) m.margin->Observe(d.score - d.runner_up_score);
-  } else {
-    m.no_action->Increment();
+DecisionTally::PerSet& DecisionTally::Find(const SetMetrics& m) {
+  for (size_t i = 0; i < used_; ++i) {
+    if (sets_[i].m == &m) return sets_[last_ = i];
   }
-  // The first decision of an agent is not a switch.
-  if (d.switched && in.current_action >= 0) m.switches->Increment();
+  if (used_ == sets_.size()) sets_.emplace_back();
+  PerSet& s = sets_[last_ = used_++];
+  s.m = &m;
+  s.decisions.assign(m.decisions.size(), 0);
+  s.no_action = s.switches = 0;
+  s.score.Reset(m.selected_score);
+  s.margin.Reset(m.margin);
+  return s;
+}
+
+void DecisionTally::Flush() {
+  for (size_t i = 0; i < used_; ++i) {
+    PerSet& s = sets_[i];
+    for (size_t a = 0; a < s.decisions.size(); ++a) {
+      if (s.decisions[a] > 0) {
+        s.m->decisions[a]->Increment(static_cast<double>(s.decisions[a]));
+      }
+    }
+    if (s.no_action > 0) {
+      s.m->no_action->Increment(static_cast<double>(s.no_action));
+    }
+    if (s.switches > 0) {
+      s.m->switches->Increment(static_cast<double>(s.switches));
+    }
+    s.score.Flush();
+    s.margin.Flush();
+  }
+  used_ = 0;
 }
 
 void ServiceMetrics::RecordTick(const SetMetrics& m,

@@ -113,8 +113,51 @@ struct SetMetrics {
   COUNTER(log_written, "utilityd_decision_log_written_total",                  \
           "Decision log lines written.")                                       \
   GAUGE(build_info, "utilityd_build_info",                                     \
-        "utilityd's version and the SIMD target its curves run on (1).",      \
+        "utilityd's version and the SIMD target its curves run on (1).",       \
         "version", "simd_target")
+
+// What one batch's decisions record — decisions by action, no action,
+// switches, the selected score and the winning margin — counted locally
+// (no atomics) and added to the shared metrics once per batch by Flush.
+// The exported counts are exactly those of recording each decision; the
+// histograms' sums may differ in their last bits (added in another order).
+// One per thread; reused from batch to batch without allocating.
+class DecisionTally {
+ public:
+  // Counts one decided agent of set `m`.
+  void Add(const SetMetrics& m, const engine::AgentInput& in,
+           const engine::BatchDecision& d) {
+    PerSet& s = For(m);
+    if (d.action >= 0) {
+      ++s.decisions[d.action];
+      s.score.Observe(d.score);
+      if (d.runner_up_action >= 0)
+        s.margin.Observe(d.score - d.runner_up_score);
+    } else {
+      ++s.no_action;
+    }
+    // The first decision of an agent is not a switch.
+    if (d.switched && in.current_action >= 0) ++s.switches;
+  }
+  // Adds everything counted since the last Flush to the metrics.
+  void Flush();
+
+ private:
+  struct PerSet {
+    const SetMetrics* m = nullptr;
+    std::vector<uint64_t> decisions;  // by action index
+    uint64_t no_action = 0, switches = 0;
+    metrics::HistogramTally score, margin;
+  };
+  PerSet& For(const SetMetrics& m) {
+    if (last_ < used_ && sets_[last_].m == &m) return sets_[last_];
+    return Find(m);
+  }
+  PerSet& Find(const SetMetrics& m);
+
+  std::vector<PerSet> sets_;  // the first used_ are this batch's
+  size_t used_ = 0, last_ = 0;
+};
 
 class ServiceMetrics {
  public:
@@ -125,9 +168,6 @@ class ServiceMetrics {
   // Returns the handles of a loaded set (created on first use).
   const SetMetrics& ForSet(const loader::LoadedSet& set);
 
-  // Records one decided agent.
-  static void RecordDecision(const SetMetrics& m, const engine::AgentInput& in,
-                             const engine::BatchDecision& d);
   // Records one tree tick (and its first leaf as the decision's action).
   static void RecordTick(const SetMetrics& m, const engine::TreeTick& tick);
   // Vetoed candidates per action and agents with an invalid input, counted

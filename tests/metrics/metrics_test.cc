@@ -1,5 +1,7 @@
 #include "utilityd/metrics/metrics.h"
 
+#include <cmath>
+
 #include <thread>
 #include <vector>
 
@@ -83,6 +85,34 @@ TEST(MetricsTest, ConcurrentUpdatesAreNotLost) {
   const Histogram::Snapshot s = h.Collect();
   EXPECT_EQ(s.count, 400000u);
   EXPECT_EQ(s.cumulative[0], 4u * 100000 * 11 / 20);  // values 0..10
+}
+
+// A tally flushed once per batch leaves a histogram as observing each value
+// would: the same buckets and count, the sum within rounding; flushing
+// again adds nothing, and the tally counts afresh after a flush.
+TEST(MetricsTest, HistogramTallyAddsWhatObserveWould) {
+  Histogram direct(ExponentialBuckets(0.01, 2, 8));
+  Histogram batched(ExponentialBuckets(0.01, 2, 8));
+  HistogramTally tally;
+  tally.Reset(&batched);
+  const double values[] = {0.0, 0.005, 0.01, 0.011, 0.5, 1.28, 1.29, 7.0,
+                           -1.0, std::nan("")};
+  for (int round = 0; round < 3; ++round) {
+    for (double v : values) {
+      direct.Observe(v + round);
+      tally.Observe(v + round);
+    }
+    tally.Flush();
+    tally.Flush();  // nothing new
+  }
+  const Histogram::Snapshot a = direct.Collect(), b = batched.Collect();
+  EXPECT_EQ(a.cumulative, b.cumulative);
+  EXPECT_EQ(a.count, 30u);
+  EXPECT_EQ(b.count, 30u);
+  EXPECT_TRUE(std::isnan(a.sum) && std::isnan(b.sum));  // a NaN was observed
+  EXPECT_EQ(batched.BucketOf(0.01), 0u);
+  EXPECT_EQ(batched.BucketOf(0.0100001), 1u);
+  EXPECT_EQ(batched.BucketOf(1e9), 8u);  // +Inf
 }
 
 TEST(MetricsTest, FormatsSpecialValues) {

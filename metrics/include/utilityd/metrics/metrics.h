@@ -25,6 +25,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "utilityd/base/sync.h"
 
 namespace utilityd::metrics {
@@ -73,6 +74,12 @@ class Histogram {
 
   // Counts `v` in its bucket and adds it to the sum. Lock-free.
   void Observe(double v);
+  // The bucket Observe(v) counts `v` in: the first whose upper bound is
+  // >= v, bounds().size() for +Inf (and for NaN, 0).
+  size_t BucketOf(double v) const;
+  // Adds many observations at once: counts[i] in bucket i (bounds().size()
+  // + 1 of them) and their sum. What HistogramTally::Flush calls.
+  void AddCounts(absl::Span<const uint64_t> counts, double sum);
 
   struct Snapshot {
     std::vector<uint64_t> cumulative;  // per bound, then +Inf
@@ -89,6 +96,34 @@ class Histogram {
   };
   std::vector<double> bounds_;
   Shard shards_[kShards];
+};
+
+// Counts observations for one Histogram without atomics (one thread, e.g.
+// one batch) and adds them to it at once: Flush leaves the histogram as the
+// same Observe calls would (the sum may differ in its last bits: it is
+// added up in another order).
+class HistogramTally {
+ public:
+  // Counts for `h`; Reset first when reused for another histogram.
+  void Reset(Histogram* h) {
+    h_ = h;
+    counts_.assign(h->bounds().size() + 1, 0);
+    sum_ = 0;
+    any_ = false;
+  }
+  void Observe(double v) {
+    ++counts_[h_->BucketOf(v)];
+    sum_ += v;
+    any_ = true;
+  }
+  // Adds what was counted to the histogram and starts again from zero.
+  void Flush();
+
+ private:
+  Histogram* h_ = nullptr;
+  std::vector<uint64_t> counts_;
+  double sum_ = 0;
+  bool any_ = false;
 };
 
 // Returns `count` bucket bounds from `start`, each `factor` times the last.
