@@ -72,14 +72,21 @@ v1::DecisionLogEntry MakeDecisionLogEntry(const loader::LoadedSet& set,
     *e.mutable_explanation() = decision.explanation();
     return e;
   }
+  AddFullBreakdown(set, agent, input, &e);
+  return e;
+}
+
+void AddFullBreakdown(const loader::LoadedSet& set,
+                      const v1::AgentSnapshot& agent,
+                      const engine::AgentInput& input,
+                      v1::DecisionLogEntry* entry) {
   engine::Decision full;
   if (engine::Decide(set.compiled, input, engine::ExplainLevel::kFull, &full)
           .ok()) {
     v1::Decision explained;
     codec::WriteDecision(set, agent, full, v1::EXPLAIN_FULL, &explained);
-    *e.mutable_explanation() = std::move(*explained.mutable_explanation());
+    *entry->mutable_explanation() = std::move(*explained.mutable_explanation());
   }
-  return e;
 }
 
 IdSampler::IdSampler(double rate) : all_(rate >= 1) {
@@ -125,19 +132,22 @@ std::string DecisionLog::MaskAgentId(absl::string_view agent_id) const {
   return absl::StrFormat("%016x", engine::SplitMix64::Mix(h));
 }
 
-void DecisionLog::Offer(v1::DecisionLogEntry entry) {
-  if (mask_agent_ids_) entry.set_agent_id(MaskAgentId(entry.agent_id()));
-  if (!factor_values_) {
-    entry.clear_factors();
-    // The breakdown shows raw inputs too; the normalised values remain.
-    for (auto& a : *entry.mutable_explanation()->mutable_actions()) {
-      for (auto& c : *a.mutable_considerations()) c.clear_raw();
-    }
+void DecisionLog::ClearRawInputs(v1::DecisionLogEntry* entry) const {
+  if (factor_values_) return;
+  // The breakdown shows raw inputs too; the normalised values remain.
+  for (auto& a : *entry->mutable_explanation()->mutable_actions()) {
+    for (auto& c : *a.mutable_considerations()) c.clear_raw();
   }
+}
+
+void DecisionLog::Offer(v1::DecisionLogEntry entry, Breakdown breakdown) {
+  if (mask_agent_ids_) entry.set_agent_id(MaskAgentId(entry.agent_id()));
+  if (!factor_values_) entry.clear_factors();
+  ClearRawInputs(&entry);
   {
     utilityd::MutexLock lock(&mu_);
     if (queue_.size() < capacity_) {
-      queue_.push_back(std::move(entry));
+      queue_.push_back({std::move(entry), std::move(breakdown)});
       return;
     }
   }
@@ -147,7 +157,7 @@ void DecisionLog::Offer(v1::DecisionLogEntry entry) {
 void DecisionLog::Run() {
   google::protobuf::util::JsonPrintOptions json;
   json.preserve_proto_field_names = true;
-  std::deque<v1::DecisionLogEntry> batch;
+  std::deque<Item> batch;
   std::string line;
   while (true) {
     {
@@ -159,7 +169,18 @@ void DecisionLog::Run() {
       if (queue_.empty() && stop_) return;
       batch.swap(queue_);
     }
-    for (const v1::DecisionLogEntry& e : batch) {
+    for (Item& item : batch) {
+      v1::DecisionLogEntry& e = item.entry;
+      if (const auto& set = item.breakdown.set; set != nullptr) {
+        // A sampled decision: scored again here, off the request path.
+        codec::AgentScratch scratch;
+        engine::AgentInput input;
+        if (codec::ResolveAgent(*set, item.breakdown.snapshot, &scratch, &input)
+                .ok()) {
+          AddFullBreakdown(*set, item.breakdown.snapshot, input, &e);
+          ClearRawInputs(&e);
+        }
+      }
       line.clear();
       (void)google::protobuf::util::MessageToJsonString(e, &line, json);
       line += '\n';

@@ -2,13 +2,16 @@
 // per decision, written by a background thread. The request path only
 // offers an entry to a bounded queue; when the queue is full the entry is
 // dropped and counted, so logging never blocks a decision. A deterministic
-// sample of decisions (by decision id) also carries the full breakdown.
+// sample of decisions (by decision id) also carries the full breakdown,
+// made on the writer thread from a copy of the snapshot (never on the
+// request path).
 //
 //   DecisionLog::Options o{.sink = "/var/log/utilityd/decisions.jsonl",
 //                          .sample = 0.01};
 //   auto log = DecisionLog::Open(o, &written, &dropped);
-//   if ((*log)->Sampled(id)) entry.mutable_explanation()->...;
-//   (*log)->Offer(std::move(entry));
+//   DecisionLog::Breakdown b;                  // empty: no breakdown
+//   if ((*log)->Sampled(id)) b = {.set = set_ptr, .snapshot = snapshot};
+//   (*log)->Offer(std::move(entry), std::move(b));
 #ifndef UTILITYD_SERVER_DECISION_LOG_H_
 #define UTILITYD_SERVER_DECISION_LOG_H_
 
@@ -40,6 +43,12 @@ v1::DecisionLogEntry MakeDecisionLogEntry(const loader::LoadedSet& set,
                                           absl::Time time,
                                           const v1::Decision& decision,
                                           float runner_up_score, bool explain);
+
+// Scores `input` again at explain full and puts the breakdown in `entry`.
+void AddFullBreakdown(const loader::LoadedSet& set,
+                      const v1::AgentSnapshot& agent,
+                      const engine::AgentInput& input,
+                      v1::DecisionLogEntry* entry);
 
 // Picks a deterministic fraction of decisions by id: an id (a uniform
 // 64-bit value) is sampled when it is below rate * 2^64.
@@ -87,11 +96,19 @@ class DecisionLog {
 
   // Whether the decision with this id (its 64-bit value) is sampled.
   bool Sampled(uint64_t id) const { return sampled_(id); }
+  // What the writer needs to add a sampled decision's full breakdown: the
+  // set it was decided with (kept alive until written) and the snapshot as
+  // received. Empty `set`: no breakdown to add.
+  struct Breakdown {
+    std::shared_ptr<const loader::LoadedSet> set;
+    v1::AgentSnapshot snapshot;
+  };
   // Applies the log's privacy rules to an entry (masked agent ids; no factor
-  // values or raw inputs when they are not to be logged), then queues it, or
-  // drops and counts it when the queue is full. Never blocks on the sink.
+  // values or raw inputs when they are not to be logged; the breakdown's
+  // too, once the writer has made it), then queues it, or drops and counts
+  // it when the queue is full. Never blocks on the sink, never scores.
   // Thread-safe.
-  void Offer(v1::DecisionLogEntry entry);
+  void Offer(v1::DecisionLogEntry entry, Breakdown breakdown = {});
 
  private:
   void Run();
@@ -106,7 +123,13 @@ class DecisionLog {
   metrics::Counter* written_;
   metrics::Counter* dropped_;
   utilityd::Mutex mu_;
-  std::deque<v1::DecisionLogEntry> queue_ ABSL_GUARDED_BY(mu_);
+  struct Item {
+    v1::DecisionLogEntry entry;
+    Breakdown breakdown;
+  };
+  // Drops raw inputs from a breakdown when factor values are not logged.
+  void ClearRawInputs(v1::DecisionLogEntry* entry) const;
+  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread writer_;
 };

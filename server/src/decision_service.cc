@@ -122,9 +122,21 @@ class BatchRecorder final : public codec::BatchObserver {
       recent->Add(std::move(sample));
     }
     if (log == nullptr) return;
-    log->Offer(MakeDecisionLogEntry(set, agent, input, now_, out,
-                                    decision.runner_up_score,
-                                    log->Sampled(id)));
+    // A sampled decision carries its full breakdown: the one already
+    // written (explain full), else one the log's writer thread makes from a
+    // copy of the snapshot (a tick has none: its leaves are its story).
+    const bool sampled = log->Sampled(id);
+    const bool written = !out.explanation().actions().empty();
+    DecisionLog::Breakdown later;
+    if (sampled && !written && set.compiled.tree() == nullptr) {
+      // Points at the set, keeps its generation alive until written.
+      later.set = std::shared_ptr<const loader::LoadedSet>(generation_, &set);
+      later.snapshot = agent;
+    }
+    log->Offer(
+        MakeDecisionLogEntry(set, agent, input, now_, out,
+                             decision.runner_up_score, sampled && written),
+        std::move(later));
   }
 
   DecisionServiceImpl* const service_;
