@@ -272,7 +272,10 @@ Reasoner::~Reasoner() = default;
 float Reasoner::Score(const Action& action, const Snapshot& agent,
                       const Target* target) const {
   const int n = static_cast<int>(action.considerations.size());
-  std::vector<float> contributions;
+  // Reused: the baseline is straightforward, not wasteful (it does not
+  // allocate per candidate).
+  thread_local std::vector<float> contributions;
+  contributions.clear();
   float weight_sum = 0;
   for (const Consideration& c : action.considerations) {
     const FactorMap& source = c.per_target ? target->factors : agent.factors;
@@ -321,7 +324,8 @@ Choice Reasoner::Decide(const Snapshot& agent) const {
     const Target* target;
     float score;
   };
-  std::vector<Scored> scored;
+  thread_local std::vector<Scored> scored;  // reused, as above
+  scored.clear();
   for (const Action& a : actions_) {
     if (!a.per_target) {
       scored.push_back({&a, nullptr, Score(a, agent, nullptr)});

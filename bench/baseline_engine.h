@@ -8,7 +8,10 @@
 // (bookends, curves, output rescale, weights, product/min/weighted-sum,
 // compensation, cooldowns, commitment, vetoes, ranks, ties, fallback), and
 // tests/bench/baseline_test.cc checks that both pick the same action with
-// the same score.
+// the same score (within 1e-5: it calls the C library's maths). It keeps
+// its working vectors from call to call instead of allocating per
+// candidate; it does not batch, transpose, or vectorise, and it looks
+// every factor up by name.
 #ifndef UTILITYD_BENCH_BASELINE_ENGINE_H_
 #define UTILITYD_BENCH_BASELINE_ENGINE_H_
 
