@@ -586,10 +586,10 @@ int BatchDecider::Pick(const CompiledBehaviourSet& set, size_t j,
   double total = 0;
   for (uint32_t i : pool_) {
     const float s = candidates_[i].score;
-    pick_weights_.push_back(sel.strategy == Strategy::kSoftmax
-                                ? internal::OwnExp((s - max_score) /
-                                                   sel.temperature)
-                                : s);
+    pick_weights_.push_back(
+        sel.strategy == Strategy::kSoftmax
+            ? internal::OwnExp((s - max_score) / sel.temperature)
+            : s);
     total += pick_weights_.back();
   }
   uint32_t chosen = pool_.back();

@@ -271,7 +271,8 @@ void EncodeTreeState(const CompiledBehaviourSet& set,
     if (!HoldsSomething(n, s)) continue;
     if (out->size() - at < kMaxEntry) out->resize(2 * out->size());
     char* p = out->data() + at;
-    p = PutVarint(p, static_cast<uint64_t>(static_cast<int>(id) - previous - 1));
+    p = PutVarint(p,
+                  static_cast<uint64_t>(static_cast<int>(id) - previous - 1));
     p = WriteFields(n, s, p);
     at = static_cast<size_t>(p - out->data());
     previous = static_cast<int>(id);

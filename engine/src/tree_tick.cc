@@ -536,11 +536,10 @@ absl::Status TickTree(const CompiledBehaviourSet& set, const AgentInput& agent,
   // A leaf usually runs for many ticks with nothing else changing: then the
   // state given is the state to return, and is not encoded again. (Compared
   // byte for byte, padding included: a false difference only re-encodes.)
-  const bool unchanged =
-      reset == TreeReset::kNone && !in.state.empty() &&
-      std::memcmp(static_cast<const void*>(before.data()),
-                  static_cast<const void*>(states.data()),
-                  states.size() * sizeof(NodeState)) == 0;
+  const bool unchanged = reset == TreeReset::kNone && !in.state.empty() &&
+                         std::memcmp(static_cast<const void*>(before.data()),
+                                     static_cast<const void*>(states.data()),
+                                     states.size() * sizeof(NodeState)) == 0;
   if (!unchanged) {
     EncodeTreeState(set, states, &out->state);
   } else if (in.state.data() != out->state.data() ||

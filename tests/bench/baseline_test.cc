@@ -80,8 +80,7 @@ TEST_P(BaselineTest, DecidesLikeTheEngine) {
       }
     }
     if (!decision.fallback) {
-      ASSERT_NEAR(choice.score, decision.score, tolerance)
-          << "snapshot " << i;
+      ASSERT_NEAR(choice.score, decision.score, tolerance) << "snapshot " << i;
       nonzero += decision.score > 0;
     }
     ++compared;

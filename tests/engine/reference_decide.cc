@@ -180,11 +180,10 @@ int Choose(const engine::CompiledBehaviourSet& set,
   float max_score = 0;
   for (uint32_t i : pool) max_score = std::max(max_score, cands[i].score);
   for (uint32_t i : pool) {
-    weights.push_back(
-        sel.strategy == engine::Strategy::kSoftmax
-            ? engine::internal::OwnExp((cands[i].score - max_score) /
-                                       sel.temperature)
-            : cands[i].score);
+    weights.push_back(sel.strategy == engine::Strategy::kSoftmax
+                          ? engine::internal::OwnExp(
+                                (cands[i].score - max_score) / sel.temperature)
+                          : cands[i].score);
   }
   return static_cast<int>(WeightedPick(pool, weights, out->draw, &cands));
 }

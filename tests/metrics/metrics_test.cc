@@ -1,7 +1,6 @@
 #include "utilityd/metrics/metrics.h"
 
 #include <cmath>
-
 #include <thread>
 #include <vector>
 
@@ -95,8 +94,8 @@ TEST(MetricsTest, HistogramTallyAddsWhatObserveWould) {
   Histogram batched(ExponentialBuckets(0.01, 2, 8));
   HistogramTally tally;
   tally.Reset(&batched);
-  const double values[] = {0.0, 0.005, 0.01, 0.011, 0.5, 1.28, 1.29, 7.0,
-                           -1.0, std::nan("")};
+  const double values[] = {0.0,  0.005, 0.01, 0.011, 0.5,
+                           1.28, 1.29,  7.0,  -1.0,  std::nan("")};
   for (int round = 0; round < 3; ++round) {
     for (double v : values) {
       direct.Observe(v + round);
