@@ -20,9 +20,25 @@ void BatchDecider::Decide(const CompiledBehaviourSet& set,
                           ExplainLevel level, absl::Span<BatchDecision> out,
                           std::vector<absl::Status>* errors,
                           absl::Span<Decision> traces) {
+  Run(set, inputs, level, out, errors, traces, /*check=*/true);
+}
+
+void BatchDecider::DecideChecked(const CompiledBehaviourSet& set,
+                                 absl::Span<const AgentInput> inputs,
+                                 ExplainLevel level,
+                                 absl::Span<BatchDecision> out,
+                                 absl::Span<Decision> traces) {
+  Run(set, inputs, level, out, nullptr, traces, /*check=*/false);
+}
+
+void BatchDecider::Run(const CompiledBehaviourSet& set,
+                       absl::Span<const AgentInput> inputs, ExplainLevel level,
+                       absl::Span<BatchDecision> out,
+                       std::vector<absl::Status>* errors,
+                       absl::Span<Decision> traces, bool check) {
   tracing_ = !traces.empty();
   full_ = tracing_ && level == ExplainLevel::kFull;
-  Admit(set, inputs, out, errors);
+  Admit(set, inputs, out, errors, check);
   Transpose(set, inputs);
   LayOutRows(set);
   for (int a = 0; a < set.action_count(); ++a) {
@@ -33,27 +49,17 @@ void BatchDecider::Decide(const CompiledBehaviourSet& set,
   Select(set, inputs, out, traces);
 }
 
-void BatchDecider::DecideChecked(const CompiledBehaviourSet& set,
-                                 absl::Span<const AgentInput> inputs,
-                                 ExplainLevel level,
-                                 absl::Span<BatchDecision> out,
-                                 absl::Span<Decision> traces) {
-  checked_ = true;
-  Decide(set, inputs, level, out, nullptr, traces);
-  checked_ = false;
-}
-
 void BatchDecider::Admit(const CompiledBehaviourSet& set,
                          absl::Span<const AgentInput> inputs,
                          absl::Span<BatchDecision> out,
-                         std::vector<absl::Status>* errors) {
+                         std::vector<absl::Status>* errors, bool check) {
   if (errors != nullptr) errors->assign(inputs.size(), absl::OkStatus());
   vetoes_.assign(set.action_count(), 0);
   invalid_agents_ = 0;
   agents_.clear();
   for (size_t i = 0; i < inputs.size(); ++i) {
     out[i] = BatchDecision();
-    if (checked_) {
+    if (!check) {
       agents_.push_back(static_cast<uint32_t>(i));
       continue;
     }

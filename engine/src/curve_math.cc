@@ -7,7 +7,9 @@
 //
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
+#include "curve_kernels.h"
 #include "curve_math.h"
 #include "hwy/highway.h"
 
@@ -252,44 +254,42 @@ Params ParamsOf(const CompiledCurve& c) {
   return {c.a, c.b, c.c, c.d, c.rescale};
 }
 
+// Calls visit(std::integral_constant<CurveKind, K>{}) for the curve's kind
+// K (one of Shape's); returns `otherwise` for kinds that are not ours
+// (UsesOwnMaths).
+template <typename R, typename Visit>
+R VisitOwnKind(CurveKind kind, R otherwise, Visit&& visit) {
+  using K = CurveKind;
+  switch (kind) {
+    case K::kPolynomial:
+      return visit(std::integral_constant<K, K::kPolynomial>{});
+    case K::kExponential:
+      return visit(std::integral_constant<K, K::kExponential>{});
+    case K::kLogistic:
+      return visit(std::integral_constant<K, K::kLogistic>{});
+    case K::kLogit:
+      return visit(std::integral_constant<K, K::kLogit>{});
+    case K::kNormal:
+      return visit(std::integral_constant<K, K::kNormal>{});
+    case K::kSine:
+      return visit(std::integral_constant<K, K::kSine>{});
+    default:
+      return otherwise;
+  }
+}
+
 void Column(const CompiledCurve& c, const float* x, float* y, size_t n) {
   const Params p = ParamsOf(c);
-  switch (c.kind) {
-    case CurveKind::kPolynomial:
-      return ColumnOf<CurveKind::kPolynomial>(p, c.invert, x, y, n);
-    case CurveKind::kExponential:
-      return ColumnOf<CurveKind::kExponential>(p, c.invert, x, y, n);
-    case CurveKind::kLogistic:
-      return ColumnOf<CurveKind::kLogistic>(p, c.invert, x, y, n);
-    case CurveKind::kLogit:
-      return ColumnOf<CurveKind::kLogit>(p, c.invert, x, y, n);
-    case CurveKind::kNormal:
-      return ColumnOf<CurveKind::kNormal>(p, c.invert, x, y, n);
-    case CurveKind::kSine:
-      return ColumnOf<CurveKind::kSine>(p, c.invert, x, y, n);
-    default:
-      return;  // not ours (UsesOwnMaths)
-  }
+  VisitOwnKind(c.kind, 0, [&](auto k) {
+    ColumnOf<decltype(k)::value>(p, c.invert, x, y, n);
+    return 0;
+  });
 }
 
 float One(const CompiledCurve& c, float x) {
   const Params p = ParamsOf(c);
-  switch (c.kind) {
-    case CurveKind::kPolynomial:
-      return OneOf<CurveKind::kPolynomial>(p, x);
-    case CurveKind::kExponential:
-      return OneOf<CurveKind::kExponential>(p, x);
-    case CurveKind::kLogistic:
-      return OneOf<CurveKind::kLogistic>(p, x);
-    case CurveKind::kLogit:
-      return OneOf<CurveKind::kLogit>(p, x);
-    case CurveKind::kNormal:
-      return OneOf<CurveKind::kNormal>(p, x);
-    case CurveKind::kSine:
-      return OneOf<CurveKind::kSine>(p, x);
-    default:
-      return 0.0f;  // not ours (UsesOwnMaths)
-  }
+  return VisitOwnKind(c.kind, 0.0f,
+                      [&](auto k) { return OneOf<decltype(k)::value>(p, x); });
 }
 
 // The functions on one double, for the error-bound tests: 0 e^x, 1 e^x - 1,
@@ -323,9 +323,9 @@ HWY_EXPORT(Column);
 bool UsesOwnMaths(const CompiledCurve& curve) {
   switch (curve.kind) {
     case CurveKind::kPolynomial:
-      // 1, 2, 3 and 0.5 are x, x*x, x*x*x and sqrt: exact everywhere.
-      return !(curve.a == 1.0f || curve.a == 2.0f || curve.a == 3.0f ||
-               curve.a == 0.5f);
+      // The exponents PowerCase picks are x*x, x*x*x, sqrt and x: exact
+      // everywhere; any other is x^a.
+      return PowerCase(curve.a) == 4;
     case CurveKind::kExponential:
     case CurveKind::kLogistic:
     case CurveKind::kLogit:

@@ -67,9 +67,14 @@ class BatchDecider {
     int32_t rank;
   };
 
+  // Decide and DecideChecked: `check` runs CheckAgentInput on each input.
+  void Run(const CompiledBehaviourSet& set, absl::Span<const AgentInput> inputs,
+           ExplainLevel level, absl::Span<BatchDecision> out,
+           std::vector<absl::Status>* errors, absl::Span<Decision> traces,
+           bool check);
   void Admit(const CompiledBehaviourSet& set,
              absl::Span<const AgentInput> inputs, absl::Span<BatchDecision> out,
-             std::vector<absl::Status>* errors);
+             std::vector<absl::Status>* errors, bool check);
   void Transpose(const CompiledBehaviourSet& set,
                  absl::Span<const AgentInput> inputs);
   void LayOutRows(const CompiledBehaviourSet& set);
@@ -99,7 +104,6 @@ class BatchDecider {
     return per_target ? pair_agent_[m] : m;
   }
 
-  bool checked_ = false;  // inputs checked by the caller
   bool tracing_ = false;  // candidate traces wanted
   bool full_ = false;     // consideration traces wanted too
   // Agents that fit the set (indices into inputs).
