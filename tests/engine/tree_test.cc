@@ -35,7 +35,8 @@ actions:
     considerations: [{name: n, factor: near, per_target: true}]
   - {name: by_b, considerations: [{name: k, factor: b}]}
   - {name: by_c, considerations: [{name: k, factor: c}]}
-)", extra, "tree:\n", tree);
+)",
+                      extra, "tree:\n", tree);
 }
 
 std::shared_ptr<const loader::LoadedSet> Load(const std::string& yaml) {
@@ -79,28 +80,34 @@ class Driver {
   }
 
   TreeTick Tick(const Step& step) {
-    for (absl::string_view kv : absl::StrSplit(step.factors, ' ', absl::SkipEmpty())) {
+    for (absl::string_view kv :
+         absl::StrSplit(step.factors, ' ', absl::SkipEmpty())) {
       std::vector<std::string> p = absl::StrSplit(kv, '=');
       factors_[set_->compiled.FindFactor(p[0])] = std::stof(p[1]);
     }
     std::vector<LeafOutcome> outcomes;
-    for (absl::string_view kv : absl::StrSplit(step.outcomes, ' ', absl::SkipEmpty())) {
+    for (absl::string_view kv :
+         absl::StrSplit(step.outcomes, ' ', absl::SkipEmpty())) {
       std::vector<std::string> p = absl::StrSplit(kv, '=');
       outcomes.push_back({.leaf = Leaf(p[0]),
                           .status = p[1] == "success" ? NodeStatus::kSuccess
-                                    : p[1] == "failure" ? NodeStatus::kFailure
-                                                        : NodeStatus::kRunning});
+                                    : p[1] == "failure"
+                                        ? NodeStatus::kFailure
+                                        : NodeStatus::kRunning});
     }
     near_.clear();
-    for (absl::string_view v : absl::StrSplit(step.targets, ' ', absl::SkipEmpty())) {
+    for (absl::string_view v :
+         absl::StrSplit(step.targets, ' ', absl::SkipEmpty())) {
       near_.push_back(std::stof(std::string(v)));
     }
     targets_.clear();
-    for (const float& v : near_) targets_.push_back({absl::MakeConstSpan(&v, 1)});
+    for (const float& v : near_)
+      targets_.push_back({absl::MakeConstSpan(&v, 1)});
     AgentInput agent{.factors = factors_, .targets = targets_, .seed = 7};
     TreeInput in{.game_time = step.time, .state = state_, .outcomes = outcomes};
     TreeTick tick;
-    EXPECT_TRUE(TickTree(set_->compiled, agent, in, ExplainLevel::kFull, &tick).ok());
+    EXPECT_TRUE(
+        TickTree(set_->compiled, agent, in, ExplainLevel::kFull, &tick).ok());
     state_ = tick.state;
     return tick;
   }
@@ -165,14 +172,16 @@ INSTANTIATE_TEST_SUITE_P(
     Nodes, TreeNodeTest,
     testing::Values(
         // Seed 001's first pitfall: a running leaf resumes, never restarts.
-        Case{"sequence_resumes_running_child", kSeq,
+        Case{"sequence_resumes_running_child",
+             kSeq,
              {{"", "", "x+", "", S::kRunning},
               {"", "", "x", "", S::kRunning},
               {"", "x=running", "x", "", S::kRunning},
               {"", "x=success", "y+", "", S::kRunning},
               {"", "y=success", "", "", S::kSuccess},
               {"", "", "x+", "", S::kRunning}}},
-        Case{"sequence_fails_with_child", kSeq,
+        Case{"sequence_fails_with_child",
+             kSeq,
              {{"", "", "x+", "", S::kRunning},
               {"", "x=failure", "", "", S::kFailure},
               {"", "", "x+", "", S::kRunning}}},
@@ -418,9 +427,7 @@ INSTANTIATE_TEST_SUITE_P(
               {"", "x=success", "y+", "", S::kRunning},
               {"", "y=success", "", "", S::kSuccess},
               {"b=0.1 c=0.9", "", "right+", "", S::kRunning}}}),
-    [](const testing::TestParamInfo<Case>& param) {
-      return param.param.name;
-    });
+    [](const testing::TestParamInfo<Case>& param) { return param.param.name; });
 
 TEST(TreeState, ExampleStateStaysSmall) {
   auto set = loader::LoadSetFile("examples/behaviour_sets/guard_tree.yaml");
@@ -431,8 +438,9 @@ TEST(TreeState, ExampleStateStaysSmall) {
   const std::vector<TargetInput> targets = {{player}};
   AgentInput agent{.factors = factors, .targets = targets, .seed = 1};
   TreeTick tick;
-  ASSERT_TRUE(TickTree((*set)->compiled, agent, {.game_time = 1}, ExplainLevel::kNone,
-                       &tick).ok());
+  ASSERT_TRUE(TickTree((*set)->compiled, agent, {.game_time = 1},
+                       ExplainLevel::kNone, &tick)
+                  .ok());
   ASSERT_EQ(tick.run.size(), 1u);
   EXPECT_FALSE(tick.state.empty());
   EXPECT_LE(tick.state.size(), 32u);
@@ -502,7 +510,8 @@ class StateReset : public testing::Test {
     AgentInput agent{.factors = f};
     TreeInput in{.state = state};
     TreeTick t;
-    EXPECT_TRUE(TickTree(set_->compiled, agent, in, ExplainLevel::kNone, &t).ok());
+    EXPECT_TRUE(
+        TickTree(set_->compiled, agent, in, ExplainLevel::kNone, &t).ok());
     return t;
   }
 
@@ -541,7 +550,8 @@ TEST_F(StateReset, EachBadStateRestartsWithItsReason) {
 }
 
 TEST_F(StateReset, AnotherSetOrRevisionRestarts) {
-  auto other_set = Load(absl::StrReplaceAll(SetYaml(kSeq), {{"name: t\n", "name: u\n"}}));
+  auto other_set =
+      Load(absl::StrReplaceAll(SetYaml(kSeq), {{"name: t\n", "name: u\n"}}));
   auto other_rev = Load(SetYaml(kSeq, "description: changed\n"));
   ASSERT_NE(other_set, nullptr);
   ASSERT_NE(other_rev, nullptr);
@@ -582,15 +592,32 @@ TEST(TreeValidation, ReportsEveryProblemWithItsPath) {
                                  "bad.yaml");
   ASSERT_FALSE(set.ok());
   const std::string m(set.status().message());
-  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[0].action: unknown action \"nope\""));
-  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[1].fallback.children: needs at least one child"));
-  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[2].repeat.times: must be within 1..1000"));
-  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[3].timeout.seconds"));
-  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[4].action: \"hit\" is per_target"));
-  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[5].utility.children[0].name: is required"));
-  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[5].utility.children[0].considerations"));
-  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[6].condition.factor: unknown factor \"zz\""));
-  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[6].condition.threshold: must be within 0..1"));
+  EXPECT_THAT(m,
+              testing::HasSubstr(
+                  "tree.sequence.children[0].action: unknown action \"nope\""));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[1].fallback."
+                                    "children: needs at least one child"));
+  EXPECT_THAT(
+      m, testing::HasSubstr(
+             "tree.sequence.children[2].repeat.times: must be within 1..1000"));
+  EXPECT_THAT(m,
+              testing::HasSubstr("tree.sequence.children[3].timeout.seconds"));
+  EXPECT_THAT(m,
+              testing::HasSubstr(
+                  "tree.sequence.children[4].action: \"hit\" is per_target"));
+  EXPECT_THAT(
+      m,
+      testing::HasSubstr(
+          "tree.sequence.children[5].utility.children[0].name: is required"));
+  EXPECT_THAT(
+      m, testing::HasSubstr(
+             "tree.sequence.children[5].utility.children[0].considerations"));
+  EXPECT_THAT(
+      m,
+      testing::HasSubstr(
+          "tree.sequence.children[6].condition.factor: unknown factor \"zz\""));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[6].condition."
+                                    "threshold: must be within 0..1"));
 }
 
 TEST(TreeInputCheck, GameTimeMustBeFiniteAndNotNegative) {
@@ -600,7 +627,8 @@ TEST(TreeInputCheck, GameTimeMustBeFiniteAndNotNegative) {
   TreeTick t;
   for (double bad : {-1.0, std::nan(""), double{INFINITY}}) {
     TreeInput in{.game_time = bad};
-    const absl::Status s = TickTree(set->compiled, agent, in, ExplainLevel::kNone, &t);
+    const absl::Status s =
+        TickTree(set->compiled, agent, in, ExplainLevel::kNone, &t);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(s.message()), testing::HasSubstr("game_time"));
   }

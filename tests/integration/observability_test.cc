@@ -187,7 +187,8 @@ TEST_F(ObservabilityTest, TreeMetricsCountTicksLeavesHaltsAndResets) {
     state = response.decisions(0).tree_state();
   }
   v1::DecideRequest request;
-  *request.add_agents() = guard(1, std::string("\x01\x00\x00\x00\x00\x00\x00\x00", 8), 2);
+  *request.add_agents() =
+      guard(1, std::string("\x01\x00\x00\x00\x00\x00\x00\x00", 8), 2);
   grpc::ClientContext context;
   v1::DecideResponse response;
   ASSERT_TRUE(stub_->Decide(&context, request, &response).ok());
