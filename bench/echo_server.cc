@@ -27,12 +27,30 @@ ABSL_FLAG(std::string, port_file, "",
 
 namespace {
 
-// Decisions as utilityd writes them at explain none: the agent's id, an
-// action name and index, the first target, a score, the set's revision and
-// a 16-digit decision id.
+// Decisions as utilityd writes them at explain none: in the full form the
+// agent's id, an action name and index, the first target, a score, the
+// set's revision and a 16-digit decision id; in the compact form an action
+// and target index, a score and flags per agent, the revision once and a
+// decision-id base.
 void Echo(const utilityd::v1::DecideRequest& request,
           utilityd::v1::DecideResponse* response) {
   response->set_request_id(request.request_id());
+  if (request.form() == utilityd::v1::DECISION_FORM_COMPACT) {
+    utilityd::v1::CompactDecisions* c = response->mutable_compact();
+    for (const auto& agent : request.agents()) {
+      c->add_action_index(1);
+      c->add_target_index(agent.targets_size() > 0 ? 0 : -1);
+      c->add_score(0.5f);
+    }
+    c->mutable_flags()->assign(request.agents_size(), '\0');
+    utilityd::v1::SetRevision* r = c->add_revisions();
+    if (request.agents_size() > 0) {
+      r->set_behaviour_set(request.agents(0).behaviour_set());
+    }
+    r->set_revision("0123456789abcdef");
+    c->set_decision_id_base(1);
+    return;
+  }
   uint64_t id = 0;
   for (const auto& agent : request.agents()) {
     utilityd::v1::Decision* d = response->add_decisions();

@@ -36,11 +36,13 @@ int64_t NowNanos() { return absl::GetCurrentTimeNanos(); }
 struct Run {
   grpc::ByteBuffer request;
   int batch = 0;
+  bool compact = false;
   int in_flight = 1;
   int64_t measure_from = 0;  // ns; answers before it are warm-up
   int64_t stop_at = 0;
   int64_t interval = 0;  // ns between sends per lane; 0: no pacing
   std::atomic<int> errors{0};
+  std::atomic<size_t> answer_bytes{0};  // of the first answer checked
   utilityd::Mutex mu;
   std::string first_error ABSL_GUARDED_BY(mu);
 
@@ -52,8 +54,10 @@ struct Run {
   }
 };
 
-// Checks one answer: the right number of decisions and no error.
+// Checks one answer: the right number of decisions, in the form asked
+// for, and no error; notes its size.
 void CheckAnswer(Run* run, const grpc::ByteBuffer& bytes) {
+  run->answer_bytes.store(bytes.Length());
   grpc::ByteBuffer copy(bytes);
   v1::DecideResponse response;
   if (!grpc::GenericDeserialize<grpc::ProtoBufferReader, v1::DecideResponse>(
@@ -62,14 +66,22 @@ void CheckAnswer(Run* run, const grpc::ByteBuffer& bytes) {
     run->Fail("an answer did not parse as a DecideResponse");
     return;
   }
+  const v1::CompactDecisions& compact = response.compact();
+  const int got = run->compact ? compact.action_index_size()
+                               : response.decisions_size();
   if (response.has_error()) {
     run->Fail(absl::StrCat("the batch failed: ", response.error().message()));
-  } else if (response.decisions_size() != run->batch) {
-    run->Fail(absl::StrCat("expected ", run->batch, " decisions, got ",
-                           response.decisions_size()));
-  } else if (response.decisions(0).has_error()) {
+  } else if (got != run->batch) {
+    run->Fail(absl::StrCat("expected ", run->batch, " decisions", 
+                           run->compact ? " in the compact form" : "",
+                           ", got ", got));
+  } else if (!run->compact && response.decisions(0).has_error()) {
     run->Fail(absl::StrCat("an agent failed: ",
                            response.decisions(0).error().message()));
+  } else if (run->compact && compact.full_size() > 0 &&
+             compact.full(0).decision().has_error()) {
+    run->Fail(absl::StrCat("an agent failed: ",
+                           compact.full(0).decision().error().message()));
   }
 }
 
@@ -279,7 +291,7 @@ class UnaryLane {
 
 // A batch of agents with factors drawn over each factor's declared range.
 v1::DecideRequest MakeBatch(const v1::BehaviourSet& set, int agents,
-                            v1::Explain explain) {
+                            v1::Explain explain, v1::DecisionForm form) {
   std::mt19937 rng(2026);
   auto draw = [&](const v1::Factor& f) {
     return std::uniform_real_distribution<float>(f.min(), f.max())(rng);
@@ -288,6 +300,7 @@ v1::DecideRequest MakeBatch(const v1::BehaviourSet& set, int agents,
   for (const auto& a : set.actions()) per_target |= a.per_target();
   v1::DecideRequest request;
   request.set_explain(explain);
+  request.set_form(form);
   for (int i = 0; i < agents; ++i) {
     v1::AgentSnapshot* agent = request.add_agents();
     agent->set_agent_id(absl::StrCat("bench-", i));
@@ -462,12 +475,14 @@ void Report(const BenchOptions& o, int lanes, const Run& run, const Measured& m,
         "\"batches_per_second\":%.1f,\"decisions_per_second\":%.0f,"
         "\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,"
         "\"max_ms\":%.3f,\"server_cpu_cores\":%.3f,"
-        "\"server_rss_bytes\":%.0f,\"errors\":%d}\n",
+        "\"server_rss_bytes\":%.0f,\"form\":\"%s\",\"answer_bytes\":%d,"
+        "\"errors\":%d}\n",
         o.unary ? "unary" : "stream", o.set, o.batch, lanes, o.connections,
         run.in_flight, o.rate, m.seconds, batches_per_s, decisions_per_s,
         Percentile(rt, 0.5), Percentile(rt, 0.9), Percentile(rt, 0.99),
         Percentile(rt, 0.999), rt.empty() ? 0.0 : rt.back() / 1000.0, m.cores,
-        m.resident, run.errors.load());
+        m.resident, o.compact ? "compact" : "full", run.answer_bytes.load(),
+        run.errors.load());
     return;
   }
   out << absl::StrFormat(
@@ -479,6 +494,10 @@ void Report(const BenchOptions& o, int lanes, const Run& run, const Measured& m,
       absl::FormatDuration(o.duration), absl::FormatDuration(o.warmup));
   out << absl::StrFormat("  decisions/s   %.0f\n  batches/s     %.1f\n",
                          decisions_per_s, batches_per_s);
+  out << absl::StrFormat("  answer        %d bytes, %.1f per decision (%s)\n",
+                         run.answer_bytes.load(),
+                         static_cast<double>(run.answer_bytes.load()) / o.batch,
+                         o.compact ? "compact" : "full");
   out << absl::StrFormat(
       "  round trip    p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  p99.9 %.3f "
       "ms\n",
@@ -525,8 +544,11 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   }
   Run run;
   run.batch = o.batch;
+  run.compact = o.compact;
   run.in_flight = o.unary ? 1 : o.in_flight;
-  const v1::DecideRequest request = MakeBatch(*set, o.batch, o.explain);
+  const v1::DecideRequest request =
+      MakeBatch(*set, o.batch, o.explain,
+                o.compact ? v1::DECISION_FORM_COMPACT : v1::DECISION_FORM_FULL);
   bool own = false;
   if (!grpc::GenericSerialize<grpc::ProtoBufferWriter, v1::DecideRequest>(
            request, &run.request, &own)

@@ -6,7 +6,7 @@
 // callback API — no thread per stream, and no parsing of answers beyond a
 // check of the first — so that on a shared machine the generator takes as
 // little of the CPU as it can. It reports decisions/s, batches/s, the round
-// trip of each batch (p50, p90, p99, p99.9), and the server's CPU and
+// trip of each batch (p50, p90, p99, p99.9), the size of an answer, and the server's CPU and
 // resident size from its /metrics when --admin is given.
 #ifndef UTILITYD_CTL_BENCH_H_
 #define UTILITYD_CTL_BENCH_H_
@@ -37,6 +37,8 @@ struct BenchOptions {
   absl::Duration warmup = absl::Seconds(2);
   bool unary = false;
   v1::Explain explain = v1::EXPLAIN_NONE;
+  // Ask for the compact form of the decisions (DECISION_FORM_COMPACT).
+  bool compact = false;
   // Print one line of JSON instead of the table.
   bool json = false;
   // Instead of load: open this many streams that send nothing, hold them

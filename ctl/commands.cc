@@ -163,6 +163,7 @@ class OfflineSource final : public Source {
       : catalog_(std::move(catalog)), loaded_at_(absl::Now()) {}
   absl::StatusOr<v1::DecideResponse> Decide(
       const v1::DecideRequest& request) override {
+    if (absl::Status s = codec::CheckForm(request); !s.ok()) return s;
     v1::DecideResponse response;
     codec::DecideBatch(catalog_, request, &response);
     return response;
@@ -793,6 +794,12 @@ int Bench(const Parsed& p, std::ostream& out, std::ostream& err) {
     err << "utilityctl bench: --explain: expected none, top or full\n";
     return kUsage;
   }
+  const std::string form = p.get("form", "full");
+  if (form != "full" && form != "compact") {
+    err << "utilityctl bench: --form: expected full or compact\n";
+    return kUsage;
+  }
+  o.compact = form == "compact";
   return RunBench(o, out, err);
 }
 
@@ -875,13 +882,15 @@ std::vector<Command> Commands() {
                    "                        [--streams N] [--connections N] "
                    "[--in_flight N] [--rate R]\n"
                    "                        [--duration 10s] [--warmup 2s] "
-                   "[--unary] [--format table|json]",
+                   "[--unary] [--form full|compact]\n"
+                   "                        [--format table|json]",
        .description =
            "Load-tests a running utilityd. Sends one batch of agents with "
            "random factors\nover DecideStream (or unary Decide) as fast as "
            "it is answered, or at --rate\nbatches per second, and reports "
-           "decisions/s, batches/s and the round trip\n(p50, p90, p99, "
-           "p99.9); with --admin, also the server's CPU and memory.",
+           "decisions/s, batches/s, the round trip\n(p50, p90, p99, "
+           "p99.9) and the answer's bytes per decision; with --admin, also "
+           "the\nserver's CPU and memory.",
        .options = {{"target", "HOST:PORT", "server (default 127.0.0.1:50051)"},
                    {"admin", "HOST:PORT",
                     "the server's admin endpoint, for its CPU and memory"},
@@ -897,6 +906,9 @@ std::vector<Command> Commands() {
                    {"duration", "DURATION", "measured time (default 10s)"},
                    {"warmup", "DURATION", "time before measuring (default 2s)"},
                    {"explain", "LEVEL", "none (default), top or full"},
+                   {"form", "FORM",
+                    "full (default) or compact: the decisions' form "
+                    "(docs/API.md)"},
                    {"unary", "", "unary Decide calls instead of streams"},
                    {"idle_streams", "N",
                     "hold N idle streams for --duration and report the "

@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "utilityd/client/compact.h"
 
 namespace utilityd::client {
 namespace {
@@ -289,14 +290,25 @@ void Client::PackRequest(v1::DecideRequest* request) {
 
 void Client::RepairStale(const v1::DecideRequest& original,
                          v1::DecideResponse* response) {
+  // The refused answers: full decisions, or a compact response's FULL ones.
   std::vector<int> stale;
-  for (int i = 0; i < response->decisions_size(); ++i) {
-    const bool sdk_packed = i < original.agents_size() &&
+  std::vector<v1::Decision*> answers;
+  auto consider = [&](int i, v1::Decision* d) {
+    const bool sdk_packed = i >= 0 && i < original.agents_size() &&
                             original.agents(i).expected_revision().empty();
-    if (sdk_packed && IsStaleRevision(response->decisions(i)))
+    if (sdk_packed && IsStaleRevision(*d)) {
       stale.push_back(i);
+      answers.push_back(d);
+    }
+  };
+  for (int i = 0; i < response->decisions_size(); ++i) {
+    consider(i, response->mutable_decisions(i));
+  }
+  for (v1::IndexedDecision& x : *response->mutable_compact()->mutable_full()) {
+    consider(x.agent(), x.mutable_decision());
   }
   if (stale.empty()) return;
+  // Asked again in the full form; a compact answer keeps them as FULL.
   v1::DecideRequest retry;
   retry.set_request_id(original.request_id());
   retry.set_explain(original.explain());
@@ -313,9 +325,39 @@ void Client::RepairStale(const v1::DecideRequest& original,
     return;  // keep the FAILED_PRECONDITION answers
   }
   for (size_t k = 0; k < stale.size(); ++k) {
-    *response->mutable_decisions(stale[k]) =
-        again.decisions(static_cast<int>(k));
+    answers[k]->Swap(again.mutable_decisions(static_cast<int>(k)));
   }
+}
+
+absl::StatusOr<v1::DecideResponse> Client::ExpandCompact(
+    const v1::DecideRequest& request, const v1::DecideResponse& response) {
+  const CompactReader reader(request, response);
+  if (absl::Status s = reader.Check(); !s.ok()) return s;
+  v1::DecideResponse expanded;
+  expanded.set_request_id(response.request_id());
+  for (int i = 0; i < reader.size(); ++i) {
+    std::vector<std::string> actions;
+    if (reader.full(i) == nullptr) {
+      const std::string& set = request.agents(i).behaviour_set();
+      absl::StatusOr<std::shared_ptr<const SetSchema>> schema = Schema(set);
+      if (schema.ok() && (*schema)->revision() != reader.revision(i)) {
+        InvalidateSchema(set);  // the server has reloaded it since
+        schema = Schema(set);
+      }
+      if (!schema.ok()) return schema.status();
+      if ((*schema)->revision() != reader.revision(i)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "agents[", i, "]: decided by revision ", reader.revision(i),
+            " of ", set, "; the server now has ", (*schema)->revision()));
+      }
+      const auto& names = (*schema)->summary().actions();
+      actions.assign(names.begin(), names.end());
+    }
+    absl::StatusOr<v1::Decision> d = reader.Expand(i, actions);
+    if (!d.ok()) return d.status();
+    *expanded.add_decisions() = *std::move(d);
+  }
+  return expanded;
 }
 
 absl::StatusOr<v1::DecideResponse> Client::Decide(

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/algorithm/container.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -353,7 +355,16 @@ struct BatchWork {
   std::vector<absl::Status> group_errors;
   std::vector<e::Decision> group_traces;  // explain full only
   e::BatchDecider decider;
+  v1::Explain explain = v1::EXPLAIN_NONE;  // as the request, or none (compact)
+  // Compact form only: per agent, the set that answered it (null: failed)
+  // and the chosen target's index (kTicked for a tree tick); and the full
+  // decisions, packed at the end.
+  std::vector<const loader::LoadedSet*> answered_by;
+  std::vector<int> target_of;
+  v1::DecideResponse full;
 };
+
+constexpr int kTicked = -2;
 
 // Answers agent i with `status`, prefixed with the agent's path.
 void FailAgent(int i, const v1::AgentSnapshot& agent,
@@ -363,7 +374,7 @@ void FailAgent(int i, const v1::AgentSnapshot& agent,
       e::PrefixField(status, absl::StrCat("agents[", i, "]."));
   out->set_agent_id(agent.agent_id());
   WriteError(at, out);
-  if (observer != nullptr) observer->OnFailed(set, agent, at);
+  if (observer != nullptr) observer->OnFailed(i, set, agent, at);
 }
 
 }  // namespace
@@ -373,21 +384,24 @@ namespace {
 // Ticks the tree of agent i's set (trees are not batched: each agent walks
 // its own path) and writes its decision.
 void TickOne(const loader::LoadedSet& set, int i,
-             const v1::DecideRequest& request, AgentScratch& scratch,
-             const e::AgentInput& input, v1::DecideResponse* response,
-             BatchObserver* observer) {
+             const v1::DecideRequest& request, BatchWork& work,
+             v1::DecideResponse* response, BatchObserver* observer) {
+  AgentScratch& scratch = work.scratch[i];
+  const e::AgentInput& input = work.inputs[i];
   const v1::AgentSnapshot& agent = request.agents(i);
   v1::Decision* out = response->mutable_decisions(i);
   e::TreeInput in;
   absl::Status s = ResolveTree(set, agent, &scratch, &in);
   if (s.ok()) {
-    s = e::TickTree(set.compiled, input, in, ToExplainLevel(request.explain()),
+    s = e::TickTree(set.compiled, input, in, ToExplainLevel(work.explain),
                     &scratch.tick);
   }
   if (!s.ok()) return FailAgent(i, agent, &set, s, out, observer);
-  WriteTick(set, agent, scratch.tick, request.explain(), out);
+  WriteTick(set, agent, scratch.tick, work.explain, out);
+  work.answered_by[i] = &set;
+  work.target_of[i] = kTicked;
   if (observer != nullptr) {
-    observer->OnTicked(set, agent, input, scratch.tick, out);
+    observer->OnTicked(i, set, agent, input, scratch.tick, out);
   }
 }
 
@@ -428,8 +442,7 @@ void ResolveOne(const loader::Catalog& catalog,
     return fail(s);
   }
   if (set->compiled.tree() != nullptr) {
-    return TickOne(*set, i, request, work.scratch[i], work.inputs[i], response,
-                   observer);
+    return TickOne(*set, i, request, work, response, observer);
   }
   work.sets[i] = set;
 }
@@ -450,7 +463,7 @@ void DecideGroup(const loader::LoadedSet& set, int first,
   const size_t count = work.group_inputs.size();
   work.group_out.resize(count);
   // Explain full: the same pass also writes every trace.
-  const e::ExplainLevel level = ToExplainLevel(request.explain());
+  const e::ExplainLevel level = ToExplainLevel(work.explain);
   const bool full = level == e::ExplainLevel::kFull;
   if (full && work.group_traces.size() < count) work.group_traces.resize(count);
   work.decider.Decide(set.compiled, work.group_inputs, level,
@@ -466,13 +479,15 @@ void DecideGroup(const loader::LoadedSet& set, int first,
       continue;
     }
     if (full) {
-      WriteDecision(set, agent, work.group_traces[g], request.explain(), out);
+      WriteDecision(set, agent, work.group_traces[g], work.explain, out);
     } else {
-      WriteDecision(set, agent, work.group_out[g], request.explain(), out);
+      WriteDecision(set, agent, work.group_out[g], work.explain, out);
     }
+    work.answered_by[i] = &set;
+    work.target_of[i] = work.group_out[g].target;
     if (observer != nullptr) {
-      observer->OnDecided(set, agent, work.group_inputs[g], work.group_out[g],
-                          out);
+      observer->OnDecided(i, set, agent, work.group_inputs[g],
+                          work.group_out[g], out);
     }
   }
   if (observer != nullptr) {
@@ -483,27 +498,97 @@ void DecideGroup(const loader::LoadedSet& set, int first,
 
 }  // namespace
 
+namespace {
+
+// Moves the full decisions of `work.full` into `out`'s compact form.
+void PackCompact(const v1::DecideRequest& request, BatchWork& work,
+                 v1::CompactDecisions* out) {
+  const int n = request.agents_size();
+  out->mutable_action_index()->Resize(n, -1);
+  out->mutable_target_index()->Resize(n, -1);
+  out->mutable_score()->Resize(n, 0.0f);
+  std::string* flags = out->mutable_flags();
+  flags->assign(n, '\0');
+  int32_t* actions = out->mutable_action_index()->mutable_data();
+  int32_t* targets = out->mutable_target_index()->mutable_data();
+  float* scores = out->mutable_score()->mutable_data();
+  // A request's agents mostly share one set: remember the sets listed.
+  absl::InlinedVector<const loader::LoadedSet*, 4> listed;
+  for (int i = 0; i < n; ++i) {
+    v1::Decision& d = *work.full.mutable_decisions(i);
+    if (const loader::LoadedSet* set = work.answered_by[i];
+        set != nullptr && (listed.empty() || listed.back() != set) &&
+        absl::c_find(listed, set) == listed.end()) {
+      listed.push_back(set);
+      v1::SetRevision* r = out->add_revisions();
+      r->set_behaviour_set(set->name());
+      r->set_revision(set->revision());
+    }
+    if (d.has_error() || work.target_of[i] == kTicked) {
+      (*flags)[i] = v1::COMPACT_FLAG_FULL;
+      v1::IndexedDecision* x = out->add_full();
+      x->set_agent(i);
+      x->mutable_decision()->Swap(&d);
+      continue;
+    }
+    actions[i] = d.action_index();
+    targets[i] = work.target_of[i];
+    scores[i] = d.score();
+    (*flags)[i] = static_cast<char>(
+        (d.switched() ? v1::COMPACT_FLAG_SWITCHED : 0) |
+        (d.fallback() ? v1::COMPACT_FLAG_FALLBACK : 0));
+  }
+}
+
+}  // namespace
+
 void DecideBatch(const loader::Catalog& catalog,
                  const v1::DecideRequest& request, v1::DecideResponse* response,
                  BatchObserver* observer) {
   thread_local BatchWork work;
   const int n = request.agents_size();
+  const bool compact = request.form() == v1::DECISION_FORM_COMPACT;
+  work.explain = compact ? v1::EXPLAIN_NONE : request.explain();
   response->set_request_id(request.request_id());
-  response->mutable_decisions()->Reserve(n);
-  for (int i = 0; i < n; ++i) response->add_decisions();
+  // The compact form is packed from full decisions written to scratch
+  // messages (their strings keep their capacity from batch to batch), so
+  // observers see the same Decision in both forms.
+  v1::DecideResponse* written = response;
+  if (compact) {
+    written = &work.full;
+    written->Clear();
+    response->mutable_compact();  // present even for an empty batch
+  }
+  written->mutable_decisions()->Reserve(n);
+  for (int i = 0; i < n; ++i) written->add_decisions();
   if (work.scratch.size() < static_cast<size_t>(n)) work.scratch.resize(n);
   work.inputs.resize(n);
   work.sets.assign(n, nullptr);
+  work.answered_by.assign(n, nullptr);
+  work.target_of.assign(n, -1);
   const loader::LoadedSet* last = nullptr;
   for (int i = 0; i < n; ++i) {
-    ResolveOne(catalog, request, i, last, work, response, observer);
+    ResolveOne(catalog, request, i, last, work, written, observer);
   }
   // The agents of each set together, sets in order of first appearance.
   for (int first = 0; first < n; ++first) {
     if (work.sets[first] != nullptr) {
-      DecideGroup(*work.sets[first], first, request, work, response, observer);
+      DecideGroup(*work.sets[first], first, request, work, written, observer);
     }
   }
+  if (compact) PackCompact(request, work, response->mutable_compact());
+}
+
+absl::Status CheckForm(const v1::DecideRequest& request) {
+  if (request.form() == v1::DECISION_FORM_COMPACT &&
+      ToExplainLevel(request.explain()) != e::ExplainLevel::kNone) {
+    return e::FieldError(
+        absl::StatusCode::kInvalidArgument, e::ErrorReason::kUnspecified,
+        "form",
+        "the compact form carries no explanations: ask for explain none, or "
+        "for the full form");
+  }
+  return absl::OkStatus();
 }
 
 v1::AgentSnapshot ScenarioSnapshot(absl::string_view set_name,

@@ -50,17 +50,21 @@ class BatchRecorder final : public codec::BatchObserver {
                 std::shared_ptr<const Generation> generation, int agents)
       : service_(service),
         generation_(std::move(generation)),
-        next_id_(
-            service->id_counter_.fetch_add(agents, std::memory_order_relaxed)),
+        first_id_(service->id_base_ + service->id_counter_.fetch_add(
+                                            agents, std::memory_order_relaxed)),
         now_(absl::Now()) {}
   ~BatchRecorder() override { tally_.Flush(); }
 
-  void OnDecided(const loader::LoadedSet& set, const v1::AgentSnapshot& agent,
+  // Agent i's id is SplitMix64(first + i): the compact form's
+  // decision_id_base is `first`.
+  uint64_t first_id() const { return first_id_; }
+
+  void OnDecided(int agent_index, const loader::LoadedSet& set,
+                 const v1::AgentSnapshot& agent,
                  const engine::AgentInput& input,
                  const engine::BatchDecision& decision,
                  v1::Decision* out) override {
-    const uint64_t id =
-        engine::SplitMix64::Mix(service_->id_base_ + next_id_++);
+    const uint64_t id = engine::SplitMix64::Mix(first_id_ + agent_index);
     out->set_decision_id(HexId(id).data(), 16);
     tally_.Add(Metrics(set), input, decision);
     Record(set, agent, input, decision, *out, id);
@@ -73,11 +77,10 @@ class BatchRecorder final : public codec::BatchObserver {
                                  agents_with_invalid_input);
   }
 
-  void OnTicked(const loader::LoadedSet& set, const v1::AgentSnapshot& agent,
-                const engine::AgentInput& input, const engine::TreeTick& tick,
-                v1::Decision* out) override {
-    const uint64_t id =
-        engine::SplitMix64::Mix(service_->id_base_ + next_id_++);
+  void OnTicked(int agent_index, const loader::LoadedSet& set,
+                const v1::AgentSnapshot& agent, const engine::AgentInput& input,
+                const engine::TreeTick& tick, v1::Decision* out) override {
+    const uint64_t id = engine::SplitMix64::Mix(first_id_ + agent_index);
     out->set_decision_id(HexId(id).data(), 16);
     ServiceMetrics::RecordTick(Metrics(set), tick);
     // The feed and the log take the tick as written (its first leaf as the
@@ -86,9 +89,8 @@ class BatchRecorder final : public codec::BatchObserver {
            engine::BatchDecision{.action = out->action_index()}, *out, id);
   }
 
-  void OnFailed(const loader::LoadedSet* set, const v1::AgentSnapshot&,
-                const absl::Status& status) override {
-    ++next_id_;
+  void OnFailed(int /*agent_index*/, const loader::LoadedSet* set,
+                const v1::AgentSnapshot&, const absl::Status& status) override {
     service_->metrics_->RecordAgentError(set, status.code());
   }
 
@@ -141,7 +143,7 @@ class BatchRecorder final : public codec::BatchObserver {
 
   DecisionServiceImpl* const service_;
   const std::shared_ptr<const Generation> generation_;
-  uint64_t next_id_;
+  const uint64_t first_id_;
   const absl::Time now_;
   const loader::LoadedSet* last_set_ = nullptr;
   const SetMetrics* last_ = nullptr;
@@ -286,7 +288,7 @@ void DecisionServiceImpl::StartDraining() {
   for (StreamReactor* r : streams_) r->Drain();
 }
 
-absl::Status DecisionServiceImpl::CheckBatchSize(
+absl::Status DecisionServiceImpl::CheckRequest(
     const v1::DecideRequest& request) const {
   if (request.agents_size() > options_.max_agents_per_request) {
     return engine::FieldError(
@@ -296,13 +298,13 @@ absl::Status DecisionServiceImpl::CheckBatchSize(
             request.agents_size(), " agents in one request; the limit is ",
             options_.max_agents_per_request, " (--max_agents_per_request)"));
   }
-  return absl::OkStatus();
+  return codec::CheckForm(request);
 }
 
 absl::Status DecisionServiceImpl::DecideUnrecorded(
     const v1::DecideRequest& request, v1::DecideResponse* response,
     const loader::Catalog* catalog) const {
-  UTILITYD_RETURN_IF_ERROR(CheckBatchSize(request));
+  UTILITYD_RETURN_IF_ERROR(CheckRequest(request));
   std::shared_ptr<const Generation> generation;
   if (catalog == nullptr) {
     generation = store_->Current();
@@ -317,7 +319,7 @@ absl::Status DecisionServiceImpl::DecideUnrecorded(
 
 absl::Status DecisionServiceImpl::DecideBatch(const v1::DecideRequest& request,
                                               v1::DecideResponse* response) {
-  UTILITYD_RETURN_IF_ERROR(CheckBatchSize(request));
+  UTILITYD_RETURN_IF_ERROR(CheckRequest(request));
   const std::shared_ptr<const Generation> generation = store_->Current();
   if (generation == nullptr) {
     return NotReady();
@@ -330,6 +332,9 @@ absl::Status DecisionServiceImpl::DecideBatch(const v1::DecideRequest& request,
   }
   BatchRecorder recorder(this, generation, request.agents_size());
   codec::DecideBatch(generation->catalog, request, response, &recorder);
+  if (response->has_compact()) {
+    response->mutable_compact()->set_decision_id_base(recorder.first_id());
+  }
   metrics_->RecordBatch(absl::Now() - start, request.agents_size());
   return absl::OkStatus();
 }

@@ -86,8 +86,9 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
                       v1::GetBehaviourSetResponse* response) const;
 
  private:
-  // RESOURCE_EXHAUSTED when the request has more agents than allowed.
-  absl::Status CheckBatchSize(const v1::DecideRequest& request) const;
+  // RESOURCE_EXHAUSTED when the request has more agents than allowed;
+  // INVALID_ARGUMENT for a compact request asking for an explanation.
+  absl::Status CheckRequest(const v1::DecideRequest& request) const;
 
   friend class StreamReactor;
   friend class BatchRecorder;

@@ -1,11 +1,14 @@
 // The client SDK against the real utilityd binary.
 #include "utilityd/client/client.h"
+#include "utilityd/client/compact.h"
 #include "utilityd/client/tree_tracker.h"
 
 #include <signal.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -38,6 +41,31 @@ v1::AgentSnapshot Forager(float hunger, float danger) {
   f["danger"] = danger;
   f["food_distance"] = 5;
   f["idle_time"] = 2;
+  return a;
+}
+
+// A mage with packed factors and two goblins, each drawn from `rng`.
+v1::AgentSnapshot Mage(int i, std::mt19937& rng) {
+  auto u = [&](float lo, float hi) {
+    return std::uniform_real_distribution<float>(lo, hi)(rng);
+  };
+  v1::AgentSnapshot a;
+  a.set_agent_id(absl::StrCat("mage-", i));
+  a.set_behaviour_set("arena_mage");
+  for (float v : {u(0, 100), std::floor(u(0, 7)), u(0, 5), u(0, 30), u(0, 10),
+                  u(0, 40), std::round(u(0, 1)), std::round(u(0, 1)),
+                  std::round(u(0, 1)), u(0, 40)}) {
+    a.add_factors(v);
+  }
+  for (int t = 0; t < 2; ++t) {
+    v1::TargetSnapshot* g = a.add_targets();
+    g->set_target_id(absl::StrCat("goblin-", t));
+    g->add_factors(u(0, 30));
+    g->add_factors(u(0, 30));
+  }
+  static const char* const kActions[] = {"", "attack", "recharge", "flee"};
+  a.set_current_action(kActions[i % 4]);
+  if (a.current_action() == "attack") a.set_current_target("goblin-1");
   return a;
 }
 
@@ -196,9 +224,11 @@ TEST_F(ClientTest, TreeTrackerCarriesStateAndOutcomes) {
 TEST_F(ClientTest, RepacksWhenTheSetsFactorOrderChanges) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   auto client = Connect();
+  auto compact_client = Connect();  // the same, asking for compact answers
   v1::DecideRequest request;
   *request.add_agents() = Forager(0.8f, 0.1f);
   ASSERT_THAT(client->Decide(request), IsOk());  // caches the schema
+  ASSERT_THAT(compact_client->Decide(request), IsOk());
   const std::string old_revision =
       (*client->Schema("eat_hide_wander"))->revision();
   // Swap the first two factors: a stale client would send hunger as danger.
@@ -234,6 +264,113 @@ TEST_F(ClientTest, RepacksWhenTheSetsFactorOrderChanges) {
   EXPECT_NE(r->decisions(0).revision(), old_revision);
   EXPECT_EQ((*client->Schema("eat_hide_wander"))->summary().factors(0),
             "danger");
+  // In the compact form the repaired agents come back as FULL decisions.
+  request.set_form(v1::DECISION_FORM_COMPACT);
+  r = compact_client->Decide(request);
+  ASSERT_THAT(r, IsOk());
+  const CompactReader reader(request, *r);
+  ASSERT_THAT(reader.Check(), IsOk());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_NE(reader.full(i), nullptr) << i;
+    EXPECT_FALSE(reader.full(i)->has_error())
+        << reader.full(i)->error().message();
+    EXPECT_NE(reader.full(i)->revision(), old_revision);
+  }
+  EXPECT_EQ(reader.full(0)->action(), "eat");
+  EXPECT_EQ(reader.full(1)->action(), "hide");
+}
+
+// The compact form carries exactly what the full form does: a batch mixing
+// three sets, per-target actions, a tree tick and failing agents, asked in
+// both forms, expands to the same decisions.
+TEST_F(ClientTest, CompactAndFullFormsDecodeToTheSameDecisions) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  auto client = Connect();
+  std::mt19937 rng(7);
+  v1::DecideRequest request;
+  for (int i = 0; i < 40; ++i) {
+    if (i % 5 == 3) {
+      *request.add_agents() = Forager(0.1f * (i % 10), 0.3f);
+    } else {
+      *request.add_agents() = Mage(i, rng);
+    }
+  }
+  request.mutable_agents(7)->set_behaviour_set("no_such_set");
+  request.mutable_agents(11)->mutable_factors()->RemoveLast();
+  v1::AgentSnapshot* guard = request.mutable_agents(20);
+  guard->Clear();
+  guard->set_agent_id("guard-1");
+  guard->set_behaviour_set("guard_tree");
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, float>>{{"player_visible", 1},
+                                                  {"player_distance", 8},
+                                                  {"health", 90},
+                                                  {"mana", 80}}) {
+    (*guard->mutable_named_factors())[name] = value;
+  }
+  v1::TargetSnapshot* player = guard->add_targets();
+  player->set_target_id("player");
+  (*player->mutable_named_factors())["distance"] = 8;
+  (*player->mutable_named_factors())["health"] = 100;
+
+  absl::StatusOr<v1::DecideResponse> full = client->Decide(request);
+  ASSERT_THAT(full, IsOk());
+  request.set_form(v1::DECISION_FORM_COMPACT);
+  absl::StatusOr<v1::DecideResponse> compact = client->Decide(request);
+  ASSERT_THAT(compact, IsOk());
+  EXPECT_EQ(compact->decisions_size(), 0);
+  const CompactReader reader(request, *compact);
+  ASSERT_THAT(reader.Check(), IsOk());
+  ASSERT_EQ(reader.size(), 40);
+  // The FULL ones: the two failures and the tick, nothing else.
+  std::vector<int> flagged;
+  for (int i = 0; i < reader.size(); ++i) {
+    if (reader.full(i) != nullptr) flagged.push_back(i);
+  }
+  EXPECT_THAT(flagged, ::testing::ElementsAre(7, 11, 20));
+  EXPECT_EQ(compact->compact().revisions_size(), 3);
+  // Decision ids are SplitMix64(base + position): the tick's full decision
+  // carries the id the service gave it, the same the formula gives.
+  ASSERT_TRUE(compact->compact().has_decision_id_base());
+  EXPECT_EQ(reader.decision_id(20), reader.full(20)->decision_id());
+  EXPECT_EQ(reader.decision_id(20).size(), 16u);
+  EXPECT_NE(reader.decision_id(0), reader.decision_id(1));
+
+  absl::StatusOr<v1::DecideResponse> expanded =
+      client->ExpandCompact(request, *compact);
+  ASSERT_THAT(expanded, IsOk());
+  ASSERT_EQ(expanded->decisions_size(), 40);
+  int per_target = 0;
+  for (int i = 0; i < 40; ++i) {
+    v1::Decision a = full->decisions(i);
+    v1::Decision b = expanded->decisions(i);
+    EXPECT_EQ(a.decision_id().size(), b.decision_id().size()) << i;
+    a.clear_decision_id();  // two calls: two numberings
+    b.clear_decision_id();
+    if (i == 20) {  // the tick's state carries no clock; the same bytes
+      EXPECT_EQ(a.tree_state(), b.tree_state());
+    }
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(a, b))
+        << "agent " << i << "\nfull:     " << a.ShortDebugString()
+        << "\nexpanded: " << b.ShortDebugString();
+    per_target += !a.target_id().empty();
+  }
+  EXPECT_GT(per_target, 0);  // target indexes were exercised
+  // Smaller on the wire: at most 16 bytes per decision without failures.
+  v1::DecideRequest clean;
+  clean.set_form(v1::DECISION_FORM_COMPACT);
+  for (int i = 0; i < 256; ++i) *clean.add_agents() = Mage(i, rng);
+  absl::StatusOr<v1::DecideResponse> small = client->Decide(clean);
+  ASSERT_THAT(small, IsOk());
+  EXPECT_LE(small->ByteSizeLong(), 16u * 256);
+  std::cout << "compact answer: " << small->ByteSizeLong() / 256.0
+            << " bytes per decision\n";
+  // Explanations need the full form.
+  request.set_explain(v1::EXPLAIN_TOP);
+  EXPECT_THAT(client->Decide(request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("form: the compact form carries no "
+                                 "explanations")));
 }
 
 TEST_F(ClientTest, StreamDeliversEveryResultAndAppliesBackpressure) {

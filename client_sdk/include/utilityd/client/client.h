@@ -180,8 +180,18 @@ class Client {
   static absl::StatusOr<std::unique_ptr<Client>> Connect(
       const ClientOptions& options);
 
-  // Decides one batch (blocking, with the unary deadline).
+  // Decides one batch (blocking, with the unary deadline). A request may ask
+  // for the compact form (DECISION_FORM_COMPACT): read the answer with
+  // CompactReader (compact.h) or ExpandCompact.
   absl::StatusOr<v1::DecideResponse> Decide(const v1::DecideRequest& request);
+
+  // Returns the full form of a compact `response` to `request`: the very
+  // decisions a full-form request would have got (names from the sets'
+  // schemas, which must still be at the revisions that decided).
+  // FAILED_PRECONDITION when a set has changed since; INVALID_ARGUMENT for
+  // a response that does not match the request.
+  absl::StatusOr<v1::DecideResponse> ExpandCompact(
+      const v1::DecideRequest& request, const v1::DecideResponse& response);
   absl::StatusOr<v1::ListBehaviourSetsResponse> ListBehaviourSets();
   absl::StatusOr<v1::GetBehaviourSetResponse> GetBehaviourSet(
       absl::string_view name);
@@ -205,7 +215,8 @@ class Client {
   // fetchable; agents of unknown sets are left for the server to refuse.
   void PackRequest(v1::DecideRequest* request);
   // Re-packs and re-decides agents the server refused for a stale revision,
-  // merging the answers into `response`.
+  // merging the answers into `response` (in the compact form, the repaired
+  // agents stay in `compact.full`, each with its own decision id).
   void RepairStale(const v1::DecideRequest& original,
                    v1::DecideResponse* response);
 

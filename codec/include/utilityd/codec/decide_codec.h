@@ -109,8 +109,11 @@ void WriteError(const absl::Status& status, v1::Decision* out);
 class BatchObserver {
  public:
   virtual ~BatchObserver() = default;
+  // `agent_index` is the agent's position in the request. In the compact
+  // form `out` is a scratch message that is packed after the batch.
+  //
   // An agent was decided; `out` is its message, already written.
-  virtual void OnDecided(const loader::LoadedSet& set,
+  virtual void OnDecided(int agent_index, const loader::LoadedSet& set,
                          const v1::AgentSnapshot& agent,
                          const engine::AgentInput& input,
                          const engine::BatchDecision& decision,
@@ -122,11 +125,11 @@ class BatchObserver {
                         absl::Span<const uint32_t> vetoes_by_action,
                         uint32_t agents_with_invalid_input) = 0;
   // An agent failed; `set` is null when its set is not loaded.
-  virtual void OnFailed(const loader::LoadedSet* set,
+  virtual void OnFailed(int agent_index, const loader::LoadedSet* set,
                         const v1::AgentSnapshot& agent,
                         const absl::Status& status) = 0;
   // An agent of a set with a tree was ticked; `out` is already written.
-  virtual void OnTicked(const loader::LoadedSet& set,
+  virtual void OnTicked(int agent_index, const loader::LoadedSet& set,
                         const v1::AgentSnapshot& agent,
                         const engine::AgentInput& input,
                         const engine::TreeTick& tick, v1::Decision* out) = 0;
@@ -139,9 +142,17 @@ class BatchObserver {
 // decided together by engine::BatchDecider (identical to one at a time);
 // the working memory is kept per thread, so a warm thread allocates only
 // for the response.
+//
+// When the request asks for DECISION_FORM_COMPACT the answer is
+// `response->compact()` (decided at explain none; check the request with
+// CheckForm first), else `response->decisions()`.
 void DecideBatch(const loader::Catalog& catalog,
                  const v1::DecideRequest& request, v1::DecideResponse* response,
                  BatchObserver* observer = nullptr);
+
+// INVALID_ARGUMENT (field `form`) for a compact request that asks for an
+// explanation.
+[[nodiscard]] absl::Status CheckForm(const v1::DecideRequest& request);
 
 // Returns the snapshot a scenario of set `set_name` describes (agent id =
 // scenario name).
