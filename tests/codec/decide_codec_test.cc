@@ -277,3 +277,88 @@ TEST(ScenarioTest, EveryExampleScenarioHolds) {
 
 }  // namespace
 }  // namespace utilityd::codec
+
+namespace utilityd::codec {
+namespace {
+
+// The compact form, packed in process: agents of two sets interleaved, a
+// failure and a target chosen, each entry at its request position.
+TEST_F(DecideBatchTest, CompactFormHoldsTheFullFormsNumbersInRequestOrder) {
+  std::shared_ptr<const LoadedSet> needs = catalog_.Find("villager_needs");
+  ASSERT_NE(needs, nullptr);
+  v1::DecideRequest request;
+  for (int i = 0; i < 12; ++i) {
+    const auto& scenarios =
+        (i % 3 == 1 ? needs : arena_)->definition.scenarios();
+    *request.add_agents() = ScenarioSnapshot(
+        i % 3 == 1 ? needs->name() : arena_->name(),
+        scenarios[i % scenarios.size()]);
+  }
+  request.mutable_agents(5)->set_behaviour_set("");
+  const v1::DecideResponse full = Run(request);
+  request.set_form(v1::DECISION_FORM_COMPACT);
+  v1::DecideResponse compact;
+  DecideBatch(catalog_, request, &compact);
+  EXPECT_EQ(compact.decisions_size(), 0);
+  const v1::CompactDecisions& c = compact.compact();
+  ASSERT_EQ(c.action_index_size(), 12);
+  ASSERT_EQ(c.target_index_size(), 12);
+  ASSERT_EQ(c.score_size(), 12);
+  ASSERT_EQ(c.flags().size(), 12u);
+  EXPECT_FALSE(c.has_decision_id_base());  // offline: nothing numbers them
+  // The sets in order of first appearance, each once.
+  ASSERT_EQ(c.revisions_size(), 2);
+  EXPECT_EQ(c.revisions(0).behaviour_set(), "arena_mage");
+  EXPECT_EQ(c.revisions(0).revision(), arena_->revision());
+  EXPECT_EQ(c.revisions(1).behaviour_set(), "villager_needs");
+  EXPECT_EQ(c.revisions(1).revision(), needs->revision());
+  ASSERT_EQ(c.full_size(), 1);
+  EXPECT_EQ(c.full(0).agent(), 5);
+  EXPECT_EQ(c.full(0).decision().error().field(), "agents[5].behaviour_set");
+  int targets = 0;
+  for (int i = 0; i < 12; ++i) {
+    const v1::Decision& d = full.decisions(i);
+    const int flags = static_cast<unsigned char>(c.flags()[i]);
+    if (i == 5) {
+      EXPECT_EQ(flags, v1::COMPACT_FLAG_FULL);
+      EXPECT_EQ(c.action_index(i), -1);
+      continue;
+    }
+    EXPECT_EQ(c.action_index(i), d.action_index()) << i;
+    EXPECT_EQ(c.score(i), d.score()) << i;
+    EXPECT_EQ((flags & v1::COMPACT_FLAG_SWITCHED) != 0, d.switched()) << i;
+    EXPECT_EQ((flags & v1::COMPACT_FLAG_FALLBACK) != 0, d.fallback()) << i;
+    EXPECT_EQ(flags & v1::COMPACT_FLAG_FULL, 0) << i;
+    const int t = c.target_index(i);
+    EXPECT_EQ(t >= 0 ? request.agents(i).targets(t).target_id() : "",
+              d.target_id())
+        << i;
+    targets += t >= 0;
+  }
+  EXPECT_GT(targets, 0);
+  // A second batch on the same thread starts clean.
+  request.mutable_agents()->DeleteSubrange(3, 9);
+  v1::DecideResponse again;
+  DecideBatch(catalog_, request, &again);
+  EXPECT_EQ(again.compact().action_index_size(), 3);
+  EXPECT_EQ(again.compact().full_size(), 0);
+  EXPECT_EQ(again.compact().action_index(0), c.action_index(0));
+}
+
+TEST(CheckFormTest, TheCompactFormRefusesExplanations) {
+  v1::DecideRequest request;
+  EXPECT_THAT(CheckForm(request), IsOk());
+  request.set_form(v1::DECISION_FORM_COMPACT);
+  EXPECT_THAT(CheckForm(request), IsOk());
+  request.set_explain(v1::EXPLAIN_NONE);
+  EXPECT_THAT(CheckForm(request), IsOk());
+  request.set_explain(v1::EXPLAIN_TOP);
+  EXPECT_THAT(CheckForm(request),
+              ::utilityd::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                            HasSubstr("form: ")));
+  request.set_form(v1::DECISION_FORM_FULL);
+  EXPECT_THAT(CheckForm(request), IsOk());
+}
+
+}  // namespace
+}  // namespace utilityd::codec

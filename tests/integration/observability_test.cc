@@ -61,9 +61,10 @@ class ObservabilityTest : public ::testing::Test {
     return res->body;
   }
 
-  void Traffic() {
+  void Traffic(v1::DecisionForm form = v1::DECISION_FORM_FULL) {
     // Unary: two good agents (one switches), one unknown set, one NaN.
     v1::DecideRequest request;
+    request.set_form(form);
     v1::AgentSnapshot eat = Forager(0.8f, 0.1f);
     eat.set_current_action("wander");
     *request.add_agents() = eat;
@@ -83,6 +84,7 @@ class ObservabilityTest : public ::testing::Test {
     for (int i = 1; i <= 3; ++i) {
       v1::DecideRequest batch;
       batch.set_request_id(i);
+      batch.set_form(form);
       *batch.add_agents() = Forager(0.1f, 0.05f);
       ASSERT_TRUE(stream->Write(batch));
       ASSERT_TRUE(stream->Read(&response));
@@ -96,8 +98,24 @@ class ObservabilityTest : public ::testing::Test {
   std::unique_ptr<v1::DecisionService::Stub> stub_;
 };
 
-TEST_F(ObservabilityTest, MetricsCountRealTraffic) {
-  Traffic();
+// The same counts whichever form the decisions travel in: metrics are
+// counted per batch from the engine's outcomes, before the answer is packed.
+class MetricsFormTest
+    : public ObservabilityTest,
+      public ::testing::WithParamInterface<v1::DecisionForm> {};
+
+INSTANTIATE_TEST_SUITE_P(Forms, MetricsFormTest,
+                         ::testing::Values(v1::DECISION_FORM_FULL,
+                                           v1::DECISION_FORM_COMPACT),
+                         [](const auto& info) {
+                           return std::string(
+                               info.param == v1::DECISION_FORM_FULL
+                                   ? "Full"
+                                   : "Compact");
+                         });
+
+TEST_P(MetricsFormTest, MetricsCountRealTraffic) {
+  Traffic(GetParam());
   // The server ends a stream's call (and decrements the gauge) just after
   // the client sees it finish: wait for it.
   std::string m = Get("/metrics");

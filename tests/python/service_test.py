@@ -3,6 +3,7 @@ binary, with stubs generated from proto/ at build time.
 
 Run by ctest:  /usr/bin/python3 service_test.py UTILITYD_BINARY STUBS_DIR
 """
+import json
 import os
 import shutil
 import subprocess
@@ -23,6 +24,41 @@ from utilityd.v1 import decision_service_pb2_grpc as rpc  # noqa: E402
 # request; the response's field 1 (varint) is the status, SERVING = 1.
 SERVING = b"\x08\x01"
 
+MASK = (1 << 64) - 1
+
+
+def decision_id(base, position):
+    """The compact form's decision id, written out from decision_service.proto."""
+    z = (base + position) & MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return "%016x" % (z ^ (z >> 31))
+
+
+def expand(request, compact, actions):
+    """Full-form decisions from a compact answer, decoded here without the SDK:
+    `actions` maps a set's name to its action names."""
+    revisions = {r.behaviour_set: r.revision for r in compact.revisions}
+    full = {x.agent: x.decision for x in compact.full}
+    out = []
+    for i, agent in enumerate(request.agents):
+        flags = compact.flags[i]
+        if flags & pb.COMPACT_FLAG_FULL:
+            out.append(full[i])
+            continue
+        a, t = compact.action_index[i], compact.target_index[i]
+        out.append(pb.Decision(
+            agent_id=agent.agent_id,
+            action=actions[agent.behaviour_set][a] if a >= 0 else "",
+            action_index=a,
+            target_id=agent.targets[t].target_id if t >= 0 else "",
+            score=compact.score[i],
+            switched=bool(flags & pb.COMPACT_FLAG_SWITCHED),
+            fallback=bool(flags & pb.COMPACT_FLAG_FALLBACK),
+            revision=revisions[agent.behaviour_set],
+            decision_id=decision_id(compact.decision_id_base, i)))
+    return out
+
 
 class ServiceTest(unittest.TestCase):
     @classmethod
@@ -31,7 +67,8 @@ class ServiceTest(unittest.TestCase):
         port_file = os.path.join(cls.dir, "port")
         cls.server = subprocess.Popen(
             [UTILITYD, "--grpc_address=127.0.0.1:0", "--port_file=" + port_file,
-             "--http_address=127.0.0.1:0", "--config_dir=examples/behaviour_sets"],
+             "--http_address=127.0.0.1:0", "--config_dir=examples/behaviour_sets",
+             "--decision_log=" + os.path.join(cls.dir, "decisions.jsonl")],
             stderr=open(os.path.join(cls.dir, "log"), "w"))
         deadline = time.time() + 20
         while not (os.path.exists(port_file) and open(port_file).read().strip()):
@@ -117,6 +154,89 @@ class ServiceTest(unittest.TestCase):
         responses = list(self.stub.DecideStream(iter(requests)))
         self.assertEqual([r.request_id for r in responses], list(range(1, 51)))
         self.assertTrue(all(r.decisions[0].action == "eat" for r in responses))
+
+    def mages(self, count):
+        summary = self.stub.GetBehaviourSet(
+            pb.GetBehaviourSetRequest(name="arena_mage")).summary
+        agents = []
+        for i in range(count):
+            values = {"health": (37 * i) % 100, "charges": i % 7,
+                      "crystals": i % 5, "enemy_distance": (11 * i) % 30,
+                      "enemies_visible": i % 4, "damage_taken": (13 * i) % 40,
+                      "in_cover": i % 2, "has_potion": (i // 2) % 2,
+                      "potion_at_shrine": (i // 3) % 2,
+                      "shrine_distance": (7 * i) % 40}
+            agents.append(pb.AgentSnapshot(
+                agent_id="mage-%d" % i, behaviour_set="arena_mage",
+                factors=[values[f] for f in summary.factors],
+                current_action=["", "attack", "flee", "recharge"][i % 4],
+                targets=[pb.TargetSnapshot(target_id="goblin-%d" % t,
+                                           factors=[(5 * i + 9 * t) % 30, 10 + t])
+                         for t in range(2)]))
+        return agents
+
+    def test_compact_and_full_forms_decode_to_the_same_decisions(self):
+        sets = {s.name: list(s.actions) for s in
+                self.stub.ListBehaviourSets(pb.ListBehaviourSetsRequest()).behaviour_sets}
+        agents = self.mages(30)
+        agents[4] = self.forager(0.8, 0.95)
+        agents[9] = pb.AgentSnapshot(agent_id="lost", behaviour_set="nope")
+        request = pb.DecideRequest(request_id=9, agents=agents)
+        full = self.stub.Decide(request)
+        request.form = pb.DECISION_FORM_COMPACT
+        compact = self.stub.Decide(request)
+        self.assertEqual(compact.request_id, 9)
+        self.assertEqual(len(compact.decisions), 0)
+        c = compact.compact
+        self.assertEqual(len(c.action_index), 30)
+        self.assertEqual(len(c.flags), 30)
+        self.assertEqual([x.agent for x in c.full], [9])
+        self.assertTrue(c.HasField("decision_id_base"))
+        decoded = expand(request, c, sets)
+        targets = 0
+        for i, (a, b) in enumerate(zip(full.decisions, decoded)):
+            self.assertEqual(len(a.decision_id), 0 if i == 9 else 16, i)
+            a.ClearField("decision_id")  # two calls: two numberings
+            b = pb.Decision.FromString(b.SerializeToString())
+            b.ClearField("decision_id")
+            self.assertEqual(a, b, "agent %d" % i)
+            targets += bool(a.target_id)
+        self.assertGreater(targets, 0)
+        # At most 16 bytes per decision besides the failed agent's message.
+        self.assertLessEqual(
+            compact.ByteSize() - sum(x.ByteSize() + 3 for x in c.full), 16 * 29)
+        self.assertLess(compact.ByteSize(), full.ByteSize() / 3)
+        # The ids the formula gives are the ones the decision log holds.
+        wanted = {decision_id(c.decision_id_base, i): agents[i].agent_id
+                  for i in range(30) if i != 9}
+        path = os.path.join(self.dir, "decisions.jsonl")
+        deadline = time.time() + 10
+        found = {}
+        while time.time() < deadline and len(found) < len(wanted):
+            with open(path) as log:
+                for line in log:
+                    if not line.endswith("\n"):
+                        break  # the writer is mid-line: read it next time
+                    entry = json.loads(line)
+                    if entry.get("decision_id") in wanted:
+                        found[entry["decision_id"]] = entry.get("agent_id")
+            time.sleep(0.05)
+        self.assertEqual(found, wanted)
+
+    def test_compact_stream_and_refusal(self):
+        requests = [pb.DecideRequest(request_id=i, form=pb.DECISION_FORM_COMPACT,
+                                     agents=self.mages(8))
+                    for i in range(1, 21)]
+        responses = list(self.stub.DecideStream(iter(requests)))
+        self.assertEqual([r.request_id for r in responses], list(range(1, 21)))
+        self.assertTrue(all(len(r.compact.score) == 8 for r in responses))
+        # Explanations need the full form: refused, naming the field.
+        with self.assertRaises(grpc.RpcError) as caught:
+            self.stub.Decide(pb.DecideRequest(
+                form=pb.DECISION_FORM_COMPACT, explain=pb.EXPLAIN_FULL,
+                agents=self.mages(1)))
+        self.assertEqual(caught.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("form:", caught.exception.details())
 
     def test_unknown_set_is_not_found(self):
         with self.assertRaises(grpc.RpcError) as caught:
