@@ -304,8 +304,11 @@ void Client::RepairStale(const v1::DecideRequest& original,
   for (int i = 0; i < response->decisions_size(); ++i) {
     consider(i, response->mutable_decisions(i));
   }
-  for (v1::IndexedDecision& x : *response->mutable_compact()->mutable_full()) {
-    consider(x.agent(), x.mutable_decision());
+  if (response->has_compact()) {  // never adds an empty compact message
+    for (v1::IndexedDecision& x :
+         *response->mutable_compact()->mutable_full()) {
+      consider(x.agent(), x.mutable_decision());
+    }
   }
   if (stale.empty()) return;
   // Asked again in the full form; a compact answer keeps them as FULL.
