@@ -1,5 +1,6 @@
 #include "utilityd/codec/decide_codec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -356,15 +357,34 @@ struct BatchWork {
   std::vector<e::Decision> group_traces;  // explain full only
   e::BatchDecider decider;
   v1::Explain explain = v1::EXPLAIN_NONE;  // as the request, or none (compact)
-  // Compact form only: per agent, the set that answered it (null: failed)
-  // and the chosen target's index (kTicked for a tree tick); and the full
-  // decisions, packed at the end.
-  std::vector<const loader::LoadedSet*> answered_by;
-  std::vector<int> target_of;
-  v1::DecideResponse full;
-};
+  // The answer: `response` (its decisions, or in the compact form its
+  // arrays, pre-sized, and the sets listed in it so far).
+  v1::DecideResponse* response = nullptr;
+  v1::CompactDecisions* compact = nullptr;  // null: the full form
+  absl::InlinedVector<const loader::LoadedSet*, 4> listed;
+  // Compact form: the message an observer asks for (a sampled decision).
+  v1::Decision message;
 
-constexpr int kTicked = -2;
+  // Where agent i's complete decision goes: its place in the full form,
+  // else a FULL entry of the compact form.
+  v1::Decision* FullSlot(int i) {
+    if (compact == nullptr) return response->mutable_decisions(i);
+    (*compact->mutable_flags())[i] = v1::COMPACT_FLAG_FULL;
+    v1::IndexedDecision* x = compact->add_full();
+    x->set_agent(i);
+    return x->mutable_decision();
+  }
+
+  // Compact form: lists `set`'s revision once.
+  void List(const loader::LoadedSet& set) {
+    if (compact == nullptr || absl::c_find(listed, &set) != listed.end())
+      return;
+    listed.push_back(&set);
+    v1::SetRevision* r = compact->add_revisions();
+    r->set_behaviour_set(set.name());
+    r->set_revision(set.revision());
+  }
+};
 
 // Answers agent i with `status`, prefixed with the agent's path.
 void FailAgent(int i, const v1::AgentSnapshot& agent,
@@ -385,11 +405,11 @@ namespace {
 // its own path) and writes its decision.
 void TickOne(const loader::LoadedSet& set, int i,
              const v1::DecideRequest& request, BatchWork& work,
-             v1::DecideResponse* response, BatchObserver* observer) {
+             BatchObserver* observer) {
   AgentScratch& scratch = work.scratch[i];
   const e::AgentInput& input = work.inputs[i];
   const v1::AgentSnapshot& agent = request.agents(i);
-  v1::Decision* out = response->mutable_decisions(i);
+  v1::Decision* out = work.FullSlot(i);
   e::TreeInput in;
   absl::Status s = ResolveTree(set, agent, &scratch, &in);
   if (s.ok()) {
@@ -398,8 +418,7 @@ void TickOne(const loader::LoadedSet& set, int i,
   }
   if (!s.ok()) return FailAgent(i, agent, &set, s, out, observer);
   WriteTick(set, agent, scratch.tick, work.explain, out);
-  work.answered_by[i] = &set;
-  work.target_of[i] = kTicked;
+  work.List(set);
   if (observer != nullptr) {
     observer->OnTicked(i, set, agent, input, scratch.tick, out);
   }
@@ -411,11 +430,11 @@ void TickOne(const loader::LoadedSet& set, int i,
 void ResolveOne(const loader::Catalog& catalog,
                 const v1::DecideRequest& request, int i,
                 const loader::LoadedSet*& last, BatchWork& work,
-                v1::DecideResponse* response, BatchObserver* observer) {
+                BatchObserver* observer) {
   const v1::AgentSnapshot& agent = request.agents(i);
   const loader::LoadedSet* set = nullptr;
   auto fail = [&](const absl::Status& s) {
-    FailAgent(i, agent, set, s, response->mutable_decisions(i), observer);
+    FailAgent(i, agent, set, s, work.FullSlot(i), observer);
   };
   if (agent.behaviour_set().empty()) {
     return fail(e::FieldError(absl::StatusCode::kInvalidArgument,
@@ -442,16 +461,34 @@ void ResolveOne(const loader::Catalog& catalog,
     return fail(s);
   }
   if (set->compiled.tree() != nullptr) {
-    return TickOne(*set, i, request, work, response, observer);
+    return TickOne(*set, i, request, work, observer);
   }
   work.sets[i] = set;
+}
+
+// Writes agent i's numbers into the compact form's pre-sized arrays.
+void WriteCompact(const e::BatchDecision& d, int i, v1::CompactDecisions* c) {
+  c->mutable_action_index()->Set(i, d.action);
+  c->mutable_target_index()->Set(i, d.target);
+  c->mutable_score()->Set(i, d.score);
+  (*c->mutable_flags())[i] =
+      static_cast<char>((d.switched ? v1::COMPACT_FLAG_SWITCHED : 0) |
+                        (d.fallback ? v1::COMPACT_FLAG_FALLBACK : 0));
+}
+
+// Sizes the compact form's arrays for `n` agents: no action, no target.
+void StartCompact(int n, v1::CompactDecisions* c) {
+  c->mutable_action_index()->Resize(n, -1);
+  c->mutable_target_index()->Resize(n, -1);
+  c->mutable_score()->Resize(n, 0.0f);
+  c->mutable_flags()->assign(n, '\0');
 }
 
 // Decides the resolved agents of `set` (from request position `first` on)
 // in one pass of the engine and writes their decisions.
 void DecideGroup(const loader::LoadedSet& set, int first,
                  const v1::DecideRequest& request, BatchWork& work,
-                 v1::DecideResponse* response, BatchObserver* observer) {
+                 BatchObserver* observer) {
   work.group_inputs.clear();
   work.group_index.clear();
   for (int i = first; i < request.agents_size(); ++i) {
@@ -470,73 +507,39 @@ void DecideGroup(const loader::LoadedSet& set, int first,
                       absl::MakeSpan(work.group_out), &work.group_errors,
                       full ? absl::MakeSpan(work.group_traces.data(), count)
                            : absl::Span<e::Decision>());
+  work.List(set);
   for (size_t g = 0; g < count; ++g) {
     const int i = work.group_index[g];
     const v1::AgentSnapshot& agent = request.agents(i);
-    v1::Decision* out = response->mutable_decisions(i);
+    const e::BatchDecision& d = work.group_out[g];
     if (const absl::Status& s = work.group_errors[g]; !s.ok()) {
-      FailAgent(i, agent, &set, s, out, observer);
+      FailAgent(i, agent, &set, s, work.FullSlot(i), observer);
       continue;
     }
-    if (full) {
-      WriteDecision(set, agent, work.group_traces[g], work.explain, out);
+    v1::Decision* out = nullptr;
+    if (work.compact != nullptr) {
+      // Numbers only; a message just for an observer that asks.
+      WriteCompact(d, i, work.compact);
+      if (observer != nullptr && observer->WantsMessage(i)) {
+        out = &work.message;
+        out->Clear();
+        WriteDecision(set, agent, d, v1::EXPLAIN_NONE, out);
+      }
     } else {
-      WriteDecision(set, agent, work.group_out[g], work.explain, out);
+      out = work.response->mutable_decisions(i);
+      if (full) {
+        WriteDecision(set, agent, work.group_traces[g], work.explain, out);
+      } else {
+        WriteDecision(set, agent, d, work.explain, out);
+      }
     }
-    work.answered_by[i] = &set;
-    work.target_of[i] = work.group_out[g].target;
     if (observer != nullptr) {
-      observer->OnDecided(i, set, agent, work.group_inputs[g],
-                          work.group_out[g], out);
+      observer->OnDecided(i, set, agent, work.group_inputs[g], d, out);
     }
   }
   if (observer != nullptr) {
     observer->OnVetoes(set, work.decider.vetoes_by_action(),
                        work.decider.agents_with_invalid_input());
-  }
-}
-
-}  // namespace
-
-namespace {
-
-// Moves the full decisions of `work.full` into `out`'s compact form.
-void PackCompact(const v1::DecideRequest& request, BatchWork& work,
-                 v1::CompactDecisions* out) {
-  const int n = request.agents_size();
-  out->mutable_action_index()->Resize(n, -1);
-  out->mutable_target_index()->Resize(n, -1);
-  out->mutable_score()->Resize(n, 0.0f);
-  std::string* flags = out->mutable_flags();
-  flags->assign(n, '\0');
-  int32_t* actions = out->mutable_action_index()->mutable_data();
-  int32_t* targets = out->mutable_target_index()->mutable_data();
-  float* scores = out->mutable_score()->mutable_data();
-  // A request's agents mostly share one set: remember the sets listed.
-  absl::InlinedVector<const loader::LoadedSet*, 4> listed;
-  for (int i = 0; i < n; ++i) {
-    v1::Decision& d = *work.full.mutable_decisions(i);
-    if (const loader::LoadedSet* set = work.answered_by[i];
-        set != nullptr && (listed.empty() || listed.back() != set) &&
-        absl::c_find(listed, set) == listed.end()) {
-      listed.push_back(set);
-      v1::SetRevision* r = out->add_revisions();
-      r->set_behaviour_set(set->name());
-      r->set_revision(set->revision());
-    }
-    if (d.has_error() || work.target_of[i] == kTicked) {
-      (*flags)[i] = v1::COMPACT_FLAG_FULL;
-      v1::IndexedDecision* x = out->add_full();
-      x->set_agent(i);
-      x->mutable_decision()->Swap(&d);
-      continue;
-    }
-    actions[i] = d.action_index();
-    targets[i] = work.target_of[i];
-    scores[i] = d.score();
-    (*flags)[i] = static_cast<char>(
-        (d.switched() ? v1::COMPACT_FLAG_SWITCHED : 0) |
-        (d.fallback() ? v1::COMPACT_FLAG_FALLBACK : 0));
   }
 }
 
@@ -549,34 +552,42 @@ void DecideBatch(const loader::Catalog& catalog,
   const int n = request.agents_size();
   const bool compact = request.form() == v1::DECISION_FORM_COMPACT;
   work.explain = compact ? v1::EXPLAIN_NONE : request.explain();
+  work.response = response;
+  work.compact = compact ? response->mutable_compact() : nullptr;
+  work.listed.clear();
   response->set_request_id(request.request_id());
-  // The compact form is packed from full decisions written to scratch
-  // messages (their strings keep their capacity from batch to batch), so
-  // observers see the same Decision in both forms.
-  v1::DecideResponse* written = response;
   if (compact) {
-    written = &work.full;
-    written->Clear();
-    response->mutable_compact();  // present even for an empty batch
+    StartCompact(n, work.compact);
+  } else {
+    response->mutable_decisions()->Reserve(n);
+    for (int i = 0; i < n; ++i) response->add_decisions();
   }
-  written->mutable_decisions()->Reserve(n);
-  for (int i = 0; i < n; ++i) written->add_decisions();
   if (work.scratch.size() < static_cast<size_t>(n)) work.scratch.resize(n);
   work.inputs.resize(n);
   work.sets.assign(n, nullptr);
-  work.answered_by.assign(n, nullptr);
-  work.target_of.assign(n, -1);
   const loader::LoadedSet* last = nullptr;
   for (int i = 0; i < n; ++i) {
-    ResolveOne(catalog, request, i, last, work, written, observer);
+    ResolveOne(catalog, request, i, last, work, observer);
   }
   // The agents of each set together, sets in order of first appearance.
   for (int first = 0; first < n; ++first) {
     if (work.sets[first] != nullptr) {
-      DecideGroup(*work.sets[first], first, request, work, written, observer);
+      DecideGroup(*work.sets[first], first, request, work, observer);
     }
   }
-  if (compact) PackCompact(request, work, response->mutable_compact());
+  if (compact) {
+    // Engine failures were added after the rest: back into request order.
+    auto* full = work.compact->mutable_full();
+    auto by_agent = [](const v1::IndexedDecision* a,
+                       const v1::IndexedDecision* b) {
+      return a->agent() < b->agent();
+    };
+    if (!std::is_sorted(full->pointer_begin(), full->pointer_end(), by_agent)) {
+      std::stable_sort(full->pointer_begin(), full->pointer_end(), by_agent);
+    }
+  }
+  work.response = nullptr;
+  work.compact = nullptr;
 }
 
 absl::Status CheckForm(const v1::DecideRequest& request) {

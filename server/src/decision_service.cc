@@ -59,14 +59,21 @@ class BatchRecorder final : public codec::BatchObserver {
   // decision_id_base is `first`.
   uint64_t first_id() const { return first_id_; }
 
+  bool WantsMessage(int agent_index) override {
+    const uint64_t id = engine::SplitMix64::Mix(first_id_ + agent_index);
+    return service_->log_ != nullptr ||
+           (service_->recent_ != nullptr && service_->recent_->Sampled(id));
+  }
+
   void OnDecided(int agent_index, const loader::LoadedSet& set,
                  const v1::AgentSnapshot& agent,
                  const engine::AgentInput& input,
                  const engine::BatchDecision& decision,
                  v1::Decision* out) override {
+    tally_.Add(Metrics(set), input, decision);
+    if (out == nullptr) return;  // compact, and neither feed nor log wants it
     const uint64_t id = engine::SplitMix64::Mix(first_id_ + agent_index);
     out->set_decision_id(HexId(id).data(), 16);
-    tally_.Add(Metrics(set), input, decision);
     Record(set, agent, input, decision, *out, id);
   }
 

@@ -5,6 +5,8 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
+#include <malloc.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -104,6 +106,11 @@ void SetChannelArguments(const ServerOptions& options,
 
 absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
     const ServerOptions& options) {
+  // Every received batch is freed after decoding; with glibc's default
+  // 128 KiB trim threshold the per-thread heaps shrank and regrew on almost
+  // every batch (an madvise and a TLB flush each: 5% of the server's CPU
+  // at full load). Keep up to 8 MiB of free heap instead.
+  mallopt(M_TRIM_THRESHOLD, 8 << 20);
   std::unique_ptr<UtilitydServer> s(new UtilitydServer());
   s->metrics_ = std::make_unique<ServiceMetrics>(&s->registry_);
   absl::StatusOr<std::unique_ptr<DecisionLog>> log = DecisionLog::Open(

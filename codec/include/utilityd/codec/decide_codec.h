@@ -109,10 +109,14 @@ void WriteError(const absl::Status& status, v1::Decision* out);
 class BatchObserver {
  public:
   virtual ~BatchObserver() = default;
-  // `agent_index` is the agent's position in the request. In the compact
-  // form `out` is a scratch message that is packed after the batch.
+  // `agent_index` is the agent's position in the request.
   //
-  // An agent was decided; `out` is its message, already written.
+  // The compact form writes no message per decided agent: asks whether the
+  // observer wants one for this agent (e.g. a sampled decision).
+  virtual bool WantsMessage(int /*agent_index*/) { return false; }
+  // An agent was decided; `out` is its message, already written — in the
+  // compact form a scratch message valid for the call, and null unless
+  // WantsMessage said yes.
   virtual void OnDecided(int agent_index, const loader::LoadedSet& set,
                          const v1::AgentSnapshot& agent,
                          const engine::AgentInput& input,
