@@ -6,6 +6,7 @@
 #include "curve_kernels.h"
 #include "curve_math.h"
 #include "scoring_rules.h"
+#include "select_columns.h"
 #include "utilityd/engine/random.h"
 
 namespace utilityd::engine {
@@ -452,32 +453,94 @@ void BatchDecider::Select(const CompiledBehaviourSet& set,
                           absl::Span<BatchDecision> out,
                           absl::Span<Decision> traces) {
   // Random strategies and traces need every candidate of an agent listed;
-  // the highest score alone needs only the best two.
+  // the highest score alone needs only the best two, found for all agents
+  // at once.
   if (tracing_ || set.selection().strategy != Strategy::kHighest) {
     for (size_t j = 0; j < agents_.size(); ++j) {
       const uint32_t i = agents_[j];
-      SelectOne<true>(set, inputs[i], j, &out[i]);
+      SelectOne(set, inputs[i], j, &out[i]);
       if (tracing_) WriteTrace(set, j, out[i], &traces[i]);
     }
     return;
   }
+  TopTwoColumns(set);
   for (size_t j = 0; j < agents_.size(); ++j) {
-    SelectOne<false>(set, inputs[agents_[j]], j, &out[agents_[j]]);
+    const Candidate first{top_[0].action[j], top_[0].target[j],
+                          top_[0].score[j], top_[0].rank[j]};
+    const Candidate second{top_[1].action[j], top_[1].target[j],
+                           top_[1].score[j], top_[1].rank[j]};
+    const uint32_t i = agents_[j];
+    Conclude(set, inputs[i], j, first, second, &out[i]);
   }
 }
 
-// One agent: the best two candidates in one pass (eligible first, then the
-// higher rank, then the higher score, then the current action; the earlier
-// wins ties), then the strategy's choice, the fallback and the runner-up.
-template <bool kCollect>
-inline void BatchDecider::SelectOne(const CompiledBehaviourSet& set,
-                                    const AgentInput& in, size_t j,
-                                    BatchDecision* d) {
+// Every agent's best two candidates, candidate column by candidate column:
+// an action's row for the others, and per target slot (each agent's t-th
+// target) for per-target actions. Each agent sees its candidates in the
+// order SelectOne offers them.
+void BatchDecider::TopTwoColumns(const CompiledBehaviourSet& set) {
+  const size_t n = agents_.size();
+  // Whole vectors: the padding offers nothing (score 0).
+  const size_t padded = (n + internal::kSelectPadding - 1) /
+                        internal::kSelectPadding * internal::kSelectPadding;
+  for (TopArrays& top : top_) {
+    top.score.assign(padded, 0.0f);
+    top.rank.assign(padded, 0);
+    top.action.assign(padded, -1);
+    top.target.assign(padded, -1);
+    top.current.assign(padded, 0);
+  }
+  auto view = [](TopArrays& a) {
+    return internal::TopTwoView{a.score.data(), a.rank.data(), a.action.data(),
+                                a.target.data(), a.current.data()};
+  };
+  const internal::TopTwoView f = view(top_[0]), g = view(top_[1]);
+  const float min_score = static_cast<float>(set.selection().min_score);
+  const bool check_eligible = min_score > 0.0f;
+  column_score_.assign(padded, 0.0f);
+  column_target_.assign(padded, -1);
+  column_current_.assign(padded, 0);
+  uint32_t widest = 0;
+  for (size_t j = 0; j < n; ++j) {
+    widest = std::max(widest, pair_begin_[j + 1] - pair_begin_[j]);
+  }
+  for (int a = 0; a < set.action_count(); ++a) {
+    const CompiledAction& act = set.actions()[a];
+    const float* row = scores_.data() + row_offset_[a];
+    if (!act.per_target) {
+      std::copy_n(row, n, column_score_.data());
+      std::fill_n(column_target_.data(), n, -1);
+      for (size_t j = 0; j < n; ++j) {
+        column_current_[j] = current_action_[j] == a;
+      }
+    }
+    for (uint32_t slot = 0; slot < (act.per_target ? widest : 1); ++slot) {
+      for (size_t j = 0; act.per_target && j < n; ++j) {
+        const bool has = pair_begin_[j] + slot < pair_begin_[j + 1];
+        // An agent without this target offers a score of 0: nothing.
+        column_score_[j] = has ? row[pair_begin_[j] + slot] : 0.0f;
+        column_target_[j] = static_cast<int32_t>(slot);
+        column_current_[j] = IsCurrent(current_action_[j], current_target_[j],
+                                       a, static_cast<int>(slot));
+      }
+      internal::OfferColumn(padded, column_score_.data(), column_target_.data(),
+                            column_current_.data(), a, act.rank,
+                            check_eligible, min_score, f, g);
+    }
+  }
+}
+
+// One agent with every candidate listed (random strategies, traces): the
+// best two in one pass, as internal::OfferColumn does for all agents at
+// once, then
+// the strategy's choice.
+void BatchDecider::SelectOne(const CompiledBehaviourSet& set,
+                             const AgentInput& in, size_t j,
+                             BatchDecision* d) {
   const SelectionDefinition& sel = set.selection();
   const float min_score = static_cast<float>(sel.min_score);
   // Without a min_score every positive score is eligible.
   const bool check_eligible = min_score > 0.0f;
-  const bool random = sel.strategy != Strategy::kHighest;
   const int cur_a = current_action_[j], cur_t = current_target_[j];
   auto ahead = [&](const Candidate& c, const Candidate& o) {
     if (check_eligible) {
@@ -492,7 +555,7 @@ inline void BatchDecider::SelectOne(const CompiledBehaviourSet& set,
   };
   Candidate first{-1, -1, 0.0f, 0}, second{-1, -1, 0.0f, 0};
   auto offer = [&](const Candidate& c) {
-    if constexpr (kCollect) candidates_.push_back(c);
+    candidates_.push_back(c);
     if (!(c.score > 0.0f)) return;  // only positive scores compete
     if (first.action < 0 || ahead(c, first)) {
       second = first;
@@ -501,7 +564,7 @@ inline void BatchDecider::SelectOne(const CompiledBehaviourSet& set,
       second = c;
     }
   };
-  if constexpr (kCollect) candidates_.clear();
+  candidates_.clear();
   const uint32_t pair_first = pair_begin_[j], pair_last = pair_begin_[j + 1];
   const CompiledAction* actions = set.actions().data();
   const float* scores = scores_.data();
@@ -516,12 +579,26 @@ inline void BatchDecider::SelectOne(const CompiledBehaviourSet& set,
                       actions[a].rank});
     }
   }
-  if constexpr (kCollect) probabilities_.assign(candidates_.size(), 0.0);
+  probabilities_.assign(candidates_.size(), 0.0);
+  Conclude(set, in, j, first, second, d);
+}
+
+// From an agent's best two: the chosen candidate (the first, or a random
+// strategy's draw among the listed candidates, or the fallback when
+// nothing is eligible), the runner-up and whether the agent switched.
+void BatchDecider::Conclude(const CompiledBehaviourSet& set,
+                            const AgentInput& in, size_t j,
+                            const Candidate& first, const Candidate& second,
+                            BatchDecision* d) {
+  const SelectionDefinition& sel = set.selection();
+  const float min_score = static_cast<float>(sel.min_score);
+  const CompiledAction* actions = set.actions().data();
+  const uint32_t pair_first = pair_begin_[j], pair_last = pair_begin_[j + 1];
   Candidate chosen{-1, -1, 0.0f, 0};
   if (first.action >= 0 && Eligible(first.score, min_score)) {
     d->rank = first.rank;
     chosen = first;
-    if (kCollect && random) {
+    if (sel.strategy != Strategy::kHighest) {
       d->draw = SplitMix64(in.seed).NextDouble();
       chosen = candidates_[Pick(set, j, first.rank, d->draw)];
     }

@@ -11,7 +11,9 @@
 //                     and vetoes, one consideration over a whole column
 //     Finish          compensate -> action weight and personality ->
 //                     cooldown -> commitment -> veto to 0
-//   Select      per agent: ranks, eligibility, the strategy, ties, the
+//   Select      the best two candidates of every agent (for the highest
+//               strategy a column at a time, across agents), then per
+//               agent: ranks, eligibility, the strategy, ties, the
 //               fallback, the runner-up; and the trace when asked for
 //
 //   BatchDecider decider;                      // reuse: no allocation
@@ -93,9 +95,12 @@ class BatchDecider {
   void Select(const CompiledBehaviourSet& set,
               absl::Span<const AgentInput> inputs,
               absl::Span<BatchDecision> out, absl::Span<Decision> traces);
-  template <bool kCollect>
   void SelectOne(const CompiledBehaviourSet& set, const AgentInput& in,
                  size_t j, BatchDecision* d);
+  void TopTwoColumns(const CompiledBehaviourSet& set);
+  void Conclude(const CompiledBehaviourSet& set, const AgentInput& in,
+                size_t j, const Candidate& first, const Candidate& second,
+                BatchDecision* d);
   int Pick(const CompiledBehaviourSet& set, size_t j, int32_t top_rank,
            double draw);
   void WriteTrace(const CompiledBehaviourSet& set, size_t j,
@@ -139,6 +144,15 @@ class BatchDecider {
   std::vector<CandidateTrace> candidate_traces_;
   std::vector<ConsiderationTrace> consideration_traces_;
   std::vector<size_t> consideration_offset_;
+  // The highest strategy: every agent's best two candidates (top_[0] the
+  // first), and one candidate column being offered.
+  struct TopArrays {
+    std::vector<float> score;
+    std::vector<int32_t> rank, action, target, current;
+  };
+  TopArrays top_[2];
+  std::vector<float> column_score_;
+  std::vector<int32_t> column_target_, column_current_;
   // Selection's working memory for one agent.
   std::vector<Candidate> candidates_;
   std::vector<uint32_t> pool_;
