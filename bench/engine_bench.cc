@@ -4,6 +4,8 @@
 // (items_per_second, one core) and ns per decision.
 //
 //   build/bench/engine_bench --benchmark_repetitions=5
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "google/protobuf/arena.h"
 #include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/batch.h"
+#include "utilityd/engine/curve.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/loader/set_loader.h"
 
@@ -298,4 +301,20 @@ BENCHMARK(BM_DecideBatchMessages)->Arg(256);
 }  // namespace
 }  // namespace utilityd
 
-BENCHMARK_MAIN();
+// UTILITYD_SIMD_TARGET=AVX2 (or SSE4, SCALAR, ...) measures one SIMD target
+// (engine::UseSimdTarget); unset: the best this CPU has.
+int main(int argc, char** argv) {
+  if (const char* target = std::getenv("UTILITYD_SIMD_TARGET")) {
+    if (absl::Status s = utilityd::engine::UseSimdTarget(target); !s.ok()) {
+      std::fprintf(stderr, "engine_bench: %s\n",
+                   std::string(s.message()).c_str());
+      return 2;
+    }
+  }
+  benchmark::AddCustomContext("simd_target", utilityd::engine::SimdTarget());
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "curve_kernels.h"
 #include "curve_math.h"
@@ -106,23 +107,37 @@ void BatchDecider::Transpose(const CompiledBehaviourSet& set,
   }
   pair_begin_[n_agents] = static_cast<uint32_t>(pair_agent_.size());
   const size_t n_pairs = pair_agent_.size();
+  // Column by column: each row's values are read through its pointer and
+  // written contiguously.
+  rows_.resize(std::max(n_agents, n_pairs));
+  auto transpose = [&](size_t count, int width, float* columns) {
+    for (int k = 0; k < width; ++k) {
+      float* col = columns + k * count;
+      for (size_t m = 0; m < count; ++m) col[m] = rows_[m][k];
+    }
+  };
   agent_columns_.resize(static_cast<size_t>(nf) * n_agents);
   for (size_t j = 0; j < n_agents; ++j) {
-    const float* f = inputs[agents_[j]].factors.data();
-    for (int k = 0; k < nf; ++k) agent_columns_[k * n_agents + j] = f[k];
+    rows_[j] = inputs[agents_[j]].factors.data();
   }
+  transpose(n_agents, nf, agent_columns_.data());
   target_columns_.resize(static_cast<size_t>(ntf) * n_pairs);
   for (size_t p = 0; p < n_pairs; ++p) {
-    const float* f =
+    rows_[p] =
         inputs[agents_[pair_agent_[p]]].targets[pair_target_[p]].factors.data();
-    for (int k = 0; k < ntf; ++k) target_columns_[k * n_pairs + p] = f[k];
   }
+  transpose(n_pairs, ntf, target_columns_.data());
   // Which columns hold a NaN or an infinity (rare): only those are checked
-  // per element.
+  // per element. The exponent bits all set, tested on the bits so that the
+  // scan vectorises.
   auto any_nonfinite = [](const float* col, size_t count) {
-    bool bad = false;
-    for (size_t m = 0; m < count; ++m) bad |= !std::isfinite(col[m]);
-    return bad;
+    uint32_t bad = 0;
+    for (size_t m = 0; m < count; ++m) {
+      uint32_t bits;
+      std::memcpy(&bits, &col[m], sizeof bits);
+      bad |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    }
+    return bad != 0;
   };
   agent_nonfinite_.resize(nf);
   for (int k = 0; k < nf; ++k) {

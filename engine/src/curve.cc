@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "curve_kinds.h"
 #include "curve_math.h"
 
@@ -91,6 +92,17 @@ void ArithmeticColumn(const CompiledCurve& curve, const float* x, float* y,
 }  // namespace internal
 
 const char* SimdTarget() { return internal::OwnMathsTarget(); }
+
+std::vector<std::string> AvailableSimdTargets() {
+  return internal::OwnMathsTargets();
+}
+
+absl::Status UseSimdTarget(absl::string_view name) {
+  if (internal::LimitOwnMathsTarget(name)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "SIMD target \"", name, "\" is not available here; choose best or one of ",
+      absl::StrJoin(AvailableSimdTargets(), ", ")));
+}
 
 void ValidateCurve(const CurveDefinition& def, const std::string& path,
                    std::vector<ValidationIssue>* issues) {

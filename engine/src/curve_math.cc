@@ -11,6 +11,7 @@
 
 #include "curve_kernels.h"
 #include "curve_math.h"
+#include "absl/strings/match.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -350,6 +351,32 @@ void OwnMathsColumn(const CompiledCurve& curve, const float* x, float* y,
 const char* OwnMathsTarget() {
   const int64_t targets = hwy::SupportedTargets() & HWY_TARGETS;
   return hwy::TargetName(targets & -targets);  // the best is the lowest bit
+}
+
+// The machine's targets, listed once before any limit applies.
+const std::vector<int64_t>& MachineTargets() {
+  static const std::vector<int64_t>* const targets =
+      new std::vector<int64_t>(hwy::SupportedAndGeneratedTargets());
+  return *targets;
+}
+
+std::vector<std::string> OwnMathsTargets() {
+  std::vector<std::string> names;
+  for (int64_t t : MachineTargets()) names.push_back(hwy::TargetName(t));
+  return names;
+}
+
+bool LimitOwnMathsTarget(absl::string_view name) {
+  int64_t chosen = 0;  // "best": no limit
+  if (!absl::EqualsIgnoreCase(name, "best")) {
+    for (int64_t t : MachineTargets()) {
+      if (absl::EqualsIgnoreCase(name, hwy::TargetName(t))) chosen = t;
+    }
+    if (chosen == 0) return false;
+  }
+  hwy::SetSupportedTargetsForTest(chosen);
+  hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  return true;
 }
 
 double OwnExp(double x) { return HWY_STATIC_DISPATCH(Apply)(0, x, 0); }

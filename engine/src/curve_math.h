@@ -17,6 +17,8 @@
 #define UTILITYD_ENGINE_SRC_CURVE_MATH_H_
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
 #include "utilityd/engine/curve.h"
 
@@ -36,6 +38,10 @@ void OwnMathsColumn(const CompiledCurve& curve, const float* x, float* y,
 
 // The SIMD target columns run on, e.g. "AVX2" (Highway's name).
 const char* OwnMathsTarget();
+// Every target available here, best first; and limiting the columns to one
+// ("best": all). False for an unknown name.
+std::vector<std::string> OwnMathsTargets();
+bool LimitOwnMathsTarget(absl::string_view name);
 
 // The maths functions themselves on one double, for the error-bound tests:
 // e^x, e^x - 1, ln x, sin x, x^a (x >= 0).

@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "server/src/log.h"
 #include "server/src/server.h"
+#include "utilityd/engine/curve.h"
 
 ABSL_FLAG(std::string, config_dir, UTILITYD_DEFAULT_CONFIG_DIR,
           "Directory of behaviour sets (*.yaml, *.yml, *.json) to serve. "
@@ -123,6 +124,10 @@ ABSL_FLAG(absl::Duration, drain_grace, absl::Seconds(10),
 ABSL_FLAG(std::string, port_file, "",
           "When set, the bound gRPC port and HTTP admin port are written to "
           "this file, one per line, once serving.");
+ABSL_FLAG(std::string, simd_target, "best",
+          "SIMD target of the scoring columns: best, or one this CPU has "
+          "(AVX3, AVX2, SSE4, ...: /api/v1/status lists them), e.g. AVX2 to "
+          "keep off AVX-512. Scores are the same bits on every target.");
 ABSL_FLAG(std::string, log_level, "info",
           "Minimum log level: debug, info, warning or error.");
 
@@ -192,6 +197,12 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
   options.max_connection_age_grace =
       absl::GetFlag(FLAGS_max_connection_age_grace);
   options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
+  if (absl::Status s =
+          utilityd::engine::UseSimdTarget(absl::GetFlag(FLAGS_simd_target));
+      !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--simd_target: ", s.message()));
+  }
   if (options.service.max_agents_per_request < 1 ||
       options.max_message_bytes < 1024) {
     return absl::InvalidArgumentError(

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "server/src/admin_api.h"
 #include "server/src/log.h"
@@ -222,6 +223,13 @@ bool UtilitydServer::ready() const {
 }
 
 std::string UtilitydServer::StatusJson() const {
+  auto SimdTargetsJson = [] {
+    std::vector<std::string> quoted;
+    for (const std::string& t : engine::AvailableSimdTargets()) {
+      quoted.push_back(JsonString(t));
+    }
+    return absl::StrJoin(quoted, ",");
+  };
   auto time = [](absl::Time t) {
     return JsonString(
         absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone()));
@@ -231,6 +239,7 @@ std::string UtilitydServer::StatusJson() const {
   std::string out = absl::StrCat(
       "{\"version\":", JsonString(UTILITYD_VERSION),
       ",\"simd_target\":", JsonString(engine::SimdTarget()),
+      ",\"simd_targets\":[", SimdTargetsJson(), "]",
       ",\"uptime_seconds\":", absl::ToInt64Seconds(absl::Now() - started_),
       ",\"ready\":", ready() ? "true" : "false",
       ",\"draining\":", service_->draining() ? "true" : "false",

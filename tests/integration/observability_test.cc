@@ -4,8 +4,10 @@
 #include <httplib.h>
 #include <signal.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -15,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "ctl/commands.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -266,6 +269,60 @@ TEST_F(ObservabilityTest, HealthReadinessAndStatus) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->get_header_value("Content-Type"),
             "text/plain; version=0.0.4; charset=utf-8");
+}
+
+// --simd_target pins the scoring columns to one target: the status says
+// which, and the scores are the very bits the best target gives.
+TEST_F(ObservabilityTest, SimdTargetCanBePinnedWithoutChangingAScore) {
+  const std::vector<std::string> targets = engine::AvailableSimdTargets();
+  ASSERT_FALSE(targets.empty());
+  const std::string slowest = targets.back();  // SCALAR on x86-64
+  testing::UtilitydProcess pinned(
+      {"--config_dir=examples/behaviour_sets", "--simd_target=" + slowest});
+  ASSERT_THAT(pinned.Start(), IsOk());
+  ASSERT_TRUE(pinned.WaitServing());
+  httplib::Client http("127.0.0.1", pinned.http_port());
+  auto status = http.Get("/api/v1/status");
+  ASSERT_TRUE(status);
+  EXPECT_THAT(status->body, HasSubstr("\"simd_target\":\"" + slowest + "\""));
+  EXPECT_THAT(status->body, HasSubstr("\"simd_targets\":[\"" + targets[0]));
+  // The arena's scenarios and random mages, on both servers.
+  v1::DecideRequest request;
+  request.set_explain(v1::EXPLAIN_FULL);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(0, 1);
+  for (int i = 0; i < 64; ++i) {
+    v1::AgentSnapshot* a = request.add_agents();
+    a->set_behaviour_set("arena_mage");
+    for (float scale : {100, 6, 5, 30, 10, 40, 1, 1, 1, 40}) {
+      a->add_factors(std::round(u(rng) * scale * 4) / 4);
+    }
+    for (int t = 0; t < 2; ++t) {
+      v1::TargetSnapshot* g = a->add_targets();
+      g->set_target_id(absl::StrCat("g", t));
+      g->add_factors(u(rng) * 30);
+      g->add_factors(u(rng) * 30);
+    }
+  }
+  auto decide = [&](const std::string& address) {
+    auto stub = v1::DecisionService::NewStub(
+        grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    v1::DecideResponse response;
+    EXPECT_TRUE(stub->Decide(&context, request, &response).ok());
+    for (v1::Decision& d : *response.mutable_decisions()) d.clear_decision_id();
+    return response;
+  };
+  const v1::DecideResponse best = decide(server_->address());
+  const v1::DecideResponse scalar = decide(pinned.address());
+  ASSERT_EQ(best.decisions_size(), 64);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(best, scalar));
+  // An unknown target is refused at start-up, naming the flag.
+  testing::UtilitydProcess wrong(
+      {"--config_dir=examples/behaviour_sets", "--simd_target=NEON9"});
+  EXPECT_FALSE(wrong.Start(absl::Seconds(10)).ok());
+  wrong.Wait();
+  EXPECT_THAT(wrong.Log(), HasSubstr("--simd_target: SIMD target \"NEON9\""));
 }
 
 TEST_F(ObservabilityTest, ASecondServerCannotShareThePorts) {

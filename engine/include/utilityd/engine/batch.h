@@ -124,6 +124,7 @@ class BatchDecider {
   // Factor columns: agent factors over agents, target factors over pairs,
   // and agent factors over pairs (filled on first use).
   std::vector<float> agent_columns_, target_columns_, pair_columns_;
+  std::vector<const float*> rows_;  // Transpose's: each row's factors
   std::vector<uint8_t> pair_column_ready_;
   // Per column: holds a NaN or an infinity.
   std::vector<uint8_t> agent_nonfinite_, target_nonfinite_;

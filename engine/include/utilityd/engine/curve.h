@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "utilityd/engine/definition.h"
 
@@ -66,6 +68,16 @@ void EvaluateCurveColumn(const CompiledCurve& curve, const float* x, float* y,
 // this CPU supports among those built (e.g. "AVX3", "AVX2", "SSE4"), chosen
 // once. Every target computes the same bits (curve_math.h).
 [[nodiscard]] const char* SimdTarget();
+
+// The SIMD targets this CPU supports among those built, best first.
+[[nodiscard]] std::vector<std::string> AvailableSimdTargets();
+
+// Limits the SIMD columns to `name` (one of AvailableSimdTargets, any case;
+// "best" undoes it), e.g. to keep a fleet off AVX-512 or to measure each
+// target. Results do not change: every target computes the same bits.
+// Call before deciding, not concurrently with it. INVALID_ARGUMENT naming
+// the available targets for any other name.
+[[nodiscard]] absl::Status UseSimdTarget(absl::string_view name);
 
 // Appends an issue for each invalid parameter of `def`; paths are `path`
 // followed by the parameter, e.g. "<path>.logistic.steepness".
