@@ -91,6 +91,8 @@ echo "== latency at half of the maximum ($half batches/s)" >&2
 bench utilityd half "${load[@]}" --rate "$half"
 echo "== unary, one agent per call, unloaded" >&2
 bench utilityd unary --unary --batch 1 --streams 1 --in_flight 1 --rate 200
+echo "== unary, one agent per call, back to back (threads kept awake)" >&2
+bench utilityd unarybb --unary --batch 1 --streams 1 --in_flight 1
 echo "== memory" >&2
 "$ctl" bench --target "127.0.0.1:$utilityd_grpc" --admin "127.0.0.1:$utilityd_http" \
   --idle_streams 1000 --duration 3s --format json > "$work/idle.json"
@@ -121,8 +123,9 @@ def engine_spread(name):
 BATCH, SINGLE, BASE = ("BM_EngineBatch/explain_none/256",
                        "BM_EngineDecide/explain_none/256", "BM_Baseline/256")
 batch, single, base = (engine_rate(n) for n in (BATCH, SINGLE, BASE))
-mx, echo, mxc, echoc, half, unary, nofeed = (
-    lines(n) for n in ("max", "echo", "maxc", "echoc", "half", "unary", "nofeed"))
+mx, echo, mxc, echoc, half, unary, unarybb, nofeed = (
+    lines(n) for n in ("max", "echo", "maxc", "echoc", "half", "unary",
+                       "unarybb", "nofeed"))
 idle = json.load(open(f"{work}/idle.json"))
 svc, eco, svcc, ecoc, nof = (med(r, "decisions_per_second")
                              for r in (mx, echo, mxc, echoc, nofeed))
@@ -160,6 +163,8 @@ rows = [
      "", None),
     ("unary, one agent, unloaded, p50", f"{unary[0]['p50_ms']*1000:.0f} us",
      "<= 150 us", unary[0]["p50_ms"] <= 0.150),
+    ("  back to back (no idle gaps), p50",
+     f"{unarybb[0]['p50_ms']*1000:.0f} us", "", None),
     ("resident size, idle", f"{idle['server_rss_before_bytes']/2**20:.1f} MiB",
      "<= 64 MiB", idle["server_rss_before_bytes"] <= 64 * 2**20),
     ("per idle stream (1,000 open)", f"{idle['bytes_per_stream']/1024:.1f} KiB",
