@@ -67,14 +67,14 @@ void CheckAnswer(Run* run, const grpc::ByteBuffer& bytes) {
     return;
   }
   const v1::CompactDecisions& compact = response.compact();
-  const int got = run->compact ? compact.action_index_size()
-                               : response.decisions_size();
+  const int got =
+      run->compact ? compact.action_index_size() : response.decisions_size();
   if (response.has_error()) {
     run->Fail(absl::StrCat("the batch failed: ", response.error().message()));
   } else if (got != run->batch) {
-    run->Fail(absl::StrCat("expected ", run->batch, " decisions", 
-                           run->compact ? " in the compact form" : "",
-                           ", got ", got));
+    run->Fail(absl::StrCat("expected ", run->batch, " decisions",
+                           run->compact ? " in the compact form" : "", ", got ",
+                           got));
   } else if (!run->compact && response.decisions(0).has_error()) {
     run->Fail(absl::StrCat("an agent failed: ",
                            response.decisions(0).error().message()));

@@ -6,8 +6,8 @@
 // callback API — no thread per stream, and no parsing of answers beyond a
 // check of the first — so that on a shared machine the generator takes as
 // little of the CPU as it can. It reports decisions/s, batches/s, the round
-// trip of each batch (p50, p90, p99, p99.9), the size of an answer, and the server's CPU and
-// resident size from its /metrics when --admin is given.
+// trip of each batch (p50, p90, p99, p99.9), the size of an answer, and the
+// server's CPU and resident size from its /metrics when --admin is given.
 #ifndef UTILITYD_CTL_BENCH_H_
 #define UTILITYD_CTL_BENCH_H_
 

@@ -350,8 +350,8 @@ absl::StatusOr<v1::DecideResponse> Client::ExpandCompact(
       if (!schema.ok()) return schema.status();
       if ((*schema)->revision() != reader.revision(i)) {
         return absl::FailedPreconditionError(absl::StrCat(
-            "agents[", i, "]: decided by revision ", reader.revision(i),
-            " of ", set, "; the server now has ", (*schema)->revision()));
+            "agents[", i, "]: decided by revision ", reader.revision(i), " of ",
+            set, "; the server now has ", (*schema)->revision()));
       }
       const auto& names = (*schema)->summary().actions();
       actions.assign(names.begin(), names.end());

@@ -58,8 +58,8 @@ absl::Status CompactReader::Check() const {
   }
   if (flagged != compact_.full_size()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("compact.full: ", compact_.full_size(),
-                     " decisions for ", flagged, " agents flagged FULL"));
+        absl::StrCat("compact.full: ", compact_.full_size(), " decisions for ",
+                     flagged, " agents flagged FULL"));
   }
   for (int i = 0; i < n; ++i) {
     const int t = compact_.target_index(i);

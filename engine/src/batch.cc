@@ -539,8 +539,8 @@ void BatchDecider::TopTwoColumns(const CompiledBehaviourSet& set) {
                                        a, static_cast<int>(slot));
       }
       internal::OfferColumn(padded, column_score_.data(), column_target_.data(),
-                            column_current_.data(), a, act.rank,
-                            check_eligible, min_score, f, g);
+                            column_current_.data(), a, act.rank, check_eligible,
+                            min_score, f, g);
     }
   }
 }
@@ -550,8 +550,7 @@ void BatchDecider::TopTwoColumns(const CompiledBehaviourSet& set) {
 // once, then
 // the strategy's choice.
 void BatchDecider::SelectOne(const CompiledBehaviourSet& set,
-                             const AgentInput& in, size_t j,
-                             BatchDecision* d) {
+                             const AgentInput& in, size_t j, BatchDecision* d) {
   const SelectionDefinition& sel = set.selection();
   const float min_score = static_cast<float>(sel.min_score);
   // Without a min_score every positive score is eligible.

@@ -99,9 +99,10 @@ std::vector<std::string> AvailableSimdTargets() {
 
 absl::Status UseSimdTarget(absl::string_view name) {
   if (internal::LimitOwnMathsTarget(name)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "SIMD target \"", name, "\" is not available here; choose best or one of ",
-      absl::StrJoin(AvailableSimdTargets(), ", ")));
+  return absl::InvalidArgumentError(
+      absl::StrCat("SIMD target \"", name,
+                   "\" is not available here; choose best or one of ",
+                   absl::StrJoin(AvailableSimdTargets(), ", ")));
 }
 
 void ValidateCurve(const CurveDefinition& def, const std::string& path,

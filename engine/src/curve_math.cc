@@ -9,9 +9,9 @@
 #include <limits>
 #include <type_traits>
 
+#include "absl/strings/match.h"
 #include "curve_kernels.h"
 #include "curve_math.h"
-#include "absl/strings/match.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();

@@ -62,16 +62,17 @@ void OfferColumn(size_t n, const float* s, const int32_t* t, const int32_t* c,
     const auto nf = hn::RebindMask(di, new_first);
     const auto ns = hn::RebindMask(di, new_second);
     // The first moves down when the candidate passes it.
-    hn::StoreU(hn::IfThenElse(new_first, fs, hn::IfThenElse(new_second, cs, gs)),
-              df, g.score + j);
+    hn::StoreU(
+        hn::IfThenElse(new_first, fs, hn::IfThenElse(new_second, cs, gs)), df,
+        g.score + j);
     hn::StoreU(hn::IfThenElse(nf, fr, hn::IfThenElse(ns, vrank, gr)), di,
-              g.rank + j);
+               g.rank + j);
     hn::StoreU(hn::IfThenElse(nf, fa, hn::IfThenElse(ns, vaction, ga)), di,
-              g.action + j);
+               g.action + j);
     hn::StoreU(hn::IfThenElse(nf, ft, hn::IfThenElse(ns, ct, gt)), di,
-              g.target + j);
+               g.target + j);
     hn::StoreU(hn::IfThenElse(nf, fc, hn::IfThenElse(ns, cc, gc)), di,
-              g.current + j);
+               g.current + j);
     hn::StoreU(hn::IfThenElse(new_first, cs, fs), df, f.score + j);
     hn::StoreU(hn::IfThenElse(nf, vrank, fr), di, f.rank + j);
     hn::StoreU(hn::IfThenElse(nf, vaction, fa), di, f.action + j);

@@ -51,7 +51,7 @@ class BatchRecorder final : public codec::BatchObserver {
       : service_(service),
         generation_(std::move(generation)),
         first_id_(service->id_base_ + service->id_counter_.fetch_add(
-                                            agents, std::memory_order_relaxed)),
+                                          agents, std::memory_order_relaxed)),
         now_(absl::Now()) {}
   ~BatchRecorder() override { tally_.Flush(); }
 

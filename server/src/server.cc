@@ -4,7 +4,6 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
-
 #include <malloc.h>
 
 #include <fstream>

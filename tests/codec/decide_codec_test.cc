@@ -290,9 +290,9 @@ TEST_F(DecideBatchTest, CompactFormHoldsTheFullFormsNumbersInRequestOrder) {
   for (int i = 0; i < 12; ++i) {
     const auto& scenarios =
         (i % 3 == 1 ? needs : arena_)->definition.scenarios();
-    *request.add_agents() = ScenarioSnapshot(
-        i % 3 == 1 ? needs->name() : arena_->name(),
-        scenarios[i % scenarios.size()]);
+    *request.add_agents() =
+        ScenarioSnapshot(i % 3 == 1 ? needs->name() : arena_->name(),
+                         scenarios[i % scenarios.size()]);
   }
   request.mutable_agents(5)->set_behaviour_set("");
   const v1::DecideResponse full = Run(request);

@@ -103,19 +103,17 @@ class ObservabilityTest : public ::testing::Test {
 
 // The same counts whichever form the decisions travel in: metrics are
 // counted per batch from the engine's outcomes, before the answer is packed.
-class MetricsFormTest
-    : public ObservabilityTest,
-      public ::testing::WithParamInterface<v1::DecisionForm> {};
+class MetricsFormTest : public ObservabilityTest,
+                        public ::testing::WithParamInterface<v1::DecisionForm> {
+};
 
-INSTANTIATE_TEST_SUITE_P(Forms, MetricsFormTest,
-                         ::testing::Values(v1::DECISION_FORM_FULL,
-                                           v1::DECISION_FORM_COMPACT),
-                         [](const auto& info) {
-                           return std::string(
-                               info.param == v1::DECISION_FORM_FULL
-                                   ? "Full"
-                                   : "Compact");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Forms, MetricsFormTest,
+    ::testing::Values(v1::DECISION_FORM_FULL, v1::DECISION_FORM_COMPACT),
+    [](const auto& info) {
+      return std::string(info.param == v1::DECISION_FORM_FULL ? "Full"
+                                                              : "Compact");
+    });
 
 TEST_P(MetricsFormTest, MetricsCountRealTraffic) {
   Traffic(GetParam());

@@ -98,8 +98,8 @@ class BatchDecider {
   void SelectOne(const CompiledBehaviourSet& set, const AgentInput& in,
                  size_t j, BatchDecision* d);
   void TopTwoColumns(const CompiledBehaviourSet& set);
-  void Conclude(const CompiledBehaviourSet& set, const AgentInput& in,
-                size_t j, const Candidate& first, const Candidate& second,
+  void Conclude(const CompiledBehaviourSet& set, const AgentInput& in, size_t j,
+                const Candidate& first, const Candidate& second,
                 BatchDecision* d);
   int Pick(const CompiledBehaviourSet& set, size_t j, int32_t top_rank,
            double draw);
