@@ -468,13 +468,21 @@ void BatchDecider::Select(const CompiledBehaviourSet& set,
                           absl::Span<BatchDecision> out,
                           absl::Span<Decision> traces) {
   // Random strategies and traces need every candidate of an agent listed;
-  // the highest score alone needs only the best two, found for all agents
-  // at once.
+  // the highest score alone needs only the best two: one agent at a time
+  // for a few agents (a tree's utility node decides one), else for all
+  // agents at once, a candidate column at a time.
   if (tracing_ || set.selection().strategy != Strategy::kHighest) {
     for (size_t j = 0; j < agents_.size(); ++j) {
       const uint32_t i = agents_[j];
-      SelectOne(set, inputs[i], j, &out[i]);
+      SelectOne<true>(set, inputs[i], j, &out[i]);
       if (tracing_) WriteTrace(set, j, out[i], &traces[i]);
+    }
+    return;
+  }
+  if (agents_.size() < internal::kSelectPadding) {
+    for (size_t j = 0; j < agents_.size(); ++j) {
+      const uint32_t i = agents_[j];
+      SelectOne<false>(set, inputs[i], j, &out[i]);
     }
     return;
   }
@@ -545,10 +553,10 @@ void BatchDecider::TopTwoColumns(const CompiledBehaviourSet& set) {
   }
 }
 
-// One agent with every candidate listed (random strategies, traces): the
-// best two in one pass, as internal::OfferColumn does for all agents at
-// once, then
-// the strategy's choice.
+// One agent: the best two in one pass, as internal::OfferColumn does for
+// all agents at once, then the strategy's choice. kCollect: every
+// candidate listed too (random strategies, traces).
+template <bool kCollect>
 void BatchDecider::SelectOne(const CompiledBehaviourSet& set,
                              const AgentInput& in, size_t j, BatchDecision* d) {
   const SelectionDefinition& sel = set.selection();
@@ -569,7 +577,7 @@ void BatchDecider::SelectOne(const CompiledBehaviourSet& set,
   };
   Candidate first{-1, -1, 0.0f, 0}, second{-1, -1, 0.0f, 0};
   auto offer = [&](const Candidate& c) {
-    candidates_.push_back(c);
+    if constexpr (kCollect) candidates_.push_back(c);
     if (!(c.score > 0.0f)) return;  // only positive scores compete
     if (first.action < 0 || ahead(c, first)) {
       second = first;
@@ -578,7 +586,7 @@ void BatchDecider::SelectOne(const CompiledBehaviourSet& set,
       second = c;
     }
   };
-  candidates_.clear();
+  if constexpr (kCollect) candidates_.clear();
   const uint32_t pair_first = pair_begin_[j], pair_last = pair_begin_[j + 1];
   const CompiledAction* actions = set.actions().data();
   const float* scores = scores_.data();
@@ -593,17 +601,17 @@ void BatchDecider::SelectOne(const CompiledBehaviourSet& set,
                       actions[a].rank});
     }
   }
-  probabilities_.assign(candidates_.size(), 0.0);
+  if constexpr (kCollect) probabilities_.assign(candidates_.size(), 0.0);
   Conclude(set, in, j, first, second, d);
 }
 
 // From an agent's best two: the chosen candidate (the first, or a random
 // strategy's draw among the listed candidates, or the fallback when
 // nothing is eligible), the runner-up and whether the agent switched.
-void BatchDecider::Conclude(const CompiledBehaviourSet& set,
-                            const AgentInput& in, size_t j,
-                            const Candidate& first, const Candidate& second,
-                            BatchDecision* d) {
+inline void BatchDecider::Conclude(const CompiledBehaviourSet& set,
+                                   const AgentInput& in, size_t j,
+                                   const Candidate& first,
+                                   const Candidate& second, BatchDecision* d) {
   const SelectionDefinition& sel = set.selection();
   const float min_score = static_cast<float>(sel.min_score);
   const CompiledAction* actions = set.actions().data();

@@ -12,7 +12,8 @@
 //     Finish          compensate -> action weight and personality ->
 //                     cooldown -> commitment -> veto to 0
 //   Select      the best two candidates of every agent (for the highest
-//               strategy a column at a time, across agents), then per
+//               strategy and 16 agents or more, a column at a time across
+//               agents), then per
 //               agent: ranks, eligibility, the strategy, ties, the
 //               fallback, the runner-up; and the trace when asked for
 //
@@ -95,6 +96,7 @@ class BatchDecider {
   void Select(const CompiledBehaviourSet& set,
               absl::Span<const AgentInput> inputs,
               absl::Span<BatchDecision> out, absl::Span<Decision> traces);
+  template <bool kCollect>
   void SelectOne(const CompiledBehaviourSet& set, const AgentInput& in,
                  size_t j, BatchDecision* d);
   void TopTwoColumns(const CompiledBehaviourSet& set);
