@@ -908,7 +908,7 @@ std::vector<Command> Commands() {
                    {"explain", "LEVEL", "none (default), top or full"},
                    {"form", "FORM",
                     "full (default) or compact: the decisions' form "
-                    "(docs/API.md)"},
+                    "(docs/SERVICE.md)"},
                    {"unary", "", "unary Decide calls instead of streams"},
                    {"idle_streams", "N",
                     "hold N idle streams for --duration and report the "

@@ -1,6 +1,6 @@
 // Reads decisions in the compact form (DecideRequest.form =
-// DECISION_FORM_COMPACT, docs/API.md): numbers per agent in request order,
-// the strings once per response.
+// DECISION_FORM_COMPACT, docs/SERVICE.md): numbers per agent in request
+// order, the strings once per response.
 //
 //   v1::DecideRequest batch = ...;
 //   batch.set_form(v1::DECISION_FORM_COMPACT);
