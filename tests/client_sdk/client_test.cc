@@ -1,7 +1,5 @@
 // The client SDK against the real utilityd binary.
 #include "utilityd/client/client.h"
-#include "utilityd/client/compact.h"
-#include "utilityd/client/tree_tracker.h"
 
 #include <signal.h>
 
@@ -22,6 +20,8 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
+#include "utilityd/client/compact.h"
+#include "utilityd/client/tree_tracker.h"
 
 namespace utilityd::client {
 namespace {
