@@ -527,6 +527,11 @@ void BatchDecider::TopTwoColumns(const CompiledBehaviourSet& set) {
   for (size_t j = 0; j < n; ++j) {
     widest = std::max(widest, pair_begin_[j + 1] - pair_begin_[j]);
   }
+  auto offer = [&](int a, int32_t rank) {
+    internal::OfferColumn(padded, column_score_.data(), column_target_.data(),
+                          column_current_.data(), a, rank, check_eligible,
+                          min_score, f, g);
+  };
   for (int a = 0; a < set.action_count(); ++a) {
     const CompiledAction& act = set.actions()[a];
     const float* row = scores_.data() + row_offset_[a];
@@ -536,9 +541,11 @@ void BatchDecider::TopTwoColumns(const CompiledBehaviourSet& set) {
       for (size_t j = 0; j < n; ++j) {
         column_current_[j] = current_action_[j] == a;
       }
+      offer(a, act.rank);
+      continue;
     }
-    for (uint32_t slot = 0; slot < (act.per_target ? widest : 1); ++slot) {
-      for (size_t j = 0; act.per_target && j < n; ++j) {
+    for (uint32_t slot = 0; slot < widest; ++slot) {
+      for (size_t j = 0; j < n; ++j) {
         const bool has = pair_begin_[j] + slot < pair_begin_[j + 1];
         // An agent without this target offers a score of 0: nothing.
         column_score_[j] = has ? row[pair_begin_[j] + slot] : 0.0f;
@@ -546,9 +553,7 @@ void BatchDecider::TopTwoColumns(const CompiledBehaviourSet& set) {
         column_current_[j] = IsCurrent(current_action_[j], current_target_[j],
                                        a, static_cast<int>(slot));
       }
-      internal::OfferColumn(padded, column_score_.data(), column_target_.data(),
-                            column_current_.data(), a, act.rank, check_eligible,
-                            min_score, f, g);
+      offer(a, act.rank);
     }
   }
 }

@@ -13,9 +13,9 @@
 //                     cooldown -> commitment -> veto to 0
 //   Select      the best two candidates of every agent (for the highest
 //               strategy and 16 agents or more, a column at a time across
-//               agents), then per
-//               agent: ranks, eligibility, the strategy, ties, the
-//               fallback, the runner-up; and the trace when asked for
+//               agents), then per agent: ranks, eligibility, the strategy,
+//               ties, the fallback, the runner-up; and the trace when
+//               asked for
 //
 //   BatchDecider decider;                      // reuse: no allocation
 //   std::vector<BatchDecision> out(inputs.size());
