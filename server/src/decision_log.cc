@@ -21,6 +21,11 @@ absl::StatusOr<std::unique_ptr<DecisionLog>> DecisionLog::Open(
   if (options.queue_capacity < 1) {
     return absl::InvalidArgumentError("decision_log_queue: must be >= 1");
   }
+  if (options.format != "json" && options.format != "binary") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "decision_log_format: expected json or binary, got \"",
+        options.format, "\""));
+  }
   if (options.sink == "off" || options.sink.empty()) return nullptr;
   if (options.sink == "stdout") {
     return std::make_unique<DecisionLog>(stdout, false, options, written,
@@ -52,6 +57,7 @@ v1::DecisionLogEntry MakeDecisionLogEntry(const loader::LoadedSet& set,
     (*e.mutable_factors())[factors[f].name] = input.factors[f];
   }
   e.set_current_action(agent.current_action());
+  *e.mutable_snapshot() = agent;
   e.set_action(decision.action());
   e.set_target_id(decision.target_id());
   e.set_score(decision.score());
@@ -89,6 +95,17 @@ void AddFullBreakdown(const loader::LoadedSet& set,
   }
 }
 
+void AppendDelimited(const google::protobuf::MessageLite& message,
+                     std::string* out) {
+  size_t size = message.ByteSizeLong();
+  do {  // the length as a base-128 varint, low groups first
+    const uint8_t low = size & 0x7f;
+    size >>= 7;
+    out->push_back(static_cast<char>(size != 0 ? low | 0x80 : low));
+  } while (size != 0);
+  message.AppendToString(out);
+}
+
 IdSampler::IdSampler(double rate) : all_(rate >= 1) {
   if (!all_ && rate > 0)
     threshold_ = static_cast<uint64_t>(std::ldexp(rate, 64));
@@ -101,6 +118,7 @@ DecisionLog::DecisionLog(FILE* out, bool owned, const Options& options,
       mask_agent_ids_(options.mask_agent_ids),
       mask_salt_(options.mask_salt),
       factor_values_(options.factor_values),
+      binary_(options.format == "binary"),
       capacity_(options.queue_capacity),
       sampled_(options.sample),
       written_(written),
@@ -141,8 +159,24 @@ void DecisionLog::ClearRawInputs(v1::DecisionLogEntry* entry) const {
 }
 
 void DecisionLog::Offer(v1::DecisionLogEntry entry, Breakdown breakdown) {
-  if (mask_agent_ids_) entry.set_agent_id(MaskAgentId(entry.agent_id()));
-  if (!factor_values_) entry.clear_factors();
+  if (mask_agent_ids_) {
+    entry.set_agent_id(MaskAgentId(entry.agent_id()));
+    if (entry.has_snapshot()) entry.mutable_snapshot()->set_agent_id(entry.agent_id());
+  }
+  if (!factor_values_) {
+    entry.clear_factors();
+    if (entry.has_snapshot()) {
+      // Target ids stay: they name what was chosen, not what was measured.
+      v1::AgentSnapshot& s = *entry.mutable_snapshot();
+      s.clear_factors();
+      s.clear_named_factors();
+      for (v1::TargetSnapshot& t : *s.mutable_targets()) {
+        t.clear_factors();
+        t.clear_named_factors();
+      }
+      entry.set_factors_dropped(true);
+    }
+  }
   ClearRawInputs(&entry);
   {
     utilityd::MutexLock lock(&mu_);
@@ -182,8 +216,12 @@ void DecisionLog::Run() {
         }
       }
       line.clear();
-      (void)google::protobuf::util::MessageToJsonString(e, &line, json);
-      line += '\n';
+      if (binary_) {
+        AppendDelimited(e, &line);
+      } else {
+        (void)google::protobuf::util::MessageToJsonString(e, &line, json);
+        line += '\n';
+      }
       std::fwrite(line.data(), 1, line.size(), out_);
     }
     std::fflush(out_);

@@ -1,5 +1,7 @@
-// The decision log: one JSON line (a v1::DecisionLogEntry in protobuf JSON)
-// per decision, written by a background thread. The request path only
+// The decision log: one entry (a v1::DecisionLogEntry, as a line of
+// protobuf JSON or length-delimited binary) per decision, written by a
+// background thread. Each entry keeps the snapshot as received, so
+// `utilityctl replay` can decide it again. The request path only
 // offers an entry to a bounded queue; when the queue is full the entry is
 // dropped and counted, so logging never blocks a decision. A deterministic
 // sample of decisions (by decision id) also carries the full breakdown,
@@ -50,6 +52,11 @@ void AddFullBreakdown(const loader::LoadedSet& set,
                       const engine::AgentInput& input,
                       v1::DecisionLogEntry* entry);
 
+// Appends `message` in the binary log form: its size as a varint, then its
+// bytes (what protobuf's "delimited" readers and writers use).
+void AppendDelimited(const google::protobuf::MessageLite& message,
+                     std::string* out);
+
 // Picks a deterministic fraction of decisions by id: an id (a uniform
 // 64-bit value) is sampled when it is below rate * 2^64.
 class IdSampler {
@@ -67,6 +74,8 @@ class DecisionLog {
   struct Options {
     // "off", "stdout", or a file path (appended to).
     std::string sink = "off";
+    // "json" (a line per entry) or "binary" (length-delimited messages).
+    std::string format = "json";
     // Fraction of decisions, 0..1, whose line carries the full breakdown.
     double sample = 0.01;
     // Entries waiting to be written before new ones are dropped.
@@ -118,6 +127,7 @@ class DecisionLog {
   const bool mask_agent_ids_;
   const std::string mask_salt_;
   const bool factor_values_;
+  const bool binary_;
   const size_t capacity_;
   const IdSampler sampled_;
   metrics::Counter* written_;

@@ -74,8 +74,13 @@ ABSL_FLAG(double, recent_sample, 0.01,
           "Fraction (0..1) of decisions that enter the live feed, chosen by "
           "decision id.");
 ABSL_FLAG(std::string, decision_log, "off",
-          "Decision log: off, stdout, or a file to append JSON lines to (one "
-          "per decision; read them with `utilityctl log`).");
+          "Decision log: off, stdout, or a file to append to (one entry per "
+          "decision, with its snapshot; read it with `utilityctl log`, "
+          "decide it again with `utilityctl replay`).");
+ABSL_FLAG(std::string, decision_log_format, "json",
+          "Decision log form: json (a line per decision) or binary "
+          "(length-delimited DecisionLogEntry messages, for volume); "
+          "`utilityctl log` and `utilityctl replay` read both.");
 ABSL_FLAG(double, decision_log_sample, 0.01,
           "Fraction (0..1) of logged decisions that carry the full score "
           "breakdown.");
@@ -148,6 +153,7 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
   options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   options.decision_log = {
       .sink = absl::GetFlag(FLAGS_decision_log),
+      .format = absl::GetFlag(FLAGS_decision_log_format),
       .sample = absl::GetFlag(FLAGS_decision_log_sample),
       .queue_capacity = static_cast<size_t>(
           std::max(0, absl::GetFlag(FLAGS_decision_log_queue))),

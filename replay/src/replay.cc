@@ -1,0 +1,667 @@
+#include "utilityd/replay/replay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "utilityd/codec/decide_codec.h"
+#include "utilityd/engine/batch.h"
+
+namespace utilityd::replay {
+namespace {
+
+// Entries of one set decided together (the service's batch size).
+constexpr size_t kBatch = 256;
+
+// One candidate of a decision: its action (a key of the set's ActionTable),
+// its target (index into the snapshot's targets, -1 for none), its score,
+// whether it was vetoed, and its selection probability.
+struct Candidate {
+  int action;
+  int target;
+  float score;
+  bool vetoed;
+  double probability;
+};
+
+// One side's answer for one entry.
+struct Outcome {
+  bool ok = false;
+  std::string error;
+  int action = -1;  // ActionTable key; -1 for no action
+  int target = -1;
+  float score = 0;
+  // Scored by a flat set (its score is comparable with the other side's).
+  bool flat = false;
+  // A random strategy: `candidates` carry the distribution.
+  bool random = false;
+  // `candidates` known (scores, vetoes, probabilities).
+  bool has_candidates = false;
+  std::vector<Candidate> candidates;
+
+  void Reset() {
+    ok = flat = random = has_candidates = false;
+    error.clear();
+    action = target = -1;
+    score = 0;
+    candidates.clear();
+  }
+};
+
+// Action names of one set across both sides, numbered in first-seen order.
+class ActionTable {
+ public:
+  int Key(absl::string_view name) {
+    if (name.empty()) return -1;
+    auto [it, added] = keys_.try_emplace(name, static_cast<int>(names_.size()));
+    if (added) names_.emplace_back(name);
+    return it->second;
+  }
+  const std::string& Name(int key) const {
+    static const std::string kNone;
+    return key < 0 ? kNone : names_[key];
+  }
+  int size() const { return static_cast<int>(names_.size()); }
+
+ private:
+  absl::flat_hash_map<std::string, int> keys_;
+  std::vector<std::string> names_;
+};
+
+// The samples of a Spread.
+class Samples {
+ public:
+  void Add(double v) { values_.push_back(v); }
+  void WriteTo(v1::Spread* out) {
+    out->set_count(static_cast<int64_t>(values_.size()));
+    if (values_.empty()) return;
+    auto rank = [this](double q) {
+      // Nearest rank: the smallest value with at least q of them at or
+      // below it.
+      const size_t n = values_.size();
+      size_t k = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
+      k = std::clamp<size_t>(k, 1, n) - 1;
+      std::nth_element(values_.begin(), values_.begin() + k, values_.end());
+      return values_[k];
+    };
+    out->set_p50(rank(0.5));
+    out->set_p99(rank(0.99));
+    double sum = 0, max = values_[0];
+    for (double v : values_) {
+      sum += v;
+      max = std::max(max, v);
+    }
+    out->set_max(max);
+    out->set_mean(sum / static_cast<double>(values_.size()));
+  }
+
+ private:
+  std::vector<double> values_;
+};
+
+struct ActionCounts {
+  int64_t baseline_wins = 0, candidate_wins = 0, changed = 0;
+  int64_t newly_winning = 0, newly_vetoed = 0;
+};
+
+// What one set's entries came to.
+struct SetTally {
+  ActionTable actions;
+  std::string baseline_revision, candidate_revision;
+  int64_t decisions = 0, flipped = 0, errors = 0;
+  double churn = 0;
+  std::string first_error;
+  std::vector<ActionCounts> counts;  // by action key
+  std::map<std::pair<int, int>, std::pair<int64_t, int64_t>> transitions;
+
+  ActionCounts& Counts(int key) {
+    if (static_cast<size_t>(key) >= counts.size()) counts.resize(key + 1);
+    return counts[key];
+  }
+};
+
+struct Example {
+  v1::DecisionLogEntry entry;
+  double margin = 0;
+};
+
+// A target id's index among the snapshot's targets, or -1.
+int TargetIndex(const v1::AgentSnapshot& s, absl::string_view id) {
+  if (id.empty()) return -1;
+  for (int t = 0; t < s.targets_size(); ++t) {
+    if (s.targets(t).target_id() == id) return t;
+  }
+  return -1;
+}
+
+const char* kLogged = "logged";
+
+}  // namespace
+
+class Replayer::Impl {
+ public:
+  explicit Impl(ReplayOptions options) : options_(std::move(options)) {
+    report_.set_baseline(options_.baseline == nullptr ? kLogged
+                                                      : options_.baseline_name);
+  }
+
+  void Add(v1::DecisionLogEntry entry) {
+    report_.set_entries_read(report_.entries_read() + 1);
+    if (!entry.has_snapshot() || entry.factors_dropped()) {
+      Skip("not_replayable");
+      return;
+    }
+    std::shared_ptr<const loader::LoadedSet> candidate =
+        options_.candidate->Find(entry.behaviour_set());
+    std::shared_ptr<const loader::LoadedSet> baseline =
+        options_.baseline == nullptr
+            ? nullptr
+            : options_.baseline->Find(entry.behaviour_set());
+    if (candidate == nullptr ||
+        (options_.baseline != nullptr && baseline == nullptr)) {
+      Skip("unknown_set");
+      return;
+    }
+    // Without baseline sets, a random strategy's logged distribution is
+    // known only from a logged breakdown.
+    if (baseline == nullptr &&
+        candidate->compiled.selection().strategy !=
+            engine::Strategy::kHighest &&
+        candidate->compiled.tree() == nullptr &&
+        entry.explanation().actions().empty()) {
+      Skip("revision_not_available");
+      return;
+    }
+    // The candidate is another revision by design.
+    entry.mutable_snapshot()->clear_expected_revision();
+    Pending& p = pending_[entry.behaviour_set()];
+    p.candidate = std::move(candidate);
+    p.baseline = std::move(baseline);
+    p.entries.push_back(std::move(entry));
+    if (p.entries.size() == kBatch) Flush(p);
+  }
+
+  v1::ReplayReport Finish() {
+    for (auto& [name, p] : pending_) {
+      if (!p.entries.empty()) Flush(p);
+    }
+    int64_t decisions = 0;
+    double churn = 0;
+    for (auto& [name, tally] : tallies_) {
+      decisions += tally.decisions;
+      churn += tally.churn;
+      WriteSet(name, tally, report_.add_sets());
+    }
+    report_.set_replayed(decisions + report_.errors());
+    report_.set_churn(decisions > 0 ? churn / static_cast<double>(decisions)
+                                    : 0);
+    winner_change_.WriteTo(report_.mutable_winner_score_change());
+    margins_.WriteTo(report_.mutable_flip_margin());
+    tv_.WriteTo(report_.mutable_total_variation());
+    for (Example& e : examples_) WriteExample(e, report_.add_examples());
+    return std::move(report_);
+  }
+
+ private:
+  struct Pending {
+    std::shared_ptr<const loader::LoadedSet> candidate, baseline;
+    std::vector<v1::DecisionLogEntry> entries;
+  };
+
+  // Per side: the engine's working memory, reused across batches.
+  struct Side {
+    engine::BatchDecider decider;
+    std::vector<codec::AgentScratch> scratch;
+    std::vector<engine::AgentInput> inputs;
+    std::vector<int> entry_of;  // input -> entry
+    std::vector<engine::BatchDecision> out;
+    std::vector<engine::Decision> traces;
+    std::vector<absl::Status> errors;
+    std::vector<Outcome> outcomes;
+  };
+
+  void Skip(const std::string& reason) { ++(*report_.mutable_skipped())[reason]; }
+
+  void Flush(Pending& p) {
+    SetTally& tally = tallies_[p.candidate->name()];
+    tally.candidate_revision = p.candidate->revision();
+    const size_t n = p.entries.size();
+    // The table numbers the baseline's actions first, in its order.
+    for (const auto* set : {p.baseline.get(), p.candidate.get()}) {
+      if (set == nullptr) continue;
+      for (const auto& a : set->compiled.actions()) tally.actions.Key(a.name);
+    }
+    Decide(*p.candidate, p.entries, tally.actions, candidate_);
+    if (p.baseline != nullptr) {
+      tally.baseline_revision = p.baseline->revision();
+      Decide(*p.baseline, p.entries, tally.actions, baseline_);
+    } else {
+      // The revision the first of the set's entries was logged with.
+      if (tally.baseline_revision.empty()) {
+        tally.baseline_revision =
+            absl::StrCat(kLogged, " ", p.entries[0].revision());
+      }
+      Logged(p.entries, tally.actions, baseline_);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const v1::DecisionLogEntry& e = p.entries[i];
+      const Outcome& b = baseline_.outcomes[i];
+      const Outcome& c = candidate_.outcomes[i];
+      if (p.baseline != nullptr && b.ok &&
+          p.baseline->revision() == e.revision() &&
+          (tally.actions.Name(b.action) != e.action() ||
+           TargetIndex(e.snapshot(), e.target_id()) != b.target)) {
+        report_.set_baseline_mismatches(report_.baseline_mismatches() + 1);
+      }
+      if (!b.ok || !c.ok) {
+        ++tally.errors;
+        report_.set_errors(report_.errors() + 1);
+        if (tally.first_error.empty()) {
+          tally.first_error =
+              absl::StrCat(e.decision_id(), ": ", !c.ok ? "candidate: " : "baseline: ",
+                           !c.ok ? c.error : b.error);
+        }
+        continue;
+      }
+      Compare(e, b, c, tally);
+    }
+    p.entries.clear();
+  }
+
+  // Decides the entries' snapshots with `set` into side.outcomes.
+  void Decide(const loader::LoadedSet& set,
+              const std::vector<v1::DecisionLogEntry>& entries,
+              ActionTable& actions, Side& side) {
+    const size_t n = entries.size();
+    side.outcomes.resize(std::max(side.outcomes.size(), n));
+    for (size_t i = 0; i < n; ++i) side.outcomes[i].Reset();
+    if (set.compiled.tree() != nullptr) {
+      DecideTree(set, entries, actions, side);
+      return;
+    }
+    if (side.scratch.size() < n) side.scratch.resize(n);
+    side.inputs.clear();
+    side.entry_of.clear();
+    for (size_t i = 0; i < n; ++i) {
+      engine::AgentInput input;
+      const absl::Status s = codec::ResolveAgent(set, entries[i].snapshot(),
+                                                 &side.scratch[i], &input);
+      if (!s.ok()) {
+        side.outcomes[i].error = std::string(s.message());
+        continue;
+      }
+      side.inputs.push_back(input);
+      side.entry_of.push_back(static_cast<int>(i));
+    }
+    const size_t m = side.inputs.size();
+    side.out.resize(std::max(side.out.size(), m));
+    side.traces.resize(std::max(side.traces.size(), m));
+    side.decider.Decide(set.compiled, side.inputs, engine::ExplainLevel::kTop,
+                        absl::MakeSpan(side.out.data(), m), &side.errors,
+                        absl::MakeSpan(side.traces.data(), m));
+    const bool random =
+        set.compiled.selection().strategy != engine::Strategy::kHighest;
+    const auto& set_actions = set.compiled.actions();
+    for (size_t k = 0; k < m; ++k) {
+      Outcome& o = side.outcomes[side.entry_of[k]];
+      if (!side.errors[k].ok()) {
+        o.error = std::string(side.errors[k].message());
+        continue;
+      }
+      const engine::Decision& d = side.traces[k];
+      o.ok = o.flat = o.has_candidates = true;
+      o.random = random;
+      o.action = d.action < 0 ? -1 : actions.Key(set_actions[d.action].name);
+      o.target = d.target;
+      o.score = d.score;
+      for (const engine::CandidateTrace& t : d.candidates) {
+        o.candidates.push_back(
+            {.action = actions.Key(set_actions[t.action].name),
+             .target = t.target,
+             .score = t.score,
+             .vetoed = t.veto != engine::VetoReason::kNone,
+             .probability = t.probability});
+      }
+    }
+  }
+
+  // A set with a tree: ticked as the service ticks it; the first leaf run
+  // is the decision.
+  void DecideTree(const loader::LoadedSet& set,
+                  const std::vector<v1::DecisionLogEntry>& entries,
+                  ActionTable& actions, Side& side) {
+    v1::DecideRequest request;
+    for (const auto& e : entries) *request.add_agents() = e.snapshot();
+    request.set_explain(v1::EXPLAIN_NONE);
+    auto one = loader::Catalog::Of(
+        {std::shared_ptr<const loader::LoadedSet>(
+            std::shared_ptr<const loader::LoadedSet>(), &set)});
+    v1::DecideResponse response;
+    codec::DecideBatch(*one, request, &response);
+    for (int i = 0; i < response.decisions_size(); ++i) {
+      const v1::Decision& d = response.decisions(i);
+      Outcome& o = side.outcomes[i];
+      if (d.has_error()) {
+        o.error = d.error().message();
+        continue;
+      }
+      o.ok = true;
+      o.action = actions.Key(d.action());
+      o.target = TargetIndex(entries[i].snapshot(), d.target_id());
+      o.score = d.score();
+    }
+  }
+
+  // The logged decisions as the baseline, with the logged breakdown's
+  // candidates when the entry was sampled.
+  void Logged(const std::vector<v1::DecisionLogEntry>& entries,
+              ActionTable& actions, Side& side) {
+    const size_t n = entries.size();
+    side.outcomes.resize(std::max(side.outcomes.size(), n));
+    for (size_t i = 0; i < n; ++i) {
+      const v1::DecisionLogEntry& e = entries[i];
+      Outcome& o = side.outcomes[i];
+      o.Reset();
+      o.ok = true;
+      o.action = actions.Key(e.action());
+      o.target = TargetIndex(e.snapshot(), e.target_id());
+      o.score = e.score();
+      o.flat = e.tree_status() == v1::NODE_STATUS_UNSPECIFIED;
+      const v1::Explanation& x = e.explanation();
+      if (x.actions().empty()) continue;
+      o.has_candidates = true;
+      o.random = !x.strategy().empty() && x.strategy() != "highest";
+      for (const v1::ActionScore& a : x.actions()) {
+        o.candidates.push_back(
+            {.action = actions.Key(a.action()),
+             .target = TargetIndex(e.snapshot(), a.target_id()),
+             .score = a.score(),
+             .vetoed = a.vetoed(),
+             .probability = a.probability()});
+      }
+    }
+  }
+
+  // The selection distribution of a side: its probabilities for a random
+  // strategy (the chosen candidate when none was eligible), else all on the
+  // chosen candidate.
+  static void Distribution(const Outcome& o,
+                           std::vector<std::pair<std::pair<int, int>, double>>*
+                               mass) {
+    mass->clear();
+    if (o.random) {
+      for (const Candidate& c : o.candidates) {
+        if (c.probability > 0) {
+          mass->push_back({{c.action, c.target}, c.probability});
+        }
+      }
+    }
+    if (mass->empty()) mass->push_back({{o.action, o.target}, 1.0});
+  }
+
+  static double TotalVariation(const Outcome& b, const Outcome& c) {
+    std::vector<std::pair<std::pair<int, int>, double>> pb, pc;
+    Distribution(b, &pb);
+    Distribution(c, &pc);
+    double sum = 0;
+    for (const auto& [key, p] : pb) {
+      double q = 0;
+      for (const auto& [k2, p2] : pc) {
+        if (k2 == key) q = p2;
+      }
+      sum += std::abs(p - q);
+    }
+    for (const auto& [key, q] : pc) {
+      bool seen = false;
+      for (const auto& [k2, p2] : pb) seen |= k2 == key;
+      if (!seen) sum += q;
+    }
+    return 0.5 * sum;
+  }
+
+  // Whether every candidate of `action` is vetoed (false when it has none).
+  static bool AllVetoed(const Outcome& o, int action) {
+    bool any = false;
+    for (const Candidate& c : o.candidates) {
+      if (c.action != action) continue;
+      if (!c.vetoed) return false;
+      any = true;
+    }
+    return any;
+  }
+
+  void Compare(const v1::DecisionLogEntry& e, const Outcome& b,
+               const Outcome& c, SetTally& tally) {
+    ++tally.decisions;
+    const bool flipped = b.action != c.action || b.target != c.target;
+    const bool random = b.random || c.random;
+    if (random) {
+      const double tv = TotalVariation(b, c);
+      tally.churn += tv;
+      tv_.Add(tv);
+      report_.set_random_decisions(report_.random_decisions() + 1);
+    } else {
+      tally.churn += flipped ? 1 : 0;
+    }
+    if (b.flat && c.flat) winner_change_.Add(std::abs(c.score - b.score));
+    auto& [count, target_changed] = tally.transitions[{b.action, c.action}];
+    ++count;
+    if (b.action >= 0) {
+      ActionCounts& from = tally.Counts(b.action);
+      ++from.baseline_wins;
+      from.changed += flipped;
+    }
+    if (c.action >= 0) {
+      ActionCounts& to = tally.Counts(c.action);
+      ++to.candidate_wins;
+      to.newly_winning += b.action != c.action;
+    }
+    if (b.has_candidates && c.has_candidates) {
+      for (int a = 0; a < tally.actions.size(); ++a) {
+        if (AllVetoed(c, a) && !AllVetoed(b, a)) {
+          bool in_baseline = false;
+          for (const Candidate& x : b.candidates) in_baseline |= x.action == a;
+          if (in_baseline) ++tally.Counts(a).newly_vetoed;
+        }
+      }
+    }
+    if (!flipped) return;
+    ++tally.flipped;
+    report_.set_flipped(report_.flipped() + 1);
+    if (b.action == c.action) ++target_changed;
+    double margin = c.score;
+    if (!random && c.has_candidates) {
+      for (const Candidate& x : c.candidates) {
+        if (x.action == b.action && x.target == b.target && !x.vetoed) {
+          margin = c.score - x.score;
+        }
+      }
+      margins_.Add(margin);
+    }
+    if (static_cast<int>(examples_.size()) < options_.examples) {
+      examples_.push_back({.entry = e, .margin = margin});
+    }
+  }
+
+  void WriteSet(const std::string& name, SetTally& t, v1::SetChurn* out) {
+    out->set_behaviour_set(name);
+    out->set_baseline_revision(t.baseline_revision);
+    out->set_candidate_revision(t.candidate_revision);
+    out->set_decisions(t.decisions);
+    out->set_flipped(t.flipped);
+    out->set_churn(t.decisions > 0 ? t.churn / static_cast<double>(t.decisions)
+                                   : 0);
+    out->set_errors(t.errors);
+    out->set_first_error(t.first_error);
+    for (int a = 0; a < t.actions.size(); ++a) {
+      const ActionCounts& k = t.Counts(a);
+      v1::ActionChurn* ac = out->add_actions();
+      ac->set_action(t.actions.Name(a));
+      ac->set_baseline_wins(k.baseline_wins);
+      ac->set_candidate_wins(k.candidate_wins);
+      ac->set_churn(k.baseline_wins > 0
+                        ? static_cast<double>(k.changed) /
+                              static_cast<double>(k.baseline_wins)
+                        : 0);
+      ac->set_newly_winning(k.newly_winning);
+      ac->set_newly_vetoed(k.newly_vetoed);
+    }
+    for (const auto& [key, value] : t.transitions) {
+      v1::Transition* tr = out->add_transitions();
+      tr->set_from(t.actions.Name(key.first));
+      tr->set_to(t.actions.Name(key.second));
+      tr->set_count(value.first);
+      tr->set_target_changed(value.second);
+    }
+  }
+
+  // One side of an example at explain full, through the service's path.
+  static void Explain(const loader::LoadedSet& set,
+                      const v1::AgentSnapshot& snapshot, v1::ReplaySide* out) {
+    v1::DecideRequest request;
+    *request.add_agents() = snapshot;
+    request.set_explain(v1::EXPLAIN_FULL);
+    auto one = loader::Catalog::Of({std::shared_ptr<const loader::LoadedSet>(
+        std::shared_ptr<const loader::LoadedSet>(), &set)});
+    v1::DecideResponse response;
+    codec::DecideBatch(*one, request, &response);
+    const v1::Decision& d = response.decisions(0);
+    out->set_action(d.action());
+    out->set_target_id(d.target_id());
+    out->set_score(d.score());
+    out->set_summary(d.has_error() ? d.error().message()
+                                   : d.explanation().summary());
+  }
+
+  void WriteExample(const Example& x, v1::ReplayExample* out) const {
+    const v1::DecisionLogEntry& e = x.entry;
+    out->set_decision_id(e.decision_id());
+    out->set_agent_id(e.agent_id());
+    out->set_behaviour_set(e.behaviour_set());
+    out->set_margin(x.margin);
+    Explain(*options_.candidate->Find(e.behaviour_set()), e.snapshot(),
+            out->mutable_candidate());
+    if (options_.baseline != nullptr) {
+      Explain(*options_.baseline->Find(e.behaviour_set()), e.snapshot(),
+              out->mutable_baseline());
+      return;
+    }
+    v1::ReplaySide* b = out->mutable_baseline();
+    b->set_action(e.action());
+    b->set_target_id(e.target_id());
+    b->set_score(e.score());
+    b->set_summary(e.explanation().summary());
+  }
+
+  const ReplayOptions options_;
+  v1::ReplayReport report_;
+  std::map<std::string, Pending> pending_;
+  std::map<std::string, SetTally> tallies_;
+  Side candidate_, baseline_;
+  Samples winner_change_, margins_, tv_;
+  std::vector<Example> examples_;
+};
+
+Replayer::Replayer(ReplayOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+Replayer::~Replayer() = default;
+void Replayer::Add(v1::DecisionLogEntry entry) { impl_->Add(std::move(entry)); }
+v1::ReplayReport Replayer::Finish() { return impl_->Finish(); }
+
+std::string FormatReport(const v1::ReplayReport& r) {
+  std::string s = absl::StrFormat(
+      "entries read %d, replayed %d, errors %d; baseline: %s\n", r.entries_read(),
+      r.replayed(), r.errors(), r.baseline());
+  if (!r.skipped().empty()) {
+    std::map<std::string, int64_t> skipped(r.skipped().begin(),
+                                           r.skipped().end());
+    s += "skipped:";
+    for (const auto& [reason, n] : skipped) {
+      absl::StrAppend(&s, " ", reason, " ", n);
+    }
+    s += "\n";
+  }
+  absl::StrAppend(
+      &s, absl::StrFormat("churn %.2f%%  (%d flipped of %d compared",
+                          100 * r.churn(), r.flipped(),
+                          r.replayed() - r.errors()));
+  if (r.random_decisions() > 0) {
+    absl::StrAppend(&s, absl::StrFormat(
+                            "; %d by a random strategy, mean total "
+                            "variation %.3f",
+                            r.random_decisions(), r.total_variation().mean()));
+  }
+  s += ")\n";
+  auto spread = [&s](const char* what, const v1::Spread& x) {
+    if (x.count() == 0) return;
+    absl::StrAppend(&s, absl::StrFormat("%-22s p50 %.4f  p99 %.4f  max %.4f  (%d)\n",
+                                        what, x.p50(), x.p99(), x.max(),
+                                        x.count()));
+  };
+  spread("winner score |change|", r.winner_score_change());
+  spread("flip margin", r.flip_margin());
+  if (r.baseline_mismatches() > 0) {
+    absl::StrAppend(&s, "baseline mismatches: ", r.baseline_mismatches(),
+                    " (the baseline at the logged revision decided otherwise)\n");
+  }
+  for (const v1::SetChurn& set : r.sets()) {
+    absl::StrAppend(
+        &s, absl::StrFormat("\n%s  %s -> %s  churn %.2f%%  (%d of %d)",
+                            set.behaviour_set(), set.baseline_revision(),
+                            set.candidate_revision(), 100 * set.churn(),
+                            set.flipped(), set.decisions()));
+    if (set.errors() > 0) {
+      absl::StrAppend(&s, "  errors ", set.errors(), ", first: ",
+                      set.first_error());
+    }
+    absl::StrAppend(&s, absl::StrFormat("\n  %-20s %9s %9s %7s %8s %8s\n",
+                                        "action", "baseline", "candidate",
+                                        "churn", "+winning", "+vetoed"));
+    for (const v1::ActionChurn& a : set.actions()) {
+      absl::StrAppend(&s, absl::StrFormat(
+                              "  %-20s %9d %9d %6.1f%% %8d %8d\n", a.action(),
+                              a.baseline_wins(), a.candidate_wins(),
+                              100 * a.churn(), a.newly_winning(),
+                              a.newly_vetoed()));
+    }
+    s += "  from -> to\n";
+    bool any = false;
+    for (const v1::Transition& t : set.transitions()) {
+      if (t.from() == t.to() && t.target_changed() == 0) continue;
+      any = true;
+      absl::StrAppend(
+          &s, absl::StrFormat("    %-18s -> %-18s %8d", t.from().empty() ? "(none)" : t.from(),
+                              t.to().empty() ? "(none)" : t.to(), t.count()));
+      if (t.target_changed() > 0) {
+        absl::StrAppend(&s, absl::StrFormat("  (%d other target)",
+                                            t.target_changed()));
+      }
+      s += "\n";
+    }
+    if (!any) s += "    (no changes)\n";
+  }
+  for (const v1::ReplayExample& x : r.examples()) {
+    auto side = [](const v1::ReplaySide& d) {
+      std::string chosen = d.action().empty() ? "(none)" : d.action();
+      if (!d.target_id().empty()) absl::StrAppend(&chosen, "@", d.target_id());
+      return absl::StrFormat("%s %.3f", chosen, d.score());
+    };
+    absl::StrAppend(&s, absl::StrFormat(
+                            "\nexample %s  %s  %s: %s -> %s  (margin %.3f)\n",
+                            x.decision_id(), x.agent_id(), x.behaviour_set(),
+                            side(x.baseline()), side(x.candidate()), x.margin()));
+    if (!x.baseline().summary().empty()) {
+      absl::StrAppend(&s, "  baseline:  ", x.baseline().summary(), "\n");
+    }
+    if (!x.candidate().summary().empty()) {
+      absl::StrAppend(&s, "  candidate: ", x.candidate().summary(), "\n");
+    }
+  }
+  return s;
+}
+
+}  // namespace utilityd::replay
