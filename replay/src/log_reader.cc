@@ -1,5 +1,6 @@
 #include "utilityd/replay/log_reader.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -28,23 +29,36 @@ LogReader::LogReader(std::string name, std::unique_ptr<std::istream> owned,
                      std::istream* in)
     : name_(std::move(name)), owned_(std::move(owned)), in_(in) {}
 
-// A JSON log starts with `{` then a quote, a space or `}`; a binary entry
-// starts with its size and then the tag of its first field (0x0a, the
-// time), so a size of 123 (`{`) is followed by 0x0a, never by those.
+// A JSON log's first entry starts with `{"` (after blank lines, if any);
+// a binary one with a size and the tag of the entry's first field (0x0a,
+// the time). Bytes read to tell them apart are kept in prefix_ and read
+// again.
 void LogReader::Detect() {
   detected_ = true;
-  const int first = in_->peek();
-  if (first == std::char_traits<char>::eof()) return;
-  if (first != '{') {
-    form_ = std::isspace(first) ? Form::kJson : Form::kBinary;
+  auto is_space = [](int c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+  };
+  int c = in_->get();
+  while (c != std::char_traits<char>::eof() && is_space(c)) {
+    prefix_.push_back(static_cast<char>(c));
+    c = in_->get();
+  }
+  if (c == std::char_traits<char>::eof()) {  // blank: no entries
+    prefix_.clear();
     return;
   }
-  in_->get();
-  const int second = in_->peek();
-  in_->unget();
-  form_ = second == '"' || second == '}' || std::isspace(second)
+  prefix_.push_back(static_cast<char>(c));
+  const int next = in_->peek();
+  form_ = c == '{' && (next == '"' || next == '}' || next == ' ')
               ? Form::kJson
               : Form::kBinary;
+}
+
+int LogReader::Get() {
+  if (prefix_used_ < prefix_.size()) {
+    return static_cast<unsigned char>(prefix_[prefix_used_++]);
+  }
+  return in_->get();
 }
 
 absl::StatusOr<bool> LogReader::Next(v1::DecisionLogEntry* entry) {
@@ -54,32 +68,48 @@ absl::StatusOr<bool> LogReader::Next(v1::DecisionLogEntry* entry) {
 }
 
 absl::StatusOr<bool> LogReader::NextJson(v1::DecisionLogEntry* entry) {
+  if (!prefix_.empty()) {  // blank lines, and the first line's `{`
+    line_ += std::count(prefix_.begin(), prefix_.end(), '\n');
+    std::string rest;
+    std::getline(*in_, rest);
+    buffer_ = prefix_.substr(prefix_.rfind('{')) + rest;
+    prefix_.clear();
+    ++line_;
+    return ParseJson(entry);
+  }
   while (std::getline(*in_, buffer_)) {
     ++line_;
-    const absl::string_view text = buffer_;
-    if (text.find_first_not_of(" \t\r") == absl::string_view::npos) continue;
-    entry->Clear();
-    // Fields a newer server adds are skipped, not refused.
-    google::protobuf::util::JsonParseOptions options;
-    options.ignore_unknown_fields = true;
-    const auto s = google::protobuf::util::JsonStringToMessage(
-        google::protobuf::StringPiece(text.data(), text.size()), entry,
-        options);
-    if (!s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(name_, ":", line_, ": not a decision-log entry: ",
-                       s.message().ToString()));
-    }
-    return true;
+    const absl::StatusOr<bool> parsed = ParseJson(entry);
+    if (!parsed.ok() || *parsed) return parsed;
   }
   return false;
+}
+
+// Parses buffer_ (line line_) into `entry`; false for a blank line.
+absl::StatusOr<bool> LogReader::ParseJson(v1::DecisionLogEntry* entry) {
+  const absl::string_view text = buffer_;
+  if (text.find_first_not_of(" \t\r") == absl::string_view::npos) {
+    return false;
+  }
+  entry->Clear();
+  // Fields a newer server adds are skipped, not refused.
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  const auto s = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(text.data(), text.size()), entry, options);
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name_, ":", line_, ": not a decision-log entry: ",
+                     s.message().ToString()));
+  }
+  return true;
 }
 
 absl::StatusOr<bool> LogReader::NextBinary(v1::DecisionLogEntry* entry) {
   const uint64_t start = offset_;
   uint64_t size = 0;
   for (int shift = 0;; shift += 7) {
-    const int c = in_->get();
+    const int c = Get();
     if (c == std::char_traits<char>::eof()) {
       if (shift == 0) return false;  // the end, between entries
       failed_ = true;
@@ -103,8 +133,12 @@ absl::StatusOr<bool> LogReader::NextBinary(v1::DecisionLogEntry* entry) {
                      "-byte limit (not a binary decision log?)"));
   }
   buffer_.resize(size);
-  in_->read(buffer_.data(), static_cast<std::streamsize>(size));
-  const uint64_t got = static_cast<uint64_t>(in_->gcount());
+  uint64_t got = 0;
+  while (got < size && prefix_used_ < prefix_.size()) {
+    buffer_[got++] = prefix_[prefix_used_++];
+  }
+  in_->read(buffer_.data() + got, static_cast<std::streamsize>(size - got));
+  got += static_cast<uint64_t>(in_->gcount());
   offset_ += got;
   if (got < size) {
     failed_ = true;
@@ -120,6 +154,17 @@ absl::StatusOr<bool> LogReader::NextBinary(v1::DecisionLogEntry* entry) {
                      " bytes is not a decision-log entry"));
   }
   return true;
+}
+
+void AppendDelimited(const google::protobuf::MessageLite& message,
+                     std::string* out) {
+  size_t size = message.ByteSizeLong();
+  do {  // the size as a base-128 varint, low groups first
+    const uint8_t low = size & 0x7f;
+    size >>= 7;
+    out->push_back(static_cast<char>(size != 0 ? low | 0x80 : low));
+  } while (size != 0);
+  message.AppendToString(out);
 }
 
 }  // namespace utilityd::replay

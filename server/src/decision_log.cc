@@ -8,6 +8,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/random.h"
+#include "utilityd/replay/log_reader.h"
 
 namespace utilityd::server {
 
@@ -93,17 +94,6 @@ void AddFullBreakdown(const loader::LoadedSet& set,
     codec::WriteDecision(set, agent, full, v1::EXPLAIN_FULL, &explained);
     *entry->mutable_explanation() = std::move(*explained.mutable_explanation());
   }
-}
-
-void AppendDelimited(const google::protobuf::MessageLite& message,
-                     std::string* out) {
-  size_t size = message.ByteSizeLong();
-  do {  // the length as a base-128 varint, low groups first
-    const uint8_t low = size & 0x7f;
-    size >>= 7;
-    out->push_back(static_cast<char>(size != 0 ? low | 0x80 : low));
-  } while (size != 0);
-  message.AppendToString(out);
 }
 
 IdSampler::IdSampler(double rate) : all_(rate >= 1) {
@@ -217,7 +207,7 @@ void DecisionLog::Run() {
       }
       line.clear();
       if (binary_) {
-        AppendDelimited(e, &line);
+        replay::AppendDelimited(e, &line);
       } else {
         (void)google::protobuf::util::MessageToJsonString(e, &line, json);
         line += '\n';

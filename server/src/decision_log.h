@@ -52,11 +52,6 @@ void AddFullBreakdown(const loader::LoadedSet& set,
                       const engine::AgentInput& input,
                       v1::DecisionLogEntry* entry);
 
-// Appends `message` in the binary log form: its size as a varint, then its
-// bytes (what protobuf's "delimited" readers and writers use).
-void AppendDelimited(const google::protobuf::MessageLite& message,
-                     std::string* out);
-
 // Picks a deterministic fraction of decisions by id: an id (a uniform
 // 64-bit value) is sampled when it is below rate * 2^64.
 class IdSampler {

@@ -52,7 +52,9 @@ class LogReader {
 
  private:
   void Detect();
+  int Get();  // the next byte: prefix_ first, then the stream
   absl::StatusOr<bool> NextJson(v1::DecisionLogEntry* entry);
+  absl::StatusOr<bool> ParseJson(v1::DecisionLogEntry* entry);
   absl::StatusOr<bool> NextBinary(v1::DecisionLogEntry* entry);
 
   std::string name_;
@@ -64,7 +66,14 @@ class LogReader {
   int64_t line_ = 0;      // JSON: lines read
   uint64_t offset_ = 0;   // binary: bytes consumed
   std::string buffer_;
+  std::string prefix_;  // bytes Detect read
+  size_t prefix_used_ = 0;
 };
+
+// Appends `message` in the binary log form: its size as a varint, then its
+// bytes (what protobuf's "delimited" readers and writers use).
+void AppendDelimited(const google::protobuf::MessageLite& message,
+                     std::string* out);
 
 }  // namespace utilityd::replay
 
