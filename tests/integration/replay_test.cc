@@ -1,0 +1,287 @@
+// Replay end to end: the real utilityd logs what the real simulator asks of
+// it (villager, arena and the guard's tree), and `utilityctl replay`
+// reports on that log what a test here counts on its own by deciding every
+// logged snapshot through the library API.
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "ctl/commands.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpcpp/create_channel.h"
+#include "gtest/gtest.h"
+#include "tests/testing/child_process.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/utilityd_process.h"
+#include "utilityd/codec/decide_codec.h"
+#include "utilityd/engine/decide.h"
+#include "utilityd/replay/log_reader.h"
+#include "utilityd/v1/decision_service.grpc.pb.h"
+#include "utilityd/v1/replay.pb.h"
+
+namespace utilityd {
+namespace {
+
+using ::testing::HasSubstr;
+using ::utilityd::testing::IsOk;
+
+namespace fs = std::filesystem;
+
+// (set, from, to) -> decisions.
+using Moves = std::map<std::tuple<std::string, std::string, std::string>,
+                       int64_t>;
+
+// Copies the example sets into `dir`, with arena_mage's take_cover at half
+// its weight when `halve` is set.
+void WriteCandidate(const fs::path& dir, bool halve) {
+  fs::create_directories(dir);
+  for (const auto& f : fs::directory_iterator("examples/behaviour_sets")) {
+    std::string text = testing::ReadWholeFile(f.path().string());
+    if (halve && f.path().filename() == "arena_mage.yaml") {
+      const std::string before = text;
+      text = absl::StrReplaceAll(
+          text, {{"  - name: take_cover\n", "  - name: take_cover\n    weight: 0.5\n"}});
+      EXPECT_NE(text, before);
+    }
+    std::ofstream(dir / f.path().filename()) << text;
+  }
+}
+
+// Every logged decision that `candidate` decides otherwise, counted by
+// deciding each snapshot here: flat sets through engine::Decide, sets with
+// a tree through the codec as the service ticks them.
+Moves CountFlips(const std::string& log, const loader::Catalog& candidate,
+                 int64_t* entries) {
+  Moves moves;
+  auto reader = replay::LogReader::Open(log);
+  EXPECT_THAT(reader.status(), IsOk());
+  v1::DecisionLogEntry e;
+  *entries = 0;
+  while (*(*reader)->Next(&e)) {
+    ++*entries;
+    const auto set = candidate.Find(e.behaviour_set());
+    v1::AgentSnapshot s = e.snapshot();
+    s.clear_expected_revision();
+    std::string action, target;
+    if (set->compiled.tree() != nullptr) {
+      v1::DecideRequest request;
+      *request.add_agents() = s;
+      v1::DecideResponse response;
+      codec::DecideBatch(candidate, request, &response);
+      action = response.decisions(0).action();
+      target = response.decisions(0).target_id();
+    } else {
+      codec::AgentScratch scratch;
+      engine::AgentInput input;
+      EXPECT_THAT(codec::ResolveAgent(*set, s, &scratch, &input), IsOk());
+      engine::Decision d;
+      EXPECT_THAT(engine::Decide(set->compiled, input,
+                                 engine::ExplainLevel::kNone, &d),
+                  IsOk());
+      if (d.action >= 0) action = set->compiled.actions()[d.action].name;
+      if (d.target >= 0) target = s.targets(d.target).target_id();
+    }
+    if (action != e.action() || target != e.target_id()) {
+      ++moves[{e.behaviour_set(), e.action(), action}];
+    }
+  }
+  return moves;
+}
+
+v1::ReplayReport RunReplay(const std::vector<std::string>& args, int* code,
+                           std::string* err_text = nullptr) {
+  std::ostringstream out, err;
+  std::vector<std::string> all = {"replay", "--format", "json"};
+  all.insert(all.end(), args.begin(), args.end());
+  *code = ctl::RunUtilityctl(all, out, err);
+  if (err_text != nullptr) *err_text = err.str();
+  v1::ReplayReport report;
+  EXPECT_TRUE(
+      google::protobuf::util::JsonStringToMessage(out.str(), &report).ok())
+      << out.str() << err.str();
+  return report;
+}
+
+class ReplayIntegrationTest : public ::testing::Test {
+ protected:
+  // One simulator run against a server logging in binary, shared by the
+  // tests of this suite.
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir("utilityd_replay");
+    log_ = (dir_->path() / "decisions.bin").string();
+    testing::UtilitydProcess server(
+        {"--config_dir=examples/behaviour_sets", "--decision_log=" + log_,
+         "--decision_log_format=binary", "--decision_log_sample=0.1"});
+    ASSERT_THAT(server.Start(), IsOk());
+    ASSERT_TRUE(server.WaitServing());
+    const std::string sim_log = (dir_->path() / "sim.log").string();
+    auto sim = testing::SpawnProcess(
+        {UTILITYD_SIM_BINARY, "--target=" + server.address(), "--world=all",
+         "--agents=40", "--duration=15s", "--realtime=false",
+         "--report_every=100s"},
+        sim_log);
+    ASSERT_THAT(sim.status(), IsOk());
+    ASSERT_EQ(testing::WaitProcess(*sim, absl::Seconds(120)), 0)
+        << testing::ReadWholeFile(sim_log);
+    server.Signal(SIGTERM);  // writes what is queued
+    ASSERT_EQ(server.Wait(), 0) << server.Log();
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static testing::TempDir* dir_;
+  static std::string log_;
+};
+testing::TempDir* ReplayIntegrationTest::dir_ = nullptr;
+std::string ReplayIntegrationTest::log_;
+
+TEST_F(ReplayIntegrationTest, AnUnchangedCandidateReportsNoChurn) {
+  int code = 0;
+  const v1::ReplayReport r =
+      RunReplay({"--log", log_, "--candidate", "examples/behaviour_sets",
+                 "--max_churn", "0"},
+                &code);
+  EXPECT_EQ(code, 0);
+  // 3 worlds x 40 agents x 10 Hz x 15 s (and the tick at 0).
+  EXPECT_GE(r.entries_read(), 18000);
+  EXPECT_EQ(r.replayed(), r.entries_read());
+  EXPECT_EQ(r.errors(), 0);
+  EXPECT_EQ(r.flipped(), 0);
+  EXPECT_EQ(r.churn(), 0);
+  EXPECT_EQ(r.sets_size(), 3);  // the tree's ticks replay too
+}
+
+TEST_F(ReplayIntegrationTest, FlipsEqualAnIndependentCount) {
+  const fs::path candidate_dir = dir_->path() / "halved";
+  WriteCandidate(candidate_dir, true);
+  auto candidate = loader::LoadCatalog({candidate_dir.string()});
+  ASSERT_THAT(candidate.status(), IsOk());
+  int64_t entries = 0;
+  const Moves expected = CountFlips(log_, *candidate, &entries);
+  int64_t flips = 0;
+  for (const auto& [key, n] : expected) flips += n;
+  ASSERT_GT(flips, 100) << "halving take_cover should flip decisions";
+
+  for (const char* baseline : {"", "examples/behaviour_sets"}) {
+    SCOPED_TRACE(baseline);
+    std::vector<std::string> args = {"--log", log_, "--candidate",
+                                     candidate_dir.string()};
+    if (*baseline != '\0') args.insert(args.end(), {"--baseline", baseline});
+    int code = 0;
+    const v1::ReplayReport r = RunReplay(args, &code);
+    EXPECT_EQ(code, 0);
+    EXPECT_EQ(r.entries_read(), entries);
+    EXPECT_EQ(r.flipped(), flips);
+    EXPECT_DOUBLE_EQ(r.churn(), static_cast<double>(flips) /
+                                    static_cast<double>(entries));
+    EXPECT_EQ(r.baseline_mismatches(), 0);
+    Moves reported;
+    for (const v1::SetChurn& s : r.sets()) {
+      for (const v1::Transition& t : s.transitions()) {
+        if (t.from() != t.to()) {
+          reported[{s.behaviour_set(), t.from(), t.to()}] = t.count();
+        }
+      }
+      if (s.behaviour_set() != "arena_mage") EXPECT_EQ(s.flipped(), 0);
+    }
+    EXPECT_EQ(reported, expected);
+    EXPECT_GT(r.flip_margin().count(), 0);
+    EXPECT_GT(r.examples_size(), 0);
+  }
+
+  // As a gate: above --max_churn exits 1 and says why.
+  int code = 0;
+  std::string err;
+  RunReplay({"--log", log_, "--candidate", candidate_dir.string(),
+             "--max_churn", "0.001"},
+            &code, &err);
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("above --max_churn"));
+}
+
+// The same entries in JSON lines replay to the same report.
+TEST_F(ReplayIntegrationTest, JsonAndBinaryFormsReplayAlike) {
+  const std::string json = (dir_->path() / "decisions.jsonl").string();
+  {
+    auto reader = replay::LogReader::Open(log_);
+    ASSERT_THAT(reader.status(), IsOk());
+    std::ofstream out(json);
+    v1::DecisionLogEntry e;
+    google::protobuf::util::JsonPrintOptions options;
+    options.preserve_proto_field_names = true;
+    while (*(*reader)->Next(&e)) {
+      std::string line;
+      ASSERT_TRUE(
+          google::protobuf::util::MessageToJsonString(e, &line, options).ok());
+      out << line << "\n";
+    }
+  }
+  const fs::path candidate_dir = dir_->path() / "halved_too";
+  WriteCandidate(candidate_dir, true);
+  int code_a = 0, code_b = 0;
+  v1::ReplayReport a = RunReplay(
+      {"--log", log_, "--candidate", candidate_dir.string()}, &code_a);
+  v1::ReplayReport b = RunReplay(
+      {"--log", json, "--candidate", candidate_dir.string()}, &code_b);
+  EXPECT_EQ(code_a, 0);
+  EXPECT_EQ(code_b, 0);
+  EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString());
+}
+
+TEST_F(ReplayIntegrationTest, ACutLogNamesTheOffsetAndFails) {
+  const std::string text = testing::ReadWholeFile(log_);
+  const std::string cut = (dir_->path() / "cut.bin").string();
+  std::ofstream(cut) << text.substr(0, text.size() / 2);
+  int code = 0;
+  std::string err;
+  const v1::ReplayReport r = RunReplay(
+      {"--log", cut, "--candidate", "examples/behaviour_sets"}, &code, &err);
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("byte offset"));
+  EXPECT_GT(r.entries_read(), 0);  // what came before the cut is replayed
+}
+
+// A log written with masked ids and without factor values: every entry is
+// counted as not replayable, nothing is guessed, nothing crashes.
+TEST(ReplayPrivacyTest, DroppedFactorsAreSkippedAndCounted) {
+  testing::TempDir dir("utilityd_replay_private");
+  const std::string log = (dir.path() / "decisions.jsonl").string();
+  testing::UtilitydProcess server(
+      {"--config_dir=examples/behaviour_sets", "--decision_log=" + log,
+       "--decision_log_sample=1", "--decision_log_mask_ids",
+       "--decision_log_mask_salt=s3cret", "--decision_log_factors=false"});
+  ASSERT_THAT(server.Start(), IsOk());
+  ASSERT_TRUE(server.WaitServing());
+  auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
+      server.address(), grpc::InsecureChannelCredentials()));
+  v1::DecideRequest request;
+  for (int i = 0; i < 5; ++i) {
+    v1::AgentSnapshot* a = request.add_agents();
+    a->set_agent_id(absl::StrCat("player-", i));
+    a->set_behaviour_set("eat_hide_wander");
+    for (float v : {0.1f * i, 0.2f, 5.0f, 3.0f}) a->add_factors(v);
+  }
+  grpc::ClientContext context;
+  v1::DecideResponse response;
+  ASSERT_TRUE(stub->Decide(&context, request, &response).ok());
+  server.Signal(SIGTERM);
+  ASSERT_EQ(server.Wait(), 0);
+  const std::string text = testing::ReadWholeFile(log);
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("player-")));
+  EXPECT_THAT(text, HasSubstr("\"factors_dropped\":true"));
+  int code = 0;
+  const v1::ReplayReport r = RunReplay(
+      {"--log", log, "--candidate", "examples/behaviour_sets"}, &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(r.entries_read(), 5);
+  EXPECT_EQ(r.skipped().at("not_replayable"), 5);
+  EXPECT_EQ(r.replayed(), 0);
+}
+
+}  // namespace
+}  // namespace utilityd
