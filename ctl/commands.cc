@@ -811,16 +811,16 @@ int Replay(const Parsed& p, std::ostream& out, std::ostream& err) {
       err << "utilityctl replay: " << reader.status().message() << "\n";
       return kInvalid;
     }
-    v1::DecisionLogEntry e;
     while (true) {
-      absl::StatusOr<bool> more = (*reader)->Next(&e);
+      v1::DecisionLogEntry* e = replayer.NewEntry();
+      absl::StatusOr<bool> more = (*reader)->Next(e);
       if (!more.ok()) {
         err << more.status().message() << "\n";
         ++bad;
         continue;
       }
       if (!*more) break;
-      replayer.Add(std::move(e));
+      replayer.Add(e);
     }
   }
   const v1::ReplayReport report = replayer.Finish();

@@ -43,12 +43,45 @@ void BatchDecider::Run(const CompiledBehaviourSet& set,
   Admit(set, inputs, out, errors, check);
   Transpose(set, inputs);
   LayOutRows(set);
+  open_words_ = keep_ ? (set.action_count() + 63) / 64 : 0;
+  open_.assign(agents_.size() * open_words_, 0);
   for (int a = 0; a < set.action_count(); ++a) {
     Considerations(set, a);
     Finish(set, inputs, a);
   }
   for (uint8_t invalid : agent_invalid_) invalid_agents_ += invalid;
   Select(set, inputs, out, traces);
+  if (keep_) {
+    // From admitted agents' positions to the inputs' order.
+    open_by_input_.assign(inputs.size() * open_words_, 0);
+    position_.assign(inputs.size(), -1);
+    for (size_t j = 0; j < agents_.size(); ++j) {
+      std::copy_n(open_.data() + j * open_words_, open_words_,
+                  open_by_input_.data() + agents_[j] * open_words_);
+      position_[agents_[j]] = static_cast<int32_t>(j);
+    }
+  }
+}
+
+bool BatchDecider::ActionOpen(size_t input, int action) const {
+  return (open_by_input_[input * open_words_ + action / 64] >>
+          (action % 64)) & 1;
+}
+
+float BatchDecider::CandidateScore(const CompiledBehaviourSet& set,
+                                   size_t input, int action,
+                                   int target) const {
+  if (input >= position_.size() || action < 0 ||
+      action >= set.action_count() || position_[input] < 0) {
+    return 0;
+  }
+  const size_t j = static_cast<size_t>(position_[input]);
+  if (!set.actions()[action].per_target) {
+    return target < 0 ? scores_[row_offset_[action] + j] : 0;
+  }
+  const uint32_t first = pair_begin_[j], last = pair_begin_[j + 1];
+  if (target < 0 || first + static_cast<uint32_t>(target) >= last) return 0;
+  return scores_[row_offset_[action] + first + target];
 }
 
 void BatchDecider::Admit(const CompiledBehaviourSet& set,
@@ -458,6 +491,13 @@ void BatchDecider::Finish(const CompiledBehaviourSet& set,
   for (size_t m = 0; m < count; ++m) {
     vetoed += veto[m] != 0;
     agent_invalid_[AgentOf(pt, m)] |= veto[m] == 1;
+  }
+  if (keep_) {
+    const uint64_t bit = uint64_t{1} << (action % 64);
+    uint64_t* open = open_.data() + action / 64;
+    for (size_t m = 0; m < count; ++m) {
+      if (veto[m] == 0) open[AgentOf(pt, m) * open_words_] |= bit;
+    }
   }
   // An agent without targets has its per-target actions vetoed.
   vetoes_[action] += vetoed + (pt ? agents_without_targets_ : 0);

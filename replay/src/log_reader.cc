@@ -1,11 +1,13 @@
 #include "utilityd/replay/log_reader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace utilityd::replay {
@@ -13,6 +15,8 @@ namespace {
 
 // Entries larger than this are taken for corruption, not allocated.
 constexpr uint64_t kMaxEntryBytes = 64 << 20;
+// Binary logs are read this much at a time.
+constexpr size_t kChunkBytes = 1 << 20;
 
 }  // namespace
 
@@ -27,7 +31,9 @@ absl::StatusOr<std::unique_ptr<LogReader>> LogReader::Open(
 
 LogReader::LogReader(std::string name, std::unique_ptr<std::istream> owned,
                      std::istream* in)
-    : name_(std::move(name)), owned_(std::move(owned)), in_(in) {}
+    : name_(std::move(name)),
+      owned_(std::move(owned)),
+      in_(in != nullptr ? in : owned_.get()) {}
 
 // A JSON log's first entry starts with `{"` (after blank lines, if any);
 // a binary one with a size and the tag of the entry's first field (0x0a,
@@ -52,13 +58,6 @@ void LogReader::Detect() {
   form_ = c == '{' && (next == '"' || next == '}' || next == ' ')
               ? Form::kJson
               : Form::kBinary;
-}
-
-int LogReader::Get() {
-  if (prefix_used_ < prefix_.size()) {
-    return static_cast<unsigned char>(prefix_[prefix_used_++]);
-  }
-  return in_->get();
 }
 
 absl::StatusOr<bool> LogReader::Next(v1::DecisionLogEntry* entry) {
@@ -105,18 +104,70 @@ absl::StatusOr<bool> LogReader::ParseJson(v1::DecisionLogEntry* entry) {
   return true;
 }
 
+// Clears `entry` for the next one, keeping (on the heap) its snapshot and
+// time messages, whose strings and repeated fields keep their memory: an
+// entry read again and again allocates almost nothing.
+void LogReader::Recycle(v1::DecisionLogEntry* entry) {
+  if (entry->GetArena() != nullptr) {
+    entry->Clear();
+    return;
+  }
+  v1::AgentSnapshot* snapshot =
+      entry->has_snapshot() ? entry->release_snapshot() : nullptr;
+  google::protobuf::Timestamp* time =
+      entry->has_time() ? entry->release_time() : nullptr;
+  entry->Clear();
+  if (snapshot != nullptr) {
+    snapshot->Clear();
+    entry->set_allocated_snapshot(snapshot);
+  }
+  if (time != nullptr) {
+    time->Clear();
+    entry->set_allocated_time(time);
+  }
+}
+
+// Makes `want` unread bytes available in chunk_ unless the stream ends
+// first; returns how many are.
+size_t LogReader::Ensure(size_t want) {
+  size_t avail = len_ - pos_;
+  if (avail >= want) return avail;
+  if (pos_ > 0) {  // the unread tail to the front
+    std::memmove(chunk_.data(), chunk_.data() + pos_, avail);
+    len_ = avail;
+    pos_ = 0;
+  }
+  if (chunk_.size() < std::max(want, kChunkBytes)) {
+    chunk_.resize(std::max(want, kChunkBytes));
+  }
+  while (len_ < want && !ended_) {
+    in_->read(chunk_.data() + len_,
+              static_cast<std::streamsize>(chunk_.size() - len_));
+    const size_t got = static_cast<size_t>(in_->gcount());
+    len_ += got;
+    ended_ = got == 0 || !*in_;
+  }
+  return len_ - pos_;
+}
+
 absl::StatusOr<bool> LogReader::NextBinary(v1::DecisionLogEntry* entry) {
+  if (!prefix_.empty()) {  // what Detect read starts the first chunk
+    chunk_ = std::move(prefix_);
+    prefix_.clear();
+    len_ = chunk_.size();
+  }
   const uint64_t start = offset_;
+  size_t avail = Ensure(10);  // a varint's most bytes
+  if (avail == 0) return false;  // the end, between entries
   uint64_t size = 0;
+  size_t n = 0;  // the size's bytes
   for (int shift = 0;; shift += 7) {
-    const int c = Get();
-    if (c == std::char_traits<char>::eof()) {
-      if (shift == 0) return false;  // the end, between entries
+    if (n == avail) {
       failed_ = true;
       return absl::DataLossError(absl::StrCat(
           name_, ": byte offset ", start, ": truncated entry size"));
     }
-    ++offset_;
+    const uint8_t c = static_cast<uint8_t>(chunk_[pos_ + n++]);
     size |= static_cast<uint64_t>(c & 0x7f) << shift;
     if ((c & 0x80) == 0) break;
     if (shift >= 63) {
@@ -132,22 +183,28 @@ absl::StatusOr<bool> LogReader::NextBinary(v1::DecisionLogEntry* entry) {
                      " is over the ", kMaxEntryBytes,
                      "-byte limit (not a binary decision log?)"));
   }
-  buffer_.resize(size);
-  uint64_t got = 0;
-  while (got < size && prefix_used_ < prefix_.size()) {
-    buffer_[got++] = prefix_[prefix_used_++];
-  }
-  in_->read(buffer_.data() + got, static_cast<std::streamsize>(size - got));
-  got += static_cast<uint64_t>(in_->gcount());
-  offset_ += got;
-  if (got < size) {
+  avail = Ensure(n + size);
+  if (avail < n + size) {
     failed_ = true;
-    return absl::DataLossError(
-        absl::StrCat(name_, ": byte offset ", start, ": entry of ", size,
-                     " bytes cut short after ", got, " (truncated log)"));
+    return absl::DataLossError(absl::StrCat(
+        name_, ": byte offset ", start, ": entry of ", size,
+        " bytes cut short after ", avail - n, " (truncated log)"));
   }
-  entry->Clear();
-  if (!entry->ParseFromString(buffer_)) {
+  const char* data = chunk_.data() + pos_ + n;
+  pos_ += n + size;
+  offset_ += n + size;
+  Recycle(entry);
+  google::protobuf::io::CodedInputStream input(
+      reinterpret_cast<const uint8_t*>(data), static_cast<int>(size));
+  const bool parsed = entry->MergeFromCodedStream(&input);
+  // A recycled snapshot or time the entry did not hold goes again.
+  if (entry->has_snapshot() && entry->snapshot().ByteSizeLong() == 0) {
+    entry->clear_snapshot();
+  }
+  if (entry->has_time() && entry->time().ByteSizeLong() == 0) {
+    entry->clear_time();
+  }
+  if (!parsed) {
     failed_ = true;
     return absl::InvalidArgumentError(
         absl::StrCat(name_, ": byte offset ", start, ": entry of ", size,

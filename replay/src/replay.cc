@@ -10,11 +10,13 @@
 #include "absl/strings/str_format.h"
 #include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/batch.h"
+#include "utilityd/engine/decide.h"
 
 namespace utilityd::replay {
 namespace {
 
-// Entries of one set decided together (the service's batch size).
+// Entries decided together (the service's usual batch): each set's share
+// of them is one batch.
 constexpr size_t kBatch = 256;
 
 // One candidate of a decision: its action (a key of the set's ActionTable),
@@ -42,13 +44,35 @@ struct Outcome {
   // `candidates` known (scores, vetoes, probabilities).
   bool has_candidates = false;
   std::vector<Candidate> candidates;
+  // Vetoes known: per action key, whether the side has the action
+  // (`present`) and whether some candidate of it was not vetoed (`open`).
+  bool has_vetoes = false;
+  std::vector<uint8_t> present, open;
 
   void Reset() {
-    ok = flat = random = has_candidates = false;
+    ok = flat = random = has_candidates = has_vetoes = false;
     error.clear();
     action = target = -1;
     score = 0;
     candidates.clear();
+    present.clear();
+    open.clear();
+  }
+  void Mark(int key, bool not_vetoed) {
+    if (static_cast<size_t>(key) >= present.size()) {
+      present.resize(key + 1, 0);
+      open.resize(key + 1, 0);
+    }
+    present[key] = 1;
+    open[key] |= not_vetoed ? 1 : 0;
+  }
+  // Every candidate of the action vetoed (false when the side lacks it).
+  bool Vetoed(int key) const {
+    return static_cast<size_t>(key) < present.size() && present[key] &&
+           !open[key];
+  }
+  bool Open(int key) const {
+    return static_cast<size_t>(key) < open.size() && open[key];
   }
 };
 
@@ -149,7 +173,22 @@ class Replayer::Impl {
                                                       : options_.baseline_name);
   }
 
-  void Add(v1::DecisionLogEntry entry) {
+  // The pool's next entry: kept from earlier batches, so reading into it
+  // reuses its memory (LogReader keeps its snapshot's).
+  v1::DecisionLogEntry* NewEntry() {
+    if (pool_.size() <= pending_count_) {
+      pool_.push_back(std::make_unique<v1::DecisionLogEntry>());
+    }
+    slot_ = pool_[pending_count_].get();
+    return slot_;
+  }
+
+  const v1::DecisionLogEntry* slot() const { return slot_; }
+
+  // Takes slot_ (filled by the caller) unless it is skipped, in which case
+  // the slot is used again.
+  void Add() {
+    v1::DecisionLogEntry& entry = *slot_;
     report_.set_entries_read(report_.entries_read() + 1);
     if (!entry.has_snapshot() || entry.factors_dropped()) {
       Skip("not_replayable");
@@ -181,14 +220,13 @@ class Replayer::Impl {
     Pending& p = pending_[entry.behaviour_set()];
     p.candidate = std::move(candidate);
     p.baseline = std::move(baseline);
-    p.entries.push_back(std::move(entry));
-    if (p.entries.size() == kBatch) Flush(p);
+    p.entries.push_back(slot_);
+    slot_ = nullptr;
+    if (++pending_count_ == kBatch) FlushAll();
   }
 
   v1::ReplayReport Finish() {
-    for (auto& [name, p] : pending_) {
-      if (!p.entries.empty()) Flush(p);
-    }
+    FlushAll();
     int64_t decisions = 0;
     double churn = 0;
     for (auto& [name, tally] : tallies_) {
@@ -209,8 +247,17 @@ class Replayer::Impl {
  private:
   struct Pending {
     std::shared_ptr<const loader::LoadedSet> candidate, baseline;
-    std::vector<v1::DecisionLogEntry> entries;
+    std::vector<v1::DecisionLogEntry*> entries;  // in pool_
   };
+
+  // Decides every pending entry; their messages are used again.
+  void FlushAll() {
+    for (auto& [name, p] : pending_) {
+      if (!p.entries.empty()) Flush(p);
+    }
+    pending_count_ = 0;
+    slot_ = nullptr;
+  }
 
   // Per side: the engine's working memory, reused across batches.
   struct Side {
@@ -218,10 +265,12 @@ class Replayer::Impl {
     std::vector<codec::AgentScratch> scratch;
     std::vector<engine::AgentInput> inputs;
     std::vector<int> entry_of;  // input -> entry
+    std::vector<int> input_of;  // entry -> input, -1 when not resolved
     std::vector<engine::BatchDecision> out;
     std::vector<engine::Decision> traces;
     std::vector<absl::Status> errors;
     std::vector<Outcome> outcomes;
+    std::vector<int> keys;  // set's action -> ActionTable key
   };
 
   void Skip(const std::string& reason) { ++(*report_.mutable_skipped())[reason]; }
@@ -243,12 +292,12 @@ class Replayer::Impl {
       // The revision the first of the set's entries was logged with.
       if (tally.baseline_revision.empty()) {
         tally.baseline_revision =
-            absl::StrCat(kLogged, " ", p.entries[0].revision());
+            absl::StrCat(kLogged, " ", p.entries[0]->revision());
       }
       Logged(p.entries, tally.actions, baseline_);
     }
     for (size_t i = 0; i < n; ++i) {
-      const v1::DecisionLogEntry& e = p.entries[i];
+      const v1::DecisionLogEntry& e = *p.entries[i];
       const Outcome& b = baseline_.outcomes[i];
       const Outcome& c = candidate_.outcomes[i];
       if (p.baseline != nullptr && b.ok &&
@@ -267,14 +316,14 @@ class Replayer::Impl {
         }
         continue;
       }
-      Compare(e, b, c, tally);
+      Compare(*p.candidate, i, e, b, c, tally);
     }
     p.entries.clear();
   }
 
   // Decides the entries' snapshots with `set` into side.outcomes.
   void Decide(const loader::LoadedSet& set,
-              const std::vector<v1::DecisionLogEntry>& entries,
+              const std::vector<v1::DecisionLogEntry*>& entries,
               ActionTable& actions, Side& side) {
     const size_t n = entries.size();
     side.outcomes.resize(std::max(side.outcomes.size(), n));
@@ -286,45 +335,68 @@ class Replayer::Impl {
     if (side.scratch.size() < n) side.scratch.resize(n);
     side.inputs.clear();
     side.entry_of.clear();
+    side.input_of.assign(n, -1);
     for (size_t i = 0; i < n; ++i) {
       engine::AgentInput input;
-      const absl::Status s = codec::ResolveAgent(set, entries[i].snapshot(),
+      const absl::Status s = codec::ResolveAgent(set, entries[i]->snapshot(),
                                                  &side.scratch[i], &input);
       if (!s.ok()) {
         side.outcomes[i].error = std::string(s.message());
         continue;
       }
+      side.input_of[i] = static_cast<int>(side.inputs.size());
       side.inputs.push_back(input);
       side.entry_of.push_back(static_cast<int>(i));
     }
     const size_t m = side.inputs.size();
-    side.out.resize(std::max(side.out.size(), m));
-    side.traces.resize(std::max(side.traces.size(), m));
-    side.decider.Decide(set.compiled, side.inputs, engine::ExplainLevel::kTop,
-                        absl::MakeSpan(side.out.data(), m), &side.errors,
-                        absl::MakeSpan(side.traces.data(), m));
+    // Random strategies need every candidate's probability: a trace. The
+    // highest strategy decides untraced, with the vetoes tracked.
     const bool random =
         set.compiled.selection().strategy != engine::Strategy::kHighest;
-    const auto& set_actions = set.compiled.actions();
+    side.out.resize(std::max(side.out.size(), m));
+    if (random) side.traces.resize(std::max(side.traces.size(), m));
+    side.decider.set_keep_candidates(!random);
+    side.decider.Decide(
+        set.compiled, side.inputs,
+        random ? engine::ExplainLevel::kTop : engine::ExplainLevel::kNone,
+        absl::MakeSpan(side.out.data(), m), &side.errors,
+        random ? absl::MakeSpan(side.traces.data(), m)
+               : absl::Span<engine::Decision>());
+    // The table's key of each of the set's actions.
+    side.keys.clear();
+    for (const auto& a : set.compiled.actions()) {
+      side.keys.push_back(actions.Key(a.name));
+    }
     for (size_t k = 0; k < m; ++k) {
       Outcome& o = side.outcomes[side.entry_of[k]];
       if (!side.errors[k].ok()) {
         o.error = std::string(side.errors[k].message());
         continue;
       }
-      const engine::Decision& d = side.traces[k];
-      o.ok = o.flat = o.has_candidates = true;
+      const engine::BatchDecision& d = side.out[k];
+      o.ok = o.flat = o.has_vetoes = true;
       o.random = random;
-      o.action = d.action < 0 ? -1 : actions.Key(set_actions[d.action].name);
+      o.action = d.action < 0 ? -1 : side.keys[d.action];
       o.target = d.target;
       o.score = d.score;
-      for (const engine::CandidateTrace& t : d.candidates) {
-        o.candidates.push_back(
-            {.action = actions.Key(set_actions[t.action].name),
-             .target = t.target,
-             .score = t.score,
-             .vetoed = t.veto != engine::VetoReason::kNone,
-             .probability = t.probability});
+      if (!random) {
+        o.present.assign(actions.size(), 0);
+        o.open.assign(actions.size(), 0);
+        for (int a = 0; a < set.compiled.action_count(); ++a) {
+          o.present[side.keys[a]] = 1;
+          o.open[side.keys[a]] = side.decider.ActionOpen(k, a) ? 1 : 0;
+        }
+        continue;
+      }
+      o.has_candidates = true;
+      for (const engine::CandidateTrace& t : side.traces[k].candidates) {
+        const bool vetoed = t.veto != engine::VetoReason::kNone;
+        o.candidates.push_back({.action = side.keys[t.action],
+                                .target = t.target,
+                                .score = t.score,
+                                .vetoed = vetoed,
+                                .probability = t.probability});
+        o.Mark(side.keys[t.action], !vetoed);
       }
     }
   }
@@ -332,10 +404,10 @@ class Replayer::Impl {
   // A set with a tree: ticked as the service ticks it; the first leaf run
   // is the decision.
   void DecideTree(const loader::LoadedSet& set,
-                  const std::vector<v1::DecisionLogEntry>& entries,
+                  const std::vector<v1::DecisionLogEntry*>& entries,
                   ActionTable& actions, Side& side) {
     v1::DecideRequest request;
-    for (const auto& e : entries) *request.add_agents() = e.snapshot();
+    for (const auto* e : entries) *request.add_agents() = e->snapshot();
     request.set_explain(v1::EXPLAIN_NONE);
     auto one = loader::Catalog::Of(
         {std::shared_ptr<const loader::LoadedSet>(
@@ -351,19 +423,19 @@ class Replayer::Impl {
       }
       o.ok = true;
       o.action = actions.Key(d.action());
-      o.target = TargetIndex(entries[i].snapshot(), d.target_id());
+      o.target = TargetIndex(entries[i]->snapshot(), d.target_id());
       o.score = d.score();
     }
   }
 
   // The logged decisions as the baseline, with the logged breakdown's
   // candidates when the entry was sampled.
-  void Logged(const std::vector<v1::DecisionLogEntry>& entries,
+  void Logged(const std::vector<v1::DecisionLogEntry*>& entries,
               ActionTable& actions, Side& side) {
     const size_t n = entries.size();
     side.outcomes.resize(std::max(side.outcomes.size(), n));
     for (size_t i = 0; i < n; ++i) {
-      const v1::DecisionLogEntry& e = entries[i];
+      const v1::DecisionLogEntry& e = *entries[i];
       Outcome& o = side.outcomes[i];
       o.Reset();
       o.ok = true;
@@ -373,7 +445,7 @@ class Replayer::Impl {
       o.flat = e.tree_status() == v1::NODE_STATUS_UNSPECIFIED;
       const v1::Explanation& x = e.explanation();
       if (x.actions().empty()) continue;
-      o.has_candidates = true;
+      o.has_candidates = o.has_vetoes = true;
       o.random = !x.strategy().empty() && x.strategy() != "highest";
       for (const v1::ActionScore& a : x.actions()) {
         o.candidates.push_back(
@@ -382,6 +454,7 @@ class Replayer::Impl {
              .score = a.score(),
              .vetoed = a.vetoed(),
              .probability = a.probability()});
+        o.Mark(o.candidates.back().action, !a.vetoed());
       }
     }
   }
@@ -423,18 +496,10 @@ class Replayer::Impl {
     return 0.5 * sum;
   }
 
-  // Whether every candidate of `action` is vetoed (false when it has none).
-  static bool AllVetoed(const Outcome& o, int action) {
-    bool any = false;
-    for (const Candidate& c : o.candidates) {
-      if (c.action != action) continue;
-      if (!c.vetoed) return false;
-      any = true;
-    }
-    return any;
-  }
-
-  void Compare(const v1::DecisionLogEntry& e, const Outcome& b,
+  // Compares entry `i` of a batch: `e`, the baseline's outcome `b` and the
+  // candidate's `c`, decided by `candidate`.
+  void Compare(const loader::LoadedSet& candidate, size_t i,
+               const v1::DecisionLogEntry& e, const Outcome& b,
                const Outcome& c, SetTally& tally) {
     ++tally.decisions;
     const bool flipped = b.action != c.action || b.target != c.target;
@@ -460,13 +525,9 @@ class Replayer::Impl {
       ++to.candidate_wins;
       to.newly_winning += b.action != c.action;
     }
-    if (b.has_candidates && c.has_candidates) {
+    if (b.has_vetoes && c.has_vetoes) {
       for (int a = 0; a < tally.actions.size(); ++a) {
-        if (AllVetoed(c, a) && !AllVetoed(b, a)) {
-          bool in_baseline = false;
-          for (const Candidate& x : b.candidates) in_baseline |= x.action == a;
-          if (in_baseline) ++tally.Counts(a).newly_vetoed;
-        }
+        if (c.Vetoed(a) && b.Open(a)) ++tally.Counts(a).newly_vetoed;
       }
     }
     if (!flipped) return;
@@ -474,10 +535,13 @@ class Replayer::Impl {
     report_.set_flipped(report_.flipped() + 1);
     if (b.action == c.action) ++target_changed;
     double margin = c.score;
-    if (!random && c.has_candidates) {
-      for (const Candidate& x : c.candidates) {
-        if (x.action == b.action && x.target == b.target && !x.vetoed) {
-          margin = c.score - x.score;
+    if (!random && c.flat) {
+      // The candidate's score of the baseline's choice, from its batch.
+      const auto& names = candidate.compiled.actions();
+      for (int a = 0; a < static_cast<int>(names.size()); ++a) {
+        if (names[a].name == tally.actions.Name(b.action)) {
+          margin -= candidate_.decider.CandidateScore(
+              candidate.compiled, candidate_.input_of[i], a, b.target);
         }
       }
       margins_.Add(margin);
@@ -559,6 +623,10 @@ class Replayer::Impl {
 
   const ReplayOptions options_;
   v1::ReplayReport report_;
+  // Entries waiting to be decided are pool_[0, pending_count_).
+  std::vector<std::unique_ptr<v1::DecisionLogEntry>> pool_;
+  v1::DecisionLogEntry* slot_ = nullptr;  // NewEntry's, not yet added
+  size_t pending_count_ = 0;
   std::map<std::string, Pending> pending_;
   std::map<std::string, SetTally> tallies_;
   Side candidate_, baseline_;
@@ -569,7 +637,17 @@ class Replayer::Impl {
 Replayer::Replayer(ReplayOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}
 Replayer::~Replayer() = default;
-void Replayer::Add(v1::DecisionLogEntry entry) { impl_->Add(std::move(entry)); }
+v1::DecisionLogEntry* Replayer::NewEntry() { return impl_->NewEntry(); }
+void Replayer::Add(v1::DecisionLogEntry* entry) {
+  if (entry == nullptr || entry != impl_->slot()) {
+    std::abort();  // a caller's bug: only NewEntry's entry may be added
+  }
+  impl_->Add();
+}
+void Replayer::Add(const v1::DecisionLogEntry& entry) {
+  *impl_->NewEntry() = entry;
+  impl_->Add();
+}
 v1::ReplayReport Replayer::Finish() { return impl_->Finish(); }
 
 std::string FormatReport(const v1::ReplayReport& r) {

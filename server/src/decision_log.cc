@@ -207,6 +207,9 @@ void DecisionLog::Run() {
       }
       line.clear();
       if (binary_) {
+        // The by-name copy of the snapshot's factors is for people
+        // reading JSON; the binary form keeps the snapshot only.
+        if (e.has_snapshot()) e.clear_factors();
         replay::AppendDelimited(e, &line);
       } else {
         (void)google::protobuf::util::MessageToJsonString(e, &line, json);

@@ -132,8 +132,10 @@ void ExpectSameAsReference(const CompiledBehaviourSet& set, ExplainLevel level,
   std::vector<absl::Status> errors;
   batch.Decide(set, inputs, level, absl::MakeSpan(out), &errors,
                absl::MakeSpan(traces));
-  // The same batch without traces decides the same.
+  // The same batch without traces decides the same, and with candidates
+  // kept tells each candidate's score and each action's vetoes.
   BatchDecider plain;
+  plain.set_keep_candidates(true);
   std::vector<BatchDecision> untraced(inputs.size());
   plain.Decide(set, inputs, ExplainLevel::kNone, absl::MakeSpan(untraced));
   // Inputs the caller has checked (all but the misfit) decide the same
@@ -156,7 +158,17 @@ void ExpectSameAsReference(const CompiledBehaviourSet& set, ExplainLevel level,
     ASSERT_EQ(Decide(set, inputs[i], level, &one), s);
     if (!s.ok()) {
       EXPECT_EQ(out[i].action, -1);
+      EXPECT_FALSE(plain.ActionOpen(i, 0));
+      EXPECT_EQ(plain.CandidateScore(set, i, 0, -1), 0);
       continue;
+    }
+    std::vector<bool> open(set.action_count(), false);
+    for (const CandidateTrace& c : ref.candidates) {
+      open[c.action] = open[c.action] || c.veto == VetoReason::kNone;
+      EXPECT_EQ(plain.CandidateScore(set, i, c.action, c.target), c.score);
+    }
+    for (int a = 0; a < set.action_count(); ++a) {
+      EXPECT_EQ(plain.ActionOpen(i, a), open[a]) << "action " << a;
     }
     bool invalid = false;
     for (const CandidateTrace& c : ref.candidates) {

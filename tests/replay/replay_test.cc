@@ -98,7 +98,7 @@ class ReplayTest : public ::testing::Test {
 
 TEST_F(ReplayTest, AnUnchangedCandidateChangesNothing) {
   Replayer replayer({.candidate = &baseline_});
-  for (auto& e : Log(600)) replayer.Add(std::move(e));
+  for (auto& e : Log(600)) replayer.Add(e);
   const v1::ReplayReport r = replayer.Finish();
   EXPECT_EQ(r.entries_read(), 600);
   EXPECT_EQ(r.replayed(), 600);
@@ -143,7 +143,7 @@ TEST_F(ReplayTest, FlipsAndMarginsEqualAnIndependentCount) {
   ASSERT_GT(flips, 20) << "the change should flip some decisions";
 
   Replayer replayer({.candidate = &candidate});
-  for (auto& e : log) replayer.Add(std::move(e));
+  for (auto& e : log) replayer.Add(e);
   const v1::ReplayReport r = replayer.Finish();
   EXPECT_EQ(r.flipped(), flips);
   EXPECT_DOUBLE_EQ(r.churn(), static_cast<double>(flips) / 700);
@@ -177,7 +177,7 @@ TEST_F(ReplayTest, ABaselineDirectoryAtTheLoggedRevisionMatchesTheLog) {
                     .baseline_name = "examples"});
   for (auto& e : Log(300)) {
     logged.Add(e);
-    decided.Add(std::move(e));
+    decided.Add(e);
   }
   const v1::ReplayReport a = logged.Finish(), b = decided.Finish();
   EXPECT_EQ(b.baseline_mismatches(), 0);
@@ -190,7 +190,7 @@ TEST_F(ReplayTest, ABaselineDirectoryAtTheLoggedRevisionMatchesTheLog) {
   Replayer checked({.candidate = &candidate, .baseline = &other});
   for (auto e : Log(300)) {
     e.set_revision(other.Find("eat_hide_wander")->revision());
-    checked.Add(std::move(e));
+    checked.Add(e);
   }
   EXPECT_GT(checked.Finish().baseline_mismatches(), 0);
 }
@@ -228,7 +228,7 @@ TEST_F(ReplayTest, RandomStrategiesCompareDistributions) {
   Replayer with({.candidate = &candidate, .baseline = &baseline_});
   for (auto& e : log) {
     without.Add(e);
-    with.Add(std::move(e));
+    with.Add(e);
   }
   const v1::ReplayReport a = without.Finish();
   EXPECT_EQ(a.skipped().at("revision_not_available"), 200);

@@ -59,6 +59,17 @@ class BatchDecider {
                      absl::Span<Decision> traces = {});
 
   absl::Span<const uint32_t> vetoes_by_action() const { return vetoes_; }
+
+  // With candidates kept, what the last Decide scored stays readable
+  // without a trace (replay compares vetoes and margins this way), for
+  // inputs[input] of that Decide: whether some candidate of `action` was not
+  // vetoed, and the final score of the candidate (action, target), target
+  // -1 for an action that is not per-target (0 when vetoed, absent, or the
+  // input failed). Off by default: it costs a pass over each row.
+  void set_keep_candidates(bool on) { keep_ = on; }
+  bool ActionOpen(size_t input, int action) const;
+  float CandidateScore(const CompiledBehaviourSet& set, size_t input,
+                       int action, int target) const;
   uint32_t agents_with_invalid_input() const { return invalid_agents_; }
 
  private:
@@ -112,6 +123,12 @@ class BatchDecider {
   }
 
   bool tracing_ = false;  // candidate traces wanted
+  // set_keep_candidates: open-action bits per admitted agent, then per
+  // input; each input's position in agents_ (-1 when it failed).
+  bool keep_ = false;
+  size_t open_words_ = 0;
+  std::vector<uint64_t> open_, open_by_input_;
+  std::vector<int32_t> position_;
   bool full_ = false;     // consideration traces wanted too
   // Agents that fit the set (indices into inputs).
   std::vector<uint32_t> agents_;

@@ -34,7 +34,7 @@ class LogReader {
   // read.
   static absl::StatusOr<std::unique_ptr<LogReader>> Open(
       const std::string& path);
-  // Reads `in`, named `name` in errors.
+  // Reads `in` (or `owned` when `in` is null), named `name` in errors.
   LogReader(std::string name, std::unique_ptr<std::istream> owned,
             std::istream* in);
 
@@ -52,7 +52,8 @@ class LogReader {
 
  private:
   void Detect();
-  int Get();  // the next byte: prefix_ first, then the stream
+  size_t Ensure(size_t want);
+  static void Recycle(v1::DecisionLogEntry* entry);
   absl::StatusOr<bool> NextJson(v1::DecisionLogEntry* entry);
   absl::StatusOr<bool> ParseJson(v1::DecisionLogEntry* entry);
   absl::StatusOr<bool> NextBinary(v1::DecisionLogEntry* entry);
@@ -65,9 +66,12 @@ class LogReader {
   bool failed_ = false;
   int64_t line_ = 0;      // JSON: lines read
   uint64_t offset_ = 0;   // binary: bytes consumed
-  std::string buffer_;
-  std::string prefix_;  // bytes Detect read
-  size_t prefix_used_ = 0;
+  std::string buffer_;    // JSON: the line
+  std::string prefix_;    // bytes Detect read
+  // Binary: bytes read ahead, [pos_, len_) not yet used.
+  std::string chunk_;
+  size_t pos_ = 0, len_ = 0;
+  bool ended_ = false;
 };
 
 // Appends `message` in the binary log form: its size as a varint, then its

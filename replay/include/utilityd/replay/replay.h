@@ -3,7 +3,11 @@
 // snapshots decided with baseline sets (docs/REPLAY.md).
 //
 //   Replayer replayer({.candidate = &candidate});     // baseline: the log
-//   for (each entry e of the logs) replayer.Add(std::move(e));
+//   while (true) {
+//     v1::DecisionLogEntry* e = replayer.NewEntry();
+//     if (!*reader.Next(e)) break;
+//     replayer.Add(e);
+//   }
 //   v1::ReplayReport report = replayer.Finish();
 //   if (report.churn() > 0.05) fail();
 //
@@ -40,9 +44,16 @@ class Replayer {
   Replayer(const Replayer&) = delete;
   Replayer& operator=(const Replayer&) = delete;
 
-  // Takes one log entry; it is decided when its set's batch fills, or at
-  // Finish.
-  void Add(v1::DecisionLogEntry entry);
+  // The entry to read the next log entry into, then to Add: a message
+  // from the replayer's pool, used again once its batch is decided, so
+  // that reading into it (LogReader::Next overwrites it) rarely allocates.
+  // Until it is added, every call returns it again.
+  v1::DecisionLogEntry* NewEntry();
+  // Takes the entry NewEntry returned (anything else is a bug and aborts).
+  // Entries are decided in batches, or at Finish.
+  void Add(v1::DecisionLogEntry* entry);
+  // Takes a copy of `entry`.
+  void Add(const v1::DecisionLogEntry& entry);
   // Decides what is pending and returns the report. Call once.
   v1::ReplayReport Finish();
 
