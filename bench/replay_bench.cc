@@ -94,14 +94,15 @@ void BM_ReplayBinary(benchmark::State& state) {
     replay::LogReader reader(
         "bench", std::make_unique<std::istringstream>(log), nullptr);
     replay::Replayer replayer(
-        {.candidate = &candidate,
-         .baseline = state.range(0) != 0 ? &logged : nullptr});
+        {.candidate = replay::InCatalog(candidate),
+         .baseline = state.range(0) != 0 ? replay::InCatalog(logged)
+                                         : replay::SetLookup()});
     while (true) {
       v1::DecisionLogEntry* e = replayer.NewEntry();
       if (!*reader.Next(e)) break;
       replayer.Add(e);
     }
-    const v1::ReplayReport r = replayer.Finish();
+    const v1::ReplayReport r = replayer.Report();
     if (r.replayed() != kEntries) state.SkipWithError("not all replayed");
     benchmark::DoNotOptimize(r.churn());
   }

@@ -797,8 +797,8 @@ int Replay(const Parsed& p, std::ostream& out, std::ostream& err) {
     baseline = ReplaySets("baseline", p.get("baseline"), err);
     if (!baseline) return kInvalid;
   }
-  options.candidate = &*candidate;
-  options.baseline = baseline ? &*baseline : nullptr;
+  options.candidate = replay::InCatalog(*candidate);
+  if (baseline) options.baseline = replay::InCatalog(*baseline);
   options.baseline_name = p.get("baseline");
   replay::Replayer replayer(options);
   int bad = 0;
@@ -823,7 +823,7 @@ int Replay(const Parsed& p, std::ostream& out, std::ostream& err) {
       replayer.Add(e);
     }
   }
-  const v1::ReplayReport report = replayer.Finish();
+  const v1::ReplayReport report = replayer.Report();
   if (format == "json") {
     google::protobuf::util::JsonPrintOptions json;
     json.preserve_proto_field_names = true;

@@ -13,6 +13,7 @@ layer_of() {
     utilityd/v1/* | grpc/health/*) echo proto ;;
     utilityd/loader/*) echo loader ;;
     utilityd/codec/*) echo codec ;;
+    utilityd/replay/*) echo replay ;;
     utilityd/metrics/*) echo metrics ;;
     utilityd/client/*) echo client_sdk ;;
     server/*) echo server ;;
@@ -27,10 +28,11 @@ declare -A allowed=(
   [engine]=""
   [loader]="base engine proto"
   [codec]="base engine proto loader"
+  [replay]="base engine proto loader codec"
   [metrics]="base"
   [client_sdk]="base proto"
-  [server]="base engine proto loader codec metrics"
-  [ctl]="base engine proto loader codec client_sdk"
+  [server]="base engine proto loader codec replay metrics"
+  [ctl]="base engine proto loader codec replay client_sdk"
 )
 
 status=0

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -96,35 +97,47 @@ class ActionTable {
   std::vector<std::string> names_;
 };
 
-// The samples of a Spread.
+// The values of a Spread: count, sum and largest exactly, quantiles from
+// every value up to kKept of them, then from a uniform sample of kKept (a
+// replay of millions, or a server's shadow running for days, stays
+// bounded). The sample is seeded: the same values give the same report.
 class Samples {
  public:
-  void Add(double v) { values_.push_back(v); }
-  void WriteTo(v1::Spread* out) {
-    out->set_count(static_cast<int64_t>(values_.size()));
-    if (values_.empty()) return;
-    auto rank = [this](double q) {
+  void Add(double v) {
+    ++count_;
+    sum_ += v;
+    max_ = count_ == 1 ? v : std::max(max_, v);
+    if (kept_.size() < kKept) {
+      kept_.push_back(v);
+      return;
+    }
+    const uint64_t slot = rng_() % count_;  // reservoir sampling
+    if (slot < kKept) kept_[slot] = v;
+  }
+  void WriteTo(v1::Spread* out) const {
+    out->set_count(count_);
+    if (count_ == 0) return;
+    std::vector<double> sorted = kept_;
+    std::sort(sorted.begin(), sorted.end());
+    auto rank = [&sorted](double q) {
       // Nearest rank: the smallest value with at least q of them at or
       // below it.
-      const size_t n = values_.size();
+      const size_t n = sorted.size();
       size_t k = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
-      k = std::clamp<size_t>(k, 1, n) - 1;
-      std::nth_element(values_.begin(), values_.begin() + k, values_.end());
-      return values_[k];
+      return sorted[std::clamp<size_t>(k, 1, n) - 1];
     };
     out->set_p50(rank(0.5));
     out->set_p99(rank(0.99));
-    double sum = 0, max = values_[0];
-    for (double v : values_) {
-      sum += v;
-      max = std::max(max, v);
-    }
-    out->set_max(max);
-    out->set_mean(sum / static_cast<double>(values_.size()));
+    out->set_max(max_);
+    out->set_mean(sum_ / static_cast<double>(count_));
   }
 
  private:
-  std::vector<double> values_;
+  static constexpr size_t kKept = 1 << 16;
+  int64_t count_ = 0;
+  double sum_ = 0, max_ = 0;
+  std::vector<double> kept_;
+  std::mt19937_64 rng_{2026};
 };
 
 struct ActionCounts {
@@ -169,8 +182,8 @@ const char* kLogged = "logged";
 class Replayer::Impl {
  public:
   explicit Impl(ReplayOptions options) : options_(std::move(options)) {
-    report_.set_baseline(options_.baseline == nullptr ? kLogged
-                                                      : options_.baseline_name);
+    report_.set_baseline(!options_.baseline ? kLogged
+                                            : options_.baseline_name);
   }
 
   // The pool's next entry: kept from earlier batches, so reading into it
@@ -195,13 +208,10 @@ class Replayer::Impl {
       return;
     }
     std::shared_ptr<const loader::LoadedSet> candidate =
-        options_.candidate->Find(entry.behaviour_set());
+        options_.candidate(entry.behaviour_set());
     std::shared_ptr<const loader::LoadedSet> baseline =
-        options_.baseline == nullptr
-            ? nullptr
-            : options_.baseline->Find(entry.behaviour_set());
-    if (candidate == nullptr ||
-        (options_.baseline != nullptr && baseline == nullptr)) {
+        options_.baseline ? options_.baseline(entry.behaviour_set()) : nullptr;
+    if (candidate == nullptr || (options_.baseline && baseline == nullptr)) {
       Skip("unknown_set");
       return;
     }
@@ -225,23 +235,25 @@ class Replayer::Impl {
     if (++pending_count_ == kBatch) FlushAll();
   }
 
-  v1::ReplayReport Finish() {
+  // The report of everything added so far (pending entries are decided
+  // first); adding may go on.
+  v1::ReplayReport Report() {
     FlushAll();
+    v1::ReplayReport r = report_;
     int64_t decisions = 0;
     double churn = 0;
     for (auto& [name, tally] : tallies_) {
       decisions += tally.decisions;
       churn += tally.churn;
-      WriteSet(name, tally, report_.add_sets());
+      WriteSet(name, tally, r.add_sets());
     }
-    report_.set_replayed(decisions + report_.errors());
-    report_.set_churn(decisions > 0 ? churn / static_cast<double>(decisions)
-                                    : 0);
-    winner_change_.WriteTo(report_.mutable_winner_score_change());
-    margins_.WriteTo(report_.mutable_flip_margin());
-    tv_.WriteTo(report_.mutable_total_variation());
-    for (Example& e : examples_) WriteExample(e, report_.add_examples());
-    return std::move(report_);
+    r.set_replayed(decisions + r.errors());
+    r.set_churn(decisions > 0 ? churn / static_cast<double>(decisions) : 0);
+    winner_change_.WriteTo(r.mutable_winner_score_change());
+    margins_.WriteTo(r.mutable_flip_margin());
+    tv_.WriteTo(r.mutable_total_variation());
+    for (Example& e : examples_) WriteExample(e, r.add_examples());
+    return r;
   }
 
  private:
@@ -309,10 +321,15 @@ class Replayer::Impl {
       if (!b.ok || !c.ok) {
         ++tally.errors;
         report_.set_errors(report_.errors() + 1);
+        const std::string error = absl::StrCat(
+            !c.ok ? "candidate: " : "baseline: ", !c.ok ? c.error : b.error);
         if (tally.first_error.empty()) {
-          tally.first_error =
-              absl::StrCat(e.decision_id(), ": ", !c.ok ? "candidate: " : "baseline: ",
-                           !c.ok ? c.error : b.error);
+          tally.first_error = absl::StrCat(e.decision_id(), ": ", error);
+        }
+        if (options_.on_compared) {
+          options_.on_compared({.entry = &e,
+                                .result = Comparison::Result::kError,
+                                .error = error});
         }
         continue;
       }
@@ -513,6 +530,17 @@ class Replayer::Impl {
       tally.churn += flipped ? 1 : 0;
     }
     if (b.flat && c.flat) winner_change_.Add(std::abs(c.score - b.score));
+    if (options_.on_compared) {
+      options_.on_compared(
+          {.entry = &e,
+           .result = flipped ? Comparison::Result::kFlipped
+                             : Comparison::Result::kSame,
+           .churn = random ? TotalVariation(b, c) : flipped ? 1.0 : 0.0,
+           .scores_compared = b.flat && c.flat,
+           .score_change = std::abs(c.score - b.score),
+           .baseline_action = tally.actions.Name(b.action),
+           .candidate_action = tally.actions.Name(c.action)});
+    }
     auto& [count, target_changed] = tally.transitions[{b.action, c.action}];
     ++count;
     if (b.action >= 0) {
@@ -607,11 +635,14 @@ class Replayer::Impl {
     out->set_agent_id(e.agent_id());
     out->set_behaviour_set(e.behaviour_set());
     out->set_margin(x.margin);
-    Explain(*options_.candidate->Find(e.behaviour_set()), e.snapshot(),
-            out->mutable_candidate());
-    if (options_.baseline != nullptr) {
-      Explain(*options_.baseline->Find(e.behaviour_set()), e.snapshot(),
-              out->mutable_baseline());
+    // The sets may have been reloaded since (a server's shadow).
+    if (auto c = options_.candidate(e.behaviour_set()); c != nullptr) {
+      Explain(*c, e.snapshot(), out->mutable_candidate());
+    }
+    if (options_.baseline) {
+      if (auto b = options_.baseline(e.behaviour_set()); b != nullptr) {
+        Explain(*b, e.snapshot(), out->mutable_baseline());
+      }
       return;
     }
     v1::ReplaySide* b = out->mutable_baseline();
@@ -648,7 +679,11 @@ void Replayer::Add(const v1::DecisionLogEntry& entry) {
   *impl_->NewEntry() = entry;
   impl_->Add();
 }
-v1::ReplayReport Replayer::Finish() { return impl_->Finish(); }
+v1::ReplayReport Replayer::Report() { return impl_->Report(); }
+
+SetLookup InCatalog(const loader::Catalog& catalog) {
+  return [&catalog](absl::string_view name) { return catalog.Find(name); };
+}
 
 std::string FormatReport(const v1::ReplayReport& r) {
   std::string s = absl::StrFormat(

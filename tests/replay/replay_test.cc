@@ -97,9 +97,9 @@ class ReplayTest : public ::testing::Test {
 };
 
 TEST_F(ReplayTest, AnUnchangedCandidateChangesNothing) {
-  Replayer replayer({.candidate = &baseline_});
+  Replayer replayer({.candidate = InCatalog(baseline_)});
   for (auto& e : Log(600)) replayer.Add(e);
-  const v1::ReplayReport r = replayer.Finish();
+  const v1::ReplayReport r = replayer.Report();
   EXPECT_EQ(r.entries_read(), 600);
   EXPECT_EQ(r.replayed(), 600);
   EXPECT_EQ(r.flipped(), 0);
@@ -142,9 +142,21 @@ TEST_F(ReplayTest, FlipsAndMarginsEqualAnIndependentCount) {
   }
   ASSERT_GT(flips, 20) << "the change should flip some decisions";
 
-  Replayer replayer({.candidate = &candidate});
-  for (auto& e : log) replayer.Add(e);
-  const v1::ReplayReport r = replayer.Finish();
+  int64_t told_flips = 0, told = 0;
+  Replayer replayer({.candidate = InCatalog(candidate),
+                     .on_compared = [&](const Comparison& c) {
+                       ++told;
+                       told_flips += c.result == Comparison::Result::kFlipped;
+                       EXPECT_EQ(c.churn, c.result ==
+                                              Comparison::Result::kFlipped);
+                     }});
+  // Reported half way, then to the end: the report covers all added.
+  for (size_t i = 0; i < log.size() / 2; ++i) replayer.Add(log[i]);
+  EXPECT_EQ(replayer.Report().replayed(), 350);
+  for (size_t i = log.size() / 2; i < log.size(); ++i) replayer.Add(log[i]);
+  const v1::ReplayReport r = replayer.Report();
+  EXPECT_EQ(told, 700);
+  EXPECT_EQ(told_flips, flips);
   EXPECT_EQ(r.flipped(), flips);
   EXPECT_DOUBLE_EQ(r.churn(), static_cast<double>(flips) / 700);
   std::map<std::pair<std::string, std::string>, int64_t> reported;
@@ -171,15 +183,15 @@ TEST_F(ReplayTest, FlipsAndMarginsEqualAnIndependentCount) {
 TEST_F(ReplayTest, ABaselineDirectoryAtTheLoggedRevisionMatchesTheLog) {
   const loader::Catalog candidate =
       Changed("  - name: hide\n", "  - name: hide\n    weight: 0.5\n");
-  Replayer logged({.candidate = &candidate});
-  Replayer decided({.candidate = &candidate,
-                    .baseline = &baseline_,
+  Replayer logged({.candidate = InCatalog(candidate)});
+  Replayer decided({.candidate = InCatalog(candidate),
+                    .baseline = InCatalog(baseline_),
                     .baseline_name = "examples"});
   for (auto& e : Log(300)) {
     logged.Add(e);
     decided.Add(e);
   }
-  const v1::ReplayReport a = logged.Finish(), b = decided.Finish();
+  const v1::ReplayReport a = logged.Report(), b = decided.Report();
   EXPECT_EQ(b.baseline_mismatches(), 0);
   EXPECT_EQ(b.baseline(), "examples");
   EXPECT_EQ(a.flipped(), b.flipped());
@@ -187,12 +199,12 @@ TEST_F(ReplayTest, ABaselineDirectoryAtTheLoggedRevisionMatchesTheLog) {
   // A baseline that decides otherwise than the log at the logged revision
   // is reported.
   const loader::Catalog other = Changed("  - name: eat\n", "  - name: eat\n    weight: 0.2\n");
-  Replayer checked({.candidate = &candidate, .baseline = &other});
+  Replayer checked({.candidate = InCatalog(candidate), .baseline = InCatalog(other)});
   for (auto e : Log(300)) {
     e.set_revision(other.Find("eat_hide_wander")->revision());
     checked.Add(e);
   }
-  EXPECT_GT(checked.Finish().baseline_mismatches(), 0);
+  EXPECT_GT(checked.Report().baseline_mismatches(), 0);
 }
 
 // A random strategy is compared by the total variation between the two
@@ -224,16 +236,16 @@ TEST_F(ReplayTest, RandomStrategiesCompareDistributions) {
     if (!any) p_logged = set->compiled.actions()[d.action].name == e.action();
     tv_sum += 1 - p_logged;
   }
-  Replayer without({.candidate = &candidate});
-  Replayer with({.candidate = &candidate, .baseline = &baseline_});
+  Replayer without({.candidate = InCatalog(candidate)});
+  Replayer with({.candidate = InCatalog(candidate), .baseline = InCatalog(baseline_)});
   for (auto& e : log) {
     without.Add(e);
     with.Add(e);
   }
-  const v1::ReplayReport a = without.Finish();
+  const v1::ReplayReport a = without.Report();
   EXPECT_EQ(a.skipped().at("revision_not_available"), 200);
   EXPECT_EQ(a.replayed(), 0);
-  const v1::ReplayReport b = with.Finish();
+  const v1::ReplayReport b = with.Report();
   EXPECT_EQ(b.random_decisions(), 200);
   EXPECT_NEAR(b.churn(), tv_sum / 200, 1e-9);
   EXPECT_GT(b.churn(), 0.05);
@@ -252,9 +264,9 @@ TEST_F(ReplayTest, SkipsAndErrorsAreCountedNeverGuessed) {
       "  - {name: idle_time,", "  - {name: smell}\n  - {name: idle_time,");
   for (const loader::Catalog* c :
        {static_cast<const loader::Catalog*>(&baseline_), &grown}) {
-    Replayer replayer({.candidate = c});
+    Replayer replayer({.candidate = InCatalog(*c)});
     for (const auto& e : log) replayer.Add(e);
-    const v1::ReplayReport r = replayer.Finish();
+    const v1::ReplayReport r = replayer.Report();
     EXPECT_EQ(r.entries_read(), 10);
     EXPECT_EQ(r.skipped().at("not_replayable"), 2);
     EXPECT_EQ(r.skipped().at("unknown_set"), 1);

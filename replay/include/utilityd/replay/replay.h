@@ -2,13 +2,13 @@
 // what changes against a baseline: the logged decisions, or the same
 // snapshots decided with baseline sets (docs/REPLAY.md).
 //
-//   Replayer replayer({.candidate = &candidate});     // baseline: the log
+//   Replayer replayer({.candidate = InCatalog(candidate)});  // vs the log
 //   while (true) {
 //     v1::DecisionLogEntry* e = replayer.NewEntry();
 //     if (!*reader.Next(e)) break;
 //     replayer.Add(e);
 //   }
-//   v1::ReplayReport report = replayer.Finish();
+//   v1::ReplayReport report = replayer.Report();
 //   if (report.churn() > 0.05) fail();
 //
 // Entries are decided in batches per set through engine::BatchDecider, as
@@ -17,6 +17,7 @@
 #ifndef UTILITYD_REPLAY_REPLAY_H_
 #define UTILITYD_REPLAY_REPLAY_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -26,15 +27,39 @@
 
 namespace utilityd::replay {
 
+// Finds a behaviour set by name; null when there is none.
+using SetLookup = std::function<std::shared_ptr<const loader::LoadedSet>(
+    absl::string_view name)>;
+// Looks sets up in `catalog`, which must outlive the lookup.
+SetLookup InCatalog(const loader::Catalog& catalog);
+
+// One entry once decided, as Replayer reports it to `on_compared`.
+struct Comparison {
+  const v1::DecisionLogEntry* entry = nullptr;
+  enum class Result { kSame, kFlipped, kError };
+  Result result = Result::kSame;
+  // What it adds to churn: 0 or 1, or a random strategy's total variation.
+  double churn = 0;
+  // |candidate winner's score - baseline winner's score| (flat sets only).
+  bool scores_compared = false;
+  double score_change = 0;
+  // The actions chosen ("" for none) and, for errors, why.
+  std::string baseline_action, candidate_action;
+  std::string error;
+};
+
 struct ReplayOptions {
-  // The sets to try. Required; must outlive the Replayer.
-  const loader::Catalog* candidate = nullptr;
-  // The sets to compare with; null compares with the logged decisions.
-  const loader::Catalog* baseline = nullptr;
+  // The sets to try. Required.
+  SetLookup candidate;
+  // The sets to compare with; empty compares with the logged decisions.
+  SetLookup baseline;
   // Named in the report's `baseline` ("logged" when there is none).
   std::string baseline_name;
   // Flipped decisions kept with both breakdowns, the first in log order.
   int examples = 3;
+  // When set, called for every replayed entry once it is decided (not for
+  // skipped ones), in log order within each set.
+  std::function<void(const Comparison&)> on_compared;
 };
 
 class Replayer {
@@ -54,8 +79,9 @@ class Replayer {
   void Add(v1::DecisionLogEntry* entry);
   // Takes a copy of `entry`.
   void Add(const v1::DecisionLogEntry& entry);
-  // Decides what is pending and returns the report. Call once.
-  v1::ReplayReport Finish();
+  // Decides what is pending and returns the report of every entry added so
+  // far; adding may go on.
+  v1::ReplayReport Report();
 
  private:
   class Impl;
