@@ -237,6 +237,8 @@ class Replayer::Impl {
 
   // The report of everything added so far (pending entries are decided
   // first); adding may go on.
+  void Flush() { FlushAll(); }
+
   v1::ReplayReport Report() {
     FlushAll();
     v1::ReplayReport r = report_;
@@ -285,7 +287,14 @@ class Replayer::Impl {
     std::vector<int> keys;  // set's action -> ActionTable key
   };
 
-  void Skip(const std::string& reason) { ++(*report_.mutable_skipped())[reason]; }
+  void Skip(const std::string& reason) {
+    ++(*report_.mutable_skipped())[reason];
+    if (options_.on_compared) {
+      options_.on_compared({.entry = slot_,
+                            .result = Comparison::Result::kSkipped,
+                            .error = reason});
+    }
+  }
 
   void Flush(Pending& p) {
     SetTally& tally = tallies_[p.candidate->name()];
@@ -611,24 +620,6 @@ class Replayer::Impl {
     }
   }
 
-  // One side of an example at explain full, through the service's path.
-  static void Explain(const loader::LoadedSet& set,
-                      const v1::AgentSnapshot& snapshot, v1::ReplaySide* out) {
-    v1::DecideRequest request;
-    *request.add_agents() = snapshot;
-    request.set_explain(v1::EXPLAIN_FULL);
-    auto one = loader::Catalog::Of({std::shared_ptr<const loader::LoadedSet>(
-        std::shared_ptr<const loader::LoadedSet>(), &set)});
-    v1::DecideResponse response;
-    codec::DecideBatch(*one, request, &response);
-    const v1::Decision& d = response.decisions(0);
-    out->set_action(d.action());
-    out->set_target_id(d.target_id());
-    out->set_score(d.score());
-    out->set_summary(d.has_error() ? d.error().message()
-                                   : d.explanation().summary());
-  }
-
   void WriteExample(const Example& x, v1::ReplayExample* out) const {
     const v1::DecisionLogEntry& e = x.entry;
     out->set_decision_id(e.decision_id());
@@ -637,11 +628,11 @@ class Replayer::Impl {
     out->set_margin(x.margin);
     // The sets may have been reloaded since (a server's shadow).
     if (auto c = options_.candidate(e.behaviour_set()); c != nullptr) {
-      Explain(*c, e.snapshot(), out->mutable_candidate());
+      ExplainSide(*c, e.snapshot(), out->mutable_candidate());
     }
     if (options_.baseline) {
       if (auto b = options_.baseline(e.behaviour_set()); b != nullptr) {
-        Explain(*b, e.snapshot(), out->mutable_baseline());
+        ExplainSide(*b, e.snapshot(), out->mutable_baseline());
       }
       return;
     }
@@ -680,6 +671,26 @@ void Replayer::Add(const v1::DecisionLogEntry& entry) {
   impl_->Add();
 }
 v1::ReplayReport Replayer::Report() { return impl_->Report(); }
+void Replayer::Flush() { impl_->Flush(); }
+
+void ExplainSide(const loader::LoadedSet& set,
+                 const v1::AgentSnapshot& snapshot, v1::ReplaySide* out) {
+  v1::DecideRequest request;
+  *request.add_agents() = snapshot;
+  request.mutable_agents(0)->clear_expected_revision();
+  request.set_explain(v1::EXPLAIN_FULL);
+  // A catalog of the one set, which the caller keeps alive.
+  auto one = loader::Catalog::Of({std::shared_ptr<const loader::LoadedSet>(
+      std::shared_ptr<const loader::LoadedSet>(), &set)});
+  v1::DecideResponse response;
+  codec::DecideBatch(*one, request, &response);
+  const v1::Decision& d = response.decisions(0);
+  out->set_action(d.action());
+  out->set_target_id(d.target_id());
+  out->set_score(d.score());
+  out->set_summary(d.has_error() ? d.error().message()
+                                 : d.explanation().summary());
+}
 
 SetLookup InCatalog(const loader::Catalog& catalog) {
   return [&catalog](absl::string_view name) { return catalog.Find(name); };

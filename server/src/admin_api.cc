@@ -231,6 +231,16 @@ absl::Status Recent(RecentDecisions* recent, const HttpRequest& req,
   return absl::OkStatus();
 }
 
+// GET /api/v1/shadow
+absl::Status Shadow(ShadowEvaluator* shadow, HttpResponse& res) {
+  if (shadow == nullptr) {
+    return absl::FailedPreconditionError(
+        "shadow evaluation is off: start utilityd with --shadow_config_dir");
+  }
+  SendMessage(shadow->Report(), res);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool IsLoopbackAddress(absl::string_view host_port) {
@@ -276,7 +286,8 @@ bool BearerTokenMatches(const std::string& header, const std::string& token) {
 }
 
 void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
-                      DecisionServiceImpl* service, RecentDecisions* recent) {
+                      DecisionServiceImpl* service, RecentDecisions* recent,
+                      ShadowEvaluator* shadow) {
   // The page: static, open (it asks for the token when the API wants one).
   http.Route("GET", "/", [](const HttpRequest&, HttpResponse& res) {
     res.Redirect("/ui/");
@@ -288,7 +299,7 @@ void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
       SendError(absl::PermissionDeniedError(locked), res);
     };
     http.Route("GET", R"(/ui/.*)", refuse);
-    http.Route("GET", R"(/api/v1/(sets|curves|decisions).*)", refuse);
+    http.Route("GET", R"(/api/v1/(sets|curves|decisions|shadow).*)", refuse);
     http.Route("POST", R"(/api/v1/(decide|whatif))", refuse);
     return;
   }
@@ -337,6 +348,10 @@ void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
       "GET", "/api/v1/decisions/recent",
       route([recent](Req req, Res res) { return Recent(recent, req, res); }),
       kWorker);
+  // Its examples are explained when asked: a worker's job.
+  http.Route("GET", "/api/v1/shadow",
+             route([shadow](Req, Res res) { return Shadow(shadow, res); }),
+             kWorker);
 }
 
 }  // namespace utilityd::server

@@ -10,6 +10,8 @@
 //   POST /api/v1/whatif                WhatIfDecideRequest -> DecideResponse
 //   GET  /api/v1/decisions/recent      RecentDecisionsResponse
 //        ?limit=50&set=NAME&action=NAME&switched=true|false
+//   GET  /api/v1/shadow                ReplayReport: shadow evaluation's
+//                                      running comparison (docs/REPLAY.md)
 //
 // The page itself is at /ui/ (index.html, app.js, style.css from
 // server/ui/, built into the binary); / redirects there.
@@ -28,6 +30,7 @@
 #include "server/src/decision_service.h"
 #include "server/src/http_server.h"
 #include "server/src/recent_decisions.h"
+#include "server/src/shadow.h"
 
 namespace utilityd::server {
 
@@ -53,9 +56,11 @@ struct AdminApiOptions {
 
 // Registers the routes on `http`. The service decides (and checks the
 // batch size) for decide and what-if. The pointers must outlive it; `recent`
-// may be null (the feed then answers with no decisions).
+// may be null (the feed then answers with no decisions), and `shadow` too
+// (/api/v1/shadow then answers FAILED_PRECONDITION).
 void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
-                      DecisionServiceImpl* service, RecentDecisions* recent);
+                      DecisionServiceImpl* service, RecentDecisions* recent,
+                      ShadowEvaluator* shadow = nullptr);
 
 // True when `header` is "Bearer <token>"; compares in constant time.
 bool BearerTokenMatches(const std::string& header, const std::string& token);

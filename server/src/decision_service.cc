@@ -62,7 +62,8 @@ class BatchRecorder final : public codec::BatchObserver {
   bool WantsMessage(int agent_index) override {
     const uint64_t id = engine::SplitMix64::Mix(first_id_ + agent_index);
     return service_->log_ != nullptr ||
-           (service_->recent_ != nullptr && service_->recent_->Sampled(id));
+           (service_->recent_ != nullptr && service_->recent_->Sampled(id)) ||
+           (service_->shadow_ != nullptr && service_->shadow_->Sampled(id));
   }
 
   void OnDecided(int agent_index, const loader::LoadedSet& set,
@@ -111,7 +112,8 @@ class BatchRecorder final : public codec::BatchObserver {
   }
 
   // Hands a sampled decision to the live feed (a copy of the snapshot; the
-  // feed builds its breakdown when read), and builds the decision log's
+  // feed builds its breakdown when read) and to shadow evaluation, and
+  // builds the decision log's
   // entry when the log is on (its queue formats and writes on its own
   // thread).
   void Record(const loader::LoadedSet& set, const v1::AgentSnapshot& agent,
@@ -129,6 +131,11 @@ class BatchRecorder final : public codec::BatchObserver {
           .runner_up_score = decision.runner_up_score};
       sample.decision.clear_explanation();  // made again when read
       recent->Add(std::move(sample));
+    }
+    // Shadow evaluation takes a copy; its worker decides it again later.
+    if (ShadowEvaluator* shadow = service_->shadow_;
+        shadow != nullptr && shadow->Sampled(id)) {
+      shadow->Offer(set, agent, out);
     }
     if (log == nullptr) return;
     // A sampled decision carries its full breakdown: the one already
@@ -261,12 +268,14 @@ DecisionServiceImpl::DecisionServiceImpl(ConfigStore* store,
                                          ServiceOptions options,
                                          ServiceMetrics* metrics,
                                          DecisionLog* log,
-                                         RecentDecisions* recent)
+                                         RecentDecisions* recent,
+                                         ShadowEvaluator* shadow)
     : store_(store),
       options_(options),
       metrics_(metrics),
       log_(log),
       recent_(recent),
+      shadow_(shadow),
       id_base_(absl::Uniform<uint64_t>(absl::BitGen())) {}
 
 DecisionServiceImpl::~DecisionServiceImpl() = default;

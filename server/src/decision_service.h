@@ -22,6 +22,7 @@
 #include "server/src/config_store.h"
 #include "server/src/decision_log.h"
 #include "server/src/recent_decisions.h"
+#include "server/src/shadow.h"
 #include "server/src/service_metrics.h"
 #include "utilityd/base/sync.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
@@ -41,11 +42,13 @@ class StreamReactor;
 
 class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
  public:
-  // `metrics`, `log` (null: no decision log) and `recent` (null: no live
-  // feed) must outlive the service.
+  // `metrics`, `log` (null: no decision log), `recent` (null: no live
+  // feed) and `shadow` (null: no shadow evaluation) must outlive the
+  // service.
   DecisionServiceImpl(ConfigStore* store, ServiceOptions options,
                       ServiceMetrics* metrics, DecisionLog* log = nullptr,
-                      RecentDecisions* recent = nullptr);
+                      RecentDecisions* recent = nullptr,
+                      ShadowEvaluator* shadow = nullptr);
   ~DecisionServiceImpl() override;
 
   grpc::ServerUnaryReactor* Decide(grpc::CallbackServerContext* context,
@@ -100,6 +103,7 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
   ServiceMetrics* const metrics_;
   DecisionLog* const log_;
   RecentDecisions* const recent_;
+  ShadowEvaluator* const shadow_;
   std::atomic<bool> draining_{false};
   // Decision ids: a per-process random base and a counter.
   const uint64_t id_base_;

@@ -96,6 +96,22 @@ ABSL_FLAG(std::string, decision_log_mask_salt, "",
 ABSL_FLAG(bool, decision_log_factors, true,
           "Log factor values (false drops them, and the raw inputs of "
           "breakdowns).");
+ABSL_FLAG(std::string, shadow_config_dir, "",
+          "Candidate behaviour sets, loaded and hot-reloaded like the live "
+          "ones but never served: a sampled share of live decisions is "
+          "decided again with them off the request path and compared "
+          "(utilityd_shadow_decisions_total, /api/v1/shadow; "
+          "docs/REPLAY.md). Empty: off.");
+ABSL_FLAG(double, shadow_sample, 0.01,
+          "Fraction (0..1) of live decisions, chosen by decision id, that "
+          "shadow evaluation decides again.");
+ABSL_FLAG(int, shadow_queue, 65536,
+          "Sampled decisions that may wait for shadow evaluation; beyond it "
+          "they are dropped and counted (utilityd_shadow_dropped_total), "
+          "never blocking a decision.");
+ABSL_FLAG(double, shadow_log_flips, 0.01,
+          "Fraction (0..1) of flipped shadow decisions written to the log "
+          "with both breakdowns.");
 ABSL_FLAG(int, max_agents_per_request, 10000,
           "Batches with more agents are refused with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_message_bytes, 16 << 20,
@@ -160,6 +176,13 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
       .mask_agent_ids = absl::GetFlag(FLAGS_decision_log_mask_ids),
       .mask_salt = absl::GetFlag(FLAGS_decision_log_mask_salt),
       .factor_values = absl::GetFlag(FLAGS_decision_log_factors)};
+  options.shadow = {
+      .config_dir = absl::GetFlag(FLAGS_shadow_config_dir),
+      .sample = absl::GetFlag(FLAGS_shadow_sample),
+      .queue_capacity =
+          static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_shadow_queue))),
+      .log_flips = absl::GetFlag(FLAGS_shadow_log_flips),
+      .reload_interval = absl::GetFlag(FLAGS_reload_interval)};
   options.service.max_agents_per_request =
       absl::GetFlag(FLAGS_max_agents_per_request);
   options.http_limits.max_connections =

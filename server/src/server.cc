@@ -127,9 +127,13 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
     s->recent_ = std::make_unique<RecentDecisions>(options.recent_decisions,
                                                    options.recent_sample);
   }
+  absl::StatusOr<std::unique_ptr<ShadowEvaluator>> shadow =
+      ShadowEvaluator::Start(options.shadow, s->store_.get(), &s->registry_);
+  if (!shadow.ok()) return shadow.status();
+  s->shadow_ = *std::move(shadow);
   s->service_ = std::make_unique<DecisionServiceImpl>(
       s->store_.get(), options.service, s->metrics_.get(),
-      s->decision_log_.get(), s->recent_.get());
+      s->decision_log_.get(), s->recent_.get(), s->shadow_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   if (options.reflection)
@@ -210,7 +214,7 @@ absl::Status UtilitydServer::StartAdmin(const ServerOptions& options) {
                  }
                  RegisterAdminApi(
                      http, {.token = options.admin_token, .locked = locked},
-                     service_.get(), recent_.get());
+                     service_.get(), recent_.get(), shadow_.get());
                }});
   if (!admin.ok()) return admin.status();
   admin_ = *std::move(admin);

@@ -23,6 +23,7 @@
 #include "server/src/config_store.h"
 #include "server/src/config_watcher.h"
 #include "server/src/decision_service.h"
+#include "server/src/shadow.h"
 #include "server/src/http_server.h"
 #include "server/src/recent_decisions.h"
 #include "server/src/service_metrics.h"
@@ -43,6 +44,8 @@ struct ServerOptions {
   std::string tls_client_ca;
   ServiceOptions service;
   DecisionLog::Options decision_log;
+  // Shadow evaluation (off unless shadow.config_dir is set).
+  ShadowEvaluator::Options shadow;
   int max_message_bytes = 16 << 20;
   // The inspector (its JSON API under /api/v1/ and its page) on the admin
   // endpoint; off leaves /metrics, the probes and /api/v1/status.
@@ -121,6 +124,8 @@ class UtilitydServer {
   absl::Time started_ = absl::Now();
   std::unique_ptr<ConfigStore> store_;
   std::unique_ptr<ConfigWatcher> watcher_;
+  // After the store it compares with, before the service that feeds it.
+  std::unique_ptr<ShadowEvaluator> shadow_;
   std::unique_ptr<DecisionServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "ctl/commands.h"
+#include <httplib.h>
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/create_channel.h"
@@ -281,6 +282,152 @@ TEST(ReplayPrivacyTest, DroppedFactorsAreSkippedAndCounted) {
   EXPECT_EQ(r.entries_read(), 5);
   EXPECT_EQ(r.skipped().at("not_replayable"), 5);
   EXPECT_EQ(r.replayed(), 0);
+}
+
+// The value of one labelled sample on /metrics, or -1.
+double MetricValue(const testing::UtilitydProcess& server,
+                   const std::string& sample) {
+  httplib::Client http("127.0.0.1", server.http_port());
+  auto res = http.Get("/metrics");
+  if (!res || res->status != 200) return -1;
+  const size_t at = res->body.find("\n" + sample + " ");
+  if (at == std::string::npos) return 0;  // never incremented
+  return std::stod(res->body.substr(at + sample.size() + 2));
+}
+
+// Waits until shadow evaluation has caught up: its counts stop moving.
+void WaitShadowSettled(const testing::UtilitydProcess& server) {
+  double last = -1;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        const double now =
+            server.MetricTotal("utilityd_shadow_decisions_total") +
+            server.MetricTotal("utilityd_shadow_dropped_total");
+        const bool settled = now > 0 && now == last;
+        last = now;
+        return settled;
+      },
+      absl::Seconds(30), absl::Milliseconds(300)));
+}
+
+// With every decision shadowed and logged, the server's shadow counters and
+// its running report equal what utilityctl replay reports on the log.
+TEST(ShadowIntegrationTest, CountersEqualWhatReplayReports) {
+  testing::TempDir dir("utilityd_shadow");
+  const fs::path candidate = dir.path() / "candidate";
+  WriteCandidate(candidate, true);
+  const std::string log = (dir.path() / "decisions.bin").string();
+  testing::UtilitydProcess server(
+      {"--config_dir=examples/behaviour_sets",
+       "--shadow_config_dir=" + candidate.string(), "--shadow_sample=1",
+       "--decision_log=" + log, "--decision_log_format=binary"});
+  ASSERT_THAT(server.Start(), IsOk());
+  ASSERT_TRUE(server.WaitServing());
+  const std::string sim_log = (dir.path() / "sim.log").string();
+  auto sim = testing::SpawnProcess(
+      {UTILITYD_SIM_BINARY, "--target=" + server.address(), "--world=all",
+       "--agents=30", "--duration=10s", "--realtime=false",
+       "--report_every=100s"},
+      sim_log);
+  ASSERT_THAT(sim.status(), IsOk());
+  ASSERT_EQ(testing::WaitProcess(*sim, absl::Seconds(120)), 0)
+      << testing::ReadWholeFile(sim_log);
+  WaitShadowSettled(server);
+  EXPECT_EQ(server.MetricTotal("utilityd_shadow_dropped_total"), 0);
+  httplib::Client http("127.0.0.1", server.http_port());
+  auto res = http.Get("/api/v1/shadow");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  v1::ReplayReport shadow;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(res->body, &shadow).ok());
+  const double flipped_metric = MetricValue(
+      server,
+      R"(utilityd_shadow_decisions_total{behaviour_set="arena_mage",result="flipped"})");
+  const double total_metric =
+      server.MetricTotal("utilityd_shadow_decisions_total");
+  server.Signal(SIGTERM);
+  ASSERT_EQ(server.Wait(), 0) << server.Log();
+  EXPECT_THAT(server.Log(), HasSubstr("event=shadow_flip"));
+
+  int code = 0;
+  const v1::ReplayReport replayed =
+      RunReplay({"--log", log, "--candidate", candidate.string()}, &code);
+  ASSERT_EQ(code, 0);
+  ASSERT_GT(replayed.flipped(), 50);
+  EXPECT_EQ(total_metric, replayed.entries_read());
+  EXPECT_EQ(shadow.entries_read(), replayed.entries_read());
+  EXPECT_EQ(shadow.flipped(), replayed.flipped());
+  EXPECT_DOUBLE_EQ(shadow.churn(), replayed.churn());
+  EXPECT_EQ(shadow.baseline(), "live");
+  ASSERT_EQ(shadow.sets_size(), replayed.sets_size());
+  for (int i = 0; i < shadow.sets_size(); ++i) {
+    const v1::SetChurn& a = shadow.sets(i);
+    const v1::SetChurn& b = replayed.sets(i);
+    SCOPED_TRACE(a.behaviour_set());
+    EXPECT_EQ(a.behaviour_set(), b.behaviour_set());
+    EXPECT_EQ(a.decisions(), b.decisions());
+    EXPECT_EQ(a.flipped(), b.flipped());
+    ASSERT_EQ(a.transitions_size(), b.transitions_size());
+    for (int t = 0; t < a.transitions_size(); ++t) {
+      EXPECT_EQ(a.transitions(t).SerializeAsString(),
+                b.transitions(t).SerializeAsString());
+    }
+    if (a.behaviour_set() == "arena_mage") {
+      EXPECT_EQ(flipped_metric, a.flipped());
+    }
+  }
+}
+
+// A shadow queue of one cannot keep up with a batch of 3,000: the rest is
+// dropped and counted, and every agent still gets its decision.
+TEST(ShadowIntegrationTest, AFullQueueDropsAndCounts) {
+  testing::TempDir dir("utilityd_shadow_full");
+  const fs::path candidate = dir.path() / "candidate";
+  WriteCandidate(candidate, true);
+  testing::UtilitydProcess server(
+      {"--config_dir=examples/behaviour_sets",
+       "--shadow_config_dir=" + candidate.string(), "--shadow_sample=1",
+       "--shadow_queue=1"});
+  ASSERT_THAT(server.Start(), IsOk());
+  ASSERT_TRUE(server.WaitServing());
+  auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
+      server.address(), grpc::InsecureChannelCredentials()));
+  v1::DecideRequest request;
+  for (int i = 0; i < 3000; ++i) {
+    v1::AgentSnapshot* a = request.add_agents();
+    a->set_agent_id(absl::StrCat("forager-", i));
+    a->set_behaviour_set("villager_needs");
+    for (int f = 0; f < 8; ++f) a->add_factors(0.1f * ((i + f) % 10));
+  }
+  grpc::ClientContext context;
+  v1::DecideResponse response;
+  ASSERT_TRUE(stub->Decide(&context, request, &response).ok());
+  ASSERT_EQ(response.decisions_size(), 3000);
+  for (const v1::Decision& d : response.decisions()) {
+    ASSERT_FALSE(d.has_error()) << d.error().message();
+  }
+  WaitShadowSettled(server);
+  const double dropped = server.MetricTotal("utilityd_shadow_dropped_total");
+  EXPECT_GT(dropped, 0);
+  EXPECT_EQ(server.MetricTotal("utilityd_shadow_decisions_total") + dropped,
+            3000);
+}
+
+TEST(ShadowIntegrationTest, OffUnlessConfigured) {
+  testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets"});
+  ASSERT_THAT(server.Start(), IsOk());
+  httplib::Client http("127.0.0.1", server.http_port());
+  auto res = http.Get("/api/v1/shadow");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_THAT(res->body, HasSubstr("FAILED_PRECONDITION"));
+  EXPECT_THAT(res->body, HasSubstr("--shadow_config_dir"));
+  testing::UtilitydProcess bad(
+      {"--config_dir=examples/behaviour_sets", "--shadow_config_dir=/tmp",
+       "--shadow_sample=2"});
+  EXPECT_FALSE(bad.Start(absl::Seconds(10)).ok());
+  EXPECT_THAT(bad.Log(), HasSubstr("shadow_sample: must be within 0..1"));
 }
 
 }  // namespace

@@ -36,14 +36,15 @@ SetLookup InCatalog(const loader::Catalog& catalog);
 // One entry once decided, as Replayer reports it to `on_compared`.
 struct Comparison {
   const v1::DecisionLogEntry* entry = nullptr;
-  enum class Result { kSame, kFlipped, kError };
+  enum class Result { kSame, kFlipped, kError, kSkipped };
   Result result = Result::kSame;
   // What it adds to churn: 0 or 1, or a random strategy's total variation.
   double churn = 0;
   // |candidate winner's score - baseline winner's score| (flat sets only).
   bool scores_compared = false;
   double score_change = 0;
-  // The actions chosen ("" for none) and, for errors, why.
+  // The actions chosen ("" for none) and, for errors, why (for skipped
+  // entries, the reason as the report's `skipped` names it).
   std::string baseline_action, candidate_action;
   std::string error;
 };
@@ -57,8 +58,8 @@ struct ReplayOptions {
   std::string baseline_name;
   // Flipped decisions kept with both breakdowns, the first in log order.
   int examples = 3;
-  // When set, called for every replayed entry once it is decided (not for
-  // skipped ones), in log order within each set.
+  // When set, called for every entry: a skipped one as it is added, the
+  // others once decided, in log order within each set.
   std::function<void(const Comparison&)> on_compared;
 };
 
@@ -79,6 +80,8 @@ class Replayer {
   void Add(v1::DecisionLogEntry* entry);
   // Takes a copy of `entry`.
   void Add(const v1::DecisionLogEntry& entry);
+  // Decides what is pending (on_compared hears of it now).
+  void Flush();
   // Decides what is pending and returns the report of every entry added so
   // far; adding may go on.
   v1::ReplayReport Report();
@@ -87,6 +90,12 @@ class Replayer {
   class Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// One side of a comparison at explain full: what `set` decides for
+// `snapshot` (its expected revision ignored), with the summary line of the
+// breakdown, through the service's path.
+void ExplainSide(const loader::LoadedSet& set,
+                 const v1::AgentSnapshot& snapshot, v1::ReplaySide* out);
 
 // Prints a report for people: the totals, then per set its churn, actions
 // and from -> to table, then the examples.

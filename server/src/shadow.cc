@@ -1,0 +1,227 @@
+#include "server/src/shadow.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "server/src/log.h"
+
+namespace utilityd::server {
+namespace {
+
+// Flips kept with both breakdowns in the running report.
+constexpr int kExamples = 5;
+
+// Sets of a store's current generation by name.
+replay::SetLookup Current(const ConfigStore* store) {
+  return [store](absl::string_view name) {
+    const std::shared_ptr<const Generation> g = store->Current();
+    return g != nullptr ? g->catalog.Find(name) : nullptr;
+  };
+}
+
+const char* ResultName(replay::Comparison::Result r) {
+  switch (r) {
+    case replay::Comparison::Result::kSame:
+      return "same";
+    case replay::Comparison::Result::kFlipped:
+      return "flipped";
+    case replay::Comparison::Result::kError:
+      return "error";
+    case replay::Comparison::Result::kSkipped:
+      return "skipped";
+  }
+  return "error";
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ShadowEvaluator>> ShadowEvaluator::Start(
+    const Options& options, const ConfigStore* live,
+    metrics::Registry* registry) {
+  if (options.config_dir.empty()) return nullptr;
+  for (const auto& [name, rate] :
+       {std::pair<const char*, double>{"shadow_sample", options.sample},
+        {"shadow_log_flips", options.log_flips}}) {
+    if (!(rate >= 0 && rate <= 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": must be within 0..1, got ", rate));
+    }
+  }
+  if (options.queue_capacity < 1) {
+    return absl::InvalidArgumentError("shadow_queue: must be >= 1");
+  }
+  return std::unique_ptr<ShadowEvaluator>(
+      new ShadowEvaluator(options, live, registry));
+}
+
+ShadowEvaluator::ShadowEvaluator(const Options& options,
+                                 const ConfigStore* live,
+                                 metrics::Registry* registry)
+    : live_(live),
+      store_(std::make_unique<ConfigStore>(options.config_dir)),
+      sampled_(options.sample),
+      log_flips_(options.log_flips),
+      capacity_(options.queue_capacity),
+      decisions_(registry->AddCounter(
+          "utilityd_shadow_decisions_total",
+          "Live decisions decided again with the shadow (candidate) sets, by "
+          "whether the candidate chose the same action and target.",
+          {"behaviour_set", "result"})),
+      score_change_(registry->AddHistogram(
+          "utilityd_shadow_score_change",
+          "|candidate winner's score - live winner's score| of shadow "
+          "decisions.",
+          {"behaviour_set"}, {0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.5, 1})),
+      dropped_(registry
+                   ->AddCounter("utilityd_shadow_dropped_total",
+                                "Sampled decisions not decided again because "
+                                "the shadow queue was full.")
+                   .Add({})) {
+  auto make_replayer = [this] {
+    return std::make_unique<replay::Replayer>(replay::ReplayOptions{
+        .candidate = Current(store_.get()),
+        .baseline = Current(live_),
+        .baseline_name = "live",
+        .examples = kExamples,
+        .on_compared = [this](const replay::Comparison& c) { Compared(c); }});
+  };
+  {
+    utilityd::MutexLock lock(&replay_mu_);
+    replayer_ = make_replayer();
+  }
+  // A changed candidate starts a new running report: it describes one
+  // candidate, not a mix. (Counters keep counting; rates show the change.)
+  store_->SetListener([this, make_replayer](const ReloadOutcome& outcome) {
+    if (!outcome.ok) {
+      Log(LogLevel::kError, "shadow_config_rejected",
+          {{"dir", store_->dir()}, {"error", outcome.error}});
+      return;
+    }
+    if (!outcome.changed) return;
+    Log(LogLevel::kInfo, "shadow_config_loaded",
+        {{"dir", store_->dir()},
+         {"sets", store_->Current()->catalog.sets().size()}});
+    utilityd::MutexLock lock(&replay_mu_);
+    replayer_ = make_replayer();
+  });
+  (void)store_->Reload();
+  watcher_ =
+      std::make_unique<ConfigWatcher>(store_.get(), options.reload_interval);
+  watcher_->Start();
+  worker_ = std::thread([this] { Run(); });
+}
+
+ShadowEvaluator::~ShadowEvaluator() {
+  watcher_->Stop();
+  {
+    utilityd::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  worker_.join();
+}
+
+void ShadowEvaluator::Offer(const loader::LoadedSet& set,
+                            const v1::AgentSnapshot& snapshot,
+                            const v1::Decision& out) {
+  // Only sets the candidate directory holds are compared.
+  const std::shared_ptr<const Generation> candidate = store_->Current();
+  if (candidate == nullptr || candidate->catalog.Find(set.name()) == nullptr) {
+    return;
+  }
+  v1::DecisionLogEntry e;
+  e.set_decision_id(out.decision_id());
+  e.set_agent_id(snapshot.agent_id());
+  e.set_behaviour_set(set.name());
+  e.set_revision(set.revision());
+  *e.mutable_snapshot() = snapshot;
+  e.set_action(out.action());
+  e.set_target_id(out.target_id());
+  e.set_score(out.score());
+  e.set_tree_status(out.tree_status());
+  {
+    utilityd::MutexLock lock(&mu_);
+    if (queue_.size() < capacity_) {
+      queue_.push_back(std::move(e));
+      ++queued_;
+      return;
+    }
+  }
+  dropped_.Increment();
+}
+
+void ShadowEvaluator::Run() {
+  std::deque<v1::DecisionLogEntry> batch;
+  while (true) {
+    {
+      utilityd::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        return stop_ || !queue_.empty();
+      };
+      mu_.Await(ready);
+      if (queue_.empty() && stop_) return;
+      batch.swap(queue_);
+    }
+    {
+      utilityd::MutexLock lock(&replay_mu_);
+      for (v1::DecisionLogEntry& e : batch) {
+        v1::DecisionLogEntry* slot = replayer_->NewEntry();
+        slot->Swap(&e);
+        replayer_->Add(slot);
+      }
+      replayer_->Flush();
+    }
+    utilityd::MutexLock lock(&mu_);
+    done_ += static_cast<int64_t>(batch.size());
+    batch.clear();
+  }
+}
+
+// On the worker, with replay_mu_ held: metrics, and a sampled flip logged
+// with both breakdowns.
+void ShadowEvaluator::Compared(const replay::Comparison& c) {
+  const std::string& set = c.entry->behaviour_set();
+  decisions_.Add({set, ResultName(c.result)}).Increment();
+  if (c.scores_compared) score_change_.Add({set}).Observe(c.score_change);
+  if (c.result == replay::Comparison::Result::kError) {
+    Log(LogLevel::kWarning, "shadow_error",
+        {{"behaviour_set", set},
+         {"decision_id", c.entry->decision_id()},
+         {"error", c.error}});
+    return;
+  }
+  uint64_t id = 0;
+  if (c.result != replay::Comparison::Result::kFlipped ||
+      !absl::SimpleHexAtoi(c.entry->decision_id(), &id) || !log_flips_(id)) {
+    return;
+  }
+  v1::ReplaySide live, candidate;
+  if (auto s = Current(live_)(set); s != nullptr) {
+    replay::ExplainSide(*s, c.entry->snapshot(), &live);
+  }
+  if (auto s = Current(store_.get())(set); s != nullptr) {
+    replay::ExplainSide(*s, c.entry->snapshot(), &candidate);
+  }
+  Log(LogLevel::kInfo, "shadow_flip",
+      {{"behaviour_set", set},
+       {"decision_id", c.entry->decision_id()},
+       {"agent_id", c.entry->agent_id()},
+       {"live", c.baseline_action},
+       {"candidate", c.candidate_action},
+       {"live_breakdown", live.summary()},
+       {"candidate_breakdown", candidate.summary()}});
+}
+
+v1::ReplayReport ShadowEvaluator::Report() {
+  utilityd::MutexLock lock(&replay_mu_);
+  return replayer_->Report();
+}
+
+void ShadowEvaluator::WaitIdle() {
+  utilityd::MutexLock lock(&mu_);
+  const int64_t target = queued_;
+  auto caught_up = [this, target]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return done_ >= target || stop_;
+  };
+  mu_.Await(caught_up);
+}
+
+}  // namespace utilityd::server

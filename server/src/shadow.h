@@ -1,0 +1,99 @@
+// Shadow evaluation: candidate behaviour sets (--shadow_config_dir) that
+// are loaded, validated and hot-reloaded like the live ones but never
+// served. A sampled share of live decisions (by decision id) is decided
+// again with them after the reply is written, on a worker thread fed by a
+// bounded queue; a full queue drops and counts, never blocks. The
+// comparison is utilityctl replay's (utilityd::replay) with the live sets
+// as the baseline, so the counters equal what a replay of the same
+// decisions reports.
+//
+//   auto shadow = ShadowEvaluator::Start(options, live_store, &registry);
+//   if ((*shadow)->Sampled(id)) (*shadow)->Offer(set, snapshot, decision);
+//   v1::ReplayReport running = (*shadow)->Report();   // /api/v1/shadow
+#ifndef UTILITYD_SERVER_SHADOW_H_
+#define UTILITYD_SERVER_SHADOW_H_
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/src/config_store.h"
+#include "server/src/config_watcher.h"
+#include "server/src/decision_log.h"
+#include "utilityd/base/sync.h"
+#include "utilityd/metrics/metrics.h"
+#include "utilityd/replay/replay.h"
+#include "utilityd/v1/decision_service.pb.h"
+
+namespace utilityd::server {
+
+class ShadowEvaluator {
+ public:
+  struct Options {
+    // Candidate sets; empty turns shadow evaluation off.
+    std::string config_dir;
+    // Share (0..1) of live decisions decided again, chosen by decision id.
+    double sample = 0.01;
+    // Decisions waiting for the worker before new ones are dropped.
+    size_t queue_capacity = 65536;
+    // Share (0..1) of flipped decisions written to the server log with both
+    // breakdowns, chosen by decision id.
+    double log_flips = 0.01;
+    absl::Duration reload_interval = absl::Seconds(2);
+  };
+
+  // Loads the candidate sets (a bad directory is logged and retried, as for
+  // the live sets) and starts the worker; nullptr when config_dir is empty.
+  // INVALID_ARGUMENT for a rate outside 0..1 or a zero queue.
+  static absl::StatusOr<std::unique_ptr<ShadowEvaluator>> Start(
+      const Options& options, const ConfigStore* live,
+      metrics::Registry* registry);
+  // Decides what is queued, then stops the worker.
+  ~ShadowEvaluator();
+
+  bool Sampled(uint64_t id) const { return sampled_(id); }
+  // Queues a copy of a live decision: the snapshot as received and what the
+  // live set decided (`out`, its id set). Never blocks.
+  void Offer(const loader::LoadedSet& set, const v1::AgentSnapshot& snapshot,
+             const v1::Decision& out);
+
+  // Everything compared so far: per set the from -> to matrix, churn,
+  // errors, skips, score changes and example flips.
+  v1::ReplayReport Report();
+  // Waits until every decision queued before the call is compared (tests).
+  void WaitIdle();
+  const ConfigStore& store() const { return *store_; }
+
+ private:
+  ShadowEvaluator(const Options& options, const ConfigStore* live,
+                  metrics::Registry* registry);
+  void Run();
+  void Compared(const replay::Comparison& c);
+
+  const ConfigStore* const live_;
+  std::unique_ptr<ConfigStore> store_;
+  std::unique_ptr<ConfigWatcher> watcher_;
+  const IdSampler sampled_;
+  const IdSampler log_flips_;
+  const size_t capacity_;
+  metrics::Family<metrics::Counter>& decisions_;
+  metrics::Family<metrics::Histogram>& score_change_;
+  metrics::Counter& dropped_;
+  utilityd::Mutex mu_;
+  std::deque<v1::DecisionLogEntry> queue_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t queued_ ABSL_GUARDED_BY(mu_) = 0;  // ever queued
+  int64_t done_ ABSL_GUARDED_BY(mu_) = 0;    // ever compared
+  // The worker's replayer; Report() reads it too.
+  utilityd::Mutex replay_mu_;
+  std::unique_ptr<replay::Replayer> replayer_ ABSL_GUARDED_BY(replay_mu_);
+  std::thread worker_;
+};
+
+}  // namespace utilityd::server
+
+#endif  // UTILITYD_SERVER_SHADOW_H_
