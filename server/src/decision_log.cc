@@ -109,19 +109,15 @@ DecisionLog::DecisionLog(FILE* out, bool owned, const Options& options,
       mask_salt_(options.mask_salt),
       factor_values_(options.factor_values),
       binary_(options.format == "binary"),
-      capacity_(options.queue_capacity),
       sampled_(options.sample),
       written_(written),
-      dropped_(dropped) {
-  writer_ = std::thread([this] { Run(); });
-}
+      dropped_(dropped),
+      queue_(std::make_unique<DrainingQueue<Item>>(
+          options.queue_capacity,
+          [this](std::deque<Item>& batch) { Write(batch); })) {}
 
 DecisionLog::~DecisionLog() {
-  {
-    utilityd::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  writer_.join();
+  queue_->Stop();  // writes what is queued
   if (owned_) std::fclose(out_);
 }
 
@@ -168,59 +164,42 @@ void DecisionLog::Offer(v1::DecisionLogEntry entry, Breakdown breakdown) {
     }
   }
   ClearRawInputs(&entry);
-  {
-    utilityd::MutexLock lock(&mu_);
-    if (queue_.size() < capacity_) {
-      queue_.push_back({std::move(entry), std::move(breakdown)});
-      return;
-    }
+  if (!queue_->Offer({std::move(entry), std::move(breakdown)})) {
+    dropped_->Increment();
   }
-  dropped_->Increment();
 }
 
-void DecisionLog::Run() {
+// On the writer thread: one batch of entries to the sink.
+void DecisionLog::Write(std::deque<Item>& batch) {
   google::protobuf::util::JsonPrintOptions json;
   json.preserve_proto_field_names = true;
-  std::deque<Item> batch;
   std::string line;
-  while (true) {
-    {
-      utilityd::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return stop_ || !queue_.empty();
-      };
-      mu_.Await(ready);
-      if (queue_.empty() && stop_) return;
-      batch.swap(queue_);
-    }
-    for (Item& item : batch) {
-      v1::DecisionLogEntry& e = item.entry;
-      if (const auto& set = item.breakdown.set; set != nullptr) {
-        // A sampled decision: scored again here, off the request path.
-        codec::AgentScratch scratch;
-        engine::AgentInput input;
-        if (codec::ResolveAgent(*set, item.breakdown.snapshot, &scratch, &input)
-                .ok()) {
-          AddFullBreakdown(*set, item.breakdown.snapshot, input, &e);
-          ClearRawInputs(&e);
-        }
+  for (Item& item : batch) {
+    v1::DecisionLogEntry& e = item.entry;
+    if (const auto& set = item.breakdown.set; set != nullptr) {
+      // A sampled decision: scored again here, off the request path.
+      codec::AgentScratch scratch;
+      engine::AgentInput input;
+      if (codec::ResolveAgent(*set, item.breakdown.snapshot, &scratch, &input)
+              .ok()) {
+        AddFullBreakdown(*set, item.breakdown.snapshot, input, &e);
+        ClearRawInputs(&e);
       }
-      line.clear();
-      if (binary_) {
-        // The by-name copy of the snapshot's factors is for people
-        // reading JSON; the binary form keeps the snapshot only.
-        if (e.has_snapshot()) e.clear_factors();
-        replay::AppendDelimited(e, &line);
-      } else {
-        (void)google::protobuf::util::MessageToJsonString(e, &line, json);
-        line += '\n';
-      }
-      std::fwrite(line.data(), 1, line.size(), out_);
     }
-    std::fflush(out_);
-    written_->Increment(static_cast<double>(batch.size()));
-    batch.clear();
+    line.clear();
+    if (binary_) {
+      // The by-name copy of the snapshot's factors is for people reading
+      // JSON; the binary form keeps the snapshot only.
+      if (e.has_snapshot()) e.clear_factors();
+      replay::AppendDelimited(e, &line);
+    } else {
+      (void)google::protobuf::util::MessageToJsonString(e, &line, json);
+      line += '\n';
+    }
+    std::fwrite(line.data(), 1, line.size(), out_);
   }
+  std::fflush(out_);
+  written_->Increment(static_cast<double>(batch.size()));
 }
 
 }  // namespace utilityd::server

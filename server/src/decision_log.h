@@ -26,7 +26,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "utilityd/base/sync.h"
+#include "server/src/draining_queue.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/metrics/metrics.h"
@@ -115,7 +115,11 @@ class DecisionLog {
   void Offer(v1::DecisionLogEntry entry, Breakdown breakdown = {});
 
  private:
-  void Run();
+  struct Item {
+    v1::DecisionLogEntry entry;
+    Breakdown breakdown;
+  };
+  void Write(std::deque<Item>& batch);
 
   FILE* out_;
   const bool owned_;
@@ -123,20 +127,13 @@ class DecisionLog {
   const std::string mask_salt_;
   const bool factor_values_;
   const bool binary_;
-  const size_t capacity_;
   const IdSampler sampled_;
   metrics::Counter* written_;
   metrics::Counter* dropped_;
-  utilityd::Mutex mu_;
-  struct Item {
-    v1::DecisionLogEntry entry;
-    Breakdown breakdown;
-  };
   // Drops raw inputs from a breakdown when factor values are not logged.
   void ClearRawInputs(v1::DecisionLogEntry* entry) const;
-  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread writer_;
+  // Last: its writer thread starts once the rest is built.
+  std::unique_ptr<DrainingQueue<Item>> queue_;
 };
 
 }  // namespace utilityd::server

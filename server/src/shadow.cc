@@ -60,7 +60,6 @@ ShadowEvaluator::ShadowEvaluator(const Options& options,
       store_(std::make_unique<ConfigStore>(options.config_dir)),
       sampled_(options.sample),
       log_flips_(options.log_flips),
-      capacity_(options.queue_capacity),
       decisions_(registry->AddCounter(
           "utilityd_shadow_decisions_total",
           "Live decisions decided again with the shadow (candidate) sets, by "
@@ -107,16 +106,14 @@ ShadowEvaluator::ShadowEvaluator(const Options& options,
   watcher_ =
       std::make_unique<ConfigWatcher>(store_.get(), options.reload_interval);
   watcher_->Start();
-  worker_ = std::thread([this] { Run(); });
+  queue_ = std::make_unique<DrainingQueue<v1::DecisionLogEntry>>(
+      options.queue_capacity,
+      [this](std::deque<v1::DecisionLogEntry>& batch) { Compare(batch); });
 }
 
 ShadowEvaluator::~ShadowEvaluator() {
   watcher_->Stop();
-  {
-    utilityd::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  worker_.join();
+  queue_->Stop();  // compares what is queued
 }
 
 void ShadowEvaluator::Offer(const loader::LoadedSet& set,
@@ -137,42 +134,18 @@ void ShadowEvaluator::Offer(const loader::LoadedSet& set,
   e.set_target_id(out.target_id());
   e.set_score(out.score());
   e.set_tree_status(out.tree_status());
-  {
-    utilityd::MutexLock lock(&mu_);
-    if (queue_.size() < capacity_) {
-      queue_.push_back(std::move(e));
-      ++queued_;
-      return;
-    }
-  }
-  dropped_.Increment();
+  if (!queue_->Offer(std::move(e))) dropped_.Increment();
 }
 
-void ShadowEvaluator::Run() {
-  std::deque<v1::DecisionLogEntry> batch;
-  while (true) {
-    {
-      utilityd::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return stop_ || !queue_.empty();
-      };
-      mu_.Await(ready);
-      if (queue_.empty() && stop_) return;
-      batch.swap(queue_);
-    }
-    {
-      utilityd::MutexLock lock(&replay_mu_);
-      for (v1::DecisionLogEntry& e : batch) {
-        v1::DecisionLogEntry* slot = replayer_->NewEntry();
-        slot->Swap(&e);
-        replayer_->Add(slot);
-      }
-      replayer_->Flush();
-    }
-    utilityd::MutexLock lock(&mu_);
-    done_ += static_cast<int64_t>(batch.size());
-    batch.clear();
+// On the worker: a batch of live decisions decided again.
+void ShadowEvaluator::Compare(std::deque<v1::DecisionLogEntry>& batch) {
+  utilityd::MutexLock lock(&replay_mu_);
+  for (v1::DecisionLogEntry& e : batch) {
+    v1::DecisionLogEntry* slot = replayer_->NewEntry();
+    slot->Swap(&e);
+    replayer_->Add(slot);
   }
+  replayer_->Flush();
 }
 
 // On the worker, with replay_mu_ held: metrics, and a sampled flip logged
@@ -215,13 +188,6 @@ v1::ReplayReport ShadowEvaluator::Report() {
   return replayer_->Report();
 }
 
-void ShadowEvaluator::WaitIdle() {
-  utilityd::MutexLock lock(&mu_);
-  const int64_t target = queued_;
-  auto caught_up = [this, target]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return done_ >= target || stop_;
-  };
-  mu_.Await(caught_up);
-}
+void ShadowEvaluator::WaitIdle() { queue_->WaitIdle(); }
 
 }  // namespace utilityd::server

@@ -24,6 +24,7 @@
 #include "server/src/config_store.h"
 #include "server/src/config_watcher.h"
 #include "server/src/decision_log.h"
+#include "server/src/draining_queue.h"
 #include "utilityd/base/sync.h"
 #include "utilityd/metrics/metrics.h"
 #include "utilityd/replay/replay.h"
@@ -71,7 +72,7 @@ class ShadowEvaluator {
  private:
   ShadowEvaluator(const Options& options, const ConfigStore* live,
                   metrics::Registry* registry);
-  void Run();
+  void Compare(std::deque<v1::DecisionLogEntry>& batch);
   void Compared(const replay::Comparison& c);
 
   const ConfigStore* const live_;
@@ -79,19 +80,15 @@ class ShadowEvaluator {
   std::unique_ptr<ConfigWatcher> watcher_;
   const IdSampler sampled_;
   const IdSampler log_flips_;
-  const size_t capacity_;
   metrics::Family<metrics::Counter>& decisions_;
   metrics::Family<metrics::Histogram>& score_change_;
   metrics::Counter& dropped_;
-  utilityd::Mutex mu_;
-  std::deque<v1::DecisionLogEntry> queue_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  int64_t queued_ ABSL_GUARDED_BY(mu_) = 0;  // ever queued
-  int64_t done_ ABSL_GUARDED_BY(mu_) = 0;    // ever compared
-  // The worker's replayer; Report() reads it too.
+  // The worker's replayer; Report() and a reload of the candidate use it
+  // too.
   utilityd::Mutex replay_mu_;
   std::unique_ptr<replay::Replayer> replayer_ ABSL_GUARDED_BY(replay_mu_);
-  std::thread worker_;
+  // Last: its worker starts once the rest is built.
+  std::unique_ptr<DrainingQueue<v1::DecisionLogEntry>> queue_;
 };
 
 }  // namespace utilityd::server
