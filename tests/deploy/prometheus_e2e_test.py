@@ -83,9 +83,17 @@ class PrometheusEndToEnd(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="utilityd_prom_")
         cls.procs = []
         port_file = os.path.join(cls.dir, "ports")
+        # A shadow candidate: the arena mage with take_cover at half weight.
+        shadow = os.path.join(cls.dir, "shadow")
+        os.mkdir(shadow)
+        arena = read_text("examples/behaviour_sets/arena_mage.yaml")
+        with open(os.path.join(shadow, "arena_mage.yaml"), "w") as f:
+            f.write(arena.replace("  - name: take_cover\n",
+                                  "  - name: take_cover\n    weight: 0.5\n", 1))
         cls.procs.append(subprocess.Popen(
             [UTILITYD, "--config_dir=examples/behaviour_sets",
              "--grpc_address=127.0.0.1:0", "--http_address=127.0.0.1:0",
+             "--shadow_config_dir=" + shadow, "--shadow_sample=0.5",
              "--port_file=" + port_file],
             stderr=open(os.path.join(cls.dir, "utilityd.log"), "w")))
         wait_for(lambda: len(read_text(port_file).split()) == 2, 20, "utilityd")
