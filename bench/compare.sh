@@ -3,10 +3,11 @@
 # prints one table: the engine in process (batch path, one-at-a-time path
 # and the straightforward baseline), the service against the echo baseline
 # side by side in the full and the compact form, latency at half of the maximum throughput, unary latency
-# unloaded, memory idle and per idle stream, and the cost of the live feed's
-# sampled full breakdowns. Each service figure is the median of ROUNDS
-# runs, utilityd and the echo server alternating; each engine figure the
-# median of 5 repetitions, with their range in brackets.
+# unloaded, memory idle and per idle stream, the cost of the live feed's
+# sampled full breakdowns, and the request path with and without shadow
+# evaluation. Each service figure is the median of ROUNDS runs, utilityd,
+# the echo server and utilityd with a shadow candidate alternating; each
+# engine figure the median of 5 repetitions, with their range in brackets.
 #
 #   bench/compare.sh [BUILD_DIR]     (DURATION=10s WARMUP=2s ROUNDS=3)
 #   SMOKE=1 bench/compare.sh build   (seconds; checks that it all runs)
@@ -73,10 +74,14 @@ echo "== engine (one core, arena set, batches of 256)" >&2
 echo "== service, streaming, batches of 256 (max throughput, $rounds rounds)" >&2
 start utilityd "$build/server/utilityd"
 start echo "$build/bench/utilityd-echo"
+# Shadow evaluation at its default 1% sample, with every set a candidate
+# (the same sets: all the work, no flips).
+start shadow "$build/server/utilityd" --shadow_config_dir=examples/behaviour_sets
 load=(--batch 256 --streams 2 --in_flight 4 --connections 2)
 for _ in $(seq "$rounds"); do
   bench utilityd max "${load[@]}"
   bench echo echo "${load[@]}"
+  bench shadow shadowmax "${load[@]}"
 done
 echo "== the same in the compact form ($rounds rounds)" >&2
 for _ in $(seq "$rounds"); do
@@ -89,6 +94,7 @@ r = [json.loads(l)['batches_per_second'] for l in open('$work/max.jsonl')]
 print(round(statistics.median(r) / 2, 1))")
 echo "== latency at half of the maximum ($half batches/s)" >&2
 bench utilityd half "${load[@]}" --rate "$half"
+bench shadow shadowhalf "${load[@]}" --rate "$half"
 echo "== unary, one agent per call, unloaded" >&2
 bench utilityd unary --unary --batch 1 --streams 1 --in_flight 1 --rate 200
 echo "== unary, one agent per call, back to back (threads kept awake)" >&2
@@ -123,12 +129,14 @@ def engine_spread(name):
 BATCH, SINGLE, BASE = ("BM_EngineBatch/explain_none/256",
                        "BM_EngineDecide/explain_none/256", "BM_Baseline/256")
 batch, single, base = (engine_rate(n) for n in (BATCH, SINGLE, BASE))
-mx, echo, mxc, echoc, half, unary, unarybb, nofeed = (
-    lines(n) for n in ("max", "echo", "maxc", "echoc", "half", "unary",
-                       "unarybb", "nofeed"))
+(mx, echo, mxc, echoc, half, unary, unarybb, nofeed, shmx,
+ shhalf) = (lines(n) for n in ("max", "echo", "maxc", "echoc", "half",
+                                "unary", "unarybb", "nofeed", "shadowmax",
+                                "shadowhalf"))
 idle = json.load(open(f"{work}/idle.json"))
-svc, eco, svcc, ecoc, nof = (med(r, "decisions_per_second")
-                             for r in (mx, echo, mxc, echoc, nofeed))
+svc, eco, svcc, ecoc, nof, shd = (med(r, "decisions_per_second")
+                                  for r in (mx, echo, mxc, echoc, nofeed,
+                                            shmx))
 rows = [
     ("engine batch path, decisions/s/core",
      f"{batch/1e6:.2f} M ({engine_spread(BATCH)})", ">= 25 M", batch >= 25e6),
@@ -171,6 +179,12 @@ rows = [
      "<= 16 KiB", idle["bytes_per_stream"] <= 16 * 1024),
     ("1% sampled full breakdowns (live feed): cost",
      f"{(1 - svc/nof)*100:.1f}%", "<= 10%", 1 - svc / nof <= 0.10),
+    ("shadow evaluation (1% sampled), decisions/s",
+     f"{shd/1e6:.2f} M (without {svc/1e6:.2f} M)", "", None),
+    ("  its throughput cost", f"{(1 - shd/svc)*100:.1f}%", "<= 5%",
+     1 - shd / svc <= 0.05),
+    ("  p99 at half of max, with / without",
+     f"{shhalf[0]['p99_ms']:.2f} / {half[0]['p99_ms']:.2f} ms", "", None),
 ]
 print(f"{'figure':44} {'measured':>22}  {'target':>10}")
 for name, value, target, ok in rows:

@@ -14,6 +14,7 @@
 #include "utilityd/engine/definition.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/loader/set_loader.h"
+#include "utilityd/replay/replay.h"
 #include "utilityd/v1/decision_log.pb.h"
 
 namespace utilityd::server {
@@ -231,6 +232,61 @@ absl::Status Recent(RecentDecisions* recent, const HttpRequest& req,
   return absl::OkStatus();
 }
 
+// POST /api/v1/candidate: the feed's recent decisions of a set replayed
+// with a candidate (an edited set, or the shadow set) against the live set.
+absl::Status Candidate(DecisionServiceImpl* service, RecentDecisions* recent,
+                       ShadowEvaluator* shadow, const HttpRequest& req,
+                       HttpResponse& res) {
+  v1::CandidateReportRequest request;
+  UTILITYD_RETURN_IF_ERROR(ReadBody(req, "candidate", &request));
+  const int examples = request.examples() == 0 ? 50 : request.examples();
+  if (examples < 1 || examples > 500) {
+    return absl::InvalidArgumentError("examples: expected 1 to 500");
+  }
+  const std::string& name = request.behaviour_set();
+  const std::shared_ptr<const Generation> live_generation =
+      service->store().Current();
+  std::shared_ptr<const loader::LoadedSet> live =
+      live_generation != nullptr ? live_generation->catalog.Find(name)
+                                 : nullptr;
+  if (live == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("behaviourSet: no live set named \"", name, "\""));
+  }
+  std::shared_ptr<const loader::LoadedSet> candidate;
+  if (request.has_candidate()) {
+    absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> edited =
+        loader::LoadSetProto(request.candidate(), "candidate");
+    if (!edited.ok()) return edited.status();
+    candidate = *std::move(edited);
+  } else {
+    const std::shared_ptr<const Generation> g =
+        shadow != nullptr ? shadow->store().Current() : nullptr;
+    candidate = g != nullptr ? g->catalog.Find(name) : nullptr;
+    if (candidate == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "candidate: give an edited set, or run the server with a "
+          "--shadow_config_dir that holds \"",
+          name, "\""));
+    }
+  }
+  replay::Replayer replayer(
+      {.candidate = [candidate](absl::string_view) { return candidate; },
+       .baseline = [live](absl::string_view) { return live; },
+       .baseline_name = "live",
+       .examples = examples});
+  if (recent != nullptr) {
+    std::vector<v1::DecisionLogEntry> entries =
+        recent->Newest({.limit = recent->capacity(), .behaviour_set = name});
+    // Oldest first, so the examples are the first flips in time.
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+      replayer.Add(*it);
+    }
+  }
+  SendMessage(replayer.Report(), res);
+  return absl::OkStatus();
+}
+
 // GET /api/v1/shadow
 absl::Status Shadow(ShadowEvaluator* shadow, HttpResponse& res) {
   if (shadow == nullptr) {
@@ -300,7 +356,7 @@ void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
     };
     http.Route("GET", R"(/ui/.*)", refuse);
     http.Route("GET", R"(/api/v1/(sets|curves|decisions|shadow).*)", refuse);
-    http.Route("POST", R"(/api/v1/(decide|whatif))", refuse);
+    http.Route("POST", R"(/api/v1/(decide|whatif|candidate))", refuse);
     return;
   }
   http.Route("GET", R"(/ui/([a-z_.]*))", ServeUiAsset);
@@ -351,6 +407,11 @@ void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
   // Its examples are explained when asked: a worker's job.
   http.Route("GET", "/api/v1/shadow",
              route([shadow](Req, Res res) { return Shadow(shadow, res); }),
+             kWorker);
+  http.Route("POST", "/api/v1/candidate",
+             route([service, recent, shadow](Req req, Res res) {
+               return Candidate(service, recent, shadow, req, res);
+             }),
              kWorker);
 }
 

@@ -12,6 +12,9 @@
 //        ?limit=50&set=NAME&action=NAME&switched=true|false
 //   GET  /api/v1/shadow                ReplayReport: shadow evaluation's
 //                                      running comparison (docs/REPLAY.md)
+//   POST /api/v1/candidate             CandidateReportRequest -> ReplayReport:
+//                                      the feed's recent decisions of a set
+//                                      replayed with an edited or shadow set
 //
 // The page itself is at /ui/ (index.html, app.js, style.css from
 // server/ui/, built into the binary); / redirects there.

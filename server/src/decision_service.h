@@ -71,6 +71,8 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
   bool draining() const { return draining_.load(); }
   // Returns how many streams are open.
   int active_streams() const;
+  // The live sets.
+  const ConfigStore& store() const { return *store_; }
 
   // Decides one batch into `response` on the current generation. Returns a
   // request-level error (UNAVAILABLE, RESOURCE_EXHAUSTED) without deciding.

@@ -29,7 +29,9 @@ v1::DecisionLogEntry ToEntry(const RecentDecisions::Sample& s) {
 }  // namespace
 
 RecentDecisions::RecentDecisions(size_t capacity, double sample)
-    : sampled_(sample), ring_(std::max<size_t>(capacity, 1)) {}
+    : capacity_(std::max<size_t>(capacity, 1)),
+      sampled_(sample),
+      ring_(capacity_) {}
 
 void RecentDecisions::Add(Sample sample) {
   Sample old;

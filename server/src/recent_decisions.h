@@ -59,8 +59,11 @@ class RecentDecisions {
   // Newest first, at most filter.limit of those matching, each with its
   // factors by name and its full breakdown.
   std::vector<v1::DecisionLogEntry> Newest(const Filter& filter) const;
+  // How many it keeps.
+  size_t capacity() const { return capacity_; }
 
  private:
+  const size_t capacity_;
   const IdSampler sampled_;
   mutable utilityd::Mutex mu_;
   std::vector<Sample> ring_ ABSL_GUARDED_BY(mu_);

@@ -152,8 +152,20 @@ void ShadowEvaluator::Compare(std::deque<v1::DecisionLogEntry>& batch) {
 // with both breakdowns.
 void ShadowEvaluator::Compared(const replay::Comparison& c) {
   const std::string& set = c.entry->behaviour_set();
-  decisions_.Add({set, ResultName(c.result)}).Increment();
-  if (c.scores_compared) score_change_.Add({set}).Observe(c.score_change);
+  // The set's metric handles, looked up once.
+  auto [it, added] = handles_.try_emplace(set);
+  SetHandles& h = it->second;
+  if (added) {
+    for (auto r : {replay::Comparison::Result::kSame,
+                   replay::Comparison::Result::kFlipped,
+                   replay::Comparison::Result::kError,
+                   replay::Comparison::Result::kSkipped}) {
+      h.results[static_cast<int>(r)] = &decisions_.Add({set, ResultName(r)});
+    }
+    h.score_change = &score_change_.Add({set});
+  }
+  h.results[static_cast<int>(c.result)]->Increment();
+  if (c.scores_compared) h.score_change->Observe(c.score_change);
   if (c.result == replay::Comparison::Result::kError) {
     Log(LogLevel::kWarning, "shadow_error",
         {{"behaviour_set", set},

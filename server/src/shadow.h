@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/src/config_store.h"
@@ -87,6 +88,12 @@ class ShadowEvaluator {
   // too.
   utilityd::Mutex replay_mu_;
   std::unique_ptr<replay::Replayer> replayer_ ABSL_GUARDED_BY(replay_mu_);
+  struct SetHandles {
+    metrics::Counter* results[4] = {};  // by Comparison::Result
+    metrics::Histogram* score_change = nullptr;
+  };
+  // Used by Compared, which the replayer calls with replay_mu_ held.
+  absl::flat_hash_map<std::string, SetHandles> handles_;
   // Last: its worker starts once the rest is built.
   std::unique_ptr<DrainingQueue<v1::DecisionLogEntry>> queue_;
 };

@@ -689,6 +689,73 @@ async function loadFeedRow(e) {
   rescore();
 }
 
+// ---- candidate view -----------------------------------------------------------
+
+// The feed's recent decisions of this set replayed by the server with a
+// candidate (the shadow set, or this page's edits) against the live set.
+let candidateFlips = [];
+async function compareCandidate(useEdits) {
+  const body = { behaviourSet: state.work.name };
+  if (useEdits) {
+    const copy = JSON.parse(JSON.stringify(state.work));
+    delete copy.revision;
+    body.candidate = copy;
+  }
+  try {
+    renderCandidate(await api('/api/v1/candidate', body));
+  } catch (e) {
+    renderCandidate(null);
+    $('candidate-text').textContent = String(e.message || e);
+  }
+}
+
+function sideText(d) {
+  return (d.action || '(none)') + (d.targetId ? '@' + d.targetId : '');
+}
+
+function renderCandidate(r) {
+  const set = r && (r.sets || [])[0];
+  const compared = set ? Number(set.decisions || 0) : 0;
+  $('candidate-matrix').hidden = $('candidate-flips').hidden = !compared;
+  candidateFlips = compared ? (r.examples || []) : [];
+  if (!r) return;
+  if (!compared) {
+    $('candidate-text').textContent = 'No recent decisions of this set to ' +
+      'replay yet (the feed keeps --recent_sample of real traffic).';
+    return;
+  }
+  const flipped = Number(set.flipped || 0);
+  $('candidate-text').textContent =
+    `churn ${(100 * (set.churn || 0)).toFixed(1)}%: ${flipped} of ${compared} ` +
+    `recent decisions change (candidate ${set.candidateRevision}, live ` +
+    `${set.baselineRevision})` + (Number(set.errors || 0)
+      ? `; ${set.errors} refused: ${set.firstError}` : '');
+  const moves = (set.transitions || []).filter(
+    (t) => t.from !== t.to || Number(t.targetChanged || 0) > 0);
+  $('candidate-matrix').querySelector('tbody').innerHTML = moves.map((t) =>
+    `<tr class="move" data-from="${esc(t.from)}" data-to="${esc(t.to)}"
+      data-count="${Number(t.count)}"><td>${esc(t.from || '(none)')}</td>
+      <td>${esc(t.to || '(none)')}${t.from === t.to ? ' (other target)' : ''}</td>
+      <td>${Number(t.from === t.to ? t.targetChanged : t.count)}</td></tr>`).join('') ||
+    '<tr><td colspan="3" class="muted">no decision changes</td></tr>';
+  $('candidate-flips').querySelector('tbody').innerHTML = candidateFlips.map((x, i) =>
+    `<tr class="flip-row" data-index="${i}"><td>${esc(x.agentId)}</td>
+      <td>${esc(sideText(x.baseline))} → ${esc(sideText(x.candidate))}</td>
+      <td>${Number(x.margin || 0).toFixed(3)}</td></tr>`).join('');
+}
+
+// Both breakdowns of a flipped decision, side by side.
+function openFlip(x) {
+  const side = (title, d) => `<div class="flip-side"><h3>${esc(title)}:
+    ${esc(sideText(d))} ${Number(d.score || 0).toFixed(3)}</h3>
+    <ul>${String(d.summary || '').split(' | ').map((s) =>
+      `<li>${esc(s)}</li>`).join('')}</ul></div>`;
+  $('modal-body').innerHTML = `<h2>${esc(x.agentId)} <span class="muted">
+    decision ${esc(x.decisionId)}, margin ${Number(x.margin || 0).toFixed(3)}</span></h2>
+    <div class="flip" data-testid="flip">${side('live', x.baseline)}${side('candidate', x.candidate)}</div>`;
+  $('modal').hidden = false;
+}
+
 // ---- wiring --------------------------------------------------------------------
 
 function esc(s) {
@@ -770,6 +837,12 @@ function wire() {
   $('feed').addEventListener('click', (e) => {
     const row = e.target.closest('.feed-row');
     if (row) loadFeedRow(feedRows[Number(row.dataset.index)]).catch(showError);
+  });
+  $('candidate-shadow').addEventListener('click', () => compareCandidate(false));
+  $('candidate-edits').addEventListener('click', () => compareCandidate(true));
+  $('candidate-flips').addEventListener('click', (e) => {
+    const row = e.target.closest('.flip-row');
+    if (row) openFlip(candidateFlips[Number(row.dataset.index)]);
   });
   $('token-save').addEventListener('click', () => {
     state.token = $('token').value;

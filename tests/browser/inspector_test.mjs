@@ -26,10 +26,21 @@ fs.mkdirSync(outDir, { recursive: true });
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'utilityd_inspector_'));
 const portFile = path.join(work, 'ports');
 
+// A shadow candidate: the arena mage with take_cover at half its weight.
+const shadowDir = path.join(work, 'shadow');
+fs.mkdirSync(shadowDir);
+const arenaYaml = fs.readFileSync(
+  path.join(sourceDir, 'examples/behaviour_sets/arena_mage.yaml'), 'utf8');
+const halved = arenaYaml.replace('  - name: take_cover\n',
+  '  - name: take_cover\n    weight: 0.5\n');
+assert.notEqual(halved, arenaYaml);
+fs.writeFileSync(path.join(shadowDir, 'arena_mage.yaml'), halved);
+
 const server = spawn(utilityd, [
   '--config_dir=' + path.join(sourceDir, 'examples/behaviour_sets'),
   '--grpc_address=127.0.0.1:0', '--http_address=127.0.0.1:0',
   '--port_file=' + portFile, '--recent_sample=1',
+  '--shadow_config_dir=' + shadowDir,
 ], { stdio: ['ignore', 'ignore', fs.openSync(path.join(work, 'server.log'), 'a')] });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -252,6 +263,50 @@ try {
     await page.click('.feed-row[data-agent="mage-1"]');
     await page.waitForFunction(() => document.getElementById('scenario').value === '');
     await page.screenshot({ path: path.join(outDir, 'inspector-feed.png') });
+    assert.deepEqual(problems, []);
+  });
+
+  await check('the candidate view shows what halving take_cover does to recent decisions', async () => {
+    // Random mages fill the feed (it keeps every decision here).
+    execFileSync(utilityctl, ['bench', '--target', `127.0.0.1:${grpc}`,
+      '--set', 'arena_mage', '--batch', '64', '--streams', '1',
+      '--duration', '1s', '--warmup', '0s']);
+    await page.evaluate(() => { document.getElementById('modal').hidden = true; });
+    await page.selectOption('#set', 'arena_mage');
+    await page.waitForSelector('body[data-set="arena_mage"]');
+    await settled(page);
+    await page.click('#candidate-shadow');
+    await page.waitForSelector('#candidate-matrix:not([hidden]) tr.move');
+    // The same replay, straight from the API.
+    const res = await fetch(`${base}/api/v1/candidate`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ behaviourSet: 'arena_mage' }),
+    });
+    const report = await res.json();
+    const set = report.sets[0];
+    assert.ok(Number(set.flipped) > 0, 'halving take_cover flips decisions');
+    // Halving one action only ever takes decisions away from it.
+    const moves = await page.locator('#candidate-matrix tr.move').evaluateAll(
+      (rows) => rows.map((r) => [r.dataset.from, r.dataset.to, Number(r.dataset.count)]));
+    let total = 0;
+    for (const [from, to, count] of moves) {
+      assert.equal(from, 'take_cover', `a move from ${from} to ${to}`);
+      total += count;
+    }
+    assert.equal(total, Number(set.flipped));
+    assert.match(await page.locator('#candidate-text').textContent(),
+      new RegExp(`${set.flipped} of ${set.decisions} recent decisions change`));
+    // A flipped decision opens with both breakdowns.
+    await page.locator('#candidate-flips .flip-row').first().click();
+    const flip = page.locator('[data-testid="flip"]');
+    await flip.waitFor();
+    const sides = await flip.locator('.flip-side').allTextContents();
+    assert.equal(sides.length, 2);
+    assert.match(sides[0], /live:\s+take_cover/);
+    assert.match(sides[1], /candidate:\s+\w/);
+    assert.match(sides[1], /take_cover 0\.\d+/);
+    await page.screenshot({ path: path.join(outDir, 'inspector-candidate.png') });
+    await page.evaluate(() => { document.getElementById('modal').hidden = true; });
     assert.deepEqual(problems, []);
   });
 } catch (e) {

@@ -188,7 +188,9 @@ TEST_F(ReplayIntegrationTest, FlipsEqualAnIndependentCount) {
           reported[{s.behaviour_set(), t.from(), t.to()}] = t.count();
         }
       }
-      if (s.behaviour_set() != "arena_mage") EXPECT_EQ(s.flipped(), 0);
+      if (s.behaviour_set() != "arena_mage") {
+        EXPECT_EQ(s.flipped(), 0);
+      }
     }
     EXPECT_EQ(reported, expected);
     EXPECT_GT(r.flip_margin().count(), 0);
