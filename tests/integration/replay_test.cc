@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "ctl/commands.h"
@@ -414,6 +415,68 @@ TEST(ShadowIntegrationTest, AFullQueueDropsAndCounts) {
   EXPECT_GT(dropped, 0);
   EXPECT_EQ(server.MetricTotal("utilityd_shadow_decisions_total") + dropped,
             3000);
+}
+
+// The candidate reloads like the live sets: a bad file is refused (the last
+// good candidate stays), a good one replaces it and starts a new report.
+TEST(ShadowIntegrationTest, TheCandidateReloadsAndABadOneIsRefused) {
+  testing::TempDir dir("utilityd_shadow_reload");
+  const fs::path candidate = dir.path() / "candidate";
+  WriteCandidate(candidate, true);
+  testing::UtilitydProcess server(
+      {"--config_dir=examples/behaviour_sets",
+       "--shadow_config_dir=" + candidate.string(), "--shadow_sample=1",
+       "--reload_interval=100ms"});
+  ASSERT_THAT(server.Start(), IsOk());
+  ASSERT_TRUE(server.WaitServing());
+  auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
+      server.address(), grpc::InsecureChannelCredentials()));
+  httplib::Client http("127.0.0.1", server.http_port());
+  // One arena decision, then the shadow report's candidate revision.
+  auto revision_after_a_decision = [&]() -> std::string {
+    v1::DecideRequest request;
+    v1::AgentSnapshot* a = request.add_agents();
+    a->set_behaviour_set("arena_mage");
+    for (int f = 0; f < 10; ++f) a->add_factors(1);
+    grpc::ClientContext context;
+    v1::DecideResponse response;
+    EXPECT_TRUE(stub->Decide(&context, request, &response).ok());
+    std::string revision;
+    EXPECT_TRUE(testing::WaitFor(
+        [&] {
+          auto res = http.Get("/api/v1/shadow");
+          v1::ReplayReport r;
+          if (!res || res->status != 200 ||
+              !google::protobuf::util::JsonStringToMessage(res->body, &r)
+                   .ok() ||
+              r.sets_size() == 0) {
+            return false;
+          }
+          revision = r.sets(0).candidate_revision();
+          return true;
+        },
+        absl::Seconds(10)));
+    return revision;
+  };
+  const std::string first = revision_after_a_decision();
+  ASSERT_FALSE(first.empty());
+
+  const fs::path arena = candidate / "arena_mage.yaml";
+  const std::string good = testing::ReadWholeFile(arena.string());
+  std::ofstream(arena) << "name: arena_mage\nactions: [";
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return absl::StrContains(server.Log(), "shadow_config_rejected"); },
+      absl::Seconds(10)));
+  EXPECT_EQ(revision_after_a_decision(), first);  // the last good one stays
+
+  std::ofstream(arena) << absl::StrReplaceAll(
+      good, {{"weight: 0.5\n", "weight: 0.25\n"}});
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        return absl::StrContains(server.Log(), "shadow_config_loaded") &&
+               revision_after_a_decision() != first;
+      },
+      absl::Seconds(10)));
 }
 
 TEST(ShadowIntegrationTest, OffUnlessConfigured) {
