@@ -106,9 +106,9 @@ ShadowEvaluator::ShadowEvaluator(const Options& options,
   watcher_ =
       std::make_unique<ConfigWatcher>(store_.get(), options.reload_interval);
   watcher_->Start();
-  queue_ = std::make_unique<DrainingQueue<v1::DecisionLogEntry>>(
+  queue_ = std::make_unique<DrainingQueue<std::string>>(
       options.queue_capacity,
-      [this](std::deque<v1::DecisionLogEntry>& batch) { Compare(batch); });
+      [this](std::deque<std::string>& batch) { Compare(batch); });
 }
 
 ShadowEvaluator::~ShadowEvaluator() {
@@ -124,7 +124,11 @@ void ShadowEvaluator::Offer(const loader::LoadedSet& set,
   if (candidate == nullptr || candidate->catalog.Find(set.name()) == nullptr) {
     return;
   }
-  v1::DecisionLogEntry e;
+  // The entry crosses to the worker serialised: one buffer for the worker
+  // to free, not a message's dozen allocations, each freed into this
+  // thread's malloc arena under its lock while it serves requests. The
+  // message is this thread's, used again.
+  thread_local v1::DecisionLogEntry e;
   e.set_decision_id(out.decision_id());
   e.set_agent_id(snapshot.agent_id());
   e.set_behaviour_set(set.name());
@@ -134,16 +138,17 @@ void ShadowEvaluator::Offer(const loader::LoadedSet& set,
   e.set_target_id(out.target_id());
   e.set_score(out.score());
   e.set_tree_status(out.tree_status());
-  if (!queue_->Offer(std::move(e))) dropped_.Increment();
+  std::string bytes;
+  e.SerializeToString(&bytes);
+  if (!queue_->Offer(std::move(bytes))) dropped_.Increment();
 }
 
 // On the worker: a batch of live decisions decided again.
-void ShadowEvaluator::Compare(std::deque<v1::DecisionLogEntry>& batch) {
+void ShadowEvaluator::Compare(std::deque<std::string>& batch) {
   utilityd::MutexLock lock(&replay_mu_);
-  for (v1::DecisionLogEntry& e : batch) {
+  for (const std::string& bytes : batch) {
     v1::DecisionLogEntry* slot = replayer_->NewEntry();
-    slot->Swap(&e);
-    replayer_->Add(slot);
+    if (slot->ParseFromString(bytes)) replayer_->Add(slot);
   }
   replayer_->Flush();
 }

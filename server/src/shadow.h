@@ -73,7 +73,7 @@ class ShadowEvaluator {
  private:
   ShadowEvaluator(const Options& options, const ConfigStore* live,
                   metrics::Registry* registry);
-  void Compare(std::deque<v1::DecisionLogEntry>& batch);
+  void Compare(std::deque<std::string>& batch);
   void Compared(const replay::Comparison& c);
 
   const ConfigStore* const live_;
@@ -95,7 +95,8 @@ class ShadowEvaluator {
   // Used by Compared, which the replayer calls with replay_mu_ held.
   absl::flat_hash_map<std::string, SetHandles> handles_;
   // Last: its worker starts once the rest is built.
-  std::unique_ptr<DrainingQueue<v1::DecisionLogEntry>> queue_;
+  // Serialised DecisionLogEntry messages.
+  std::unique_ptr<DrainingQueue<std::string>> queue_;
 };
 
 }  // namespace utilityd::server
