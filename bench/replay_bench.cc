@@ -30,8 +30,9 @@ std::shared_ptr<const loader::LoadedSet> Load(bool halve) {
   text << in.rdbuf();
   std::string yaml = text.str();
   if (halve) {
-    yaml = absl::StrReplaceAll(
-        yaml, {{"  - name: take_cover\n", "  - name: take_cover\n    weight: 0.5\n"}});
+    yaml = absl::StrReplaceAll(yaml,
+                               {{"  - name: take_cover\n",
+                                 "  - name: take_cover\n    weight: 0.5\n"}});
   }
   auto set = loader::LoadSetText(yaml, "arena_mage.yaml");
   if (!set.ok()) std::abort();
@@ -70,7 +71,8 @@ std::string MakeLog(const loader::Catalog& logged) {
     const v1::Decision& d = response.decisions(i);
     v1::DecisionLogEntry e;
     e.mutable_time()->set_seconds(1764633600 + i / 256);
-    e.set_decision_id(d.decision_id().empty() ? absl::StrCat(i) : d.decision_id());
+    e.set_decision_id(d.decision_id().empty() ? absl::StrCat(i)
+                                              : d.decision_id());
     e.set_agent_id(a.agent_id());
     e.set_behaviour_set("arena_mage");
     e.set_revision(set->revision());
@@ -91,12 +93,12 @@ void BM_ReplayBinary(benchmark::State& state) {
   const auto candidate = *loader::Catalog::Of({Load(true)});
   const std::string log = MakeLog(logged);
   for (auto _ : state) {
-    replay::LogReader reader(
-        "bench", std::make_unique<std::istringstream>(log), nullptr);
-    replay::Replayer replayer(
-        {.candidate = replay::InCatalog(candidate),
-         .baseline = state.range(0) != 0 ? replay::InCatalog(logged)
-                                         : replay::SetLookup()});
+    replay::LogReader reader("bench", std::make_unique<std::istringstream>(log),
+                             nullptr);
+    replay::Replayer replayer({.candidate = replay::InCatalog(candidate),
+                               .baseline = state.range(0) != 0
+                                               ? replay::InCatalog(logged)
+                                               : replay::SetLookup()});
     while (true) {
       v1::DecisionLogEntry* e = replayer.NewEntry();
       if (!*reader.Next(e)) break;
@@ -110,7 +112,10 @@ void BM_ReplayBinary(benchmark::State& state) {
   state.counters["log_bytes_per_entry"] =
       static_cast<double>(log.size()) / kEntries;
 }
-BENCHMARK(BM_ReplayBinary)->ArgName("baseline_sets")->Arg(0)->Arg(1)
+BENCHMARK(BM_ReplayBinary)
+    ->ArgName("baseline_sets")
+    ->Arg(0)
+    ->Arg(1)
     ->Unit(benchmark::kMillisecond);
 
 // Reading alone: the binary log parsed into one entry, nothing decided.
@@ -118,8 +123,8 @@ void BM_ReadBinary(benchmark::State& state) {
   const auto logged = *loader::Catalog::Of({Load(false)});
   const std::string log = MakeLog(logged);
   for (auto _ : state) {
-    replay::LogReader reader(
-        "bench", std::make_unique<std::istringstream>(log), nullptr);
+    replay::LogReader reader("bench", std::make_unique<std::istringstream>(log),
+                             nullptr);
     v1::DecisionLogEntry e;  // read into again and again
     int64_t n = 0;
     while (*reader.Next(&e)) ++n;

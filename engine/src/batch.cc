@@ -64,15 +64,14 @@ void BatchDecider::Run(const CompiledBehaviourSet& set,
 }
 
 bool BatchDecider::ActionOpen(size_t input, int action) const {
-  return (open_by_input_[input * open_words_ + action / 64] >>
-          (action % 64)) & 1;
+  return (open_by_input_[input * open_words_ + action / 64] >> (action % 64)) &
+         1;
 }
 
 float BatchDecider::CandidateScore(const CompiledBehaviourSet& set,
-                                   size_t input, int action,
-                                   int target) const {
-  if (input >= position_.size() || action < 0 ||
-      action >= set.action_count() || position_[input] < 0) {
+                                   size_t input, int action, int target) const {
+  if (input >= position_.size() || action < 0 || action >= set.action_count() ||
+      position_[input] < 0) {
     return 0;
   }
   const size_t j = static_cast<size_t>(position_[input]);

@@ -24,7 +24,8 @@ absl::StatusOr<std::unique_ptr<LogReader>> LogReader::Open(
     const std::string& path) {
   if (path == "-") return std::make_unique<LogReader>("-", nullptr, &std::cin);
   auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
-  if (!*file) return absl::NotFoundError(absl::StrCat(path, ": cannot be read"));
+  if (!*file)
+    return absl::NotFoundError(absl::StrCat(path, ": cannot be read"));
   std::istream* in = file.get();
   return std::make_unique<LogReader>(path, std::move(file), in);
 }
@@ -98,8 +99,8 @@ absl::StatusOr<bool> LogReader::ParseJson(v1::DecisionLogEntry* entry) {
       google::protobuf::StringPiece(text.data(), text.size()), entry, options);
   if (!s.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(name_, ":", line_, ": not a decision-log entry: ",
-                     s.message().ToString()));
+        absl::StrCat(name_, ":", line_,
+                     ": not a decision-log entry: ", s.message().ToString()));
   }
   return true;
 }
@@ -157,38 +158,37 @@ absl::StatusOr<bool> LogReader::NextBinary(v1::DecisionLogEntry* entry) {
     len_ = chunk_.size();
   }
   const uint64_t start = offset_;
-  size_t avail = Ensure(10);  // a varint's most bytes
+  size_t avail = Ensure(10);     // a varint's most bytes
   if (avail == 0) return false;  // the end, between entries
   uint64_t size = 0;
   size_t n = 0;  // the size's bytes
   for (int shift = 0;; shift += 7) {
     if (n == avail) {
       failed_ = true;
-      return absl::DataLossError(absl::StrCat(
-          name_, ": byte offset ", start, ": truncated entry size"));
+      return absl::DataLossError(absl::StrCat(name_, ": byte offset ", start,
+                                              ": truncated entry size"));
     }
     const uint8_t c = static_cast<uint8_t>(chunk_[pos_ + n++]);
     size |= static_cast<uint64_t>(c & 0x7f) << shift;
     if ((c & 0x80) == 0) break;
     if (shift >= 63) {
       failed_ = true;
-      return absl::InvalidArgumentError(absl::StrCat(
-          name_, ": byte offset ", start, ": corrupt entry size"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(name_, ": byte offset ", start, ": corrupt entry size"));
     }
   }
   if (size > kMaxEntryBytes) {
     failed_ = true;
-    return absl::InvalidArgumentError(
-        absl::StrCat(name_, ": byte offset ", start, ": entry size ", size,
-                     " is over the ", kMaxEntryBytes,
-                     "-byte limit (not a binary decision log?)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        name_, ": byte offset ", start, ": entry size ", size, " is over the ",
+        kMaxEntryBytes, "-byte limit (not a binary decision log?)"));
   }
   avail = Ensure(n + size);
   if (avail < n + size) {
     failed_ = true;
-    return absl::DataLossError(absl::StrCat(
-        name_, ": byte offset ", start, ": entry of ", size,
-        " bytes cut short after ", avail - n, " (truncated log)"));
+    return absl::DataLossError(
+        absl::StrCat(name_, ": byte offset ", start, ": entry of ", size,
+                     " bytes cut short after ", avail - n, " (truncated log)"));
   }
   const char* data = chunk_.data() + pos_ + n;
   pos_ += n + size;

@@ -182,8 +182,7 @@ const char* kLogged = "logged";
 class Replayer::Impl {
  public:
   explicit Impl(ReplayOptions options) : options_(std::move(options)) {
-    report_.set_baseline(!options_.baseline ? kLogged
-                                            : options_.baseline_name);
+    report_.set_baseline(!options_.baseline ? kLogged : options_.baseline_name);
   }
 
   // The pool's next entry: kept from earlier batches, so reading into it
@@ -435,9 +434,8 @@ class Replayer::Impl {
     v1::DecideRequest request;
     for (const auto* e : entries) *request.add_agents() = e->snapshot();
     request.set_explain(v1::EXPLAIN_NONE);
-    auto one = loader::Catalog::Of(
-        {std::shared_ptr<const loader::LoadedSet>(
-            std::shared_ptr<const loader::LoadedSet>(), &set)});
+    auto one = loader::Catalog::Of({std::shared_ptr<const loader::LoadedSet>(
+        std::shared_ptr<const loader::LoadedSet>(), &set)});
     v1::DecideResponse response;
     codec::DecideBatch(*one, request, &response);
     for (int i = 0; i < response.decisions_size(); ++i) {
@@ -488,9 +486,9 @@ class Replayer::Impl {
   // The selection distribution of a side: its probabilities for a random
   // strategy (the chosen candidate when none was eligible), else all on the
   // chosen candidate.
-  static void Distribution(const Outcome& o,
-                           std::vector<std::pair<std::pair<int, int>, double>>*
-                               mass) {
+  static void Distribution(
+      const Outcome& o,
+      std::vector<std::pair<std::pair<int, int>, double>>* mass) {
     mass->clear();
     if (o.random) {
       for (const Candidate& c : o.candidates) {
@@ -540,15 +538,16 @@ class Replayer::Impl {
     }
     if (b.flat && c.flat) winner_change_.Add(std::abs(c.score - b.score));
     if (options_.on_compared) {
-      options_.on_compared(
-          {.entry = &e,
-           .result = flipped ? Comparison::Result::kFlipped
-                             : Comparison::Result::kSame,
-           .churn = random ? TotalVariation(b, c) : flipped ? 1.0 : 0.0,
-           .scores_compared = b.flat && c.flat,
-           .score_change = std::abs(c.score - b.score),
-           .baseline_action = tally.actions.Name(b.action),
-           .candidate_action = tally.actions.Name(c.action)});
+      options_.on_compared({.entry = &e,
+                            .result = flipped ? Comparison::Result::kFlipped
+                                              : Comparison::Result::kSame,
+                            .churn = random    ? TotalVariation(b, c)
+                                     : flipped ? 1.0
+                                               : 0.0,
+                            .scores_compared = b.flat && c.flat,
+                            .score_change = std::abs(c.score - b.score),
+                            .baseline_action = tally.actions.Name(b.action),
+                            .candidate_action = tally.actions.Name(c.action)});
     }
     auto& [count, target_changed] = tally.transitions[{b.action, c.action}];
     ++count;
@@ -697,9 +696,9 @@ SetLookup InCatalog(const loader::Catalog& catalog) {
 }
 
 std::string FormatReport(const v1::ReplayReport& r) {
-  std::string s = absl::StrFormat(
-      "entries read %d, replayed %d, errors %d; baseline: %s\n", r.entries_read(),
-      r.replayed(), r.errors(), r.baseline());
+  std::string s =
+      absl::StrFormat("entries read %d, replayed %d, errors %d; baseline: %s\n",
+                      r.entries_read(), r.replayed(), r.errors(), r.baseline());
   if (!r.skipped().empty()) {
     std::map<std::string, int64_t> skipped(r.skipped().begin(),
                                            r.skipped().end());
@@ -710,27 +709,28 @@ std::string FormatReport(const v1::ReplayReport& r) {
     s += "\n";
   }
   absl::StrAppend(
-      &s, absl::StrFormat("churn %.2f%%  (%d flipped of %d compared",
-                          100 * r.churn(), r.flipped(),
-                          r.replayed() - r.errors()));
+      &s,
+      absl::StrFormat("churn %.2f%%  (%d flipped of %d compared",
+                      100 * r.churn(), r.flipped(), r.replayed() - r.errors()));
   if (r.random_decisions() > 0) {
-    absl::StrAppend(&s, absl::StrFormat(
-                            "; %d by a random strategy, mean total "
+    absl::StrAppend(
+        &s, absl::StrFormat("; %d by a random strategy, mean total "
                             "variation %.3f",
                             r.random_decisions(), r.total_variation().mean()));
   }
   s += ")\n";
   auto spread = [&s](const char* what, const v1::Spread& x) {
     if (x.count() == 0) return;
-    absl::StrAppend(&s, absl::StrFormat("%-22s p50 %.4f  p99 %.4f  max %.4f  (%d)\n",
-                                        what, x.p50(), x.p99(), x.max(),
-                                        x.count()));
+    absl::StrAppend(
+        &s, absl::StrFormat("%-22s p50 %.4f  p99 %.4f  max %.4f  (%d)\n", what,
+                            x.p50(), x.p99(), x.max(), x.count()));
   };
   spread("winner score |change|", r.winner_score_change());
   spread("flip margin", r.flip_margin());
   if (r.baseline_mismatches() > 0) {
-    absl::StrAppend(&s, "baseline mismatches: ", r.baseline_mismatches(),
-                    " (the baseline at the logged revision decided otherwise)\n");
+    absl::StrAppend(
+        &s, "baseline mismatches: ", r.baseline_mismatches(),
+        " (the baseline at the logged revision decided otherwise)\n");
   }
   for (const v1::SetChurn& set : r.sets()) {
     absl::StrAppend(
@@ -739,18 +739,17 @@ std::string FormatReport(const v1::ReplayReport& r) {
                             set.candidate_revision(), 100 * set.churn(),
                             set.flipped(), set.decisions()));
     if (set.errors() > 0) {
-      absl::StrAppend(&s, "  errors ", set.errors(), ", first: ",
-                      set.first_error());
+      absl::StrAppend(&s, "  errors ", set.errors(),
+                      ", first: ", set.first_error());
     }
     absl::StrAppend(&s, absl::StrFormat("\n  %-20s %9s %9s %7s %8s %8s\n",
                                         "action", "baseline", "candidate",
                                         "churn", "+winning", "+vetoed"));
     for (const v1::ActionChurn& a : set.actions()) {
-      absl::StrAppend(&s, absl::StrFormat(
-                              "  %-20s %9d %9d %6.1f%% %8d %8d\n", a.action(),
-                              a.baseline_wins(), a.candidate_wins(),
-                              100 * a.churn(), a.newly_winning(),
-                              a.newly_vetoed()));
+      absl::StrAppend(&s, absl::StrFormat("  %-20s %9d %9d %6.1f%% %8d %8d\n",
+                                          a.action(), a.baseline_wins(),
+                                          a.candidate_wins(), 100 * a.churn(),
+                                          a.newly_winning(), a.newly_vetoed()));
     }
     s += "  from -> to\n";
     bool any = false;
@@ -758,11 +757,12 @@ std::string FormatReport(const v1::ReplayReport& r) {
       if (t.from() == t.to() && t.target_changed() == 0) continue;
       any = true;
       absl::StrAppend(
-          &s, absl::StrFormat("    %-18s -> %-18s %8d", t.from().empty() ? "(none)" : t.from(),
+          &s, absl::StrFormat("    %-18s -> %-18s %8d",
+                              t.from().empty() ? "(none)" : t.from(),
                               t.to().empty() ? "(none)" : t.to(), t.count()));
       if (t.target_changed() > 0) {
-        absl::StrAppend(&s, absl::StrFormat("  (%d other target)",
-                                            t.target_changed()));
+        absl::StrAppend(
+            &s, absl::StrFormat("  (%d other target)", t.target_changed()));
       }
       s += "\n";
     }
@@ -774,10 +774,11 @@ std::string FormatReport(const v1::ReplayReport& r) {
       if (!d.target_id().empty()) absl::StrAppend(&chosen, "@", d.target_id());
       return absl::StrFormat("%s %.3f", chosen, d.score());
     };
-    absl::StrAppend(&s, absl::StrFormat(
-                            "\nexample %s  %s  %s: %s -> %s  (margin %.3f)\n",
-                            x.decision_id(), x.agent_id(), x.behaviour_set(),
-                            side(x.baseline()), side(x.candidate()), x.margin()));
+    absl::StrAppend(
+        &s,
+        absl::StrFormat("\nexample %s  %s  %s: %s -> %s  (margin %.3f)\n",
+                        x.decision_id(), x.agent_id(), x.behaviour_set(),
+                        side(x.baseline()), side(x.candidate()), x.margin()));
     if (!x.baseline().summary().empty()) {
       absl::StrAppend(&s, "  baseline:  ", x.baseline().summary(), "\n");
     }

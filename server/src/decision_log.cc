@@ -23,9 +23,9 @@ absl::StatusOr<std::unique_ptr<DecisionLog>> DecisionLog::Open(
     return absl::InvalidArgumentError("decision_log_queue: must be >= 1");
   }
   if (options.format != "json" && options.format != "binary") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "decision_log_format: expected json or binary, got \"",
-        options.format, "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("decision_log_format: expected json or binary, got \"",
+                     options.format, "\""));
   }
   if (options.sink == "off" || options.sink.empty()) return nullptr;
   if (options.sink == "stdout") {
@@ -147,7 +147,8 @@ void DecisionLog::ClearRawInputs(v1::DecisionLogEntry* entry) const {
 void DecisionLog::Offer(v1::DecisionLogEntry entry, Breakdown breakdown) {
   if (mask_agent_ids_) {
     entry.set_agent_id(MaskAgentId(entry.agent_id()));
-    if (entry.has_snapshot()) entry.mutable_snapshot()->set_agent_id(entry.agent_id());
+    if (entry.has_snapshot())
+      entry.mutable_snapshot()->set_agent_id(entry.agent_id());
   }
   if (!factor_values_) {
     entry.clear_factors();

@@ -264,12 +264,9 @@ class StreamReactor final
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-DecisionServiceImpl::DecisionServiceImpl(ConfigStore* store,
-                                         ServiceOptions options,
-                                         ServiceMetrics* metrics,
-                                         DecisionLog* log,
-                                         RecentDecisions* recent,
-                                         ShadowEvaluator* shadow)
+DecisionServiceImpl::DecisionServiceImpl(
+    ConfigStore* store, ServiceOptions options, ServiceMetrics* metrics,
+    DecisionLog* log, RecentDecisions* recent, ShadowEvaluator* shadow)
     : store_(store),
       options_(options),
       metrics_(metrics),

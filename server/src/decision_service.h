@@ -22,8 +22,8 @@
 #include "server/src/config_store.h"
 #include "server/src/decision_log.h"
 #include "server/src/recent_decisions.h"
-#include "server/src/shadow.h"
 #include "server/src/service_metrics.h"
+#include "server/src/shadow.h"
 #include "utilityd/base/sync.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 

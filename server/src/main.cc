@@ -176,13 +176,12 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
       .mask_agent_ids = absl::GetFlag(FLAGS_decision_log_mask_ids),
       .mask_salt = absl::GetFlag(FLAGS_decision_log_mask_salt),
       .factor_values = absl::GetFlag(FLAGS_decision_log_factors)};
-  options.shadow = {
-      .config_dir = absl::GetFlag(FLAGS_shadow_config_dir),
-      .sample = absl::GetFlag(FLAGS_shadow_sample),
-      .queue_capacity =
-          static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_shadow_queue))),
-      .log_flips = absl::GetFlag(FLAGS_shadow_log_flips),
-      .reload_interval = absl::GetFlag(FLAGS_reload_interval)};
+  options.shadow = {.config_dir = absl::GetFlag(FLAGS_shadow_config_dir),
+                    .sample = absl::GetFlag(FLAGS_shadow_sample),
+                    .queue_capacity = static_cast<size_t>(
+                        std::max(0, absl::GetFlag(FLAGS_shadow_queue))),
+                    .log_flips = absl::GetFlag(FLAGS_shadow_log_flips),
+                    .reload_interval = absl::GetFlag(FLAGS_reload_interval)};
   options.service.max_agents_per_request =
       absl::GetFlag(FLAGS_max_agents_per_request);
   options.http_limits.max_connections =

@@ -23,10 +23,10 @@
 #include "server/src/config_store.h"
 #include "server/src/config_watcher.h"
 #include "server/src/decision_service.h"
-#include "server/src/shadow.h"
 #include "server/src/http_server.h"
 #include "server/src/recent_decisions.h"
 #include "server/src/service_metrics.h"
+#include "server/src/shadow.h"
 #include "utilityd/metrics/metrics.h"
 
 namespace utilityd::server {

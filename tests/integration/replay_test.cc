@@ -2,6 +2,8 @@
 // it (villager, arena and the guard's tree), and `utilityctl replay`
 // reports on that log what a test here counts on its own by deciding every
 // logged snapshot through the library API.
+#include <httplib.h>
+
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -12,7 +14,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "ctl/commands.h"
-#include <httplib.h>
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/create_channel.h"
@@ -36,8 +37,8 @@ using ::utilityd::testing::IsOk;
 namespace fs = std::filesystem;
 
 // (set, from, to) -> decisions.
-using Moves = std::map<std::tuple<std::string, std::string, std::string>,
-                       int64_t>;
+using Moves =
+    std::map<std::tuple<std::string, std::string, std::string>, int64_t>;
 
 // Copies the example sets into `dir`, with arena_mage's take_cover at half
 // its weight when `halve` is set.
@@ -47,8 +48,9 @@ void WriteCandidate(const fs::path& dir, bool halve) {
     std::string text = testing::ReadWholeFile(f.path().string());
     if (halve && f.path().filename() == "arena_mage.yaml") {
       const std::string before = text;
-      text = absl::StrReplaceAll(
-          text, {{"  - name: take_cover\n", "  - name: take_cover\n    weight: 0.5\n"}});
+      text = absl::StrReplaceAll(text,
+                                 {{"  - name: take_cover\n",
+                                   "  - name: take_cover\n    weight: 0.5\n"}});
       EXPECT_NE(text, before);
     }
     std::ofstream(dir / f.path().filename()) << text;
@@ -83,9 +85,9 @@ Moves CountFlips(const std::string& log, const loader::Catalog& candidate,
       engine::AgentInput input;
       EXPECT_THAT(codec::ResolveAgent(*set, s, &scratch, &input), IsOk());
       engine::Decision d;
-      EXPECT_THAT(engine::Decide(set->compiled, input,
-                                 engine::ExplainLevel::kNone, &d),
-                  IsOk());
+      EXPECT_THAT(
+          engine::Decide(set->compiled, input, engine::ExplainLevel::kNone, &d),
+          IsOk());
       if (d.action >= 0) action = set->compiled.actions()[d.action].name;
       if (d.target >= 0) target = s.targets(d.target).target_id();
     }
@@ -179,8 +181,8 @@ TEST_F(ReplayIntegrationTest, FlipsEqualAnIndependentCount) {
     EXPECT_EQ(code, 0);
     EXPECT_EQ(r.entries_read(), entries);
     EXPECT_EQ(r.flipped(), flips);
-    EXPECT_DOUBLE_EQ(r.churn(), static_cast<double>(flips) /
-                                    static_cast<double>(entries));
+    EXPECT_DOUBLE_EQ(r.churn(),
+                     static_cast<double>(flips) / static_cast<double>(entries));
     EXPECT_EQ(r.baseline_mismatches(), 0);
     Moves reported;
     for (const v1::SetChurn& s : r.sets()) {
@@ -320,10 +322,10 @@ TEST(ShadowIntegrationTest, CountersEqualWhatReplayReports) {
   const fs::path candidate = dir.path() / "candidate";
   WriteCandidate(candidate, true);
   const std::string log = (dir.path() / "decisions.bin").string();
-  testing::UtilitydProcess server(
-      {"--config_dir=examples/behaviour_sets",
-       "--shadow_config_dir=" + candidate.string(), "--shadow_sample=1",
-       "--decision_log=" + log, "--decision_log_format=binary"});
+  testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets",
+                                   "--shadow_config_dir=" + candidate.string(),
+                                   "--shadow_sample=1", "--decision_log=" + log,
+                                   "--decision_log_format=binary"});
   ASSERT_THAT(server.Start(), IsOk());
   ASSERT_TRUE(server.WaitServing());
   const std::string sim_log = (dir.path() / "sim.log").string();
@@ -388,10 +390,9 @@ TEST(ShadowIntegrationTest, AFullQueueDropsAndCounts) {
   testing::TempDir dir("utilityd_shadow_full");
   const fs::path candidate = dir.path() / "candidate";
   WriteCandidate(candidate, true);
-  testing::UtilitydProcess server(
-      {"--config_dir=examples/behaviour_sets",
-       "--shadow_config_dir=" + candidate.string(), "--shadow_sample=1",
-       "--shadow_queue=1"});
+  testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets",
+                                   "--shadow_config_dir=" + candidate.string(),
+                                   "--shadow_sample=1", "--shadow_queue=1"});
   ASSERT_THAT(server.Start(), IsOk());
   ASSERT_TRUE(server.WaitServing());
   auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
@@ -423,10 +424,10 @@ TEST(ShadowIntegrationTest, TheCandidateReloadsAndABadOneIsRefused) {
   testing::TempDir dir("utilityd_shadow_reload");
   const fs::path candidate = dir.path() / "candidate";
   WriteCandidate(candidate, true);
-  testing::UtilitydProcess server(
-      {"--config_dir=examples/behaviour_sets",
-       "--shadow_config_dir=" + candidate.string(), "--shadow_sample=1",
-       "--reload_interval=100ms"});
+  testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets",
+                                   "--shadow_config_dir=" + candidate.string(),
+                                   "--shadow_sample=1",
+                                   "--reload_interval=100ms"});
   ASSERT_THAT(server.Start(), IsOk());
   ASSERT_TRUE(server.WaitServing());
   auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
@@ -488,9 +489,9 @@ TEST(ShadowIntegrationTest, OffUnlessConfigured) {
   EXPECT_EQ(res->status, 400);
   EXPECT_THAT(res->body, HasSubstr("FAILED_PRECONDITION"));
   EXPECT_THAT(res->body, HasSubstr("--shadow_config_dir"));
-  testing::UtilitydProcess bad(
-      {"--config_dir=examples/behaviour_sets", "--shadow_config_dir=/tmp",
-       "--shadow_sample=2"});
+  testing::UtilitydProcess bad({"--config_dir=examples/behaviour_sets",
+                                "--shadow_config_dir=/tmp",
+                                "--shadow_sample=2"});
   EXPECT_FALSE(bad.Start(absl::Seconds(10)).ok());
   EXPECT_THAT(bad.Log(), HasSubstr("shadow_sample: must be within 0..1"));
 }

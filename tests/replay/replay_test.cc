@@ -54,9 +54,9 @@ v1::DecisionLogEntry Logged(const loader::LoadedSet& set,
   engine::AgentInput input;
   EXPECT_THAT(codec::ResolveAgent(set, s, &scratch, &input), IsOk());
   engine::Decision d;
-  EXPECT_THAT(engine::Decide(set.compiled, input, engine::ExplainLevel::kNone,
-                             &d),
-              IsOk());
+  EXPECT_THAT(
+      engine::Decide(set.compiled, input, engine::ExplainLevel::kNone, &d),
+      IsOk());
   e.set_action(set.compiled.actions()[d.action].name);
   e.set_score(d.score);
   return e;
@@ -88,7 +88,8 @@ class ReplayTest : public ::testing::Test {
     std::mt19937 rng(7);
     std::vector<v1::DecisionLogEntry> log;
     const auto set = baseline_.Find("eat_hide_wander");
-    for (int i = 0; i < n; ++i) log.push_back(Logged(*set, RandomForager(rng, i), i));
+    for (int i = 0; i < n; ++i)
+      log.push_back(Logged(*set, RandomForager(rng, i), i));
     return log;
   }
 
@@ -127,9 +128,9 @@ TEST_F(ReplayTest, FlipsAndMarginsEqualAnIndependentCount) {
     ASSERT_THAT(codec::ResolveAgent(*set, e.snapshot(), &scratch, &input),
                 IsOk());
     engine::Decision d;
-    ASSERT_THAT(engine::Decide(set->compiled, input,
-                               engine::ExplainLevel::kTop, &d),
-                IsOk());
+    ASSERT_THAT(
+        engine::Decide(set->compiled, input, engine::ExplainLevel::kTop, &d),
+        IsOk());
     const std::string now = set->compiled.actions()[d.action].name;
     if (now == e.action()) continue;
     ++flips;
@@ -147,8 +148,8 @@ TEST_F(ReplayTest, FlipsAndMarginsEqualAnIndependentCount) {
                      .on_compared = [&](const Comparison& c) {
                        ++told;
                        told_flips += c.result == Comparison::Result::kFlipped;
-                       EXPECT_EQ(c.churn, c.result ==
-                                              Comparison::Result::kFlipped);
+                       EXPECT_EQ(c.churn,
+                                 c.result == Comparison::Result::kFlipped);
                      }});
   // Reported half way, then to the end: the report covers all added.
   for (size_t i = 0; i < log.size() / 2; ++i) replayer.Add(log[i]);
@@ -198,8 +199,10 @@ TEST_F(ReplayTest, ABaselineDirectoryAtTheLoggedRevisionMatchesTheLog) {
   EXPECT_EQ(a.churn(), b.churn());
   // A baseline that decides otherwise than the log at the logged revision
   // is reported.
-  const loader::Catalog other = Changed("  - name: eat\n", "  - name: eat\n    weight: 0.2\n");
-  Replayer checked({.candidate = InCatalog(candidate), .baseline = InCatalog(other)});
+  const loader::Catalog other =
+      Changed("  - name: eat\n", "  - name: eat\n    weight: 0.2\n");
+  Replayer checked(
+      {.candidate = InCatalog(candidate), .baseline = InCatalog(other)});
   for (auto e : Log(300)) {
     e.set_revision(other.Find("eat_hide_wander")->revision());
     checked.Add(e);
@@ -210,8 +213,8 @@ TEST_F(ReplayTest, ABaselineDirectoryAtTheLoggedRevisionMatchesTheLog) {
 // A random strategy is compared by the total variation between the two
 // selection distributions; without the baseline's sets it cannot be known.
 TEST_F(ReplayTest, RandomStrategiesCompareDistributions) {
-  const loader::Catalog candidate = Changed(
-      "selection:\n  highest: {}", "selection:\n  weighted_random: {}");
+  const loader::Catalog candidate =
+      Changed("selection:\n  highest: {}", "selection:\n  weighted_random: {}");
   const auto set = candidate.Find("eat_hide_wander");
   std::vector<v1::DecisionLogEntry> log = Log(200);
   double tv_sum = 0;
@@ -221,9 +224,9 @@ TEST_F(ReplayTest, RandomStrategiesCompareDistributions) {
     ASSERT_THAT(codec::ResolveAgent(*set, e.snapshot(), &scratch, &input),
                 IsOk());
     engine::Decision d;
-    ASSERT_THAT(engine::Decide(set->compiled, input,
-                               engine::ExplainLevel::kTop, &d),
-                IsOk());
+    ASSERT_THAT(
+        engine::Decide(set->compiled, input, engine::ExplainLevel::kTop, &d),
+        IsOk());
     // The baseline (highest) puts everything on the logged action.
     double p_logged = 0;
     bool any = false;
@@ -237,7 +240,8 @@ TEST_F(ReplayTest, RandomStrategiesCompareDistributions) {
     tv_sum += 1 - p_logged;
   }
   Replayer without({.candidate = InCatalog(candidate)});
-  Replayer with({.candidate = InCatalog(candidate), .baseline = InCatalog(baseline_)});
+  Replayer with(
+      {.candidate = InCatalog(candidate), .baseline = InCatalog(baseline_)});
   for (auto& e : log) {
     without.Add(e);
     with.Add(e);
@@ -254,10 +258,10 @@ TEST_F(ReplayTest, RandomStrategiesCompareDistributions) {
 
 TEST_F(ReplayTest, SkipsAndErrorsAreCountedNeverGuessed) {
   std::vector<v1::DecisionLogEntry> log = Log(10);
-  log[0].clear_snapshot();                 // written before replay existed
-  log[1].set_factors_dropped(true);        // the privacy option
+  log[0].clear_snapshot();           // written before replay existed
+  log[1].set_factors_dropped(true);  // the privacy option
   log[1].mutable_snapshot()->clear_factors();
-  log[2].set_behaviour_set("gone");        // no such set
+  log[2].set_behaviour_set("gone");           // no such set
   log[3].mutable_snapshot()->add_factors(1);  // one value too many
   // A candidate with a factor more refuses every packed snapshot.
   const loader::Catalog grown = Changed(
@@ -341,7 +345,8 @@ TEST(LogReaderTest, ReadsBothFormsAndDetectsThem) {
 TEST(LogReaderTest, BadEntriesNameTheirLineOrOffset) {
   testing::TempDir dir("utilityd_logreader_bad");
   std::ofstream(dir.path() / "bad.jsonl")
-      << "{\"decision_id\":\"a\"}\n{\"decision_id\": 12\n{\"decision_id\":\"c\"}\n";
+      << "{\"decision_id\":\"a\"}\n{\"decision_id\": "
+         "12\n{\"decision_id\":\"c\"}\n";
   auto json = LogReader::Open((dir.path() / "bad.jsonl").string());
   ASSERT_THAT(json.status(), IsOk());
   v1::DecisionLogEntry e;

@@ -129,7 +129,7 @@ class BatchDecider {
   size_t open_words_ = 0;
   std::vector<uint64_t> open_, open_by_input_;
   std::vector<int32_t> position_;
-  bool full_ = false;     // consideration traces wanted too
+  bool full_ = false;  // consideration traces wanted too
   // Agents that fit the set (indices into inputs).
   std::vector<uint32_t> agents_;
   // Candidate rows: for each non-target action one row over agents_; for

@@ -64,10 +64,10 @@ class LogReader {
   Form form_ = Form::kJson;
   bool detected_ = false;
   bool failed_ = false;
-  int64_t line_ = 0;      // JSON: lines read
-  uint64_t offset_ = 0;   // binary: bytes consumed
-  std::string buffer_;    // JSON: the line
-  std::string prefix_;    // bytes Detect read
+  int64_t line_ = 0;     // JSON: lines read
+  uint64_t offset_ = 0;  // binary: bytes consumed
+  std::string buffer_;   // JSON: the line
+  std::string prefix_;   // bytes Detect read
   // Binary: bytes read ahead, [pos_, len_) not yet used.
   std::string chunk_;
   size_t pos_ = 0, len_ = 0;
