@@ -213,15 +213,28 @@ absl::StatusOr<bool> LogReader::NextBinary(v1::DecisionLogEntry* entry) {
   return true;
 }
 
-void AppendDelimited(const google::protobuf::MessageLite& message,
-                     std::string* out) {
-  size_t size = message.ByteSizeLong();
-  do {  // the size as a base-128 varint, low groups first
+namespace {
+
+// Appends `size` as a base-128 varint, low groups first.
+void AppendSize(size_t size, std::string* out) {
+  do {
     const uint8_t low = size & 0x7f;
     size >>= 7;
     out->push_back(static_cast<char>(size != 0 ? low | 0x80 : low));
   } while (size != 0);
+}
+
+}  // namespace
+
+void AppendDelimited(const google::protobuf::MessageLite& message,
+                     std::string* out) {
+  AppendSize(message.ByteSizeLong(), out);
   message.AppendToString(out);
+}
+
+void AppendDelimited(absl::string_view serialized, std::string* out) {
+  AppendSize(serialized.size(), out);
+  out->append(serialized.data(), serialized.size());
 }
 
 }  // namespace utilityd::replay

@@ -42,8 +42,8 @@ struct Outcome {
   bool flat = false;
   // A random strategy: `candidates` carry the distribution.
   bool random = false;
-  // `candidates` known (scores, vetoes, probabilities).
-  bool has_candidates = false;
+  // Random strategies and logged breakdowns: every candidate (score, veto,
+  // probability).
   std::vector<Candidate> candidates;
   // Vetoes known: per action key, whether the side has the action
   // (`present`) and whether some candidate of it was not vetoed (`open`).
@@ -51,7 +51,7 @@ struct Outcome {
   std::vector<uint8_t> present, open;
 
   void Reset() {
-    ok = flat = random = has_candidates = has_vetoes = false;
+    ok = flat = random = has_vetoes = false;
     error.clear();
     action = target = -1;
     score = 0;
@@ -413,7 +413,6 @@ class Replayer::Impl {
         }
         continue;
       }
-      o.has_candidates = true;
       for (const engine::CandidateTrace& t : side.traces[k].candidates) {
         const bool vetoed = t.veto != engine::VetoReason::kNone;
         o.candidates.push_back({.action = side.keys[t.action],
@@ -469,7 +468,7 @@ class Replayer::Impl {
       o.flat = e.tree_status() == v1::NODE_STATUS_UNSPECIFIED;
       const v1::Explanation& x = e.explanation();
       if (x.actions().empty()) continue;
-      o.has_candidates = o.has_vetoes = true;
+      o.has_vetoes = true;
       o.random = !x.strategy().empty() && x.strategy() != "highest";
       for (const v1::ActionScore& a : x.actions()) {
         o.candidates.push_back(

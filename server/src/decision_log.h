@@ -116,7 +116,8 @@ class DecisionLog {
 
  private:
   struct Item {
-    v1::DecisionLogEntry entry;
+    v1::DecisionLogEntry entry;  // JSON form
+    std::string bytes;           // binary form: the entry, serialised
     Breakdown breakdown;
   };
   void Write(std::deque<Item>& batch);

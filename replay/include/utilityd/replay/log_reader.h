@@ -22,6 +22,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "utilityd/v1/decision_log.pb.h"
 
 namespace utilityd::replay {
@@ -78,6 +79,8 @@ class LogReader {
 // bytes (what protobuf's "delimited" readers and writers use).
 void AppendDelimited(const google::protobuf::MessageLite& message,
                      std::string* out);
+// The same for a message already serialised.
+void AppendDelimited(absl::string_view serialized, std::string* out);
 
 }  // namespace utilityd::replay
 
