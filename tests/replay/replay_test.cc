@@ -40,6 +40,18 @@ v1::AgentSnapshot RandomForager(std::mt19937& rng, int i) {
   return s;
 }
 
+// What `set` decides for `snapshot`, through the engine's own API.
+engine::Decision Decided(const loader::LoadedSet& set,
+                         const v1::AgentSnapshot& snapshot,
+                         engine::ExplainLevel level) {
+  codec::AgentScratch scratch;
+  engine::AgentInput input;
+  engine::Decision d;
+  EXPECT_THAT(codec::ResolveAgent(set, snapshot, &scratch, &input), IsOk());
+  EXPECT_THAT(engine::Decide(set.compiled, input, level, &d), IsOk());
+  return d;
+}
+
 // A log entry as the server writes it: the snapshot and the decision `set`
 // made for it.
 v1::DecisionLogEntry Logged(const loader::LoadedSet& set,
@@ -50,13 +62,7 @@ v1::DecisionLogEntry Logged(const loader::LoadedSet& set,
   e.set_behaviour_set(s.behaviour_set());
   e.set_revision(set.revision());
   *e.mutable_snapshot() = s;
-  codec::AgentScratch scratch;
-  engine::AgentInput input;
-  EXPECT_THAT(codec::ResolveAgent(set, s, &scratch, &input), IsOk());
-  engine::Decision d;
-  EXPECT_THAT(
-      engine::Decide(set.compiled, input, engine::ExplainLevel::kNone, &d),
-      IsOk());
+  const engine::Decision d = Decided(set, s, engine::ExplainLevel::kNone);
   e.set_action(set.compiled.actions()[d.action].name);
   e.set_score(d.score);
   return e;
@@ -123,14 +129,8 @@ TEST_F(ReplayTest, FlipsAndMarginsEqualAnIndependentCount) {
   std::map<std::pair<std::string, std::string>, int64_t> moves;
   std::vector<double> margins;
   for (const auto& e : log) {
-    codec::AgentScratch scratch;
-    engine::AgentInput input;
-    ASSERT_THAT(codec::ResolveAgent(*set, e.snapshot(), &scratch, &input),
-                IsOk());
-    engine::Decision d;
-    ASSERT_THAT(
-        engine::Decide(set->compiled, input, engine::ExplainLevel::kTop, &d),
-        IsOk());
+    const engine::Decision d =
+        Decided(*set, e.snapshot(), engine::ExplainLevel::kTop);
     const std::string now = set->compiled.actions()[d.action].name;
     if (now == e.action()) continue;
     ++flips;
@@ -219,14 +219,8 @@ TEST_F(ReplayTest, RandomStrategiesCompareDistributions) {
   std::vector<v1::DecisionLogEntry> log = Log(200);
   double tv_sum = 0;
   for (const auto& e : log) {
-    codec::AgentScratch scratch;
-    engine::AgentInput input;
-    ASSERT_THAT(codec::ResolveAgent(*set, e.snapshot(), &scratch, &input),
-                IsOk());
-    engine::Decision d;
-    ASSERT_THAT(
-        engine::Decide(set->compiled, input, engine::ExplainLevel::kTop, &d),
-        IsOk());
+    const engine::Decision d =
+        Decided(*set, e.snapshot(), engine::ExplainLevel::kTop);
     // The baseline (highest) puts everything on the logged action.
     double p_logged = 0;
     bool any = false;
