@@ -382,6 +382,34 @@ void PrintTick(const v1::Decision& d, std::ostream& out) {
   }
 }
 
+// One direction of a factor's sensitivity: "31.5 (-48.5) -> flee", or
+// "none down to 0".
+std::string CrossingText(const v1::FactorSensitivity& s, bool above) {
+  const bool found = above ? s.has_above() : s.has_below();
+  if (!found) {
+    return absl::StrFormat("none %s %g", above ? "up to" : "down to",
+                           above ? s.range_max() : s.range_min());
+  }
+  const v1::Crossing& c = above ? s.above() : s.below();
+  std::string what = c.action().empty() ? "(no action)" : c.action();
+  if (!c.target_id().empty()) absl::StrAppend(&what, "@", c.target_id());
+  return absl::StrFormat("%.9g (%+.6g) -> %s", c.value(), c.change(), what);
+}
+
+// What would change the decision, one line per factor.
+void PrintSensitivity(const v1::Decision& d, std::ostream& out) {
+  if (d.sensitivity().empty()) return;
+  out << absl::StrFormat("  %-22s %12s  %-40s %s\n", "WHAT WOULD CHANGE IT",
+                         "VALUE", "BELOW", "ABOVE");
+  for (const v1::FactorSensitivity& s : d.sensitivity()) {
+    std::string name = s.factor();
+    if (!s.target_id().empty()) name = absl::StrCat(s.target_id(), ".", name);
+    out << absl::StrFormat("  %-22s %12s  %-40s %s\n", name,
+                           absl::StrFormat("%g %s", s.value(), s.unit()),
+                           CrossingText(s, false), CrossingText(s, true));
+  }
+}
+
 void PrintTable(const v1::DecideRequest& req, const v1::DecideResponse& resp,
                 std::ostream& out) {
   for (int i = 0; i < resp.decisions_size(); ++i) {
@@ -411,6 +439,7 @@ void PrintTable(const v1::DecideRequest& req, const v1::DecideResponse& resp,
       out << "  (switched from " << agent.current_action() << ")";
     }
     out << "\n";
+    PrintSensitivity(d, out);
     if (!d.has_explanation()) continue;
     const v1::Explanation& x = d.explanation();
     out << "  strategy " << x.strategy() << ", rank " << x.rank();
@@ -578,6 +607,7 @@ int Decide(const Parsed& p, std::ostream& out, std::ostream& err) {
     return kUsage;
   }
   if (!SetExplain(p, &request, err)) return kUsage;
+  if (p.has("sensitivity")) request.set_sensitivity(true);
   const std::string format = p.get("format", "json");
   if (format != "json" && format != "table") {
     err << "--format: expected json or table, got \"" << format << "\"\n";
@@ -936,6 +966,8 @@ std::vector<Command> Commands() {
              "none, top or full (bare --explain means full); overrides the "
              "request",
              "full"},
+            {"sensitivity", "",
+             "per factor, the nearest values that change the decision"},
             {"format", "FORMAT", "json (default) or table"}}),
        .run = Decide},
       {.name = "sets",

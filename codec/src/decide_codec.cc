@@ -12,6 +12,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "utilityd/engine/error_reason.h"
 #include "utilityd/engine/explain.h"
+#include "utilityd/engine/sensitivity.h"
 
 namespace utilityd::codec {
 namespace {
@@ -323,6 +324,33 @@ void WriteExplanation(const e::CompiledBehaviourSet& set,
     WriteFullExplanation(set, snapshot, d, out);
 }
 
+void WriteSensitivity(const e::CompiledBehaviourSet& set,
+                      const v1::AgentSnapshot& snapshot,
+                      absl::Span<const e::FactorSensitivity> sensitivity,
+                      v1::Decision* out) {
+  auto crossing = [&](const e::Crossing& c, float from, v1::Crossing* x) {
+    x->set_value(c.value);
+    x->set_change(c.value - from);
+    x->set_action_index(c.action);
+    if (c.action >= 0) x->set_action(set.actions()[c.action].name);
+    x->set_target_id(TargetId(snapshot, c.target));
+  };
+  for (const e::FactorSensitivity& s : sensitivity) {
+    v1::FactorSensitivity* x = out->add_sensitivity();
+    const e::FactorDefinition& def = s.target_factor
+                                         ? set.target_factors()[s.factor]
+                                         : set.factors()[s.factor];
+    x->set_factor(def.name);
+    x->set_unit(def.unit);
+    x->set_target_id(TargetId(snapshot, s.target));
+    x->set_value(s.current);
+    x->set_range_min(s.range_min);
+    x->set_range_max(s.range_max);
+    if (s.below.found) crossing(s.below, s.current, x->mutable_below());
+    if (s.above.found) crossing(s.above, s.current, x->mutable_above());
+  }
+}
+
 void ToError(const absl::Status& status, v1::Error* out) {
   const int code = static_cast<int>(status.code());
   out->set_code(v1::ErrorCode_IsValid(code) ? static_cast<v1::ErrorCode>(code)
@@ -356,6 +384,9 @@ struct BatchWork {
   std::vector<absl::Status> group_errors;
   std::vector<e::Decision> group_traces;  // explain full only
   e::BatchDecider decider;
+  // Requests asking for sensitivity.
+  e::SensitivityAnalyser analyser;
+  std::vector<e::FactorSensitivity> sensitivity;
   v1::Explain explain = v1::EXPLAIN_NONE;  // as the request, or none (compact)
   // The answer: `response` (its decisions, or in the compact form its
   // arrays, pre-sized, and the sets listed in it so far).
@@ -532,6 +563,14 @@ void DecideGroup(const loader::LoadedSet& set, int first,
       } else {
         WriteDecision(set, agent, d, work.explain, out);
       }
+      if (request.sensitivity()) {
+        // The input was checked by the decision just made.
+        if (absl::Status s = work.analyser.Analyse(
+                set.compiled, work.group_inputs[g], &work.sensitivity);
+            s.ok()) {
+          WriteSensitivity(set.compiled, agent, work.sensitivity, out);
+        }
+      }
     }
     if (observer != nullptr) {
       observer->OnDecided(i, set, agent, work.group_inputs[g], d, out);
@@ -598,6 +637,12 @@ absl::Status CheckForm(const v1::DecideRequest& request) {
         "form",
         "the compact form carries no explanations: ask for explain none, or "
         "for the full form");
+  }
+  if (request.form() == v1::DECISION_FORM_COMPACT && request.sensitivity()) {
+    return e::FieldError(
+        absl::StatusCode::kInvalidArgument, e::ErrorReason::kUnspecified,
+        "sensitivity",
+        "the compact form carries no sensitivity: ask for the full form");
   }
   return absl::OkStatus();
 }

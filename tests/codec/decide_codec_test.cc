@@ -345,6 +345,85 @@ TEST_F(DecideBatchTest, CompactFormHoldsTheFullFormsNumbersInRequestOrder) {
   EXPECT_EQ(again.compact().action_index(0), c.action_index(0));
 }
 
+// Every crossing the answer names, sent back as a request with that one
+// value changed (by name, as a client would), really changes the decision
+// to the one named; the float before it does not. Trees and failed agents
+// get none, and a request without sensitivity gets none.
+TEST_F(DecideBatchTest, EverySensitivityCrossingChangesTheDecisionAsNamed) {
+  v1::DecideRequest request;
+  request.set_sensitivity(true);
+  for (const auto& [name, set] : catalog_.sets()) {
+    for (const v1::Scenario& s : set->definition.scenarios()) {
+      *request.add_agents() = ScenarioSnapshot(name, s);
+    }
+  }
+  v1::AgentSnapshot bad = StaffEmpty();
+  bad.mutable_named_factors()->erase("health");
+  *request.add_agents() = bad;
+  const v1::DecideResponse response = Run(request);
+  int crossings = 0, trees = 0;
+  for (int i = 0; i < response.decisions_size(); ++i) {
+    const v1::Decision& d = response.decisions(i);
+    const v1::AgentSnapshot& agent = request.agents(i);
+    SCOPED_TRACE(agent.agent_id());
+    if (d.has_error() || d.tree_status() != v1::NODE_STATUS_UNSPECIFIED) {
+      EXPECT_THAT(d.sensitivity(), IsEmpty());
+      trees += !d.has_error();
+      continue;
+    }
+    const LoadedSet& set = *catalog_.Find(agent.behaviour_set());
+    EXPECT_EQ(
+        d.sensitivity_size(),
+        set.compiled.factor_count() +
+            (d.target_id().empty() ? 0 : set.compiled.target_factor_count()));
+    for (const v1::FactorSensitivity& s : d.sensitivity()) {
+      for (const v1::Crossing* c : {&s.below(), &s.above()}) {
+        if (c == &s.below() ? !s.has_below() : !s.has_above()) continue;
+        ++crossings;
+        SCOPED_TRACE(s.factor() + " at " + std::to_string(c->value()));
+        EXPECT_FLOAT_EQ(c->change(), c->value() - s.value());
+        v1::DecideRequest again;
+        for (float v : {c->value(), std::nextafter(c->value(), s.value())}) {
+          v1::AgentSnapshot* a = again.add_agents();
+          *a = agent;
+          if (s.target_id().empty()) {
+            (*a->mutable_named_factors())[s.factor()] = v;
+          } else {
+            for (v1::TargetSnapshot& t : *a->mutable_targets()) {
+              if (t.target_id() == s.target_id()) {
+                (*t.mutable_named_factors())[s.factor()] = v;
+              }
+            }
+          }
+        }
+        const v1::DecideResponse r = Run(again);
+        EXPECT_EQ(r.decisions(0).action(), c->action());
+        EXPECT_EQ(r.decisions(0).action_index(), c->action_index());
+        EXPECT_EQ(r.decisions(0).target_id(), c->target_id());
+        EXPECT_EQ(r.decisions(1).action(), d.action());
+        EXPECT_EQ(r.decisions(1).target_id(), d.target_id());
+      }
+    }
+  }
+  EXPECT_GT(crossings, 20);
+  EXPECT_GT(trees, 0);
+  request.set_sensitivity(false);
+  const v1::DecideResponse plain = Run(request);
+  for (const v1::Decision& d : plain.decisions()) {
+    EXPECT_THAT(d.sensitivity(), IsEmpty());
+  }
+}
+
+TEST(CheckFormTest, TheCompactFormRefusesSensitivity) {
+  v1::DecideRequest request;
+  request.set_sensitivity(true);
+  EXPECT_THAT(CheckForm(request), IsOk());
+  request.set_form(v1::DECISION_FORM_COMPACT);
+  EXPECT_THAT(CheckForm(request),
+              ::utilityd::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                            HasSubstr("sensitivity: ")));
+}
+
 TEST(CheckFormTest, TheCompactFormRefusesExplanations) {
   v1::DecideRequest request;
   EXPECT_THAT(CheckForm(request), IsOk());

@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/decide.h"
+#include "utilityd/engine/sensitivity.h"
 #include "utilityd/engine/tree.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/v1/decision_service.pb.h"
@@ -65,6 +66,13 @@ void WriteExplanation(const engine::CompiledBehaviourSet& set,
                       const v1::AgentSnapshot& snapshot,
                       const engine::Decision& d, v1::Explain explain,
                       v1::Explanation* out);
+
+// Writes `sensitivity` (engine::SensitivityAnalyser's, for `snapshot`
+// decided with `set`) into `out->sensitivity()`.
+void WriteSensitivity(const engine::CompiledBehaviourSet& set,
+                      const v1::AgentSnapshot& snapshot,
+                      absl::Span<const engine::FactorSensitivity> sensitivity,
+                      v1::Decision* out);
 
 // Trees (docs/TREES.md). Reads the snapshot's tree fields into `in`, whose
 // outcomes point into `scratch`. INVALID_ARGUMENT naming the field for an
@@ -154,8 +162,8 @@ void DecideBatch(const loader::Catalog& catalog,
                  const v1::DecideRequest& request, v1::DecideResponse* response,
                  BatchObserver* observer = nullptr);
 
-// INVALID_ARGUMENT (field `form`) for a compact request that asks for an
-// explanation.
+// INVALID_ARGUMENT for a compact request that asks for an explanation
+// (field `form`) or for sensitivity (field `sensitivity`).
 [[nodiscard]] absl::Status CheckForm(const v1::DecideRequest& request);
 
 // Returns the snapshot a scenario of set `set_name` describes (agent id =
