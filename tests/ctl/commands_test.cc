@@ -98,6 +98,25 @@ TEST(UtilityctlTest, DecideRunsScenariosAsATable) {
   EXPECT_THAT(r.out, HasSubstr("runner-up"));
 }
 
+TEST(UtilityctlTest, DecideSensitivityNamesWhatWouldChangeEachDecision) {
+  Result r = Ctl({"decide", "--set", "arena_mage", "--scenario",
+                  "staff empty, in the open", "--sensitivity", "--format",
+                  "table"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("WHAT WOULD CHANGE IT"));
+  // Health low enough makes her heal; charges enough make her attack.
+  EXPECT_THAT(r.out, ::testing::ContainsRegex(
+                         "health +80 hp +[0-9.]+ \\(-[0-9.]+\\) -> heal"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex(
+                         "charges .* none down to 0 +[0-9.]+ \\(\\+[0-9.]+\\) "
+                         "-> attack@goblin-1"));
+  r = Ctl({"decide", "--set", "arena_mage", "--scenario",
+           "staff empty, in the open", "--sensitivity"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"sensitivity\""));
+  EXPECT_THAT(r.out, HasSubstr("\"range_max\": 100"));
+}
+
 TEST(UtilityctlTest, DecideExplainLevelsAndBadFlags) {
   Result r = Ctl({"decide", "--set", "eat_hide_wander", "--explain=top"});
   ASSERT_EQ(r.code, 0) << r.err;

@@ -238,6 +238,60 @@ class ServiceTest(unittest.TestCase):
         self.assertEqual(caught.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("form:", caught.exception.details())
 
+    def test_sensitivity_names_the_values_that_change_each_decision(self):
+        # Over gRPC from Python: every crossing, sent back with that one
+        # value changed, gives the action it names; the float before it
+        # keeps the decision.
+        import math
+        import struct
+
+        def toward(x, y):  # the float32 next to x in the direction of y
+            if x == 0.0:
+                tiny = struct.unpack("<f", struct.pack("<I", 1))[0]
+                return math.copysign(tiny, y)
+            bits = struct.unpack("<I", struct.pack("<f", x))[0]
+            bits += 1 if (y > x) == (x > 0) else -1  # away from 0: larger bits
+            return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+        agents = self.mages(6)
+        response = self.stub.Decide(pb.DecideRequest(agents=agents, sensitivity=True))
+        summary = self.stub.GetBehaviourSet(
+            pb.GetBehaviourSetRequest(name="arena_mage")).summary
+        crossings = 0
+        for agent, d in zip(agents, response.decisions):
+            self.assertEqual([s.factor for s in d.sensitivity][:len(summary.factors)],
+                             list(summary.factors))
+            for s in d.sensitivity:
+                for side in ("below", "above"):
+                    if not s.HasField(side):
+                        continue
+                    c = getattr(s, side)
+                    crossings += 1
+                    self.assertAlmostEqual(c.change, c.value - s.value, places=4)
+                    probes = []
+                    for v in (c.value, toward(c.value, s.value)):
+                        a = pb.AgentSnapshot()
+                        a.CopyFrom(agent)
+                        if s.target_id:
+                            t = [t for t in a.targets if t.target_id == s.target_id][0]
+                            t.factors[list(summary.target_factors).index(s.factor)] = v
+                        else:
+                            a.factors[list(summary.factors).index(s.factor)] = v
+                        probes.append(a)
+                    at, before = self.stub.Decide(pb.DecideRequest(agents=probes)).decisions
+                    self.assertEqual((at.action, at.target_id), (c.action, c.target_id))
+                    self.assertEqual((before.action, before.target_id),
+                                     (d.action, d.target_id))
+        self.assertGreater(crossings, 10)
+        # Without asking: none. In the compact form: refused, naming the field.
+        plain = self.stub.Decide(pb.DecideRequest(agents=agents)).decisions
+        self.assertTrue(all(len(d.sensitivity) == 0 for d in plain))
+        with self.assertRaises(grpc.RpcError) as caught:
+            self.stub.Decide(pb.DecideRequest(
+                form=pb.DECISION_FORM_COMPACT, sensitivity=True, agents=agents))
+        self.assertEqual(caught.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("sensitivity:", caught.exception.details())
+
     def test_unknown_set_is_not_found(self):
         with self.assertRaises(grpc.RpcError) as caught:
             self.stub.GetBehaviourSet(pb.GetBehaviourSetRequest(name="arena"))
