@@ -69,17 +69,18 @@ function showError(e) {
 }
 
 // Decides agents with the loaded set, or with the edited copy (what-if).
-async function decide(agents) {
+// `extra` adds request fields, e.g. {sensitivity: true}.
+async function decide(agents, extra = {}) {
   if (state.edited) {
     const copy = JSON.parse(JSON.stringify(state.work));
     delete copy.revision;
     return api('/api/v1/whatif', {
       behaviourSet: copy,
       request: { agents: agents.map((a) => ({ ...a, behaviourSet: '' })),
-                 explain: 'EXPLAIN_FULL' },
+                 explain: 'EXPLAIN_FULL', ...extra },
     });
   }
-  return api('/api/v1/decide', { agents, explain: 'EXPLAIN_FULL' });
+  return api('/api/v1/decide', { agents, explain: 'EXPLAIN_FULL', ...extra });
 }
 
 // ---- the snapshot -----------------------------------------------------------
@@ -202,7 +203,8 @@ function slider(f, value, attrs) {
   return `<div class="slider"><div class="name"><span>${esc(f.name)}</span>
     <span><b class="value">${fmt(value)}</b> ${esc(f.unit || '')}</span></div>
     <input type="range" min="${lo}" max="${hi}" step="${step}" value="${value}"
-      ${attrs} title="${esc(f.description || '')}"></div>`;
+      ${attrs} title="${esc(f.description || '')}">
+    <div class="sens"></div></div>`;
 }
 
 function renderInputs() {
@@ -225,7 +227,7 @@ let pending = null;
 async function rescore() {
   const ticket = pending = {};
   try {
-    const res = await decide([agentOf(state.snapshot)]);
+    const res = await decide([agentOf(state.snapshot)], { sensitivity: true });
     if (ticket !== pending) return;  // a newer change is on its way
     const d = res.decisions[0];
     if (d.error && d.error.message) throw new Error(d.error.message);
@@ -233,8 +235,50 @@ async function rescore() {
     showError(null);
     if (state.tree) renderTree(d);
     renderActions();
+    renderSensitivity(d);
     refreshSweep();
   } catch (e) { showError(e); }
+}
+
+// ---- what would change it ------------------------------------------------------
+
+// One side of a factor's sensitivity as words: "flee at ≤ 31.5 hp".
+function crossingText(s, side) {
+  const c = s[side];
+  if (!c) return '';
+  const who = (c.action || '(no action)') + (c.targetId ? '@' + c.targetId : '');
+  return `${who} at ${side === 'below' ? '≤' : '≥'} ${short(c.value || 0)} ${s.unit || ''}`.trim();
+}
+
+// Four significant digits and no trailing zeros: 37.53, 0.871, 40.
+function short(v) { return String(Number(Number(v).toPrecision(4))); }
+
+// The sensitivity entry of a slider's factor (agent factor, or a target
+// factor of the chosen target), or undefined.
+function sensitivityOf(d, kind, name, targetIndex) {
+  return ((d && d.sensitivity) || []).find((s) => s.factor === name &&
+    (kind === 'a' ? !s.targetId
+      : state.snapshot.targets[targetIndex] && s.targetId === state.snapshot.targets[targetIndex].id));
+}
+
+// Under each slider, what its factor would have to be for the decision to
+// change (the server's sensitivity: exact, not sampled).
+function renderSensitivity(d) {
+  for (const el of document.querySelectorAll('.slider')) {
+    const input = el.querySelector('input');
+    const sens = el.querySelector('.sens');
+    const s = input.dataset.factor !== undefined
+      ? sensitivityOf(d, 'a', input.dataset.factor)
+      : sensitivityOf(d, 't', input.dataset.targetFactor, Number(input.dataset.target));
+    if (!s) { sens.textContent = ''; sens.title = ''; continue; }
+    const parts = [crossingText(s, 'below'), crossingText(s, 'above')].filter((x) => x);
+    sens.textContent = parts.length ? parts.join(' · ')
+      : `no change within ${short(s.rangeMin || 0)}..${short(s.rangeMax || 0)} ${s.unit || ''}`.trim();
+    sens.title = ['below', 'above'].filter((k) => s[k])
+      .map((k) => `${k}: exactly ${s[k].value || 0} (change ${s[k].change || 0})`).join('\n');
+    sens.dataset.below = s.below ? String(s.below.value || 0) : '';
+    sens.dataset.above = s.above ? String(s.above.value || 0) : '';
+  }
 }
 
 // One batch per factor sweep: the agent with that factor stepped across its
@@ -478,6 +522,17 @@ async function refreshSweep() {
     }
     const cur = kind === 'a' ? state.snapshot.factors[name]
       : state.snapshot.targets[0].factors[name];
+    // The exact crossings nearest the current value (the sweep varies the
+    // first target's factors).
+    const sens = sensitivityOf(state.decision, kind, name, 0);
+    const near = [];
+    for (const side of ['below', 'above']) {
+      if (!sens || !sens[side]) continue;
+      const x = sens[side].value || 0;
+      near.push(crossingText(sens, side));
+      lines += `<line class="crossing" data-side="${side}" data-value="${x}" x1="${sx(x)}" x2="${sx(x)}"
+        y1="10" y2="${h - 20}"/>`;
+    }
     $('sweep').innerHTML = `<svg width="${w}" height="${h}">
       <line class="axis" x1="30" x2="${w - 10}" y1="${h - 20}" y2="${h - 20}"/>
       <line class="axis" x1="30" x2="30" y1="10" y2="${h - 20}"/>
@@ -488,9 +543,10 @@ async function refreshSweep() {
       ${lines}<circle class="dot" cx="${sx(cur)}" cy="${h - 20}" r="4"/></svg>
       <div class="legend">${names.map((n, k) =>
         `<span style="color:${COLORS[k % COLORS.length]}">■ ${esc(n)}</span>`).join('')}</div>`;
-    $('sweep-text').textContent = changes.length
+    $('sweep-text').textContent = (changes.length
       ? 'Winner changes: ' + changes.join('; ')
-      : `${winners[0]} wins across the whole range.`;
+      : `${winners[0]} wins across the whole range`) + '.' +
+      (near.length ? ` Nearest change (exact): ${near.join('; ')}.` : '');
   } catch (e) { showError(e); }
 }
 

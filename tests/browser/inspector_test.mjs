@@ -97,10 +97,10 @@ try {
   page.on('pageerror', (e) => problems.push(String(e)));
 
   // What the engine says, straight from the API, for the page's agent.
-  const apiDecide = async (agent) => {
+  const apiDecide = async (agent, extra = {}) => {
     const res = await fetch(`${base}/api/v1/decide`, {
       method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ agents: [agent] }),
+      body: JSON.stringify({ agents: [agent], ...extra }),
     });
     return (await res.json()).decisions[0];
   };
@@ -210,6 +210,40 @@ try {
     await page.waitForFunction(() =>
       /Winner changes|wins across/.test(document.getElementById('sweep-text').textContent));
     assert.ok(await page.locator('#sweep svg path').count() >= 7);
+  });
+
+  await check('each slider says what would change the decision, as the API does', async () => {
+    await page.selectOption('#scenario', { label: 'Staff empty, in the open' });
+    await page.waitForFunction(() =>
+      document.querySelector('.action.winner')?.dataset.action === 'take_cover');
+    await settled(page);
+    const engine = await apiDecide(await pageAgent(), { sensitivity: true });
+    const health = engine.sensitivity.find((s) => s.factor === 'health');
+    assert.equal(health.below.action, 'heal');
+    const sens = page.locator('input[data-factor="health"] ~ .sens');
+    assert.match(await sens.textContent(), /^heal at ≤ 37\.53 hp$/);
+    assert.equal(Number(await sens.getAttribute('data-below')), health.below.value);
+    // A factor no change reaches within its range says so.
+    assert.match(await page.locator('input[data-factor="shrine_distance"] ~ .sens').textContent(),
+      /^no change within 0\.\.40 m$/);
+    // The sweep marks the exact crossing.
+    await page.selectOption('#sweep-factor', 'a:health');
+    await page.waitForSelector('#sweep line.crossing[data-side="below"]', { state: 'attached' });
+    assert.equal(Number(await page.locator('#sweep line.crossing[data-side="below"]')
+      .getAttribute('data-value')), health.below.value);
+    assert.match(await page.locator('#sweep-text').textContent(), /Nearest change \(exact\): heal at ≤ 37\.53 hp/);
+    // Just above the crossing the winner holds; at the slider's step below
+    // it, heal wins, on the page as in the API.
+    await page.locator('input[data-factor="health"]').fill('38');
+    await page.waitForFunction(() => state.snapshot.factors.health === 38);
+    await settled(page);
+    assert.equal(await pageWinner(page), 'take_cover');
+    await page.locator('input[data-factor="health"]').fill('37.5');
+    await page.waitForFunction(() =>
+      document.querySelector('.action.winner')?.dataset.action === 'heal');
+    await settled(page);
+    assert.equal((await apiDecide(await pageAgent())).action, 'heal');
+    await page.screenshot({ path: path.join(outDir, 'inspector-sensitivity.png') });
   });
 
   await check('a tree set shows its active path, and stepping changes it as the API says', async () => {
