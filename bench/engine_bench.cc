@@ -16,6 +16,7 @@
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/curve.h"
 #include "utilityd/engine/decide.h"
+#include "utilityd/engine/sensitivity.h"
 #include "utilityd/loader/set_loader.h"
 
 namespace utilityd {
@@ -252,6 +253,33 @@ BENCHMARK(BM_Baseline)->Arg(256);
 
 // The whole batch path the CLI and the service share: packed factors in a
 // DecideRequest, resolution, scoring and the DecideResponse message.
+// Sensitivity (an explain option): per agent, every factor and the chosen
+// target's factors, both ways. Reports agents analysed per second and the
+// decisions the analysis made for each.
+void BM_Sensitivity(benchmark::State& state) {
+  const engine::CompiledBehaviourSet& set = Arena()->compiled;
+  const int agents = static_cast<int>(state.range(0));
+  const Batch batch = MakeBatch(set, agents);
+  engine::SensitivityAnalyser analyser;
+  std::vector<engine::FactorSensitivity> result;
+  int64_t crossings = 0;
+  for (auto _ : state) {
+    for (const engine::AgentInput& in : batch.inputs) {
+      if (!analyser.Analyse(set, in, &result).ok()) std::abort();
+      for (const auto& s : result) crossings += s.below.found + s.above.found;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * agents);
+  state.counters["us_per_agent"] =
+      benchmark::Counter(static_cast<double>(agents) * 1e-6,
+                         benchmark::Counter::kIsIterationInvariantRate |
+                             benchmark::Counter::kInvert);
+  state.counters["crossings_per_agent"] =
+      benchmark::Counter(static_cast<double>(crossings) /
+                         static_cast<double>(state.iterations() * agents));
+}
+BENCHMARK(BM_Sensitivity)->Arg(64)->Unit(benchmark::kMillisecond);
+
 void BM_DecideBatchMessages(benchmark::State& state) {
   const auto arena = Arena();
   const engine::CompiledBehaviourSet& set = arena->compiled;
