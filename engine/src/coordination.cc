@@ -1,0 +1,152 @@
+#include "utilityd/engine/coordination.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace utilityd::engine {
+
+int32_t Allocator::Lacks(int32_t a, int32_t p, int32_t amount) const {
+  int32_t own = 0;
+  for (int32_t h : held_by_[a]) {
+    if (holdings_[h].pool == p && reserved_[h]) own += holdings_[h].amount;
+  }
+  const int32_t need = std::max(0, amount - own);
+  return std::max(0, taken_[p] + need - pools_[p].capacity);
+}
+
+bool Allocator::Preempt(int32_t a, int32_t p, int32_t lack, float score,
+                        float margin,
+                        absl::Span<const AllocationAgent> agents) {
+  auto holder_score = [&](int32_t h) {
+    const Holding& x = holdings_[h];
+    return x.agent < 0 ? x.score : agents[x.agent].options[0].score;
+  };
+  victims_.clear();
+  int32_t freed = 0;
+  for (size_t h = 0; h < holdings_.size(); ++h) {
+    const Holding& x = holdings_[h];
+    if (x.pool != p || !reserved_[h] || out_.kept[h] || x.agent == a) continue;
+    const float s = holder_score(static_cast<int32_t>(h));
+    if (!(score > s + margin)) continue;  // NaN: never
+    victims_.push_back(static_cast<int32_t>(h));
+    freed += x.amount;
+  }
+  if (freed < lack) return false;
+  std::stable_sort(victims_.begin(), victims_.end(), [&](int32_t x, int32_t y) {
+    return holder_score(x) < holder_score(y);
+  });
+  for (int32_t h : victims_) {
+    if (lack <= 0) break;
+    reserved_[h] = 0;
+    taken_[p] -= holdings_[h].amount;
+    lack -= holdings_[h].amount;
+    out_.preempted_by[h] = a;
+    ++out_.preemptions[p];
+  }
+  return true;
+}
+
+const Allocation& Allocator::Allocate(absl::Span<const PoolSpec> pools,
+                                      absl::Span<const Holding> holdings,
+                                      absl::Span<const AllocationAgent> agents,
+                                      absl::Span<const Use> uses) {
+  pools_ = pools;
+  holdings_ = holdings;
+  const size_t n = agents.size();
+  out_.chosen.assign(n, -1);
+  out_.denied.assign(n, Denial{});
+  out_.kept.assign(holdings.size(), 0);
+  out_.preempted_by.assign(holdings.size(), -1);
+  out_.used.assign(pools.size(), 0);
+  out_.grants.assign(pools.size(), 0);
+  out_.denials.assign(pools.size(), 0);
+  out_.preemptions.assign(pools.size(), 0);
+  taken_.assign(pools.size(), 0);
+  reserved_.assign(holdings.size(), 0);
+  if (held_by_.size() < n) held_by_.resize(n);
+  for (size_t a = 0; a < n; ++a) held_by_[a].clear();
+
+  auto option_uses = [&](const Option& o) {
+    return uses.subspan(o.first_use, o.use_count);
+  };
+  auto uses_pool = [&](const Option& o, int32_t p) {
+    for (const Use& u : option_uses(o)) {
+      if (u.pool == p) return true;
+    }
+    return false;
+  };
+  // 1. Holders keep: reserve in the order given, up to capacity.
+  for (size_t h = 0; h < holdings.size(); ++h) {
+    const Holding& x = holdings[h];
+    if (x.agent >= 0) {
+      const auto& options = agents[x.agent].options;
+      if (options.empty() || !uses_pool(options[0], x.pool)) continue;
+      held_by_[x.agent].push_back(static_cast<int32_t>(h));
+    }
+    if (taken_[x.pool] + x.amount > pools[x.pool].capacity) continue;
+    taken_[x.pool] += x.amount;
+    reserved_[h] = 1;
+  }
+  // 2. Highest decision first: agents in order of their first option's
+  // score, each taking its first option that fits.
+  order_.resize(n);
+  for (size_t a = 0; a < n; ++a) order_[a] = static_cast<int32_t>(a);
+  auto first_score = [&](int32_t a) {
+    return agents[a].options.empty() ? -1.0f : agents[a].options[0].score;
+  };
+  std::stable_sort(order_.begin(), order_.end(), [&](int32_t x, int32_t y) {
+    return first_score(x) > first_score(y);
+  });
+  for (int32_t a : order_) {
+    const auto& options = agents[a].options;
+    for (size_t k = 0; k < options.size(); ++k) {
+      const Option& o = options[k];
+      int32_t blocked = -1;
+      for (const Use& u : option_uses(o)) {
+        const int32_t lack = Lacks(a, u.pool, u.amount);
+        if (lack == 0) continue;
+        // 3. Preemption.
+        const float margin = pools[u.pool].preemption_margin;
+        if (std::isfinite(margin) &&
+            Preempt(a, u.pool, lack, o.score, margin, agents)) {
+          continue;
+        }
+        blocked = u.pool;
+        break;
+      }
+      if (blocked >= 0) {
+        if (out_.denied[a].option < 0) {
+          out_.denied[a] = {static_cast<int32_t>(k), blocked};
+        }
+        ++out_.denials[blocked];
+        continue;
+      }
+      out_.chosen[a] = static_cast<int32_t>(k);
+      for (const Use& u : option_uses(o)) {
+        int32_t own = 0;
+        for (int32_t h : held_by_[a]) {
+          if (holdings[h].pool == u.pool && reserved_[h]) {
+            own += holdings[h].amount;
+            out_.kept[h] = 1;
+          }
+        }
+        taken_[u.pool] += std::max(0, u.amount - own);
+        if (own == 0) ++out_.grants[u.pool];
+      }
+      break;
+    }
+  }
+  // 4. Reservations not used are released; outside holders keep.
+  for (size_t h = 0; h < holdings.size(); ++h) {
+    if (!reserved_[h]) continue;
+    if (holdings[h].agent < 0) {
+      out_.kept[h] = 1;
+    } else if (!out_.kept[h]) {
+      taken_[holdings[h].pool] -= holdings[h].amount;
+    }
+  }
+  out_.used = taken_;
+  return out_;
+}
+
+}  // namespace utilityd::engine
