@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "coordination.h"
 #include "google/protobuf/util/time_util.h"
 #include "utilityd/engine/error_reason.h"
 #include "utilityd/engine/explain.h"
@@ -384,6 +385,8 @@ struct BatchWork {
   std::vector<absl::Status> group_errors;
   std::vector<e::Decision> group_traces;  // explain full only
   e::BatchDecider decider;
+  // Agents of sets with resources, held back for coordination.
+  Coordinator coordinator;
   // Requests asking for sensitivity.
   e::SensitivityAnalyser analyser;
   std::vector<e::FactorSensitivity> sensitivity;
@@ -515,6 +518,68 @@ void StartCompact(int n, v1::CompactDecisions* c) {
   c->mutable_flags()->assign(n, '\0');
 }
 
+// Writes agent i's decision `d` (its trace at explain full) in the
+// request's form, with its sensitivity when asked, and shows it to the
+// observer.
+void WriteDecided(const loader::LoadedSet& set, int i,
+                  const v1::DecideRequest& request, const e::AgentInput& input,
+                  const e::BatchDecision& d, const e::Decision* trace,
+                  BatchWork& work, BatchObserver* observer,
+                  const v1::Coordination* coordination = nullptr) {
+  const v1::AgentSnapshot& agent = request.agents(i);
+  v1::Decision* out = nullptr;
+  if (work.compact != nullptr) {
+    // Numbers only; a message just for an observer that asks.
+    WriteCompact(d, i, work.compact);
+    if (observer != nullptr && observer->WantsMessage(i)) {
+      out = &work.message;
+      out->Clear();
+      WriteDecision(set, agent, d, v1::EXPLAIN_NONE, out);
+    }
+  } else {
+    out = work.response->mutable_decisions(i);
+    if (trace != nullptr) {
+      WriteDecision(set, agent, *trace, work.explain, out);
+    } else {
+      WriteDecision(set, agent, d, work.explain, out);
+    }
+    if (coordination != nullptr) *out->mutable_coordination() = *coordination;
+    if (request.sensitivity()) {
+      // The input was checked by the decision just made.
+      if (absl::Status s =
+              work.analyser.Analyse(set.compiled, input, &work.sensitivity);
+          s.ok()) {
+        WriteSensitivity(set.compiled, agent, work.sensitivity, out);
+      }
+    }
+  }
+  if (observer != nullptr) observer->OnDecided(i, set, agent, input, d, out);
+}
+
+// Allocates the resources of the agents held back for coordination and
+// writes their decisions, and the pools.
+void Coordinate(const v1::DecideRequest& request, BatchWork& work,
+                BatchObserver* observer) {
+  Coordinator& c = work.coordinator;
+  c.Allocate(request);
+  v1::Coordination coordination;
+  for (size_t k = 0; k < c.agents().size(); ++k) {
+    Coordinator::Agent& a = c.agents()[k];
+    coordination.Clear();
+    if (work.compact == nullptr) c.Describe(request, k, &coordination);
+    const bool full = ToExplainLevel(work.explain) == e::ExplainLevel::kFull;
+    WriteDecided(*a.set, a.index, request, a.input, a.decision,
+                 full ? &a.trace : nullptr, work, observer,
+                 work.compact == nullptr ? &coordination : nullptr);
+  }
+  c.WritePools(request, work.response);
+  if (observer != nullptr) {
+    for (const Coordinator::Counts& n : c.CountsByResource()) {
+      observer->OnResources(n.resource, n.grants, n.denials, n.preemptions);
+    }
+  }
+}
+
 // Decides the resolved agents of `set` (from request position `first` on)
 // in one pass of the engine and writes their decisions.
 void DecideGroup(const loader::LoadedSet& set, int first,
@@ -534,6 +599,10 @@ void DecideGroup(const loader::LoadedSet& set, int first,
   const e::ExplainLevel level = ToExplainLevel(work.explain);
   const bool full = level == e::ExplainLevel::kFull;
   if (full && work.group_traces.size() < count) work.group_traces.resize(count);
+  // Sets with resources: every candidate's score stays readable, for the
+  // agents' options in coordination.
+  const bool coordinated = set.compiled.has_resources();
+  work.decider.set_keep_candidates(coordinated);
   work.decider.Decide(set.compiled, work.group_inputs, level,
                       absl::MakeSpan(work.group_out), &work.group_errors,
                       full ? absl::MakeSpan(work.group_traces.data(), count)
@@ -547,34 +616,14 @@ void DecideGroup(const loader::LoadedSet& set, int first,
       FailAgent(i, agent, &set, s, work.FullSlot(i), observer);
       continue;
     }
-    v1::Decision* out = nullptr;
-    if (work.compact != nullptr) {
-      // Numbers only; a message just for an observer that asks.
-      WriteCompact(d, i, work.compact);
-      if (observer != nullptr && observer->WantsMessage(i)) {
-        out = &work.message;
-        out->Clear();
-        WriteDecision(set, agent, d, v1::EXPLAIN_NONE, out);
-      }
-    } else {
-      out = work.response->mutable_decisions(i);
-      if (full) {
-        WriteDecision(set, agent, work.group_traces[g], work.explain, out);
-      } else {
-        WriteDecision(set, agent, d, work.explain, out);
-      }
-      if (request.sensitivity()) {
-        // The input was checked by the decision just made.
-        if (absl::Status s = work.analyser.Analyse(
-                set.compiled, work.group_inputs[g], &work.sensitivity);
-            s.ok()) {
-          WriteSensitivity(set.compiled, agent, work.sensitivity, out);
-        }
-      }
+    if (coordinated) {  // written once the whole batch is allocated
+      work.coordinator.Hold(i, set, work.group_inputs[g], d,
+                            full ? &work.group_traces[g] : nullptr,
+                            work.decider, g, agent);
+      continue;
     }
-    if (observer != nullptr) {
-      observer->OnDecided(i, set, agent, work.group_inputs[g], d, out);
-    }
+    WriteDecided(set, i, request, work.group_inputs[g], d,
+                 full ? &work.group_traces[g] : nullptr, work, observer);
   }
   if (observer != nullptr) {
     observer->OnVetoes(set, work.decider.vetoes_by_action(),
@@ -609,10 +658,15 @@ void DecideBatch(const loader::Catalog& catalog,
     ResolveOne(catalog, request, i, last, work, observer);
   }
   // The agents of each set together, sets in order of first appearance.
+  work.coordinator.Clear(request);
   for (int first = 0; first < n; ++first) {
     if (work.sets[first] != nullptr) {
       DecideGroup(*work.sets[first], first, request, work, observer);
     }
+  }
+  // Coordination: the agents of sets with resources, across the batch.
+  if (!work.coordinator.empty() || request.pools_size() > 0) {
+    Coordinate(request, work, observer);
   }
   if (compact) {
     // Engine failures were added after the rest: back into request order.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -241,6 +242,69 @@ std::string UnknownNameMessage(absl::string_view what, absl::string_view name,
   return message;
 }
 
+namespace {
+
+// Resources, and what each action uses.
+void CheckResources(Checker& check, const SetDefinition& def) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < def.resources.size(); ++i) {
+    const ResourceDefinition& r = def.resources[i];
+    const std::string at = absl::StrCat("resources[", i, "]");
+    check.Identifier(at + ".name", r.name);
+    if (absl::c_linear_search(names, r.name)) {
+      check.Add(at + ".name", absl::StrCat("duplicate resource \"", r.name, "\""));
+    }
+    names.push_back(r.name);
+    check.AtLeast(at + ".capacity", r.capacity, 0);
+    if (r.preemption_margin.has_value()) {
+      check.AtLeast(at + ".preemption_margin", *r.preemption_margin, 0);
+    }
+  }
+  if (!def.resources.empty() && def.tree.has_value()) {
+    check.Add("resources",
+              "a set with a behaviour tree cannot use resources (trees are "
+              "ticked one agent at a time)");
+  }
+  for (size_t i = 0; i < def.actions.size(); ++i) {
+    const ActionDefinition& a = def.actions[i];
+    std::vector<std::string> used;
+    for (size_t j = 0; j < a.uses.size(); ++j) {
+      const ResourceUseDefinition& u = a.uses[j];
+      const std::string at = absl::StrCat("actions[", i, "].uses[", j, "]");
+      check.AtLeast(at + ".amount", u.amount, 1);
+      const auto r = absl::c_find_if(
+          def.resources, [&](const auto& x) { return x.name == u.resource; });
+      if (u.resource.empty()) {
+        check.Add(at + ".resource", "is required");
+        continue;
+      }
+      if (r == def.resources.end()) {
+        check.Unknown(at + ".resource", "resource", u.resource, names);
+        continue;
+      }
+      if (absl::c_linear_search(used, u.resource)) {
+        check.Add(at + ".resource",
+                  absl::StrCat("\"", u.resource, "\" is used twice by \"",
+                               a.name, "\": give one amount"));
+      }
+      used.push_back(u.resource);
+      if (r->per_target && !a.per_target) {
+        check.Add(at + ".resource",
+                  absl::StrCat("\"", u.resource,
+                               "\" is per_target, so it is taken from a "
+                               "target's pool: the action must be per_target"));
+      }
+    }
+    if (!a.uses.empty() && a.name == def.selection.fallback_action) {
+      check.Add(absl::StrCat("actions[", i, "].uses"),
+                "the fallback action must not use resources: it is what an "
+                "agent does when nothing else can be had");
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<ValidationIssue> Validate(const SetDefinition& def) {
   std::vector<ValidationIssue> issues;
   Checker check(&issues);
@@ -336,6 +400,7 @@ std::vector<ValidationIssue> Validate(const SetDefinition& def) {
     }
   }
   CheckPersonalities(check, def);
+  CheckResources(check, def);
   ValidateTree(def, &issues);
   return issues;
 }
@@ -378,6 +443,14 @@ absl::StatusOr<CompiledBehaviourSet> Compile(const SetDefinition& def) {
     ca.cooldown_seconds = static_cast<float>(a.cooldown_seconds);
     ca.per_target = a.per_target;
     set.has_per_target_actions_ |= a.per_target;
+    ca.first_use = static_cast<uint32_t>(set.uses_.size());
+    for (const ResourceUseDefinition& u : a.uses) {
+      const auto r = absl::c_find_if(
+          def.resources, [&](const auto& x) { return x.name == u.resource; });
+      set.uses_.push_back({static_cast<int32_t>(r - def.resources.begin()),
+                           static_cast<int32_t>(u.amount)});
+    }
+    ca.use_count = static_cast<uint32_t>(a.uses.size());
     for (const ConsiderationDefinition& c : a.considerations) {
       CompiledConsideration cc;
       cc.name = c.name;
@@ -400,6 +473,15 @@ absl::StatusOr<CompiledBehaviourSet> Compile(const SetDefinition& def) {
   }
   if (!def.selection.fallback_action.empty()) {
     set.fallback_action_ = set.action_index_.at(def.selection.fallback_action);
+  }
+  for (const ResourceDefinition& r : def.resources) {
+    CompiledResource cr{.name = r.name,
+                        .per_target = r.per_target,
+                        .capacity = static_cast<int32_t>(r.capacity)};
+    if (r.preemption_margin.has_value()) {
+      cr.preemption_margin = static_cast<float>(*r.preemption_margin);
+    }
+    set.resources_.push_back(std::move(cr));
   }
   const size_t n_actions = set.actions_.size();
   for (size_t p = 0; p < def.personalities.size(); ++p) {

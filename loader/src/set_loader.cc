@@ -421,11 +421,19 @@ void ApplyDefaults(v1::BehaviourSet* set) {
   DefaultFactors(set->mutable_factors());
   DefaultFactors(set->mutable_target_factors());
   const e::ActionDefinition action_defaults;
+  const e::ResourceUseDefinition use_defaults;
   for (v1::Action& a : *set->mutable_actions()) {
     if (!a.has_weight()) a.set_weight(action_defaults.weight);
+    for (v1::ResourceUse& u : *a.mutable_uses()) {
+      if (!u.has_amount()) u.set_amount(use_defaults.amount);
+    }
     for (v1::Consideration& c : *a.mutable_considerations()) {
       DefaultConsideration(*set, &c);
     }
+  }
+  const e::ResourceDefinition resource_defaults;
+  for (v1::Resource& r : *set->mutable_resources()) {
+    if (!r.has_capacity()) r.set_capacity(resource_defaults.capacity);
   }
   if (set->has_tree()) DefaultTree(*set, set->mutable_tree(), false);
   v1::Scoring* scoring = set->mutable_scoring();
@@ -475,7 +483,18 @@ e::SetDefinition ToDefinition(const v1::BehaviourSet& set) {
     for (const v1::Consideration& c : a.considerations()) {
       ad.considerations.push_back(ToConsideration(c));
     }
+    for (const v1::ResourceUse& u : a.uses()) {
+      ad.uses.push_back({.resource = u.resource(), .amount = u.amount()});
+    }
     d.actions.push_back(std::move(ad));
+  }
+  for (const v1::Resource& r : set.resources()) {
+    e::ResourceDefinition rd{.name = r.name(),
+                             .description = r.description(),
+                             .per_target = r.per_target(),
+                             .capacity = r.capacity()};
+    if (r.has_preemption_margin()) rd.preemption_margin = r.preemption_margin();
+    d.resources.push_back(std::move(rd));
   }
   switch (set.scoring().aggregation()) {
     case v1::AGGREGATION_WEIGHTED_SUM:

@@ -136,6 +136,10 @@ class BatchObserver {
   virtual void OnVetoes(const loader::LoadedSet& set,
                         absl::Span<const uint32_t> vetoes_by_action,
                         uint32_t agents_with_invalid_input) = 0;
+  // Coordination, once per resource a batch touched: units newly granted,
+  // candidates denied for lack of it, and holdings preempted.
+  virtual void OnResources(absl::string_view /*resource*/, int /*grants*/,
+                           int /*denials*/, int /*preemptions*/) {}
   // An agent failed; `set` is null when its set is not loaded.
   virtual void OnFailed(int agent_index, const loader::LoadedSet* set,
                         const v1::AgentSnapshot& agent,

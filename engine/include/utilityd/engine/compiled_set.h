@@ -13,6 +13,7 @@
 #define UTILITYD_ENGINE_COMPILED_SET_H_
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,10 +56,25 @@ struct CompiledConsideration {
   float weight = 1;  // contribution = output * w + (1 - w)
 };
 
+struct CompiledResource {
+  std::string name;
+  bool per_target = false;
+  int32_t capacity = 1;
+  float preemption_margin = std::numeric_limits<float>::infinity();  // off
+};
+
+struct CompiledUse {
+  int32_t resource = 0;  // index into resources()
+  int32_t amount = 1;
+};
+
 struct CompiledAction {
   std::string name;
   uint32_t first_consideration = 0;
   uint32_t consideration_count = 0;
+  // Its resource uses: uses()[first_use .. first_use + use_count).
+  uint32_t first_use = 0;
+  uint32_t use_count = 0;
   float weight = 1;
   int32_t rank = 0;
   float cooldown_seconds = 0;
@@ -110,6 +126,14 @@ class CompiledBehaviourSet {
                                               c];
   }
 
+  // Coordination: the resources, and every action's uses.
+  const std::vector<CompiledResource>& resources() const { return resources_; }
+  absl::Span<const CompiledUse> uses(int action) const {
+    const CompiledAction& a = actions_[action];
+    return absl::MakeConstSpan(uses_).subspan(a.first_use, a.use_count);
+  }
+  bool has_resources() const { return !resources_.empty(); }
+
   // The set's behaviour tree, or nullptr for a flat set.
   const CompiledTree* tree() const { return tree_.get(); }
 
@@ -133,6 +157,8 @@ class CompiledBehaviourSet {
   std::vector<CompiledAction> actions_;
   std::vector<CompiledConsideration> considerations_;
   std::vector<CurvePoint> curve_points_;
+  std::vector<CompiledResource> resources_;
+  std::vector<CompiledUse> uses_;
   bool has_per_target_actions_ = false;
   std::vector<std::string> personality_names_;
   std::vector<float> personality_action_weights_;

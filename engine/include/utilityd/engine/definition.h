@@ -108,6 +108,12 @@ struct ConsiderationDefinition {
   bool per_target = false;
 };
 
+// What an action takes while it runs (coordination).
+struct ResourceUseDefinition {
+  std::string resource;
+  int amount = 1;
+};
+
 struct ActionDefinition {
   std::string name;
   std::string description;
@@ -116,6 +122,17 @@ struct ActionDefinition {
   double cooldown_seconds = 0;
   std::vector<ConsiderationDefinition> considerations;
   bool per_target = false;
+  std::vector<ResourceUseDefinition> uses;
+};
+
+// A limited thing the agents of a batch share, in pools (one per target, or
+// one per batch). docs/COORDINATION.md.
+struct ResourceDefinition {
+  std::string name;
+  std::string description;
+  bool per_target = false;
+  int capacity = 1;  // units in a pool the request does not list
+  std::optional<double> preemption_margin;  // none: no preemption
 };
 
 enum class Aggregation { kProduct, kWeightedSum, kMin };
@@ -229,6 +246,7 @@ struct SetDefinition {
   Compensation compensation = Compensation::kDefault;
   SelectionDefinition selection;
   std::vector<PersonalityDefinition> personalities;
+  std::vector<ResourceDefinition> resources;
   // A behaviour tree over the actions; none: a flat set (one action per
   // decision).
   std::optional<TreeNodeDefinition> tree;

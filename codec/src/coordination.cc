@@ -1,0 +1,356 @@
+#include "coordination.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace utilityd::codec {
+namespace {
+
+namespace e = engine;
+
+std::string PoolKey(const std::string& resource, const std::string& target) {
+  return absl::StrCat(resource, "\x1f", target);
+}
+
+const std::string& TargetIdOf(const v1::AgentSnapshot& snapshot, int t) {
+  static const std::string* const kNone = new std::string();
+  return t >= 0 && t < snapshot.targets_size() ? snapshot.targets(t).target_id()
+                                               : *kNone;
+}
+
+// "attack@player-1", "(no action)".
+std::string CandidateName(const e::CompiledBehaviourSet& set, int action,
+                          const std::string& target) {
+  if (action < 0) return "(no action)";
+  return target.empty() ? set.actions()[action].name
+                        : absl::StrCat(set.actions()[action].name, "@", target);
+}
+
+}  // namespace
+
+void Coordinator::Clear(const v1::DecideRequest& request) {
+  agents_.clear();
+  options_.clear();
+  uses_.clear();
+  pools_.clear();
+  info_.clear();
+  pool_index_.clear();
+  allocation_ = nullptr;
+  // The request's pools first, in its order.
+  for (const v1::ResourcePool& p : request.pools()) {
+    const std::string key = PoolKey(p.resource(), p.target_id());
+    if (pool_index_.contains(key)) continue;
+    pool_index_[key] = static_cast<int32_t>(pools_.size());
+    e::PoolSpec spec;
+    spec.capacity = p.has_capacity() ? std::max(0, p.capacity())
+                                     : std::numeric_limits<int32_t>::max();
+    pools_.push_back(spec);
+    info_.push_back({p.resource(), p.target_id(), p.has_capacity()});
+  }
+}
+
+int32_t Coordinator::PoolFor(const std::string& resource,
+                             const std::string& target_id,
+                             const e::CompiledResource* declared) {
+  const std::string key = PoolKey(resource, target_id);
+  auto [it, added] =
+      pool_index_.try_emplace(key, static_cast<int32_t>(pools_.size()));
+  if (added) {
+    pools_.push_back({.capacity = std::numeric_limits<int32_t>::max()});
+    info_.push_back({resource, target_id, false});
+  }
+  e::PoolSpec& spec = pools_[it->second];
+  if (declared != nullptr) {
+    // Where sets sharing the name disagree, the smallest applies.
+    if (!info_[it->second].capacity_given) {
+      spec.capacity = std::min(spec.capacity, declared->capacity);
+    }
+    spec.preemption_margin =
+        std::min(spec.preemption_margin, declared->preemption_margin);
+  }
+  return it->second;
+}
+
+void Coordinator::Hold(int index, const loader::LoadedSet& set,
+                       const e::AgentInput& input, const e::BatchDecision& d,
+                       const e::Decision* trace, const e::BatchDecider& decider,
+                       size_t g, const v1::AgentSnapshot& snapshot) {
+  const e::CompiledBehaviourSet& cs = set.compiled;
+  Agent& agent = agents_.emplace_back();
+  agent.index = index;
+  agent.set = &set;
+  agent.input = input;
+  agent.decision = d;
+  if (trace != nullptr) agent.trace = *trace;
+  agent.first_option = static_cast<uint32_t>(options_.size());
+  auto add = [&](int action, int target, float score) {
+    e::Option o{.action = action, .target = target, .score = score};
+    o.first_use = static_cast<uint32_t>(uses_.size());
+    for (const e::CompiledUse& u : cs.uses(action)) {
+      const e::CompiledResource& r = cs.resources()[u.resource];
+      const int32_t pool =
+          PoolFor(r.name, r.per_target ? TargetIdOf(snapshot, target) : "", &r);
+      uses_.push_back({.pool = pool, .amount = u.amount});
+    }
+    o.use_count = static_cast<uint32_t>(uses_.size()) - o.first_use;
+    options_.push_back(o);
+  };
+  // The decision first; then every other eligible candidate, higher ranks
+  // first, then by score (ties to the lower action, then target); then the
+  // fallback.
+  if (d.action >= 0) add(d.action, d.target, d.score);
+  sort_.clear();
+  const float min_score = static_cast<float>(cs.selection().min_score);
+  const int targets = static_cast<int>(input.targets.size());
+  for (int a = 0; a < cs.action_count(); ++a) {
+    if (a == cs.fallback_action()) continue;
+    const bool per_target = cs.actions()[a].per_target;
+    for (int t = per_target ? 0 : -1; t < (per_target ? targets : 0); ++t) {
+      if (a == d.action && t == d.target) continue;
+      const float s = decider.CandidateScore(cs, g, a, t);
+      if (!(s > 0) || s < min_score) continue;
+      sort_.push_back({s, e::Option{.action = a, .target = t, .score = s}});
+    }
+  }
+  std::stable_sort(sort_.begin(), sort_.end(),
+                   [&](const auto& x, const auto& y) {
+                     const int rx = cs.actions()[x.second.action].rank;
+                     const int ry = cs.actions()[y.second.action].rank;
+                     return rx != ry ? rx > ry : x.first > y.first;
+                   });
+  for (const auto& [s, o] : sort_) add(o.action, o.target, s);
+  if (cs.fallback_action() >= 0 && d.action != cs.fallback_action()) {
+    agent.fallback_option =
+        static_cast<uint32_t>(options_.size()) - agent.first_option;
+    add(cs.fallback_action(), -1,
+        decider.CandidateScore(cs, g, cs.fallback_action(), -1));
+  } else if (d.fallback) {
+    agent.fallback_option = 0;
+  }
+  agent.option_count =
+      static_cast<uint32_t>(options_.size()) - agent.first_option;
+}
+
+void Coordinator::Allocate(const v1::DecideRequest& request) {
+  // Batch agents by id (the first with each id).
+  absl::flat_hash_map<std::string, int32_t> by_id;
+  for (size_t k = 0; k < agents_.size(); ++k) {
+    by_id.try_emplace(request.agents(agents_[k].index).agent_id(),
+                      static_cast<int32_t>(k));
+  }
+  holdings_.clear();
+  holding_agent_ids_.clear();
+  absl::flat_hash_map<std::string, bool> seen;  // pool key + agent id
+  auto hold = [&](const std::string& resource, const std::string& target,
+                  const std::string& agent_id, int32_t amount,
+                  std::optional<float> score) {
+    const std::string key =
+        absl::StrCat(PoolKey(resource, target), "\x1f", agent_id);
+    if (!seen.try_emplace(key, true).second) return;
+    const auto it = by_id.find(agent_id);
+    e::Holding h{.pool = PoolFor(resource, target, nullptr),
+                 .amount = std::max(1, amount),
+                 .agent = it == by_id.end() ? -1 : it->second};
+    if (h.agent < 0 && score.has_value()) h.score = *score;
+    holdings_.push_back(h);
+    holding_agent_ids_.push_back(agent_id);
+  };
+  for (const v1::ResourcePool& p : request.pools()) {
+    for (const v1::ResourceHolder& h : p.holders()) {
+      if (h.until() > 0 && h.until() <= request.game_time()) continue;
+      hold(p.resource(), p.target_id(), h.agent_id(),
+           h.has_amount() ? h.amount() : 1,
+           h.has_score() ? std::optional<float>(h.score()) : std::nullopt);
+    }
+  }
+  for (const Agent& a : agents_) {
+    const v1::AgentSnapshot& s = request.agents(a.index);
+    for (const v1::HeldResource& r : s.held()) {
+      hold(r.resource(), r.target_id(), s.agent_id(),
+           r.has_amount() ? r.amount() : 1, std::nullopt);
+    }
+  }
+  // Pools no set declared and the request gave no capacity: 1.
+  for (e::PoolSpec& p : pools_) {
+    if (p.capacity == std::numeric_limits<int32_t>::max()) p.capacity = 1;
+  }
+  allocation_agents_.clear();
+  for (const Agent& a : agents_) {
+    allocation_agents_.push_back({absl::MakeConstSpan(options_).subspan(
+        a.first_option, a.option_count)});
+  }
+  allocation_ =
+      &allocator_.Allocate(pools_, holdings_, allocation_agents_, uses_);
+  // The allocated decisions.
+  for (size_t k = 0; k < agents_.size(); ++k) {
+    Agent& a = agents_[k];
+    const int32_t chosen = allocation_->chosen[k];
+    if (chosen == 0) continue;  // its own decision
+    e::BatchDecision& d = a.decision;
+    if (chosen < 0) {
+      d.action = -1;
+      d.target = -1;
+      d.score = 0;
+      d.fallback = false;
+    } else {
+      const e::Option& o = options_[a.first_option + chosen];
+      d.action = o.action;
+      d.target = o.target;
+      d.score = o.score;
+      d.fallback = static_cast<uint32_t>(chosen) == a.fallback_option;
+    }
+    const e::AgentInput& in = a.input;
+    d.switched = d.action != in.current_action ||
+                 (d.target >= 0 && in.current_target != e::kAnyTarget &&
+                  d.target != in.current_target);
+    static_cast<e::BatchDecision&>(a.trace) = d;
+  }
+}
+
+std::string Coordinator::Holders(const v1::DecideRequest& request, int32_t pool,
+                                 std::vector<std::string>* ids) const {
+  ids->clear();
+  for (size_t h = 0; h < holdings_.size(); ++h) {
+    if (holdings_[h].pool == pool && holdings_[h].agent < 0 &&
+        allocation_->kept[h]) {
+      ids->push_back(holding_agent_ids_[h]);
+    }
+  }
+  for (size_t k = 0; k < agents_.size(); ++k) {
+    const int32_t chosen = allocation_->chosen[k];
+    if (chosen < 0) continue;
+    const e::Option& o = options_[agents_[k].first_option + chosen];
+    for (uint32_t u = 0; u < o.use_count; ++u) {
+      if (uses_[o.first_use + u].pool == pool) {
+        ids->push_back(request.agents(agents_[k].index).agent_id());
+      }
+    }
+  }
+  return absl::StrJoin(*ids, ", ");
+}
+
+void Coordinator::Describe(const v1::DecideRequest& request, size_t k,
+                           v1::Coordination* out) const {
+  const Agent& a = agents_[k];
+  const e::CompiledBehaviourSet& cs = a.set->compiled;
+  const v1::AgentSnapshot& snapshot = request.agents(a.index);
+  const int32_t chosen = allocation_->chosen[k];
+  auto kept_in = [&](int32_t pool) {
+    for (size_t h = 0; h < holdings_.size(); ++h) {
+      if (holdings_[h].agent == static_cast<int32_t>(k) &&
+          holdings_[h].pool == pool && allocation_->kept[h]) {
+        return true;
+      }
+    }
+    return false;
+  };
+  if (chosen >= 0) {
+    const e::Option& o = options_[a.first_option + chosen];
+    for (uint32_t u = 0; u < o.use_count; ++u) {
+      const e::Use& use = uses_[o.first_use + u];
+      v1::ResourceGrant* g = out->add_granted();
+      g->set_resource(info_[use.pool].resource);
+      g->set_target_id(info_[use.pool].target_id);
+      g->set_amount(use.amount);
+      g->set_kept(kept_in(use.pool));
+    }
+  }
+  for (size_t h = 0; h < holdings_.size(); ++h) {
+    if (holdings_[h].agent != static_cast<int32_t>(k) || allocation_->kept[h])
+      continue;
+    v1::ResourceGrant* r = out->add_released();
+    r->set_resource(info_[holdings_[h].pool].resource);
+    r->set_target_id(info_[holdings_[h].pool].target_id);
+    r->set_amount(holdings_[h].amount);
+    if (const int32_t by = allocation_->preempted_by[h]; by >= 0) {
+      r->set_preempted_by(request.agents(agents_[by].index).agent_id());
+    }
+  }
+  const e::Denial& denial = allocation_->denied[k];
+  if (denial.option >= 0) {
+    const e::Option& o = options_[a.first_option + denial.option];
+    v1::ResourceDenial* x = out->mutable_denied();
+    const std::string& target = TargetIdOf(snapshot, o.target);
+    x->set_action(cs.actions()[o.action].name);
+    x->set_action_index(o.action);
+    x->set_target_id(target);
+    x->set_score(o.score);
+    const PoolInfo& pool = info_[denial.pool];
+    x->set_resource(pool.resource);
+    x->set_pool_target_id(pool.target_id);
+    x->set_capacity(pools_[denial.pool].capacity);
+    std::vector<std::string> ids;
+    const std::string holders = Holders(request, denial.pool, &ids);
+    for (std::string& id : ids) x->add_holders(std::move(id));
+    x->set_message(absl::StrCat(
+        "denied ", CandidateName(cs, o.action, target), ": ", pool.resource,
+        pool.target_id.empty() ? "" : absl::StrCat(" on ", pool.target_id),
+        ", capacity ", pools_[denial.pool].capacity,
+        holders.empty() ? "" : absl::StrCat(", held by ", holders)));
+  }
+  if (chosen != 0 && a.option_count > 0) {
+    const e::Option& first = options_[a.first_option];
+    out->set_uncoordinated_action(cs.actions()[first.action].name);
+    out->set_uncoordinated_target_id(TargetIdOf(snapshot, first.target));
+  }
+}
+
+void Coordinator::WritePools(const v1::DecideRequest& request,
+                             v1::DecideResponse* response) const {
+  std::vector<std::string> ids;
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    v1::PoolState* s = response->add_pools();
+    s->set_resource(info_[p].resource);
+    s->set_target_id(info_[p].target_id);
+    s->set_capacity(pools_[p].capacity);
+    const int32_t used = allocation_ != nullptr ? allocation_->used[p] : 0;
+    s->set_used(used);
+    s->set_remaining(std::max(0, pools_[p].capacity - used));
+    if (allocation_ == nullptr) continue;
+    // Outside holders kept, then the batch's agents whose action uses it.
+    for (size_t h = 0; h < holdings_.size(); ++h) {
+      if (holdings_[h].pool != static_cast<int32_t>(p) ||
+          holdings_[h].agent >= 0 || !allocation_->kept[h]) {
+        continue;
+      }
+      v1::ResourceHolder* x = s->add_holders();
+      x->set_agent_id(holding_agent_ids_[h]);
+      x->set_amount(holdings_[h].amount);
+    }
+    for (size_t k = 0; k < agents_.size(); ++k) {
+      const int32_t chosen = allocation_->chosen[k];
+      if (chosen < 0) continue;
+      const e::Option& o = options_[agents_[k].first_option + chosen];
+      for (uint32_t u = 0; u < o.use_count; ++u) {
+        if (uses_[o.first_use + u].pool != static_cast<int32_t>(p)) continue;
+        v1::ResourceHolder* x = s->add_holders();
+        x->set_agent_id(request.agents(agents_[k].index).agent_id());
+        x->set_amount(uses_[o.first_use + u].amount);
+      }
+    }
+  }
+}
+
+std::vector<Coordinator::Counts> Coordinator::CountsByResource() const {
+  std::vector<Counts> out;
+  if (allocation_ == nullptr) return out;
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const Counts& c) {
+      return c.resource == info_[p].resource;
+    });
+    if (it == out.end()) {
+      out.push_back({info_[p].resource});
+      it = out.end() - 1;
+    }
+    it->grants += allocation_->grants[p];
+    it->denials += allocation_->denials[p];
+    it->preemptions += allocation_->preemptions[p];
+  }
+  return out;
+}
+
+}  // namespace utilityd::codec

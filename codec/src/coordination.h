@@ -1,0 +1,88 @@
+// Coordination in DecideBatch (docs/COORDINATION.md): agents of sets with
+// resources are decided as usual, then held back; once every set of the
+// batch is decided, their pools are allocated across the whole batch and
+// their decisions become the allocated ones. Internal to the codec.
+#ifndef UTILITYD_CODEC_SRC_COORDINATION_H_
+#define UTILITYD_CODEC_SRC_COORDINATION_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "utilityd/engine/batch.h"
+#include "utilityd/engine/coordination.h"
+#include "utilityd/engine/decide.h"
+#include "utilityd/loader/set_loader.h"
+#include "utilityd/v1/decision_service.pb.h"
+
+namespace utilityd::codec {
+
+class Coordinator {
+ public:
+  // One agent held back for allocation.
+  struct Agent {
+    int index = 0;  // request position
+    const loader::LoadedSet* set = nullptr;
+    engine::AgentInput input;
+    engine::BatchDecision decision;  // the engine's; then the allocated one
+    engine::Decision trace;          // explain full only
+    uint32_t first_option = 0, option_count = 0;
+    uint32_t fallback_option = UINT32_MAX;  // the fallback entry, if any
+  };
+
+  // Starts a batch.
+  void Clear(const v1::DecideRequest& request);
+  bool empty() const { return agents_.empty(); }
+
+  // Holds back input `g` of the group `decider` just decided (with
+  // set_keep_candidates on): its decision, its trace when given, and its
+  // options in order of preference.
+  void Hold(int index, const loader::LoadedSet& set,
+            const engine::AgentInput& input, const engine::BatchDecision& d,
+            const engine::Decision* trace, const engine::BatchDecider& decider,
+            size_t g, const v1::AgentSnapshot& snapshot);
+
+  // Allocates; afterwards agents() hold the allocated decisions and
+  // Describe writes each one's Coordination.
+  void Allocate(const v1::DecideRequest& request);
+  std::vector<Agent>& agents() { return agents_; }
+  void Describe(const v1::DecideRequest& request, size_t k,
+                v1::Coordination* out) const;
+  // Every pool touched, after allocation.
+  void WritePools(const v1::DecideRequest& request,
+                  v1::DecideResponse* response) const;
+  // Per resource name: new grants, denials, preemptions of this batch.
+  struct Counts {
+    std::string resource;
+    int grants = 0, denials = 0, preemptions = 0;
+  };
+  std::vector<Counts> CountsByResource() const;
+
+ private:
+  struct PoolInfo {
+    std::string resource, target_id;
+    bool capacity_given = false;
+  };
+  // The pool (resource, target) from the request or a set's declaration.
+  int32_t PoolFor(const std::string& resource, const std::string& target_id,
+                  const engine::CompiledResource* declared);
+  std::string Holders(const v1::DecideRequest& request, int32_t pool,
+                      std::vector<std::string>* ids) const;
+
+  std::vector<Agent> agents_;
+  std::vector<engine::Option> options_;
+  std::vector<engine::Use> uses_;
+  std::vector<engine::PoolSpec> pools_;
+  std::vector<PoolInfo> info_;
+  absl::flat_hash_map<std::string, int32_t> pool_index_;
+  std::vector<engine::Holding> holdings_;
+  std::vector<std::string> holding_agent_ids_;  // per holding
+  std::vector<engine::AllocationAgent> allocation_agents_;
+  engine::Allocator allocator_;
+  const engine::Allocation* allocation_ = nullptr;
+  std::vector<std::pair<float, engine::Option>> sort_;  // scratch
+};
+
+}  // namespace utilityd::codec
+
+#endif  // UTILITYD_CODEC_SRC_COORDINATION_H_
