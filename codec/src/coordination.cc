@@ -65,6 +65,7 @@ int32_t Coordinator::PoolFor(const std::string& resource,
   }
   e::PoolSpec& spec = pools_[it->second];
   if (declared != nullptr) {
+    info_[it->second].declared = true;
     // Where sets sharing the name disagree, the smallest applies.
     if (!info_[it->second].capacity_given) {
       spec.capacity = std::min(spec.capacity, declared->capacity);
@@ -339,6 +340,7 @@ std::vector<Coordinator::Counts> Coordinator::CountsByResource() const {
   std::vector<Counts> out;
   if (allocation_ == nullptr) return out;
   for (size_t p = 0; p < pools_.size(); ++p) {
+    if (!info_[p].declared) continue;
     auto it = std::find_if(out.begin(), out.end(), [&](const Counts& c) {
       return c.resource == info_[p].resource;
     });

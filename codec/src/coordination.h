@@ -51,7 +51,9 @@ class Coordinator {
   // Every pool touched, after allocation.
   void WritePools(const v1::DecideRequest& request,
                   v1::DecideResponse* response) const;
-  // Per resource name: new grants, denials, preemptions of this batch.
+  // Per resource name a set declares (names only the request gives are
+  // never counted: they are client input): new grants, denials and
+  // preemptions of this batch.
   struct Counts {
     std::string resource;
     int grants = 0, denials = 0, preemptions = 0;
@@ -62,6 +64,7 @@ class Coordinator {
   struct PoolInfo {
     std::string resource, target_id;
     bool capacity_given = false;
+    bool declared = false;  // a set of the batch declares the resource
   };
   // The pool (resource, target) from the request or a set's declaration.
   int32_t PoolFor(const std::string& resource, const std::string& target_id,

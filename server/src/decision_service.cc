@@ -97,6 +97,12 @@ class BatchRecorder final : public codec::BatchObserver {
            engine::BatchDecision{.action = out->action_index()}, *out, id);
   }
 
+  void OnResources(absl::string_view resource, int grants, int denials,
+                   int preemptions) override {
+    service_->metrics_->RecordResources(resource, grants, denials,
+                                        preemptions);
+  }
+
   void OnFailed(int /*agent_index*/, const loader::LoadedSet* set,
                 const v1::AgentSnapshot&, const absl::Status& status) override {
     service_->metrics_->RecordAgentError(set, status.code());

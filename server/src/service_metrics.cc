@@ -201,6 +201,16 @@ void ServiceMetrics::RecordAgentError(const loader::LoadedSet* set,
       .Increment();
 }
 
+void ServiceMetrics::RecordResources(absl::string_view resource, int grants,
+                                     int denials, int preemptions) {
+  const std::string name(resource);
+  if (grants > 0) resource_grants_->Add({name}).Increment(grants);
+  if (denials > 0) resource_denials_->Add({name}).Increment(denials);
+  if (preemptions > 0) {
+    resource_preemptions_->Add({name}).Increment(preemptions);
+  }
+}
+
 void ServiceMetrics::RecordBatch(absl::Duration duration, int agents) {
   batch_duration_cell_->Observe(absl::ToDoubleSeconds(duration));
   batch_agents_cell_->Observe(agents);

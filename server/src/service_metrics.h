@@ -83,6 +83,18 @@ struct SetMetrics {
   COUNTER(agent_errors, "utilityd_agent_errors_total",                         \
           "Agents answered with an error instead of a decision.",              \
           "behaviour_set", "code")                                             \
+  COUNTER(resource_grants, "utilityd_resource_grants_total",                   \
+          "Coordination: resource units newly granted to agents, by "          \
+          "resource.",                                                         \
+          "resource")                                                          \
+  COUNTER(resource_denials, "utilityd_resource_denials_total",                 \
+          "Coordination: candidates denied for want of a resource, by "        \
+          "resource.",                                                         \
+          "resource")                                                          \
+  COUNTER(resource_preemptions, "utilityd_resource_preemptions_total",         \
+          "Coordination: holdings taken by a higher-scoring agent, by "        \
+          "resource.",                                                         \
+          "resource")                                                          \
   COUNTER(invalid_factors, "utilityd_invalid_factors_total",                   \
           "Agents with a NaN or infinite factor that a consideration read.",   \
           "behaviour_set")                                                     \
@@ -178,6 +190,10 @@ class ServiceMetrics {
   // Records a per-agent error; `set` is null when the set is not loaded
   // (its name is then not used as a label: callers choose it).
   void RecordAgentError(const loader::LoadedSet* set, absl::StatusCode code);
+  // Coordination counts of one batch for one resource (a name a loaded
+  // set declares).
+  void RecordResources(absl::string_view resource, int grants, int denials,
+                       int preemptions);
   // Records one batch (unary call or stream message).
   void RecordBatch(absl::Duration duration, int agents);
   // Records a reload attempt and republishes the set info metrics.

@@ -166,7 +166,7 @@ TEST_P(MetricsFormTest, MetricsCountRealTraffic) {
           "grpc_server_msg_sent_total{grpc_type=\"bidi_stream\",grpc_service="
           "\"utilityd.v1.DecisionService\",grpc_method=\"DecideStream\"} 3\n"));
   EXPECT_THAT(m, HasSubstr("utilityd_active_streams 0\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_behaviour_sets 4\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_behaviour_sets 5\n"));
   EXPECT_THAT(
       m, HasSubstr("utilityd_config_reloads_total{result=\"success\"} 1\n"));
   EXPECT_THAT(m,

@@ -141,8 +141,9 @@ TEST_F(ServiceTest, ListsAndGetsSets) {
   grpc::ClientContext context;
   v1::ListBehaviourSetsResponse list;
   ASSERT_TRUE(stub_->ListBehaviourSets(&context, {}, &list).ok());
-  ASSERT_EQ(list.behaviour_sets_size(), 4);
-  const v1::BehaviourSetSummary& arena = list.behaviour_sets(0);
+  ASSERT_EQ(list.behaviour_sets_size(), 5);  // in name order
+  EXPECT_EQ(list.behaviour_sets(0).name(), "arena_goblin");
+  const v1::BehaviourSetSummary& arena = list.behaviour_sets(1);
   EXPECT_EQ(arena.name(), "arena_mage");
   EXPECT_EQ(arena.factors(0), "health");
   EXPECT_EQ(arena.target_factors_size(), 2);

@@ -112,11 +112,11 @@ class ServiceTest(unittest.TestCase):
     def test_lists_sets_with_factor_order(self):
         sets = self.stub.ListBehaviourSets(pb.ListBehaviourSetsRequest()).behaviour_sets
         self.assertEqual([s.name for s in sets],
-                         ["arena_mage", "eat_hide_wander", "guard_tree",
-                          "villager_needs"])
-        self.assertEqual(list(sets[1].factors),
+                         ["arena_goblin", "arena_mage", "eat_hide_wander",
+                          "guard_tree", "villager_needs"])
+        self.assertEqual(list(sets[2].factors),
                          ["hunger", "danger", "food_distance", "idle_time"])
-        self.assertEqual(len(sets[1].revision), 16)
+        self.assertEqual(len(sets[2].revision), 16)
 
     def test_decides_with_full_explanation(self):
         response = self.stub.Decide(pb.DecideRequest(
