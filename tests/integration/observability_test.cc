@@ -230,6 +230,61 @@ TEST_F(ObservabilityTest, TreeMetricsCountTicksLeavesHaltsAndResets) {
                            ",action=\"move_to_player\"} 3\n"));
 }
 
+// Coordination over gRPC: six goblins near one mage, two tokens per mage.
+// Batch one: two granted, four denied. Batch two: goblin-0 reports its
+// token and keeps it. The set has no preemption, so nothing is preempted.
+// Metrics count exactly that; a resource named only in the request is
+// never a label.
+TEST_F(ObservabilityTest, CoordinationMetricsCountGrantsAndDenials) {
+  auto goblins = [] {
+    v1::DecideRequest r;
+    for (int i = 0; i < 6; ++i) {
+      v1::AgentSnapshot* a = r.add_agents();
+      a->set_agent_id("goblin-" + std::to_string(i));
+      a->set_behaviour_set("arena_goblin");
+      (*a->mutable_named_factors())["health"] = 28;
+      (*a->mutable_named_factors())["courage"] = 0.8f;
+      v1::TargetSnapshot* t = a->add_targets();
+      t->set_target_id("mage-0");
+      (*t->mutable_named_factors())["distance"] = 1.0f + i;
+      (*t->mutable_named_factors())["mage_health"] = 80;
+    }
+    return r;
+  };
+  v1::DecideRequest first = goblins();
+  v1::ResourcePool* odd = first.add_pools();
+  odd->set_resource("attacker-chosen-resource");
+  grpc::ClientContext c1;
+  v1::DecideResponse r1;
+  ASSERT_TRUE(stub_->Decide(&c1, first, &r1).ok());
+  int attackers = 0;
+  for (const v1::Decision& d : r1.decisions()) {
+    attackers += d.action() == "attack";
+  }
+  EXPECT_EQ(attackers, 2);
+
+  v1::DecideRequest second = goblins();
+  v1::HeldResource* held = second.mutable_agents(0)->add_held();
+  held->set_resource("attack_token");
+  held->set_target_id("mage-0");
+  grpc::ClientContext c2;
+  v1::DecideResponse r2;
+  ASSERT_TRUE(stub_->Decide(&c2, second, &r2).ok());
+  ASSERT_EQ(r2.decisions(0).coordination().granted_size(), 1);
+  EXPECT_TRUE(r2.decisions(0).coordination().granted(0).kept());
+
+  const std::string m = Get("/metrics");
+  // Two new grants in the first batch, one in the second (goblin-0 kept
+  // its own); four denials in each.
+  EXPECT_THAT(m, HasSubstr("utilityd_resource_grants_total{resource="
+                           "\"attack_token\"} 3\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_resource_denials_total{resource="
+                           "\"attack_token\"} 8\n"));
+  EXPECT_THAT(m, ::testing::Not(HasSubstr("utilityd_resource_preemptions_"
+                                          "total{")));
+  EXPECT_THAT(m, ::testing::Not(HasSubstr("attacker-chosen-resource")));
+}
+
 TEST_F(ObservabilityTest, PromtoolLintsALiveScrapeClean) {
   Traffic();
   testing::TempDir dir("utilityd_scrape");

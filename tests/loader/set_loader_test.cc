@@ -1,5 +1,6 @@
 #include "utilityd/loader/set_loader.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -173,6 +174,61 @@ TEST(LoadSetTextTest, ErrorsNameFileLineFieldAndHint) {
                HasSubstr("guard.yaml:12:9: actions[1].considerations[0]"
                          ".factor: unknown factor \"distanse\" (did you "
                          "mean \"distance\"?)")));
+}
+
+// Resources: defaults (capacity 1, amount 1), and every mistake named with
+// its line and field.
+TEST(LoadSetTextTest, ResourcesDefaultAndEveryMistakeIsNamed) {
+  constexpr absl::string_view kTokens = R"(name: tokens
+factors: [{name: health}]
+target_factors: [{name: distance}]
+resources:
+  - {name: token, per_target: true}
+  - {name: banner}
+actions:
+  - name: strike
+    per_target: true
+    uses: [{resource: token}]
+    considerations: [{name: near, factor: distance, per_target: true}]
+  - name: rally
+    uses: [{resource: banner, amount: 2}]
+    considerations: [{name: hale, factor: health}]
+)";
+  auto set = LoadSetText(kTokens, "t.yaml");
+  ASSERT_THAT(set, IsOk());
+  const v1::BehaviourSet& d = (*set)->definition;
+  EXPECT_EQ(d.resources(0).capacity(), 1);
+  EXPECT_FALSE(d.resources(0).has_preemption_margin());
+  EXPECT_EQ(d.actions(0).uses(0).amount(), 1);
+  const auto& compiled = (*set)->compiled;
+  ASSERT_EQ(compiled.resources().size(), 2u);
+  EXPECT_TRUE(compiled.resources()[0].per_target);
+  EXPECT_TRUE(std::isinf(compiled.resources()[0].preemption_margin));
+  ASSERT_EQ(compiled.uses(1).size(), 1u);
+  EXPECT_EQ(compiled.uses(1)[0].resource, 1);
+  EXPECT_EQ(compiled.uses(1)[0].amount, 2);
+
+  std::string bad(kTokens);
+  bad.replace(bad.find("{resource: token}"), 17, "{resource: tokn}");
+  bad.replace(bad.find("{resource: banner, amount: 2}"), 29,
+              "{resource: token, amount: 0}");
+  bad.replace(bad.find("{name: banner}"), 14,
+              "{name: banner, capacity: -1, preemption_margin: -0.5}");
+  const auto status = LoadSetText(bad, "t.yaml").status();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument,
+                               HasSubstr("t.yaml:10:13: actions[0].uses[0]"
+                                         ".resource: unknown resource \"tokn\" "
+                                         "(did you mean \"token\"?)")));
+  EXPECT_THAT(status.message(),
+              HasSubstr("actions[1].uses[0].amount: must be >= 1, got 0"));
+  EXPECT_THAT(status.message(),
+              HasSubstr("actions[1].uses[0].resource: \"token\" is "
+                        "per_target, so it is taken from a target's pool: "
+                        "the action must be per_target"));
+  EXPECT_THAT(status.message(),
+              HasSubstr("resources[1].capacity: must be >= 0, got -1"));
+  EXPECT_THAT(status.message(),
+              HasSubstr("resources[1].preemption_margin: must be >= 0"));
 }
 
 TEST(LoadSetTextTest, ValidatesScenarios) {
