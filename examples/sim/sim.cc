@@ -32,8 +32,11 @@
 
 ABSL_FLAG(std::string, target, "localhost:50051", "utilityd to ask.");
 ABSL_FLAG(std::string, world, "all",
-          "villager, arena, guard (a behaviour tree), forager, or all "
-          "(villager, arena and guard).");
+          "villager, arena, guard (a behaviour tree), forager, goblins "
+          "(attack tokens), or all (villager, arena and guard).");
+ABSL_FLAG(bool, tokens, true,
+          "goblins: two attack tokens per mage, allocated by the service; "
+          "false offers as many tokens as there are goblins.");
 ABSL_FLAG(int, agents, 100, "Agents per world.");
 ABSL_FLAG(double, hz, 10, "Decisions per agent per second (world ticks).");
 ABSL_FLAG(absl::Duration, duration, absl::ZeroDuration(),
@@ -99,6 +102,7 @@ class World {
 
   // Appends one snapshot per agent at simulated time `now`.
   void Fill(double now, uint64_t tick, v1::DecideRequest* batch) {
+    Pools(batch);
     for (int i = 0; i < agents(); ++i) {
       v1::AgentSnapshot* a = batch->add_agents();
       a->set_agent_id(absl::StrFormat("%s-%d", set_, i));
@@ -182,6 +186,8 @@ class World {
   virtual double MinDuration(const std::string& /*action*/) const { return 0; }
   virtual void Sense(int i, v1::AgentSnapshot* a) = 0;
   virtual void Act(int i, const v1::Decision& d, double dt) = 0;
+  // Coordination: the pools this world's agents share (none by default).
+  virtual void Pools(v1::DecideRequest* /*batch*/) {}
   virtual void Step(double /*dt*/) {}
 
   std::string set_;
@@ -384,6 +390,136 @@ class ArenaWorld final : public World {
   int deaths_ = 0;
 };
 
+// The arena's goblins (arena_goblin.yaml), six to a mage, sharing attack
+// tokens: the game server is the source of truth for who holds one, sends
+// every mage's pool with its holders each tick, and takes the service's
+// grants back. With --tokens=false the pools offer a token per goblin, so
+// every goblin that wants to attack does: the difference is the point.
+class GoblinWorld final : public World {
+ public:
+  GoblinWorld(int agents, uint64_t seed, bool tokens)
+      : World("arena_goblin", agents, seed),
+        tokens_(tokens),
+        g_(agents),
+        mages_(std::max(1, agents / 6)) {
+    for (size_t k = 0; k < mages_.size(); ++k) {
+      const double angle = 2 * 3.14159265 * k / mages_.size();
+      mages_[k] = {static_cast<float>(12 * std::cos(angle)),
+                   static_cast<float>(12 * std::sin(angle)), 100};
+    }
+    for (Goblin& g : g_) Respawn(g);
+  }
+
+  // Attackers per mage: the mean over ticks and mages, and the most ever.
+  std::string Extra() const override {
+    return absl::StrFormat(" attackers/mage mean=%.2f max=%d",
+                           samples_ > 0 ? attackers_ / samples_ : 0.0,
+                           max_attackers_);
+  }
+
+ private:
+  struct Goblin {
+    float x, y, health, courage;
+    int attacking = -1;  // the mage attacked, or -1
+    int token = -1;      // the mage whose token it holds, or -1
+  };
+  struct Mage {
+    float x, y, health;
+  };
+
+  void Respawn(Goblin& g) {
+    const float angle = Uniform(rng_, 0, 6.2831853f);
+    g = Goblin{25 * std::cos(angle), 25 * std::sin(angle), 30,
+               Uniform(rng_, 0.2f, 1.0f)};
+  }
+  float Distance(const Goblin& g, const Mage& m) const {
+    return std::hypot(g.x - m.x, g.y - m.y);
+  }
+  static std::string MageId(int k) { return absl::StrFormat("mage-%d", k); }
+
+  void Pools(v1::DecideRequest* batch) override {
+    for (size_t k = 0; k < mages_.size(); ++k) {
+      v1::ResourcePool* p = batch->add_pools();
+      p->set_resource("attack_token");
+      p->set_target_id(MageId(static_cast<int>(k)));
+      if (!tokens_) p->set_capacity(agents());
+      for (int i = 0; i < agents(); ++i) {
+        if (g_[i].token == static_cast<int>(k)) {
+          p->add_holders()->set_agent_id(absl::StrFormat("%s-%d", set_, i));
+        }
+      }
+    }
+  }
+
+  void Sense(int i, v1::AgentSnapshot* a) override {
+    const Goblin& g = g_[i];
+    Set(a, "health", g.health);
+    Set(a, "courage", g.courage);
+    for (size_t k = 0; k < mages_.size(); ++k) {
+      v1::TargetSnapshot* t = a->add_targets();
+      t->set_target_id(MageId(static_cast<int>(k)));
+      t->add_factors(std::min(30.0f, Distance(g, mages_[k])));
+      t->add_factors(mages_[k].health);
+    }
+  }
+
+  void Act(int i, const v1::Decision& d, double dt) override {
+    Goblin& g = g_[i];
+    const float s = static_cast<float>(dt);
+    g.token = -1;
+    for (const v1::ResourceGrant& grant : d.coordination().granted()) {
+      if (grant.resource() == "attack_token") {
+        g.token = std::atoi(grant.target_id().c_str() + 5);  // "mage-k"
+      }
+    }
+    g.attacking = -1;
+    int target = -1;
+    if (!d.target_id().empty()) target = std::atoi(d.target_id().c_str() + 5);
+    auto move_to = [&](const Mage& m, float stop) {
+      const float dist = Distance(g, m);
+      if (dist <= stop) return;
+      const float step = std::min(dist - stop, 4 * s);
+      g.x += (m.x - g.x) / dist * step;
+      g.y += (m.y - g.y) / dist * step;
+    };
+    if (d.action() == "attack" && target >= 0) {
+      Mage& m = mages_[target];
+      g.attacking = target;
+      move_to(m, 1);
+      if (Distance(g, m) <= 1.5f) {
+        m.health -= 6 * s;
+        g.health -= 3 * s;  // the mage hits back
+      }
+    } else if (d.action() == "circle" && target >= 0) {
+      move_to(mages_[target], 5);
+    } else if (d.action() == "flee") {
+      g.x *= 1 + 0.2f * s;
+      g.y *= 1 + 0.2f * s;
+      g.health = std::min(30.0f, g.health + 2 * s);
+    }
+    if (g.health <= 0) Respawn(g);
+  }
+
+  void Step(double /*dt*/) override {
+    std::vector<int> per_mage(mages_.size(), 0);
+    for (const Goblin& g : g_) {
+      if (g.attacking >= 0) ++per_mage[g.attacking];
+    }
+    for (size_t k = 0; k < mages_.size(); ++k) {
+      attackers_ += per_mage[k];
+      ++samples_;
+      max_attackers_ = std::max(max_attackers_, per_mage[k]);
+      if (mages_[k].health <= 0) mages_[k].health = 100;  // the next mage
+    }
+  }
+
+  bool tokens_;
+  std::vector<Goblin> g_;
+  std::vector<Mage> mages_;
+  double attackers_ = 0, samples_ = 0;
+  int max_attackers_ = 0;
+};
+
 // Seed 001's guards, driven by guard_tree.yaml: the player wanders in and out
 // of sight; leaves take time (moving closes a few metres a second, a
 // fireball takes a second to cast and can miss), so the tree's state travels
@@ -424,7 +560,8 @@ class GuardWorld final : public World {
   void Act(int i, const v1::Decision& d, double dt) override {
     Guard& g = g_[i];
     const float s = static_cast<float>(dt);
-    for (const v1::TreeLeaf& leaf : d.halted_leaves()) g.running.erase(leaf.node());
+    for (const v1::TreeLeaf& leaf : d.halted_leaves())
+      g.running.erase(leaf.node());
     for (const v1::TreeLeaf& leaf : d.run_leaves()) {
       double& ran = g.running[leaf.node()];
       if (leaf.started()) ran = 0;
@@ -555,13 +692,18 @@ int Run() {
   if (which == "guard" || which == "all") {
     worlds.push_back(std::make_unique<GuardWorld>(agents, seed + 2));
   }
+  if (which == "goblins") {
+    worlds.push_back(std::make_unique<GoblinWorld>(
+        agents, seed + 3, absl::GetFlag(FLAGS_tokens)));
+  }
   if (which == "forager") {
     worlds.push_back(std::make_unique<ForagerWorld>(
         agents, seed, static_cast<float>(absl::GetFlag(FLAGS_noise))));
   }
   if (worlds.empty()) {
     std::fprintf(stderr,
-                 "--world: expected villager, arena, guard, forager or all\n");
+                 "--world: expected villager, arena, guard, forager, goblins "
+                 "or all\n");
     return 2;
   }
   // Wait for the service, then learn each set's factor order once.

@@ -1,0 +1,121 @@
+// Coordination end to end: the real utilityd, the real simulator's goblin
+// world (examples/sim, arena_goblin.yaml: six goblins to a mage, two
+// attack tokens per mage). With tokens, never more than two goblins attack
+// one mage, tick after tick, and the tokens are used; offering a token per
+// goblin lets them crowd in. Two replicas answer the same batch
+// identically (any replica answers any batch).
+#include <csignal>
+#include <regex>
+
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "gtest/gtest.h"
+#include "tests/testing/child_process.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/utilityd_process.h"
+#include "utilityd/v1/decision_service.grpc.pb.h"
+
+namespace utilityd {
+namespace {
+
+using ::utilityd::testing::IsOk;
+
+struct Attackers {
+  double mean = 0;
+  int max = 0;
+};
+
+// Runs the goblin world for 40 simulated seconds; returns its attackers
+// per mage from the final line.
+Attackers RunGoblins(const std::string& target, bool tokens,
+                     const testing::TempDir& dir) {
+  const std::string log =
+      (dir.path() / (tokens ? "tokens.log" : "free.log")).string();
+  auto sim = testing::SpawnProcess(
+      {UTILITYD_SIM_BINARY, "--target=" + target, "--world=goblins",
+       "--agents=36", "--duration=40s", "--realtime=false",
+       "--report_every=100s", tokens ? "--tokens=true" : "--tokens=false"},
+      log);
+  EXPECT_THAT(sim.status(), IsOk());
+  if (!sim.ok()) return {};
+  EXPECT_EQ(testing::WaitProcess(*sim, absl::Seconds(120)), 0)
+      << testing::ReadWholeFile(log);
+  const std::string out = testing::ReadWholeFile(log);
+  std::smatch m;
+  static const std::regex kLine(
+      "final:.*attackers/mage mean=([0-9.]+) max=([0-9]+)");
+  EXPECT_TRUE(std::regex_search(out, m, kLine)) << out;
+  if (m.empty()) return {};
+  return {std::stod(m[1]), std::stoi(m[2])};
+}
+
+TEST(CoordinationIntegrationTest, TokensCapAttackersPerMageInTheSimulator) {
+  testing::TempDir dir("utilityd_coordination");
+  testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets"});
+  ASSERT_THAT(server.Start(), IsOk());
+  ASSERT_TRUE(server.WaitServing());
+  const Attackers with = RunGoblins(server.address(), true, dir);
+  const Attackers without = RunGoblins(server.address(), false, dir);
+  // Two tokens per mage: never more than two attackers, and the tokens
+  // are in use most of the time.
+  EXPECT_LE(with.max, 2);
+  EXPECT_GT(with.mean, 1.0);
+  // Without the limit the goblins crowd in.
+  EXPECT_GT(without.max, 2);
+  EXPECT_GT(without.mean, with.mean);
+  server.Signal(SIGTERM);
+  EXPECT_EQ(server.Wait(), 0) << server.Log();
+}
+
+TEST(CoordinationIntegrationTest, TwoReplicasAllocateABatchIdentically) {
+  v1::DecideRequest request;
+  for (int i = 0; i < 12; ++i) {
+    v1::AgentSnapshot* a = request.add_agents();
+    a->set_agent_id("goblin-" + std::to_string(i));
+    a->set_behaviour_set("arena_goblin");
+    (*a->mutable_named_factors())["health"] = 10.0f + i;
+    (*a->mutable_named_factors())["courage"] = 0.9f;
+    for (int m = 0; m < 3; ++m) {
+      v1::TargetSnapshot* t = a->add_targets();
+      t->set_target_id("mage-" + std::to_string(m));
+      (*t->mutable_named_factors())["distance"] = 1.0f + (i * 7 + m * 5) % 13;
+      (*t->mutable_named_factors())["mage_health"] = 40.0f + 20 * m;
+    }
+  }
+  v1::ResourcePool* pool = request.add_pools();
+  pool->set_resource("attack_token");
+  pool->set_target_id("mage-1");
+  pool->add_holders()->set_agent_id("goblin-7");
+  request.set_explain(v1::EXPLAIN_TOP);
+
+  std::vector<std::string> answers;
+  for (int replica = 0; replica < 2; ++replica) {
+    testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets"});
+    ASSERT_THAT(server.Start(), IsOk());
+    ASSERT_TRUE(server.WaitServing());
+    auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
+        server.address(), grpc::InsecureChannelCredentials()));
+    for (int run = 0; run < 2; ++run) {
+      grpc::ClientContext context;
+      v1::DecideResponse response;
+      ASSERT_TRUE(stub->Decide(&context, request, &response).ok());
+      int attackers[3] = {};
+      for (v1::Decision& d : *response.mutable_decisions()) {
+        ASSERT_FALSE(d.has_error()) << d.error().message();
+        if (d.action() == "attack") {
+          ++attackers[d.target_id().back() - '0'];
+        }
+        d.clear_decision_id();  // per replica by design
+      }
+      for (int n : attackers) EXPECT_LE(n, 2);
+      answers.push_back(response.SerializeAsString());
+    }
+    server.Signal(SIGTERM);
+    EXPECT_EQ(server.Wait(), 0);
+  }
+  for (const std::string& a : answers) EXPECT_EQ(a, answers[0]);
+}
+
+}  // namespace
+}  // namespace utilityd
