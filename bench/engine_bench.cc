@@ -253,6 +253,66 @@ BENCHMARK(BM_Baseline)->Arg(256);
 
 // The whole batch path the CLI and the service share: packed factors in a
 // DecideRequest, resolution, scoring and the DecideResponse message.
+// Coordination: 256 goblins (arena_goblin.yaml), each with four mages as
+// targets (64 mages, two attack tokens each), decided through DecideBatch
+// with the tokens allocated across the batch — against the same batch and
+// the same set with its resources removed. Arg: 1 with resources, 0
+// without.
+void BM_GoblinBatch(benchmark::State& state) {
+  const bool coordinated = state.range(0) == 1;
+  auto loaded = loader::LoadSetFile(UTILITYD_EXAMPLES_DIR "/arena_goblin.yaml");
+  if (!loaded.ok()) std::abort();
+  v1::BehaviourSet def = (*loaded)->definition;
+  if (!coordinated) {
+    def.clear_resources();
+    for (v1::Action& a : *def.mutable_actions()) a.clear_uses();
+  }
+  auto set = loader::LoadSetProto(def, "bench");
+  if (!set.ok()) std::abort();
+  auto catalog = loader::Catalog::Of({*set});
+  if (!catalog.ok()) std::abort();
+  constexpr int kAgents = 256, kMages = 64;
+  std::mt19937 rng(2026);
+  v1::DecideRequest request;
+  const int nf = (*set)->compiled.factor_count();
+  for (int a = 0; a < kAgents; ++a) {
+    v1::AgentSnapshot* s = request.add_agents();
+    s->set_agent_id("goblin-" + std::to_string(a));
+    s->set_behaviour_set("arena_goblin");
+    s->add_factors(std::uniform_real_distribution<float>(5, 30)(rng));
+    s->add_factors(std::uniform_real_distribution<float>(0, 1)(rng));
+    if (s->factors_size() != nf) std::abort();
+    for (int t = 0; t < 4; ++t) {
+      v1::TargetSnapshot* ts = s->add_targets();
+      ts->set_target_id("mage-" + std::to_string((a / 4 + t * 7) % kMages));
+      ts->add_factors(std::uniform_real_distribution<float>(0, 30)(rng));
+      ts->add_factors(std::uniform_real_distribution<float>(0, 100)(rng));
+    }
+  }
+  std::vector<char> block(1 << 20);
+  google::protobuf::ArenaOptions arena_options;
+  arena_options.initial_block = block.data();
+  arena_options.initial_block_size = block.size();
+  int attackers = 0;
+  for (auto _ : state) {
+    google::protobuf::Arena response_arena(arena_options);
+    auto* response = google::protobuf::Arena::CreateMessage<v1::DecideResponse>(
+        &response_arena);
+    codec::DecideBatch(*catalog, request, response);
+    attackers = 0;
+    for (const v1::Decision& d : response->decisions()) {
+      attackers += d.action() == "attack";
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kAgents);
+  state.counters["ns_per_decision"] =
+      benchmark::Counter(static_cast<double>(kAgents),
+                         benchmark::Counter::kIsIterationInvariantRate |
+                             benchmark::Counter::kInvert);
+  state.counters["attackers"] = attackers;
+}
+BENCHMARK(BM_GoblinBatch)->Arg(0)->Arg(1);
+
 // Sensitivity (an explain option): per agent, every factor and the chosen
 // target's factors, both ways. Reports agents analysed per second and the
 // decisions the analysis made for each.

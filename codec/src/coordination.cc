@@ -12,10 +12,6 @@ namespace {
 
 namespace e = engine;
 
-std::string PoolKey(const std::string& resource, const std::string& target) {
-  return absl::StrCat(resource, "\x1f", target);
-}
-
 const std::string& TargetIdOf(const v1::AgentSnapshot& snapshot, int t) {
   static const std::string* const kNone = new std::string();
   return t >= 0 && t < snapshot.targets_size() ? snapshot.targets(t).target_id()
@@ -42,7 +38,7 @@ void Coordinator::Clear(const v1::DecideRequest& request) {
   allocation_ = nullptr;
   // The request's pools first, in its order.
   for (const v1::ResourcePool& p : request.pools()) {
-    const std::string key = PoolKey(p.resource(), p.target_id());
+    const PoolKey key{p.resource(), p.target_id()};
     if (pool_index_.contains(key)) continue;
     pool_index_[key] = static_cast<int32_t>(pools_.size());
     e::PoolSpec spec;
@@ -53,15 +49,17 @@ void Coordinator::Clear(const v1::DecideRequest& request) {
   }
 }
 
-int32_t Coordinator::PoolFor(const std::string& resource,
-                             const std::string& target_id,
+int32_t Coordinator::PoolFor(absl::string_view resource,
+                             absl::string_view target_id,
                              const e::CompiledResource* declared) {
-  const std::string key = PoolKey(resource, target_id);
-  auto [it, added] =
-      pool_index_.try_emplace(key, static_cast<int32_t>(pools_.size()));
+  // The views point into the request and the sets, which outlive the
+  // batch.
+  auto [it, added] = pool_index_.try_emplace(
+      PoolKey{resource, target_id}, static_cast<int32_t>(pools_.size()));
   if (added) {
     pools_.push_back({.capacity = std::numeric_limits<int32_t>::max()});
-    info_.push_back({resource, target_id, false});
+    info_.push_back(
+        {std::string(resource), std::string(target_id), false, false});
   }
   e::PoolSpec& spec = pools_[it->second];
   if (declared != nullptr) {
@@ -88,23 +86,37 @@ void Coordinator::Hold(int index, const loader::LoadedSet& set,
   agent.decision = d;
   if (trace != nullptr) agent.trace = *trace;
   agent.first_option = static_cast<uint32_t>(options_.size());
+  // Options after one that uses nothing are never reached (it always
+  // fits): the list ends there.
+  bool complete = false;
   auto add = [&](int action, int target, float score) {
+    if (complete) return;
     e::Option o{.action = action, .target = target, .score = score};
     o.first_use = static_cast<uint32_t>(uses_.size());
     for (const e::CompiledUse& u : cs.uses(action)) {
       const e::CompiledResource& r = cs.resources()[u.resource];
-      const int32_t pool =
-          PoolFor(r.name, r.per_target ? TargetIdOf(snapshot, target) : "", &r);
+      // A view of the request's own string (never of a temporary: the key
+      // outlives this call).
+      const absl::string_view target_id =
+          r.per_target ? absl::string_view(TargetIdOf(snapshot, target))
+                       : absl::string_view();
+      const int32_t pool = PoolFor(r.name, target_id, &r);
       uses_.push_back({.pool = pool, .amount = u.amount});
     }
     o.use_count = static_cast<uint32_t>(uses_.size()) - o.first_use;
     options_.push_back(o);
+    complete = o.use_count == 0;
   };
   // The decision first; then every other eligible candidate, higher ranks
   // first, then by score (ties to the lower action, then target); then the
   // fallback.
   if (d.action >= 0) add(d.action, d.target, d.score);
   sort_.clear();
+  if (complete) {  // its decision takes no resource
+    if (d.fallback) agent.fallback_option = 0;
+    agent.option_count = 1;
+    return;
+  }
   const float min_score = static_cast<float>(cs.selection().min_score);
   const int targets = static_cast<int>(input.targets.size());
   for (int a = 0; a < cs.action_count(); ++a) {
@@ -124,7 +136,8 @@ void Coordinator::Hold(int index, const loader::LoadedSet& set,
                      return rx != ry ? rx > ry : x.first > y.first;
                    });
   for (const auto& [s, o] : sort_) add(o.action, o.target, s);
-  if (cs.fallback_action() >= 0 && d.action != cs.fallback_action()) {
+  if (!complete && cs.fallback_action() >= 0 &&
+      d.action != cs.fallback_action()) {
     agent.fallback_option =
         static_cast<uint32_t>(options_.size()) - agent.first_option;
     add(cs.fallback_action(), -1,
@@ -138,24 +151,22 @@ void Coordinator::Hold(int index, const loader::LoadedSet& set,
 
 void Coordinator::Allocate(const v1::DecideRequest& request) {
   // Batch agents by id (the first with each id).
-  absl::flat_hash_map<std::string, int32_t> by_id;
+  by_id_.clear();
   for (size_t k = 0; k < agents_.size(); ++k) {
-    by_id.try_emplace(request.agents(agents_[k].index).agent_id(),
-                      static_cast<int32_t>(k));
+    by_id_.try_emplace(request.agents(agents_[k].index).agent_id(),
+                       static_cast<int32_t>(k));
   }
   holdings_.clear();
   holding_agent_ids_.clear();
-  absl::flat_hash_map<std::string, bool> seen;  // pool key + agent id
+  seen_.clear();
   auto hold = [&](const std::string& resource, const std::string& target,
                   const std::string& agent_id, int32_t amount,
                   std::optional<float> score) {
-    const std::string key =
-        absl::StrCat(PoolKey(resource, target), "\x1f", agent_id);
-    if (!seen.try_emplace(key, true).second) return;
-    const auto it = by_id.find(agent_id);
+    if (!seen_.insert({resource, target, agent_id}).second) return;
+    const auto it = by_id_.find(agent_id);
     e::Holding h{.pool = PoolFor(resource, target, nullptr),
                  .amount = std::max(1, amount),
-                 .agent = it == by_id.end() ? -1 : it->second};
+                 .agent = it == by_id_.end() ? -1 : it->second};
     if (h.agent < 0 && score.has_value()) h.score = *score;
     holdings_.push_back(h);
     holding_agent_ids_.push_back(agent_id);
@@ -186,6 +197,31 @@ void Coordinator::Allocate(const v1::DecideRequest& request) {
   }
   allocation_ =
       &allocator_.Allocate(pools_, holdings_, allocation_agents_, uses_);
+  // Who holds each pool now: outside holders kept, in the order sent,
+  // then the batch's agents in request order (agents_ is in set order).
+  holders_.assign(pools_.size(), {});
+  for (size_t h = 0; h < holdings_.size(); ++h) {
+    if (holdings_[h].agent < 0 && allocation_->kept[h]) {
+      holders_[holdings_[h].pool].push_back(
+          {-1, static_cast<int32_t>(h), holdings_[h].amount});
+    }
+  }
+  by_request_.resize(agents_.size());
+  for (size_t k = 0; k < agents_.size(); ++k) {
+    by_request_[k] = static_cast<int32_t>(k);
+  }
+  std::sort(by_request_.begin(), by_request_.end(), [&](int32_t x, int32_t y) {
+    return agents_[x].index < agents_[y].index;
+  });
+  for (int32_t k : by_request_) {
+    const int32_t chosen = allocation_->chosen[k];
+    if (chosen < 0) continue;
+    const e::Option& o = options_[agents_[k].first_option + chosen];
+    for (uint32_t u = 0; u < o.use_count; ++u) {
+      const e::Use& use = uses_[o.first_use + u];
+      holders_[use.pool].push_back({k, -1, use.amount});
+    }
+  }
   // The allocated decisions.
   for (size_t k = 0; k < agents_.size(); ++k) {
     Agent& a = agents_[k];
@@ -212,26 +248,10 @@ void Coordinator::Allocate(const v1::DecideRequest& request) {
   }
 }
 
-std::string Coordinator::Holders(const v1::DecideRequest& request, int32_t pool,
-                                 std::vector<std::string>* ids) const {
-  ids->clear();
-  for (size_t h = 0; h < holdings_.size(); ++h) {
-    if (holdings_[h].pool == pool && holdings_[h].agent < 0 &&
-        allocation_->kept[h]) {
-      ids->push_back(holding_agent_ids_[h]);
-    }
-  }
-  for (size_t k = 0; k < agents_.size(); ++k) {
-    const int32_t chosen = allocation_->chosen[k];
-    if (chosen < 0) continue;
-    const e::Option& o = options_[agents_[k].first_option + chosen];
-    for (uint32_t u = 0; u < o.use_count; ++u) {
-      if (uses_[o.first_use + u].pool == pool) {
-        ids->push_back(request.agents(agents_[k].index).agent_id());
-      }
-    }
-  }
-  return absl::StrJoin(*ids, ", ");
+const std::string& Coordinator::HolderId(const v1::DecideRequest& request,
+                                         const PoolHolder& x) const {
+  return x.agent >= 0 ? request.agents(agents_[x.agent].index).agent_id()
+                      : holding_agent_ids_[x.holding];
 }
 
 void Coordinator::Describe(const v1::DecideRequest& request, size_t k,
@@ -284,14 +304,18 @@ void Coordinator::Describe(const v1::DecideRequest& request, size_t k,
     x->set_resource(pool.resource);
     x->set_pool_target_id(pool.target_id);
     x->set_capacity(pools_[denial.pool].capacity);
-    std::vector<std::string> ids;
-    const std::string holders = Holders(request, denial.pool, &ids);
-    for (std::string& id : ids) x->add_holders(std::move(id));
-    x->set_message(absl::StrCat(
+    std::string message = absl::StrCat(
         "denied ", CandidateName(cs, o.action, target), ": ", pool.resource,
         pool.target_id.empty() ? "" : absl::StrCat(" on ", pool.target_id),
-        ", capacity ", pools_[denial.pool].capacity,
-        holders.empty() ? "" : absl::StrCat(", held by ", holders)));
+        ", capacity ", pools_[denial.pool].capacity);
+    const char* separator = ", held by ";
+    for (const PoolHolder& h : holders_[denial.pool]) {
+      const std::string& id = HolderId(request, h);
+      x->add_holders(id);
+      absl::StrAppend(&message, separator, id);
+      separator = ", ";
+    }
+    x->set_message(std::move(message));
   }
   if (chosen != 0 && a.option_count > 0) {
     const e::Option& first = options_[a.first_option];
@@ -302,7 +326,6 @@ void Coordinator::Describe(const v1::DecideRequest& request, size_t k,
 
 void Coordinator::WritePools(const v1::DecideRequest& request,
                              v1::DecideResponse* response) const {
-  std::vector<std::string> ids;
   for (size_t p = 0; p < pools_.size(); ++p) {
     v1::PoolState* s = response->add_pools();
     s->set_resource(info_[p].resource);
@@ -312,26 +335,10 @@ void Coordinator::WritePools(const v1::DecideRequest& request,
     s->set_used(used);
     s->set_remaining(std::max(0, pools_[p].capacity - used));
     if (allocation_ == nullptr) continue;
-    // Outside holders kept, then the batch's agents whose action uses it.
-    for (size_t h = 0; h < holdings_.size(); ++h) {
-      if (holdings_[h].pool != static_cast<int32_t>(p) ||
-          holdings_[h].agent >= 0 || !allocation_->kept[h]) {
-        continue;
-      }
+    for (const PoolHolder& h : holders_[p]) {
       v1::ResourceHolder* x = s->add_holders();
-      x->set_agent_id(holding_agent_ids_[h]);
-      x->set_amount(holdings_[h].amount);
-    }
-    for (size_t k = 0; k < agents_.size(); ++k) {
-      const int32_t chosen = allocation_->chosen[k];
-      if (chosen < 0) continue;
-      const e::Option& o = options_[agents_[k].first_option + chosen];
-      for (uint32_t u = 0; u < o.use_count; ++u) {
-        if (uses_[o.first_use + u].pool != static_cast<int32_t>(p)) continue;
-        v1::ResourceHolder* x = s->add_holders();
-        x->set_agent_id(request.agents(agents_[k].index).agent_id());
-        x->set_amount(uses_[o.first_use + u].amount);
-      }
+      x->set_agent_id(HolderId(request, h));
+      x->set_amount(h.amount);
     }
   }
 }

@@ -6,9 +6,13 @@
 #define UTILITYD_CODEC_SRC_COORDINATION_H_
 
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/coordination.h"
 #include "utilityd/engine/decide.h"
@@ -66,18 +70,31 @@ class Coordinator {
     bool capacity_given = false;
     bool declared = false;  // a set of the batch declares the resource
   };
+  // One holder of a pool after allocation: a batch agent (index into
+  // agents_) or an outside holding (index into holdings_).
+  struct PoolHolder {
+    int32_t agent, holding, amount;
+  };
+  using PoolKey = std::pair<absl::string_view, absl::string_view>;
+
   // The pool (resource, target) from the request or a set's declaration.
-  int32_t PoolFor(const std::string& resource, const std::string& target_id,
+  int32_t PoolFor(absl::string_view resource, absl::string_view target_id,
                   const engine::CompiledResource* declared);
-  std::string Holders(const v1::DecideRequest& request, int32_t pool,
-                      std::vector<std::string>* ids) const;
+  const std::string& HolderId(const v1::DecideRequest& request,
+                              const PoolHolder& x) const;
 
   std::vector<Agent> agents_;
   std::vector<engine::Option> options_;
   std::vector<engine::Use> uses_;
   std::vector<engine::PoolSpec> pools_;
   std::vector<PoolInfo> info_;
-  absl::flat_hash_map<std::string, int32_t> pool_index_;
+  absl::flat_hash_map<PoolKey, int32_t> pool_index_;
+  absl::flat_hash_map<absl::string_view, int32_t> by_id_;  // agent id -> k
+  absl::flat_hash_set<
+      std::tuple<absl::string_view, absl::string_view, absl::string_view>>
+      seen_;  // (resource, target, agent id) already holding
+  std::vector<std::vector<PoolHolder>> holders_;  // per pool
+  std::vector<int32_t> by_request_;               // agents_ in request order
   std::vector<engine::Holding> holdings_;
   std::vector<std::string> holding_agent_ids_;  // per holding
   std::vector<engine::AllocationAgent> allocation_agents_;

@@ -519,13 +519,13 @@ void StartCompact(int n, v1::CompactDecisions* c) {
 }
 
 // Writes agent i's decision `d` (its trace at explain full) in the
-// request's form, with its sensitivity when asked, and shows it to the
-// observer.
+// request's form, with its sensitivity when asked, and, for agent k of
+// `coordinator`, its coordination; and shows it to the observer.
 void WriteDecided(const loader::LoadedSet& set, int i,
                   const v1::DecideRequest& request, const e::AgentInput& input,
                   const e::BatchDecision& d, const e::Decision* trace,
                   BatchWork& work, BatchObserver* observer,
-                  const v1::Coordination* coordination = nullptr) {
+                  const Coordinator* coordinator = nullptr, size_t k = 0) {
   const v1::AgentSnapshot& agent = request.agents(i);
   v1::Decision* out = nullptr;
   if (work.compact != nullptr) {
@@ -543,7 +543,9 @@ void WriteDecided(const loader::LoadedSet& set, int i,
     } else {
       WriteDecision(set, agent, d, work.explain, out);
     }
-    if (coordination != nullptr) *out->mutable_coordination() = *coordination;
+    if (coordinator != nullptr) {
+      coordinator->Describe(request, k, out->mutable_coordination());
+    }
     if (request.sensitivity()) {
       // The input was checked by the decision just made.
       if (absl::Status s =
@@ -562,15 +564,11 @@ void Coordinate(const v1::DecideRequest& request, BatchWork& work,
                 BatchObserver* observer) {
   Coordinator& c = work.coordinator;
   c.Allocate(request);
-  v1::Coordination coordination;
+  const bool full = ToExplainLevel(work.explain) == e::ExplainLevel::kFull;
   for (size_t k = 0; k < c.agents().size(); ++k) {
     Coordinator::Agent& a = c.agents()[k];
-    coordination.Clear();
-    if (work.compact == nullptr) c.Describe(request, k, &coordination);
-    const bool full = ToExplainLevel(work.explain) == e::ExplainLevel::kFull;
     WriteDecided(*a.set, a.index, request, a.input, a.decision,
-                 full ? &a.trace : nullptr, work, observer,
-                 work.compact == nullptr ? &coordination : nullptr);
+                 full ? &a.trace : nullptr, work, observer, &c, k);
   }
   c.WritePools(request, work.response);
   if (observer != nullptr) {

@@ -182,6 +182,50 @@ TEST_F(CoordinationTest, TheRequestsPoolsSetCapacityAndHoldingsEnd) {
   EXPECT_EQ(Attackers(Run(request))["mage-0"], 0);
 }
 
+// Many pools at once (256 goblins, each seeing 4 of 64 mages): no pool is
+// ever confused with another. Every denial names the pool of the target it
+// denied, no mage has more than two attackers, and each pool's holders are
+// exactly its attackers.
+TEST_F(CoordinationTest, ManyPoolsNeverMixUp) {
+  v1::DecideRequest request;
+  for (int a = 0; a < 256; ++a) {
+    v1::AgentSnapshot* s = request.add_agents();
+    s->set_agent_id("goblin-" + std::to_string(a));
+    s->set_behaviour_set("arena_goblin");
+    (*s->mutable_named_factors())["health"] = 5.0f + (a * 37) % 26;
+    (*s->mutable_named_factors())["courage"] = ((a * 11) % 10) / 10.0f;
+    for (int t = 0; t < 4; ++t) {
+      v1::TargetSnapshot* ts = s->add_targets();
+      ts->set_target_id("mage-" + std::to_string((a / 4 + t * 7) % 64));
+      (*ts->mutable_named_factors())["distance"] = ((a * 13 + t * 5) % 30);
+      (*ts->mutable_named_factors())["mage_health"] = (a * 7 + t * 3) % 100;
+    }
+  }
+  const v1::DecideResponse r = Run(request);
+  std::map<std::string, std::vector<std::string>> attackers;
+  int denied = 0;
+  for (const v1::Decision& d : r.decisions()) {
+    if (d.action() == "attack")
+      attackers[d.target_id()].push_back(d.agent_id());
+    if (d.coordination().has_denied()) {
+      ++denied;
+      EXPECT_EQ(d.coordination().denied().pool_target_id(),
+                d.coordination().denied().target_id())
+          << d.coordination().denied().message();
+    }
+  }
+  EXPECT_GT(denied, 20);
+  for (const auto& [mage, ids] : attackers) EXPECT_LE(ids.size(), 2u) << mage;
+  for (const v1::PoolState& p : r.pools()) {
+    std::vector<std::string> holders;
+    for (const v1::ResourceHolder& h : p.holders()) {
+      holders.push_back(h.agent_id());
+    }
+    EXPECT_EQ(holders, attackers[p.target_id()]) << p.target_id();
+    EXPECT_EQ(p.used(), static_cast<int>(holders.size()));
+  }
+}
+
 TEST_F(CoordinationTest, TheCompactFormAllocatesAlike) {
   v1::DecideRequest request = Goblins();
   request.set_explain(v1::EXPLAIN_NONE);
