@@ -256,8 +256,9 @@ BENCHMARK(BM_Baseline)->Arg(256);
 // Coordination: 256 goblins (arena_goblin.yaml), each with four mages as
 // targets (64 mages, two attack tokens each), decided through DecideBatch
 // with the tokens allocated across the batch — against the same batch and
-// the same set with its resources removed. Arg: 1 with resources, 0
-// without.
+// the same set with its resources removed. Args: resources (1) or not (0);
+// the full form (0) or the compact (1), which writes no per-agent
+// coordination.
 void BM_GoblinBatch(benchmark::State& state) {
   const bool coordinated = state.range(0) == 1;
   auto loaded = loader::LoadSetFile(UTILITYD_EXAMPLES_DIR "/arena_goblin.yaml");
@@ -274,6 +275,7 @@ void BM_GoblinBatch(benchmark::State& state) {
   constexpr int kAgents = 256, kMages = 64;
   std::mt19937 rng(2026);
   v1::DecideRequest request;
+  if (state.range(1) == 1) request.set_form(v1::DECISION_FORM_COMPACT);
   const int nf = (*set)->compiled.factor_count();
   for (int a = 0; a < kAgents; ++a) {
     v1::AgentSnapshot* s = request.add_agents();
@@ -303,6 +305,7 @@ void BM_GoblinBatch(benchmark::State& state) {
     for (const v1::Decision& d : response->decisions()) {
       attackers += d.action() == "attack";
     }
+    for (int k : response->compact().action_index()) attackers += k == 0;
   }
   state.SetItemsProcessed(state.iterations() * kAgents);
   state.counters["ns_per_decision"] =
@@ -311,7 +314,7 @@ void BM_GoblinBatch(benchmark::State& state) {
                              benchmark::Counter::kInvert);
   state.counters["attackers"] = attackers;
 }
-BENCHMARK(BM_GoblinBatch)->Arg(0)->Arg(1);
+BENCHMARK(BM_GoblinBatch)->ArgsProduct({{0, 1}, {0, 1}});
 
 // Sensitivity (an explain option): per agent, every factor and the chosen
 // target's factors, both ways. Reports agents analysed per second and the

@@ -129,13 +129,28 @@ void Coordinator::Hold(int index, const loader::LoadedSet& set,
       sort_.push_back({s, e::Option{.action = a, .target = t, .score = s}});
     }
   }
-  std::stable_sort(sort_.begin(), sort_.end(),
-                   [&](const auto& x, const auto& y) {
-                     const int rx = cs.actions()[x.second.action].rank;
-                     const int ry = cs.actions()[y.second.action].rank;
-                     return rx != ry ? rx > ry : x.first > y.first;
-                   });
-  for (const auto& [s, o] : sort_) add(o.action, o.target, s);
+  // In order of preference (a total order: ties to the lower action, then
+  // target), taken best first until an option that uses nothing: usually
+  // one or two picks, not a sort.
+  auto better = [&](const auto& x, const auto& y) {
+    const int rx = cs.actions()[x.second.action].rank;
+    const int ry = cs.actions()[y.second.action].rank;
+    if (rx != ry) return rx > ry;
+    if (x.first != y.first) return x.first > y.first;
+    if (x.second.action != y.second.action) {
+      return x.second.action < y.second.action;
+    }
+    return x.second.target < y.second.target;
+  };
+  while (!complete && !sort_.empty()) {
+    auto best = sort_.begin();
+    for (auto it = best + 1; it != sort_.end(); ++it) {
+      if (better(*it, *best)) best = it;
+    }
+    add(best->second.action, best->second.target, best->first);
+    *best = sort_.back();
+    sort_.pop_back();
+  }
   if (!complete && cs.fallback_action() >= 0 &&
       d.action != cs.fallback_action()) {
     agent.fallback_option =
@@ -150,9 +165,16 @@ void Coordinator::Hold(int index, const loader::LoadedSet& set,
 }
 
 void Coordinator::Allocate(const v1::DecideRequest& request) {
-  // Batch agents by id (the first with each id).
+  // Batch agents by id (the first with each id), when anything is held.
   by_id_.clear();
-  for (size_t k = 0; k < agents_.size(); ++k) {
+  bool any_held = false;
+  for (const v1::ResourcePool& p : request.pools()) {
+    any_held |= !p.holders().empty();
+  }
+  for (const Agent& a : agents_) {
+    any_held |= !request.agents(a.index).held().empty();
+  }
+  for (size_t k = 0; any_held && k < agents_.size(); ++k) {
     by_id_.try_emplace(request.agents(agents_[k].index).agent_id(),
                        static_cast<int32_t>(k));
   }
