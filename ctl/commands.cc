@@ -396,6 +396,28 @@ std::string CrossingText(const v1::FactorSensitivity& s, bool above) {
   return absl::StrFormat("%.9g (%+.6g) -> %s", c.value(), c.change(), what);
 }
 
+// What coordination did: the units held, the denial, what was released.
+void PrintCoordination(const v1::Decision& d, std::ostream& out) {
+  if (!d.has_coordination()) return;
+  const v1::Coordination& c = d.coordination();
+  auto pool = [](const v1::ResourceGrant& g) {
+    return g.target_id().empty()
+               ? g.resource()
+               : absl::StrCat(g.resource(), " on ", g.target_id());
+  };
+  for (const v1::ResourceGrant& g : c.granted()) {
+    out << "  holds " << pool(g) << (g.kept() ? " (kept)" : " (granted)")
+        << "\n";
+  }
+  if (c.has_denied()) out << "  " << c.denied().message() << "\n";
+  for (const v1::ResourceGrant& g : c.released()) {
+    out << "  released " << pool(g);
+    if (!g.preempted_by().empty())
+      out << " (taken by " << g.preempted_by() << ")";
+    out << "\n";
+  }
+}
+
 // What would change the decision, one line per factor.
 void PrintSensitivity(const v1::Decision& d, std::ostream& out) {
   if (d.sensitivity().empty()) return;
@@ -439,6 +461,7 @@ void PrintTable(const v1::DecideRequest& req, const v1::DecideResponse& resp,
       out << "  (switched from " << agent.current_action() << ")";
     }
     out << "\n";
+    PrintCoordination(d, out);
     PrintSensitivity(d, out);
     if (!d.has_explanation()) continue;
     const v1::Explanation& x = d.explanation();
