@@ -125,6 +125,11 @@ class PrometheusEndToEnd(unittest.TestCase):
             [SIM, "--target=" + cls.target, "--world=all", "--agents=20",
              "--hz=10", "--duration=60s", "--report_every=100s"],
             stdout=subprocess.DEVNULL))
+        # Goblins sharing attack tokens, for the coordination panels.
+        cls.procs.append(subprocess.Popen(
+            [SIM, "--target=" + cls.target, "--world=goblins", "--agents=24",
+             "--hz=10", "--duration=60s", "--report_every=100s"],
+            stdout=subprocess.DEVNULL))
         cls.stop = threading.Event()
         cls.bad = threading.Thread(target=cls.bad_requests, daemon=True)
         cls.bad.start()
