@@ -292,6 +292,38 @@ class ServiceTest(unittest.TestCase):
         self.assertEqual(caught.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("sensitivity:", caught.exception.details())
 
+    def test_goblins_share_attack_tokens(self):
+        # Coordination from Python: eight goblins next to one mage, two
+        # tokens per mage; one goblin already holds one. The decisions are
+        # the allocated ones and say who was denied what.
+        summary = self.stub.GetBehaviourSet(
+            pb.GetBehaviourSetRequest(name="arena_goblin")).summary
+        goblins = []
+        for i in range(8):
+            goblins.append(pb.AgentSnapshot(
+                agent_id="goblin-%d" % i, behaviour_set="arena_goblin",
+                named_factors={"health": 28, "courage": 0.8},
+                targets=[pb.TargetSnapshot(
+                    target_id="mage-0",
+                    named_factors={"distance": 1 + i, "mage_health": 80})]))
+        goblins[7].held.add(resource="attack_token", target_id="mage-0")
+        goblins[7].current_action = "attack"
+        goblins[7].current_target = "mage-0"
+        response = self.stub.Decide(pb.DecideRequest(agents=goblins))
+        attackers = [d.agent_id for d in response.decisions if d.action == "attack"]
+        self.assertEqual(attackers, ["goblin-0", "goblin-7"])
+        self.assertTrue(response.decisions[7].coordination.granted[0].kept)
+        denied = response.decisions[1].coordination.denied
+        self.assertEqual((denied.action, denied.resource, denied.capacity),
+                         ("attack", "attack_token", 2))
+        self.assertEqual(list(denied.holders), ["goblin-0", "goblin-7"])
+        self.assertEqual(response.decisions[1].coordination.uncoordinated_action,
+                         "attack")
+        self.assertIn(response.decisions[1].action, summary.actions)
+        pool, = response.pools
+        self.assertEqual((pool.resource, pool.target_id, pool.used, pool.remaining),
+                         ("attack_token", "mage-0", 2, 0))
+
     def test_unknown_set_is_not_found(self):
         with self.assertRaises(grpc.RpcError) as caught:
             self.stub.GetBehaviourSet(pb.GetBehaviourSetRequest(name="arena"))
