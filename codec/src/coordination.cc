@@ -343,6 +343,7 @@ void Coordinator::Describe(const v1::DecideRequest& request, size_t k,
     const e::Option& first = options_[a.first_option];
     out->set_uncoordinated_action(cs.actions()[first.action].name);
     out->set_uncoordinated_target_id(TargetIdOf(snapshot, first.target));
+    out->set_uncoordinated_score(first.score);
   }
 }
 

@@ -535,6 +535,9 @@ void WriteDecided(const loader::LoadedSet& set, int i,
       out = &work.message;
       out->Clear();
       WriteDecision(set, agent, d, v1::EXPLAIN_NONE, out);
+      if (coordinator != nullptr) {  // the log keeps it
+        coordinator->Describe(request, k, out->mutable_coordination());
+      }
     }
   } else {
     out = work.response->mutable_decisions(i);

@@ -462,9 +462,18 @@ class Replayer::Impl {
       Outcome& o = side.outcomes[i];
       o.Reset();
       o.ok = true;
-      o.action = actions.Key(e.action());
-      o.target = TargetIndex(e.snapshot(), e.target_id());
-      o.score = e.score();
+      // Coordination changed the decision: replay decides each snapshot
+      // without its batch, so it compares with the agent's own decision.
+      const v1::Coordination& c = e.coordination();
+      if (!c.uncoordinated_action().empty()) {
+        o.action = actions.Key(c.uncoordinated_action());
+        o.target = TargetIndex(e.snapshot(), c.uncoordinated_target_id());
+        o.score = c.uncoordinated_score();
+      } else {
+        o.action = actions.Key(e.action());
+        o.target = TargetIndex(e.snapshot(), e.target_id());
+        o.score = e.score();
+      }
       o.flat = e.tree_status() == v1::NODE_STATUS_UNSPECIFIED;
       const v1::Explanation& x = e.explanation();
       if (x.actions().empty()) continue;

@@ -64,6 +64,9 @@ v1::DecisionLogEntry MakeDecisionLogEntry(const loader::LoadedSet& set,
   e.set_score(decision.score());
   e.set_switched(decision.switched());
   e.set_runner_up_score(runner_up_score);
+  if (decision.has_coordination()) {
+    *e.mutable_coordination() = decision.coordination();
+  }
   if (set.compiled.tree() != nullptr) {
     // A tick: its leaves, not a flat breakdown (which would score the
     // set's actions as if there were no tree).

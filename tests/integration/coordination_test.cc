@@ -3,11 +3,16 @@
 // attack tokens per mage). With tokens, never more than two goblins attack
 // one mage, tick after tick, and the tokens are used; offering a token per
 // goblin lets them crowd in. Two replicas answer the same batch
-// identically (any replica answers any batch).
+// identically (any replica answers any batch). A decision log of the
+// goblins replays with no churn against the unchanged sets: replay compares
+// each agent's own decision, before allocation, which the log keeps.
 #include <csignal>
 #include <regex>
+#include <sstream>
 
+#include "ctl/commands.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "tests/testing/child_process.h"
@@ -15,6 +20,7 @@
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
+#include "utilityd/v1/replay.pb.h"
 
 namespace utilityd {
 namespace {
@@ -28,13 +34,23 @@ struct Attackers {
 
 // Runs the goblin world for 40 simulated seconds; returns its attackers
 // per mage from the final line.
+Attackers RunGoblinsFor(const std::string& target, bool tokens,
+                        const testing::TempDir& dir,
+                        const std::string& duration);
+
 Attackers RunGoblins(const std::string& target, bool tokens,
                      const testing::TempDir& dir) {
+  return RunGoblinsFor(target, tokens, dir, "40s");
+}
+
+Attackers RunGoblinsFor(const std::string& target, bool tokens,
+                        const testing::TempDir& dir,
+                        const std::string& duration) {
   const std::string log =
       (dir.path() / (tokens ? "tokens.log" : "free.log")).string();
   auto sim = testing::SpawnProcess(
       {UTILITYD_SIM_BINARY, "--target=" + target, "--world=goblins",
-       "--agents=36", "--duration=40s", "--realtime=false",
+       "--agents=36", "--duration=" + duration, "--realtime=false",
        "--report_every=100s", tokens ? "--tokens=true" : "--tokens=false"},
       log);
   EXPECT_THAT(sim.status(), IsOk());
@@ -66,6 +82,35 @@ TEST(CoordinationIntegrationTest, TokensCapAttackersPerMageInTheSimulator) {
   EXPECT_GT(without.mean, with.mean);
   server.Signal(SIGTERM);
   EXPECT_EQ(server.Wait(), 0) << server.Log();
+}
+
+TEST(CoordinationIntegrationTest,
+     ALogOfCoordinatedDecisionsReplaysWithoutChurn) {
+  testing::TempDir dir("utilityd_coordination_log");
+  const std::string log = (dir.path() / "decisions.bin").string();
+  testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets",
+                                   "--decision_log=" + log,
+                                   "--decision_log_format=binary"});
+  ASSERT_THAT(server.Start(), IsOk());
+  ASSERT_TRUE(server.WaitServing());
+  const Attackers with = RunGoblinsFor(server.address(), true, dir, "10s");
+  EXPECT_LE(with.max, 2);
+  server.Signal(SIGTERM);  // writes what is queued
+  ASSERT_EQ(server.Wait(), 0) << server.Log();
+
+  std::ostringstream out, err;
+  const int code = ctl::RunUtilityctl(
+      {"replay", "--format", "json", "--log", log, "--candidate",
+       "examples/behaviour_sets", "--max_churn", "0"},
+      out, err);
+  EXPECT_EQ(code, 0) << err.str();
+  v1::ReplayReport report;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(out.str(), &report).ok())
+      << out.str() << err.str();
+  // 36 goblins x 10 Hz x 10 s, and the tick at 0; many of them denied.
+  EXPECT_GE(report.replayed(), 3600);
+  EXPECT_EQ(report.flipped(), 0);
 }
 
 TEST(CoordinationIntegrationTest, TwoReplicasAllocateABatchIdentically) {
