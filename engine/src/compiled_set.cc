@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "identifier.h"
+#include "utilityd/engine/coordination.h"
 #include "utilityd/engine/tree.h"
 
 namespace utilityd::engine {
@@ -65,6 +66,11 @@ class Checker {
     if (Finite(path, v) && (v < lo || v > hi)) {
       Add(path, absl::StrCat("must be within ", lo, "..", hi, ", got ", v));
     }
+  }
+
+  // For integers: `v` at most `hi`.
+  void AtMost(const std::string& path, int64_t v, int64_t hi) {
+    if (v > hi) Add(path, absl::StrCat("must be at most ", hi, ", got ", v));
   }
 
   void AtLeast(const std::string& path, double v, double lo) {
@@ -252,10 +258,12 @@ void CheckResources(Checker& check, const SetDefinition& def) {
     const std::string at = absl::StrCat("resources[", i, "]");
     check.Identifier(at + ".name", r.name);
     if (absl::c_linear_search(names, r.name)) {
-      check.Add(at + ".name", absl::StrCat("duplicate resource \"", r.name, "\""));
+      check.Add(at + ".name",
+                absl::StrCat("duplicate resource \"", r.name, "\""));
     }
     names.push_back(r.name);
     check.AtLeast(at + ".capacity", r.capacity, 0);
+    check.AtMost(at + ".capacity", r.capacity, kMaxUnits);
     if (r.preemption_margin.has_value()) {
       check.AtLeast(at + ".preemption_margin", *r.preemption_margin, 0);
     }
@@ -272,6 +280,7 @@ void CheckResources(Checker& check, const SetDefinition& def) {
       const ResourceUseDefinition& u = a.uses[j];
       const std::string at = absl::StrCat("actions[", i, "].uses[", j, "]");
       check.AtLeast(at + ".amount", u.amount, 1);
+      check.AtMost(at + ".amount", u.amount, kMaxUnits);
       const auto r = absl::c_find_if(
           def.resources, [&](const auto& x) { return x.name == u.resource; });
       if (u.resource.empty()) {

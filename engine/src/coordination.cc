@@ -5,13 +5,26 @@
 
 namespace utilityd::engine {
 
+namespace {
+
+int32_t Units(int32_t v, int32_t lo) { return std::clamp(v, lo, kMaxUnits); }
+
+}  // namespace
+
 int32_t Allocator::Lacks(int32_t a, int32_t p, int32_t amount) const {
   int32_t own = 0;
   for (int32_t h : held_by_[a]) {
-    if (holdings_[h].pool == p && reserved_[h]) own += holdings_[h].amount;
+    if (holdings_[h].pool == p && reserved_[h]) own += Amount(h);
   }
-  const int32_t need = std::max(0, amount - own);
-  return std::max(0, taken_[p] + need - pools_[p].capacity);
+  const int32_t need = std::max(0, Units(amount, 1) - own);
+  return std::max(0, taken_[p] + need - Capacity(p));
+}
+
+int32_t Allocator::Capacity(int32_t p) const {
+  return Units(pools_[p].capacity, 0);
+}
+int32_t Allocator::Amount(int32_t h) const {
+  return Units(holdings_[h].amount, 1);
 }
 
 bool Allocator::Preempt(int32_t a, int32_t p, int32_t lack, float score,
@@ -29,7 +42,7 @@ bool Allocator::Preempt(int32_t a, int32_t p, int32_t lack, float score,
     const float s = holder_score(static_cast<int32_t>(h));
     if (!(score > s + margin)) continue;  // NaN: never
     victims_.push_back(static_cast<int32_t>(h));
-    freed += x.amount;
+    freed += Amount(static_cast<int32_t>(h));
   }
   if (freed < lack) return false;
   std::stable_sort(victims_.begin(), victims_.end(), [&](int32_t x, int32_t y) {
@@ -38,8 +51,8 @@ bool Allocator::Preempt(int32_t a, int32_t p, int32_t lack, float score,
   for (int32_t h : victims_) {
     if (lack <= 0) break;
     reserved_[h] = 0;
-    taken_[p] -= holdings_[h].amount;
-    lack -= holdings_[h].amount;
+    taken_[p] -= Amount(h);
+    lack -= Amount(h);
     out_.preempted_by[h] = a;
     ++out_.preemptions[p];
   }
@@ -83,8 +96,9 @@ const Allocation& Allocator::Allocate(absl::Span<const PoolSpec> pools,
       if (options.empty() || !uses_pool(options[0], x.pool)) continue;
       held_by_[x.agent].push_back(static_cast<int32_t>(h));
     }
-    if (taken_[x.pool] + x.amount > pools[x.pool].capacity) continue;
-    taken_[x.pool] += x.amount;
+    const int32_t amount = Amount(static_cast<int32_t>(h));
+    if (taken_[x.pool] + amount > Capacity(x.pool)) continue;
+    taken_[x.pool] += amount;
     reserved_[h] = 1;
   }
   // 2. Highest decision first: agents in order of their first option's
@@ -126,11 +140,11 @@ const Allocation& Allocator::Allocate(absl::Span<const PoolSpec> pools,
         int32_t own = 0;
         for (int32_t h : held_by_[a]) {
           if (holdings[h].pool == u.pool && reserved_[h]) {
-            own += holdings[h].amount;
+            own += Amount(h);
             out_.kept[h] = 1;
           }
         }
-        taken_[u.pool] += std::max(0, u.amount - own);
+        taken_[u.pool] += std::max(0, Units(u.amount, 1) - own);
         if (own == 0) ++out_.grants[u.pool];
       }
       break;
@@ -142,7 +156,7 @@ const Allocation& Allocator::Allocate(absl::Span<const PoolSpec> pools,
     if (holdings[h].agent < 0) {
       out_.kept[h] = 1;
     } else if (!out_.kept[h]) {
-      taken_[holdings[h].pool] -= holdings[h].amount;
+      taken_[holdings[h].pool] -= Amount(static_cast<int32_t>(h));
     }
   }
   out_.used = taken_;

@@ -50,6 +50,9 @@
 namespace utilityd::engine {
 
 inline constexpr float kNoPreemption = std::numeric_limits<float>::infinity();
+// Capacities are taken as 0..kMaxUnits and amounts as 1..kMaxUnits, so
+// that no sum can overflow.
+inline constexpr int32_t kMaxUnits = 1000000;
 
 struct PoolSpec {
   int32_t capacity = 1;
@@ -123,6 +126,9 @@ class Allocator {
  private:
   // Room the option of agent `a` lacks in pool `p` (0 when it fits there).
   int32_t Lacks(int32_t a, int32_t p, int32_t amount) const;
+  // Pool p's capacity and holding h's amount, clamped (kMaxUnits).
+  int32_t Capacity(int32_t p) const;
+  int32_t Amount(int32_t h) const;
   // Frees reservations of pool `p` (lowest score first) from holders other
   // than `a` scoring more than `margin` below `score`, until `lack` is
   // covered; nothing when they cannot cover it. True when covered.
