@@ -3,10 +3,10 @@
 // pools, holdings inside and outside the batch), every assignment of
 // options to agents is enumerated and those that satisfy the stated rule
 // written as conditions — feasible, and each agent has its first option
-// not blocked by the choices of the agents that go before it — are kept. Exactly one must
-// satisfy it, and it must be the allocator's. Plus the rule's named cases:
-// holders keep, the order of ties, preemption by margin, capacities never
-// exceeded with preemption on.
+// not blocked by the choices of the agents that go before it — are kept.
+// Exactly one must satisfy it, and it must be the allocator's. Plus the rule's
+// named cases: holders keep, the order of ties, preemption by margin,
+// capacities never exceeded with preemption on.
 #include "utilityd/engine/coordination.h"
 
 #include <cmath>
@@ -167,13 +167,19 @@ TEST(CoordinationTest, EqualsTheOnlyAssignmentTheRuleAllowsByBruteForce) {
     if (satisfying.size() != 1) {
       std::string text;
       for (size_t p = 0; p < b.pools.size(); ++p)
-        text += "pool " + std::to_string(p) + " cap " + std::to_string(b.pools[p].capacity) + "\n";
+        text += "pool " + std::to_string(p) + " cap " +
+                std::to_string(b.pools[p].capacity) + "\n";
       for (const Holding& h : b.holdings)
-        text += "holding pool " + std::to_string(h.pool) + " amount " + std::to_string(h.amount) + " agent " + std::to_string(h.agent) + "\n";
+        text += "holding pool " + std::to_string(h.pool) + " amount " +
+                std::to_string(h.amount) + " agent " + std::to_string(h.agent) +
+                "\n";
       for (int a = 0; a < n; ++a) {
         for (const Option& o : b.options[a]) {
-          text += "agent " + std::to_string(a) + " score " + std::to_string(o.score) + " uses";
-          for (const Use& u : b.UsesOf(o)) text += " " + std::to_string(u.pool) + "x" + std::to_string(u.amount);
+          text += "agent " + std::to_string(a) + " score " +
+                  std::to_string(o.score) + " uses";
+          for (const Use& u : b.UsesOf(o))
+            text +=
+                " " + std::to_string(u.pool) + "x" + std::to_string(u.amount);
           text += "\n";
         }
       }
