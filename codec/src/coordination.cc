@@ -12,12 +12,6 @@ namespace {
 
 namespace e = engine;
 
-const std::string& TargetIdOf(const v1::AgentSnapshot& snapshot, int t) {
-  static const std::string* const kNone = new std::string();
-  return t >= 0 && t < snapshot.targets_size() ? snapshot.targets(t).target_id()
-                                               : *kNone;
-}
-
 // "attack@player-1", "(no action)".
 std::string CandidateName(const e::CompiledBehaviourSet& set, int action,
                           const std::string& target) {
@@ -42,7 +36,8 @@ void Coordinator::Clear(const v1::DecideRequest& request) {
     if (pool_index_.contains(key)) continue;
     pool_index_[key] = static_cast<int32_t>(pools_.size());
     e::PoolSpec spec;
-    spec.capacity = p.has_capacity() ? std::max(0, p.capacity())
+    // Clamped as the allocator takes it, so that the pool states say so.
+    spec.capacity = p.has_capacity() ? std::clamp(p.capacity(), 0, e::kMaxUnits)
                                      : std::numeric_limits<int32_t>::max();
     pools_.push_back(spec);
     info_.push_back({p.resource(), p.target_id(), p.has_capacity()});
@@ -98,7 +93,7 @@ void Coordinator::Hold(int index, const loader::LoadedSet& set,
       // A view of the request's own string (never of a temporary: the key
       // outlives this call).
       const absl::string_view target_id =
-          r.per_target ? absl::string_view(TargetIdOf(snapshot, target))
+          r.per_target ? absl::string_view(TargetId(snapshot, target))
                        : absl::string_view();
       const int32_t pool = PoolFor(r.name, target_id, &r);
       uses_.push_back({.pool = pool, .amount = u.amount});
@@ -262,10 +257,7 @@ void Coordinator::Allocate(const v1::DecideRequest& request) {
       d.score = o.score;
       d.fallback = static_cast<uint32_t>(chosen) == a.fallback_option;
     }
-    const e::AgentInput& in = a.input;
-    d.switched = d.action != in.current_action ||
-                 (d.target >= 0 && in.current_target != e::kAnyTarget &&
-                  d.target != in.current_target);
+    d.switched = e::Switched(a.input, d.action, d.target);
     static_cast<e::BatchDecision&>(a.trace) = d;
   }
 }
@@ -317,7 +309,7 @@ void Coordinator::Describe(const v1::DecideRequest& request, size_t k,
   if (denial.option >= 0) {
     const e::Option& o = options_[a.first_option + denial.option];
     v1::ResourceDenial* x = out->mutable_denied();
-    const std::string& target = TargetIdOf(snapshot, o.target);
+    const std::string& target = TargetId(snapshot, o.target);
     x->set_action(cs.actions()[o.action].name);
     x->set_action_index(o.action);
     x->set_target_id(target);
@@ -342,7 +334,7 @@ void Coordinator::Describe(const v1::DecideRequest& request, size_t k,
   if (chosen != 0 && a.option_count > 0) {
     const e::Option& first = options_[a.first_option];
     out->set_uncoordinated_action(cs.actions()[first.action].name);
-    out->set_uncoordinated_target_id(TargetIdOf(snapshot, first.target));
+    out->set_uncoordinated_target_id(TargetId(snapshot, first.target));
     out->set_uncoordinated_score(first.score);
   }
 }

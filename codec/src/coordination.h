@@ -21,6 +21,9 @@
 
 namespace utilityd::codec {
 
+// The id of the agent's target `t`, or "" for -1 (decide_codec.cc).
+const std::string& TargetId(const v1::AgentSnapshot& snapshot, int t);
+
 class Coordinator {
  public:
   // One agent held back for allocation.

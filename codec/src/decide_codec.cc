@@ -209,14 +209,11 @@ e::ExplainLevel ToExplainLevel(v1::Explain explain) {
   }
 }
 
-namespace {
-
 const std::string& TargetId(const v1::AgentSnapshot& snapshot, int t) {
   static const std::string* const kNone = new std::string();
-  return t >= 0 ? snapshot.targets(t).target_id() : *kNone;
+  return t >= 0 && t < snapshot.targets_size() ? snapshot.targets(t).target_id()
+                                               : *kNone;
 }
-
-}  // namespace
 
 namespace {
 

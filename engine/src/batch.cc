@@ -693,9 +693,7 @@ inline void BatchDecider::Conclude(const CompiledBehaviourSet& set,
     d->runner_up_target = runner.target;
     d->runner_up_score = runner.score;
   }
-  d->switched = d->action != in.current_action ||
-                (d->target >= 0 && in.current_target != kAnyTarget &&
-                 d->target != in.current_target);
+  d->switched = Switched(in, d->action, d->target);
 }
 
 // The random strategies over the eligible candidates of the top rank, in

@@ -96,7 +96,7 @@ absl::Status SensitivityAnalyser::Analyse(const CompiledBehaviourSet& set,
     s.current = current;
     // The scanned range and the breakpoints, in the factor's unit.
     double lo = std::min(def.min, def.max), hi = std::max(def.min, def.max);
-    std::vector<double> t;
+    std::vector<double>& t = curve_breakpoints_;
     breakpoints_.clear();
     bool read = false;
     for (const CompiledConsideration& c : set.considerations()) {

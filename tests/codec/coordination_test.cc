@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/goblins.h"
 #include "tests/testing/status_matchers.h"
 #include "utilityd/codec/decide_codec.h"
 
@@ -26,23 +27,11 @@ class CoordinationTest : public ::testing::Test {
     catalog_ = *std::move(catalog);
   }
 
-  // Six goblins near mage-0 (goblin-i at 1 + i metres), mage-1 far.
-  v1::DecideRequest Goblins() {
-    v1::DecideRequest r;
+  // Six goblins near mage-0 (goblin-i at 1 + i metres), mage-1 far,
+  // explained in full.
+  static v1::DecideRequest Goblins() {
+    v1::DecideRequest r = ::utilityd::testing::GoblinsAroundOneMage(6, 1);
     r.set_explain(v1::EXPLAIN_FULL);
-    for (int i = 0; i < 6; ++i) {
-      v1::AgentSnapshot* a = r.add_agents();
-      a->set_agent_id("goblin-" + std::to_string(i));
-      a->set_behaviour_set("arena_goblin");
-      (*a->mutable_named_factors())["health"] = 28;
-      (*a->mutable_named_factors())["courage"] = 0.8f;
-      for (int m = 0; m < 2; ++m) {
-        v1::TargetSnapshot* t = a->add_targets();
-        t->set_target_id("mage-" + std::to_string(m));
-        (*t->mutable_named_factors())["distance"] = m == 0 ? 1.0f + i : 25.0f;
-        (*t->mutable_named_factors())["mage_health"] = 80;
-      }
-    }
     return r;
   }
 

@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "tests/testing/goblins.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
@@ -236,21 +237,7 @@ TEST_F(ObservabilityTest, TreeMetricsCountTicksLeavesHaltsAndResets) {
 // Metrics count exactly that; a resource named only in the request is
 // never a label.
 TEST_F(ObservabilityTest, CoordinationMetricsCountGrantsAndDenials) {
-  auto goblins = [] {
-    v1::DecideRequest r;
-    for (int i = 0; i < 6; ++i) {
-      v1::AgentSnapshot* a = r.add_agents();
-      a->set_agent_id("goblin-" + std::to_string(i));
-      a->set_behaviour_set("arena_goblin");
-      (*a->mutable_named_factors())["health"] = 28;
-      (*a->mutable_named_factors())["courage"] = 0.8f;
-      v1::TargetSnapshot* t = a->add_targets();
-      t->set_target_id("mage-0");
-      (*t->mutable_named_factors())["distance"] = 1.0f + i;
-      (*t->mutable_named_factors())["mage_health"] = 80;
-    }
-    return r;
-  };
+  auto goblins = [] { return testing::GoblinsAroundOneMage(6); };
   v1::DecideRequest first = goblins();
   v1::ResourcePool* odd = first.add_pools();
   odd->set_resource("attacker-chosen-resource");

@@ -159,6 +159,15 @@ inline constexpr int kAnyTarget = -1;
 inline constexpr int kTargetGone = -2;
 inline constexpr float kNeverRan = std::numeric_limits<float>::infinity();
 
+// Whether choosing (action, target) switches from what `in` is running: a
+// different action, or another target of it when the current one is known.
+[[nodiscard]] inline bool Switched(const AgentInput& in, int action,
+                                   int target) {
+  return action != in.current_action ||
+         (target >= 0 && in.current_target != kAnyTarget &&
+          target != in.current_target);
+}
+
 }  // namespace utilityd::engine
 
 #endif  // UTILITYD_ENGINE_DECIDE_H_

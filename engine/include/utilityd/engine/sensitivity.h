@@ -104,6 +104,7 @@ class SensitivityAnalyser {
 
   BatchDecider decider_;
   std::vector<float> agent_values_, target_values_, samples_, breakpoints_;
+  std::vector<double> curve_breakpoints_;  // one curve's, normalised
   std::vector<TargetInput> targets_;
   std::vector<AgentInput> inputs_;
   std::vector<BatchDecision> out_;
