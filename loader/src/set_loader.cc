@@ -233,8 +233,9 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
 void DefaultConsideration(const v1::BehaviourSet& set, v1::Consideration* c) {
   const e::ConsiderationDefinition defaults;
   if (!c->has_weight()) c->set_weight(defaults.weight);
-  if (const v1::Factor* f = FindFactor(
-          c->per_target() ? set.target_factors() : set.factors(), c->factor())) {
+  if (const v1::Factor* f =
+          FindFactor(c->per_target() ? set.target_factors() : set.factors(),
+                     c->factor())) {
     if (!c->range().has_min()) c->mutable_range()->set_min(f->min());
     if (!c->range().has_max()) c->mutable_range()->set_max(f->max());
   }
@@ -262,10 +263,12 @@ std::vector<const v1::TreeNode*> ChildrenOf(const v1::TreeNode& node) {
   const google::protobuf::FieldDescriptor* f =
       node.GetReflection()->GetOneofFieldDescriptor(
           node, v1::TreeNode::descriptor()->FindOneofByName("kind"));
-  if (f == nullptr || f->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
+  if (f == nullptr ||
+      f->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
     return out;
   }
-  const google::protobuf::Message& kind = node.GetReflection()->GetMessage(node, f);
+  const google::protobuf::Message& kind =
+      node.GetReflection()->GetMessage(node, f);
   const google::protobuf::Reflection* r = kind.GetReflection();
   const google::protobuf::Descriptor* d = kind.GetDescriptor();
   if (const auto* many = d->FindFieldByName("children")) {
@@ -275,7 +278,8 @@ std::vector<const v1::TreeNode*> ChildrenOf(const v1::TreeNode& node) {
     }
   } else if (const auto* one = d->FindFieldByName("child")) {
     if (r->HasField(kind, one)) {
-      out.push_back(static_cast<const v1::TreeNode*>(&r->GetMessage(kind, one)));
+      out.push_back(
+          static_cast<const v1::TreeNode*>(&r->GetMessage(kind, one)));
     }
   }
   return out;
@@ -312,7 +316,8 @@ void DefaultTree(const v1::BehaviourSet& set, v1::TreeNode* node,
       }
       break;
     case v1::TreeNode::kRepeat:
-      if (!node->repeat().has_times()) node->mutable_repeat()->set_times(d.times);
+      if (!node->repeat().has_times())
+        node->mutable_repeat()->set_times(d.times);
       break;
     case v1::TreeNode::kRetry:
       if (!node->retry().has_attempts()) {

@@ -99,8 +99,7 @@ class BatchRecorder final : public codec::BatchObserver {
 
   void OnResources(absl::string_view resource, int grants, int denials,
                    int preemptions) override {
-    service_->metrics_->RecordResources(resource, grants, denials,
-                                        preemptions);
+    service_->metrics_->RecordResources(resource, grants, denials, preemptions);
   }
 
   void OnFailed(int /*agent_index*/, const loader::LoadedSet* set,

@@ -99,9 +99,9 @@ TEST(UtilityctlTest, DecideRunsScenariosAsATable) {
 }
 
 TEST(UtilityctlTest, DecideSensitivityNamesWhatWouldChangeEachDecision) {
-  Result r = Ctl({"decide", "--set", "arena_mage", "--scenario",
-                  "staff empty, in the open", "--sensitivity", "--format",
-                  "table"});
+  Result r =
+      Ctl({"decide", "--set", "arena_mage", "--scenario",
+           "staff empty, in the open", "--sensitivity", "--format", "table"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("WHAT WOULD CHANGE IT"));
   // Health low enough makes her heal; charges enough make her attack.
