@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "consider_column.h"
 #include "curve_kernels.h"
 #include "curve_math.h"
 #include "scoring_rules.h"
@@ -238,18 +239,34 @@ void BatchDecider::Considerations(const CompiledBehaviourSet& set, int action) {
   std::fill_n(raw_acc_.data(), count, start);
   std::fill_n(comp_acc_.data(), count, start);  // the product only
   std::fill_n(weight_sum_.data(), count, 0.0f);
-  std::fill_n(veto_.data(), count, uint8_t{0});
+  std::fill_n(veto_.data(), count, 0u);
   if (tracing_) {
     CandidateTrace* trace = candidate_traces_.data() + row_offset_[action];
     std::fill_n(trace, count, CandidateTrace());
   }
-  uint8_t* veto = veto_.data();
+  uint32_t* veto = veto_.data();
+  const int n = static_cast<int>(act.consideration_count);
+  const internal::FoldRule rule{
+      set.aggregation(),
+      set.aggregation() == Aggregation::kProduct &&
+          set.compensation() == Compensation::kPerConsideration && n > 1,
+      CompensationModifier(n)};
+  const internal::RowAccumulators acc{raw_acc_.data(), comp_acc_.data(),
+                                      weight_sum_.data(), veto};
   for (int k = 0; k < static_cast<int>(act.consideration_count); ++k) {
     const uint32_t ci = act.first_consideration + k;
     const CompiledConsideration& c = set.considerations()[ci];
     const float* x = FactorColumn(c, act.per_target);
     const bool nonfinite =
         c.per_target ? target_nonfinite_[c.factor] : agent_nonfinite_[c.factor];
+    if (!full_ && !nonfinite && !any_personality_ &&
+        internal::FusesCurve(c.curve)) {
+      // The common case in one pass: every input finite, one weight for
+      // all, no values to trace.
+      internal::ConsiderColumn(c, rule, x, count, acc);
+      MarkVetoedBy(action, k, count);
+      continue;
+    }
     if (nonfinite) {
       // The first veto of a candidate is the one reported: a non-finite
       // input counts only when nothing vetoed before it.
@@ -278,12 +295,17 @@ void BatchDecider::Considerations(const CompiledBehaviourSet& set, int action) {
     }
     if (full_) TraceConsideration(set, action, k, count, x, w);
     Accumulate(set, action, k, count, w);
-    if (tracing_) {
-      CandidateTrace* trace = candidate_traces_.data() + row_offset_[action];
-      for (size_t m = 0; m < count; ++m) {
-        if (trace[m].vetoed_by < 0 && veto[m] != 0) trace[m].vetoed_by = k;
-      }
-    }
+    MarkVetoedBy(action, k, count);
+  }
+}
+
+// A trace names the first consideration that vetoed its candidate.
+void BatchDecider::MarkVetoedBy(int action, int k, size_t count) {
+  if (!tracing_) return;
+  CandidateTrace* trace = candidate_traces_.data() + row_offset_[action];
+  const uint32_t* veto = veto_.data();
+  for (size_t m = 0; m < count; ++m) {
+    if (trace[m].vetoed_by < 0 && veto[m] != 0) trace[m].vetoed_by = k;
   }
 }
 
@@ -349,9 +371,9 @@ void BatchDecider::Accumulate(const CompiledBehaviourSet& set, int action,
       return;
     }
   }
-  uint8_t* veto = veto_.data();
+  uint32_t* veto = veto_.data();
   for (size_t m = 0; m < count; ++m) {
-    veto[m] = veto[m] == 0 && y[m] == 0.0f ? uint8_t{2} : veto[m];
+    veto[m] = veto[m] == 0 && y[m] == 0.0f ? 2u : veto[m];
   }
 }
 
@@ -364,7 +386,7 @@ UTILITYD_VECTOR_CLONES void BatchDecider::ApplyFactors(
     int action, size_t count, float* score, CandidateTrace* trace) {
   const CompiledAction& act = set.actions()[action];
   const bool pt = act.per_target;
-  const uint8_t* veto = veto_.data();
+  const uint32_t* veto = veto_.data();
   const float commitment =
       1.0f + static_cast<float>(set.selection().commitment_bonus);
   for (size_t m = 0; m < count; ++m) {
@@ -442,7 +464,7 @@ void BatchDecider::Finish(const CompiledBehaviourSet& set,
   const int n = static_cast<int>(act.consideration_count);
   float* raw_acc = raw_acc_.data();
   float* score = scores_.data() + row_offset_[action];
-  const uint8_t* veto = veto_.data();
+  const uint32_t* veto = veto_.data();
   if (set.aggregation() == Aggregation::kWeightedSum) {
     for (size_t m = 0; m < count; ++m) {
       raw_acc[m] = internal::WeightedAverage(raw_acc[m], weight_sum_[m]);

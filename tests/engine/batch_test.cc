@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "tests/engine/random_agents.h"
 #include "tests/engine/reference_decide.h"
+#include "utilityd/engine/curve.h"
 #include "utilityd/loader/set_loader.h"
 
 namespace utilityd::engine {
@@ -70,14 +71,23 @@ void ExpectSameTrace(const CompiledBehaviourSet& set, const Decision& d,
   EXPECT_EQ(d.considerations.size(), full ? r.considerations.size() : 0u);
 }
 
+// Which random agents: any (non-finite inputs, personalities), or only
+// those whose considerations take the fused pass (consider_column.h) below
+// explain full: finite inputs, no personality.
+enum class Agents { kAny, kFused };
+
 // Decides 700 random agents (one that does not fit) in one batch, with
 // traces at `level`, and each alone through Decide; compares both with the
 // reference.
 void ExpectSameAsReference(const CompiledBehaviourSet& set, ExplainLevel level,
-                           uint32_t seed) {
-  std::vector<Agent> agents = RandomAgents(set, 700, seed);
+                           uint32_t seed, Agents kind = Agents::kAny) {
+  std::vector<Agent> agents =
+      RandomAgents(set, 700, seed, /*finite_only=*/kind == Agents::kFused);
   std::vector<AgentInput> inputs;
-  for (const Agent& a : agents) inputs.push_back(a.input);
+  for (Agent& a : agents) {
+    if (kind == Agents::kFused) a.input.personality = -1;
+    inputs.push_back(a.input);
+  }
   inputs[5].factors = inputs[5].factors.subspan(1);  // does not fit
   BatchDecider batch;
   std::vector<BatchDecision> out(inputs.size());
@@ -143,7 +153,7 @@ void ExpectSameAsReference(const CompiledBehaviourSet& set, ExplainLevel level,
   EXPECT_GT(positive, 100);
   EXPECT_THAT(batch.vetoes_by_action(), ::testing::ElementsAreArray(vetoes));
   EXPECT_EQ(batch.agents_with_invalid_input(), invalid_agents);
-  EXPECT_GT(invalid_agents, 0u);
+  EXPECT_EQ(invalid_agents > 0, kind == Agents::kAny);
 }
 
 // Sets the selection strategy by index: highest, weighted_random, top_k,
@@ -200,6 +210,8 @@ TEST_P(BatchTest, SameAsReferenceUnderEveryAggregationCompensationStrategy) {
                      << compensation << " strategy " << strategy);
         ExpectSameAsReference((*set)->compiled, ExplainLevel::kNone, seed++);
         ExpectSameAsReference((*set)->compiled, ExplainLevel::kFull, seed++);
+        ExpectSameAsReference((*set)->compiled, ExplainLevel::kTop, seed++,
+                              Agents::kFused);
         if (HasFailure()) return;
       }
     }
@@ -219,6 +231,89 @@ TEST_P(BatchTest, SameAsReferenceWithMinScoreAndFallback) {
     ExpectSameAsReference((*set)->compiled, ExplainLevel::kTop, 99);
     ExpectSameAsReference((*set)->compiled, ExplainLevel::kFull, 100);
   }
+}
+
+// Every curve kind, plain and inverted, with output ranges and weights:
+// the fused pass (finite inputs, no personality, below explain full) and
+// the separate passes (explain full) score as the reference does, bit for
+// bit, under every aggregation and compensation and on every SIMD target.
+constexpr char kEveryCurve[] = R"yaml(
+name: every_curve
+factors:
+  - {name: a, min: 0, max: 10}
+  - {name: b, min: -5, max: 5}
+  - {name: c, min: 0, max: 1}
+target_factors:
+  - {name: d, min: 0, max: 30}
+actions:
+  - name: arithmetic
+    considerations:
+      - {name: linear, factor: a, curve: {linear: {slope: -1.5, intercept: 1.2}}}
+      - {name: square, factor: b, curve: {polynomial: {exponent: 2}, invert: true}, output: {min: 0.2}}
+      - {name: cube, factor: c, curve: {polynomial: {exponent: 3}}, weight: 0.6}
+      - {name: root, factor: a, curve: {polynomial: {exponent: 0.5}}}
+      - {name: identity, factor: b, curve: {polynomial: {exponent: 1}, invert: true}, output: {min: 0.1, max: 0.9}}
+  - name: shaped
+    considerations:
+      - {name: inverse_quadratic, factor: c, curve: {inverse_quadratic: {}}}
+      - {name: smoothstep, factor: a, curve: {smoothstep: {}, invert: true}}
+      - {name: step, factor: b, curve: {step: {threshold: 0}}, output: {min: 0.05}}
+      - {name: step_inverted, factor: c, curve: {step: {threshold: 1}, invert: true}, weight: 0.5}
+      - {name: step_middle, factor: a, curve: {step: {threshold: 0.3}}}
+  - name: own_maths
+    considerations:
+      - {name: power, factor: a, curve: {polynomial: {exponent: 1.7}}}
+      - {name: exponential, factor: b, curve: {exponential: {k: 3}, invert: true}}
+      - {name: logistic, factor: c, curve: {logistic: {steepness: 9, midpoint: 0.4, rescale: true}}}
+      - {name: logit, factor: a, curve: {logit: {steepness: 4, midpoint: 0.5}}, weight: 0.7}
+  - name: waves
+    considerations:
+      - {name: normal, factor: b, curve: {normal: {mean: 0.3, stddev: 0.2}}}
+      - {name: sine, factor: c, curve: {sine: {frequency: 1.5, phase: 0.25}}, output: {min: 0.3}}
+      - {name: falling, factor: a, curve: {exponential: {k: -4}}}
+      - {name: points, factor: b, curve: {piecewise_linear: {points: [{x: 0, y: 0.2}, {x: 0.5, y: 1}, {x: 1, y: 0}]}}}
+  - name: chase
+    per_target: true
+    considerations:
+      - {name: near, factor: d, per_target: true, curve: {logistic: {steepness: 8, midpoint: 0.45}, invert: true}}
+      - {name: strong, factor: a, curve: {smoothstep: {}}}
+      - {name: steady, factor: c, curve: {linear: {slope: 0.8, intercept: 0.1}}, output: {min: 0.25, max: 0.75}}
+  - name: one
+    considerations:
+      - {name: only, factor: c, curve: {polynomial: {exponent: 0.3}}}
+)yaml";
+
+TEST(FusedPassTest, EveryCurveKindSameAsReferenceOnEveryTarget) {
+  auto loaded = loader::LoadSetText(kEveryCurve, "every_curve.yaml");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  uint32_t seed = 500;
+  for (const std::string& target : AvailableSimdTargets()) {
+    ASSERT_TRUE(UseSimdTarget(target).ok());
+    for (auto [aggregation, compensation] :
+         {std::pair{v1::AGGREGATION_PRODUCT, v1::COMPENSATION_NONE},
+          {v1::AGGREGATION_PRODUCT, v1::COMPENSATION_PER_CONSIDERATION},
+          {v1::AGGREGATION_PRODUCT, v1::COMPENSATION_GEOMETRIC_MEAN},
+          {v1::AGGREGATION_MIN, v1::COMPENSATION_NONE},
+          {v1::AGGREGATION_WEIGHTED_SUM, v1::COMPENSATION_NONE}}) {
+      v1::BehaviourSet def = (*loaded)->definition;
+      def.mutable_scoring()->set_aggregation(aggregation);
+      def.mutable_scoring()->set_compensation(compensation);
+      auto set = loader::LoadSetProto(def, "variant");
+      ASSERT_TRUE(set.ok()) << set.status();
+      SCOPED_TRACE(::testing::Message()
+                   << target << " aggregation " << aggregation
+                   << " compensation " << compensation);
+      ExpectSameAsReference((*set)->compiled, ExplainLevel::kNone, seed++,
+                            Agents::kFused);
+      ExpectSameAsReference((*set)->compiled, ExplainLevel::kTop, seed++,
+                            Agents::kFused);
+      ExpectSameAsReference((*set)->compiled, ExplainLevel::kFull, seed++,
+                            Agents::kFused);
+      if (HasFailure()) break;
+    }
+    if (HasFailure()) break;
+  }
+  ASSERT_TRUE(UseSimdTarget("best").ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, BatchTest,

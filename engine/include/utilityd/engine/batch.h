@@ -96,6 +96,7 @@ class BatchDecider {
   void Considerations(const CompiledBehaviourSet& set, int action);
   void Accumulate(const CompiledBehaviourSet& set, int action, int k,
                   size_t count, const float* w);
+  void MarkVetoedBy(int action, int k, size_t count);
   void TraceConsideration(const CompiledBehaviourSet& set, int action, int k,
                           size_t count, const float* x, const float* w);
   void Finish(const CompiledBehaviourSet& set,
@@ -152,7 +153,7 @@ class BatchDecider {
   std::vector<float> raw_acc_, comp_acc_, weight_sum_;
   // 0 not vetoed, 1 vetoed first for a non-finite input, 2 vetoed first by
   // a zero contribution.
-  std::vector<uint8_t> veto_;
+  std::vector<uint32_t> veto_;
   std::vector<uint8_t> agent_invalid_;
   std::vector<uint32_t> vetoes_;
   uint32_t invalid_agents_ = 0;

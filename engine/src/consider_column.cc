@@ -1,0 +1,192 @@
+// consider_column.h, compiled once per SIMD target (Highway's
+// foreach_target.h) and dispatched to the best one at run time. Build
+// flags: -ffp-contract=off, as for the own maths, so that no multiply and
+// add are fused on one target and not on another.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "consider_column.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+//
+#include "consider_column.h"
+#include "curve_kernels.h"
+#include "curve_math-inl.h"
+#include "curve_math.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace utilityd::engine::internal {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// How the contributions fold: the product (with or without compensation
+// per consideration), the minimum, the weighted sum.
+enum Fold { kProduct, kCompensatedProduct, kMin, kSum };
+
+// A consideration's constants, widened to vectors where used.
+struct Constants {
+  float lo, inv, out_min, out_span, weight, one_minus_weight, modifier;
+  bool invert;
+};
+
+// One step over Lanes(df) candidates from i. `shape` maps the normalised
+// vector to the curve's shape (before its clamp and invert), as the
+// curve's kind computes it.
+template <Fold kFold, class DF, class Shape>
+HWY_INLINE void FoldStep(DF df, const Constants& k, Shape shape, const float* x,
+                         size_t i, const RowAccumulators& acc) {
+  using V = Vec<DF>;
+  const hn::RebindToUnsigned<DF> du;
+  const V one = hn::Set(df, 1.0f);
+  // Normalise (scoring_rules.h): clamp((raw - lo) * inv_span).
+  const V norm =
+      Clamp01(df, hn::Mul(hn::Sub(hn::LoadU(df, x + i), hn::Set(df, k.lo)),
+                          hn::Set(df, k.inv)));
+  // The curve: its shape of the clamped input (norm is), clamped, inverted.
+  V curved = Clamp01(df, shape(df, norm));
+  if (k.invert) curved = hn::Sub(one, curved);
+  // Output: min + span * curved.
+  const V out =
+      hn::Add(hn::Set(df, k.out_min), hn::Mul(hn::Set(df, k.out_span), curved));
+  const V w = hn::Set(df, k.weight);
+  if constexpr (kFold == kSum) {
+    hn::StoreU(hn::Add(hn::LoadU(df, acc.raw + i), hn::Mul(out, w)), df,
+               acc.raw + i);
+    hn::StoreU(hn::Add(hn::LoadU(df, acc.weight_sum + i), w), df,
+               acc.weight_sum + i);
+    return;  // the weighted sum vetoes nothing
+  } else {
+    // Contribution: output * w + (1 - w).
+    const V s = hn::Add(hn::Mul(out, w), hn::Set(df, k.one_minus_weight));
+    const V raw = hn::LoadU(df, acc.raw + i);
+    if constexpr (kFold == kMin) {
+      // std::min(raw, s): s only when below.
+      hn::StoreU(hn::IfThenElse(hn::Lt(s, raw), s, raw), df, acc.raw + i);
+    } else {
+      hn::StoreU(hn::Mul(raw, s), df, acc.raw + i);
+      V folded = s;
+      if constexpr (kFold == kCompensatedProduct) {
+        // Compensate: s + (1 - s) * modifier * s.
+        folded = hn::Add(
+            s, hn::Mul(hn::Mul(hn::Sub(one, s), hn::Set(df, k.modifier)), s));
+      }
+      hn::StoreU(hn::Mul(hn::LoadU(df, acc.comp + i), folded), df,
+                 acc.comp + i);
+    }
+    // The first veto stands; a zero contribution vetoes.
+    const auto v = hn::LoadU(du, acc.veto + i);
+    const auto vetoes = hn::And(hn::Eq(v, hn::Zero(du)),
+                                hn::RebindMask(du, hn::Eq(s, hn::Zero(df))));
+    hn::StoreU(hn::IfThenElse(vetoes, hn::Set(du, 2u), v), du, acc.veto + i);
+  }
+}
+
+// The whole row: whole vectors of DF, then the rest one at a time with the
+// same operations.
+template <Fold kFold, class DF, class Shape>
+HWY_INLINE void FoldRow(DF df, const Constants& k, Shape shape, const float* x,
+                        size_t n, const RowAccumulators& acc) {
+  const size_t lanes = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) FoldStep<kFold>(df, k, shape, x, i, acc);
+  const hn::CappedTag<float, 1> d1;
+  for (; i < n; ++i) FoldStep<kFold>(d1, k, shape, x, i, acc);
+}
+
+// Calls FoldRow with the shape of c's curve: own maths in double (half a
+// vector of floats at a time), plain arithmetic in float.
+template <Fold kFold>
+void FoldCurve(const CompiledConsideration& c, const Constants& k,
+               const float* x, size_t n, const RowAccumulators& acc) {
+  const CompiledCurve& curve = c.curve;
+  if (UsesOwnMaths(curve)) {
+    const Params p = ParamsOf(curve);
+    const hn::Rebind<float, hn::ScalableTag<double>> dh;
+    VisitOwnKind(curve.kind, 0, [&](auto kind) {
+      using K = decltype(kind);
+      FoldRow<kFold>(
+          dh, k,
+          [&p](auto df, Vec<decltype(df)> v) {
+            const hn::Rebind<double, decltype(df)> d;
+            return hn::DemoteTo(df, Shape<K::value>(d, p, hn::PromoteTo(d, v)));
+          },
+          x, n, acc);
+      return 0;
+    });
+    return;
+  }
+  const hn::ScalableTag<float> df;
+  const float a = curve.a, b = curve.b;
+  auto row = [&](auto shape) { FoldRow<kFold>(df, k, shape, x, n, acc); };
+  switch (curve.kind) {
+    case CurveKind::kLinear:  // a x + b
+      return row([a, b](auto d, auto v) {
+        return hn::Add(hn::Mul(hn::Set(d, a), v), hn::Set(d, b));
+      });
+    case CurveKind::kPolynomial:  // the exponents PowerCase names
+      switch (PowerCase(a)) {
+        case 0:
+          return row([](auto, auto v) { return hn::Mul(v, v); });
+        case 1:
+          return row([](auto, auto v) { return hn::Mul(hn::Mul(v, v), v); });
+        case 2:
+          return row([](auto, auto v) { return hn::Sqrt(v); });
+        default:
+          return row([](auto, auto v) { return v; });
+      }
+    case CurveKind::kInverseQuadratic:  // 1 - (1 - x)^2
+      return row([](auto d, auto v) {
+        const auto one = hn::Set(d, 1.0f);
+        const auto r = hn::Sub(one, v);
+        return hn::Sub(one, hn::Mul(r, r));
+      });
+    case CurveKind::kSmoothstep:  // x x (3 - 2 x)
+      return row([](auto d, auto v) {
+        return hn::Mul(hn::Mul(v, v),
+                       hn::Sub(hn::Set(d, 3.0f), hn::Mul(hn::Set(d, 2.0f), v)));
+      });
+    case CurveKind::kStep:  // x >= threshold
+      return row([a](auto d, auto v) {
+        return hn::IfThenElseZero(hn::Ge(v, hn::Set(d, a)), hn::Set(d, 1.0f));
+      });
+    default:
+      return;  // not fused (FusesCurve)
+  }
+}
+
+void ConsiderColumn(const CompiledConsideration& c, const FoldRule& rule,
+                    const float* x, size_t n, const RowAccumulators& acc) {
+  const Constants k{c.range_lo,    c.range_inv_span, c.output_min,
+                    c.output_span, c.weight,         1.0f - c.weight,
+                    rule.modifier, c.curve.invert};
+  switch (rule.aggregation) {
+    case Aggregation::kProduct:
+      if (rule.compensate) {
+        return FoldCurve<kCompensatedProduct>(c, k, x, n, acc);
+      }
+      return FoldCurve<kProduct>(c, k, x, n, acc);
+    case Aggregation::kMin:
+      return FoldCurve<kMin>(c, k, x, n, acc);
+    case Aggregation::kWeightedSum:
+      return FoldCurve<kSum>(c, k, x, n, acc);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace utilityd::engine::internal
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace utilityd::engine::internal {
+
+HWY_EXPORT(ConsiderColumn);
+
+bool FusesCurve(const CompiledCurve& curve) {
+  return curve.kind != CurveKind::kPiecewiseLinear;
+}
+
+void ConsiderColumn(const CompiledConsideration& c, const FoldRule& rule,
+                    const float* x, size_t n, const RowAccumulators& acc) {
+  HWY_DYNAMIC_DISPATCH(ConsiderColumn)(c, rule, x, n, acc);
+}
+
+}  // namespace utilityd::engine::internal
+#endif  // HWY_ONCE

@@ -1,0 +1,45 @@
+// One fused pass per consideration over a whole row of candidates:
+// normalise the factor, evaluate the curve, apply the output range and the
+// weight, and fold the contribution into the action's accumulators, marking
+// vetoes — in registers, 8 or 16 candidates a step (Google Highway), instead
+// of one pass over memory per step. Every operation is the one the
+// separate passes of BatchDecider (and its explain-full trace) perform, in
+// the same order, so the results are the same bits on every SIMD target
+// and on both paths. Internal to the engine.
+#ifndef UTILITYD_ENGINE_SRC_CONSIDER_COLUMN_H_
+#define UTILITYD_ENGINE_SRC_CONSIDER_COLUMN_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "utilityd/engine/compiled_set.h"
+
+namespace utilityd::engine::internal {
+
+// An action's running values over its row, as BatchDecider keeps them.
+struct RowAccumulators {
+  float* raw;         // the aggregate so far
+  float* comp;        // the product with per-consideration compensation
+  float* weight_sum;  // the weighted sum's weights so far
+  uint32_t* veto;     // 0 none, 1 invalid input, 2 a consideration's zero
+};
+
+// How the consideration's contributions combine.
+struct FoldRule {
+  Aggregation aggregation = Aggregation::kProduct;
+  bool compensate = false;  // per consideration (the product only)
+  float modifier = 0;       // CompensationModifier(n)
+};
+
+// Whether the fused pass computes `c`'s curve (every kind but the
+// piecewise linear, whose points the separate passes walk).
+bool FusesCurve(const CompiledCurve& curve);
+
+// Folds consideration `c` over x[0..n) (its factor column, every value
+// finite; one weight, c.weight, for all) into `acc`.
+void ConsiderColumn(const CompiledConsideration& c, const FoldRule& rule,
+                    const float* x, size_t n, const RowAccumulators& acc);
+
+}  // namespace utilityd::engine::internal
+
+#endif  // UTILITYD_ENGINE_SRC_CONSIDER_COLUMN_H_

@@ -1,0 +1,256 @@
+// The own maths of curve_math.h as Highway templates, for every file
+// compiled per SIMD target that evaluates curves: curve_math.cc (the curve
+// columns) and consider_column.cc (the fused consideration pass). Included
+// once per target by those files (Highway's per-target include guard).
+// Internal to the engine.
+#if defined(UTILITYD_ENGINE_SRC_CURVE_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef UTILITYD_ENGINE_SRC_CURVE_MATH_INL_H_
+#undef UTILITYD_ENGINE_SRC_CURVE_MATH_INL_H_
+#else
+#define UTILITYD_ENGINE_SRC_CURVE_MATH_INL_H_
+#endif
+
+#include <limits>
+#include <type_traits>
+
+#include "hwy/highway.h"
+#include "utilityd/engine/curve.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace utilityd::engine::internal {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class D>
+using Vec = hn::Vec<D>;
+
+// p(x) = c[0] + c[1] x + ... + c[n-1] x^(n-1), by Horner's rule, each step
+// a multiply then an add.
+template <class D, size_t N>
+HWY_INLINE Vec<D> Horner(D d, Vec<D> x, const double (&c)[N]) {
+  Vec<D> p = hn::Set(d, c[N - 1]);
+  for (size_t i = N - 1; i-- > 0;) p = hn::Add(hn::Mul(p, x), hn::Set(d, c[i]));
+  return p;
+}
+
+// 1/k! for k = 0..11: e^r on |r| <= ln2/2 within 1e-14.
+constexpr double kExpTaylor[] = {1.0,          1.0,           1.0 / 2,
+                                 1.0 / 6,      1.0 / 24,      1.0 / 120,
+                                 1.0 / 720,    1.0 / 5040,    1.0 / 40320,
+                                 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800};
+// 1/(k+1)! for k = 0..13: (e^x - 1)/x on |x| < 1/2 within 1e-16.
+constexpr double kExpm1Taylor[] = {1.0,
+                                   1.0 / 2,
+                                   1.0 / 6,
+                                   1.0 / 24,
+                                   1.0 / 120,
+                                   1.0 / 720,
+                                   1.0 / 5040,
+                                   1.0 / 40320,
+                                   1.0 / 362880,
+                                   1.0 / 3628800,
+                                   1.0 / 39916800,
+                                   1.0 / 479001600,
+                                   1.0 / 6227020800.0,
+                                   1.0 / 87178291200.0};
+// 1/(2j+1) for j = 0..7: atanh(s)/s = sum z^j/(2j+1), z = s^2 <= 0.0295.
+constexpr double kAtanh[] = {1.0,     1.0 / 3,  1.0 / 5,  1.0 / 7,
+                             1.0 / 9, 1.0 / 11, 1.0 / 13, 1.0 / 15};
+// sin r / r and cos r as series in z = r^2, |r| <= pi/4.
+constexpr double kSin[] = {
+    1.0,          -1.0 / 6,        1.0 / 120,          -1.0 / 5040,
+    1.0 / 362880, -1.0 / 39916800, 1.0 / 6227020800.0, -1.0 / 1307674368000.0};
+constexpr double kCos[] = {
+    1.0,         -1.0 / 2,       1.0 / 24,        -1.0 / 720,
+    1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600, -1.0 / 87178291200.0};
+
+// ln 2 and pi/2 split so that k * hi is exact for the k that occur
+// (fdlibm's constants).
+constexpr double kLn2Hi = 6.93147180369123816490e-01;
+constexpr double kLn2Lo = 1.90821492927058770002e-10;
+constexpr double kLog2e = 1.44269504088896338700e+00;
+constexpr double kPio2_1 = 1.57079632673412561417e+00;
+constexpr double kPio2_2 = 6.07710050630396597660e-11;
+constexpr double kPio2_3 = 2.02226624871116645580e-21;
+constexpr double kTwoOverPi = 6.36619772367581382433e-01;
+// Adding 1.5 * 2^52 to an integral double |k| < 2^51 leaves k in the low
+// bits of the sum's representation.
+constexpr double kRoundMagic = 6755399441055744.0;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// e^x: x = k ln2 + r, |r| <= ln2/2; e^r by its series; times 2^k built in
+// the exponent bits. 0 below -708, +inf above 708, NaN for NaN.
+template <class D>
+HWY_INLINE Vec<D> Exp(D d, Vec<D> x) {
+  const hn::RebindToSigned<D> di;
+  const auto nan = hn::IsNaN(x);
+  const auto low = hn::Lt(x, hn::Set(d, -708.0));
+  const auto high = hn::Gt(x, hn::Set(d, 708.0));
+  Vec<D> v = hn::IfThenElse(nan, hn::Zero(d), x);
+  v = hn::IfThenElse(low, hn::Zero(d), hn::IfThenElse(high, hn::Zero(d), v));
+  const Vec<D> k = hn::Round(hn::Mul(v, hn::Set(d, kLog2e)));
+  Vec<D> r = hn::Sub(v, hn::Mul(k, hn::Set(d, kLn2Hi)));
+  r = hn::Sub(r, hn::Mul(k, hn::Set(d, kLn2Lo)));
+  const Vec<D> p = Horner(d, r, kExpTaylor);
+  const auto bits = hn::BitCast(di, hn::Add(k, hn::Set(d, kRoundMagic)));
+  const Vec<D> scale = hn::BitCast(
+      d, hn::ShiftLeft<52>(hn::Add(bits, hn::Set(di, int64_t{1023}))));
+  Vec<D> y = hn::Mul(p, scale);
+  y = hn::IfThenElse(low, hn::Zero(d), y);
+  y = hn::IfThenElse(high, hn::Set(d, kInf), y);
+  return hn::IfThenElse(nan, x, y);
+}
+
+// e^x - 1: its own series near 0 (no cancellation), else e^x - 1.
+template <class D>
+HWY_INLINE Vec<D> Expm1(D d, Vec<D> x) {
+  const auto small = hn::Lt(hn::Abs(x), hn::Set(d, 0.5));
+  const Vec<D> s = hn::IfThenElse(small, x, hn::Zero(d));
+  const Vec<D> near = hn::Mul(s, Horner(d, s, kExpm1Taylor));
+  const Vec<D> far = hn::Sub(Exp(d, x), hn::Set(d, 1.0));
+  return hn::IfThenElse(small, near, far);
+}
+
+// ln x: x = m 2^e with m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh(s),
+// s = (m - 1) / (m + 1). -inf at 0, +inf at +inf, NaN below 0 and for NaN.
+// (x is a float promoted to double, or a normal double: never subnormal
+// here, where the exponent field would not be the exponent.)
+template <class D>
+HWY_INLINE Vec<D> Log(D d, Vec<D> x) {
+  const hn::RebindToUnsigned<D> du;
+  const auto bits = hn::BitCast(du, x);
+  // The exponent field as a double, exactly: placed in the low bits of
+  // 2^52's representation.
+  const Vec<D> two52 = hn::Set(d, 4503599627370496.0);
+  const Vec<D> field = hn::Sub(
+      hn::BitCast(d, hn::Or(hn::ShiftRight<52>(bits), hn::BitCast(du, two52))),
+      two52);
+  Vec<D> e = hn::Sub(field, hn::Set(d, 1023.0));
+  Vec<D> m = hn::BitCast(
+      d, hn::Or(hn::And(bits, hn::Set(du, uint64_t{0x000FFFFFFFFFFFFF})),
+                hn::Set(du, uint64_t{0x3FF0000000000000})));
+  const auto big = hn::Gt(m, hn::Set(d, 1.41421356237309504880));
+  m = hn::IfThenElse(big, hn::Mul(m, hn::Set(d, 0.5)), m);
+  e = hn::IfThenElse(big, hn::Add(e, hn::Set(d, 1.0)), e);
+  const Vec<D> f = hn::Sub(m, hn::Set(d, 1.0));
+  const Vec<D> s = hn::Div(f, hn::Add(m, hn::Set(d, 1.0)));
+  const Vec<D> z = hn::Mul(s, s);
+  const Vec<D> lnm = hn::Mul(hn::Add(s, s), Horner(d, z, kAtanh));
+  Vec<D> y = hn::Add(hn::Mul(e, hn::Set(d, kLn2Hi)),
+                     hn::Add(hn::Mul(e, hn::Set(d, kLn2Lo)), lnm));
+  y = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), hn::Set(d, -kInf), y);
+  y = hn::IfThenElse(hn::Eq(x, hn::Set(d, kInf)), x, y);
+  y = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Set(d, kNaN), y);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+// sin x: x = k pi/2 + r, |r| <= pi/4 (pi/2 in three parts: exact products
+// for |k| < 2^20, i.e. |x| below about 1.6e6); the quadrant k mod 4 picks
+// sin r, cos r, -sin r or -cos r. NaN for NaN and infinities.
+template <class D>
+HWY_INLINE Vec<D> Sin(D d, Vec<D> x) {
+  const hn::RebindToSigned<D> di;
+  const auto bad = hn::Not(hn::IsFinite(x));
+  const Vec<D> v = hn::IfThenElse(bad, hn::Zero(d), x);
+  const Vec<D> k = hn::Round(hn::Mul(v, hn::Set(d, kTwoOverPi)));
+  Vec<D> r = hn::Sub(v, hn::Mul(k, hn::Set(d, kPio2_1)));
+  r = hn::Sub(r, hn::Mul(k, hn::Set(d, kPio2_2)));
+  r = hn::Sub(r, hn::Mul(k, hn::Set(d, kPio2_3)));
+  const Vec<D> z = hn::Mul(r, r);
+  const Vec<D> sin_r = hn::Mul(r, Horner(d, z, kSin));
+  const Vec<D> cos_r = Horner(d, z, kCos);
+  const auto q = hn::And(hn::BitCast(di, hn::Add(k, hn::Set(d, kRoundMagic))),
+                         hn::Set(di, int64_t{3}));
+  const auto odd = hn::RebindMask(
+      d, hn::Eq(hn::And(q, hn::Set(di, int64_t{1})), hn::Set(di, int64_t{1})));
+  const auto negative = hn::RebindMask(
+      d, hn::Eq(hn::And(q, hn::Set(di, int64_t{2})), hn::Set(di, int64_t{2})));
+  Vec<D> y = hn::IfThenElse(odd, cos_r, sin_r);
+  y = hn::IfThenElse(negative, hn::Neg(y), y);
+  return hn::IfThenElse(bad, hn::Set(d, kNaN), y);
+}
+
+// x^a for x >= 0: e^(a ln x) (0 at x = 0 for a > 0).
+template <class D>
+HWY_INLINE Vec<D> Pow(D d, Vec<D> x, Vec<D> a) {
+  return Exp(d, hn::Mul(a, Log(d, x)));
+}
+
+// A curve's parameters as doubles (its floats, widened exactly).
+struct Params {
+  double a, b, c, d;
+  bool rescale;
+};
+
+// The shape of kind K at x (clamped to 0..1), in double.
+template <CurveKind K, class D>
+HWY_INLINE Vec<D> Shape(D d, const Params& p, Vec<D> x) {
+  const Vec<D> a = hn::Set(d, p.a), b = hn::Set(d, p.b);
+  if constexpr (K == CurveKind::kPolynomial) {
+    return Pow(d, x, a);
+  } else if constexpr (K == CurveKind::kExponential) {
+    return hn::Mul(Expm1(d, hn::Mul(a, x)), b);
+  } else if constexpr (K == CurveKind::kLogistic) {
+    const Vec<D> one = hn::Set(d, 1.0);
+    const Vec<D> t = hn::Neg(hn::Mul(a, hn::Sub(x, b)));
+    const Vec<D> sigmoid = hn::Div(one, hn::Add(one, Exp(d, t)));
+    Vec<D> y = hn::Mul(hn::Sub(sigmoid, hn::Set(d, p.c)), hn::Set(d, p.d));
+    if (p.rescale) {  // exact ends
+      y = hn::IfThenElse(hn::Le(x, hn::Zero(d)), hn::Zero(d), y);
+      y = hn::IfThenElse(hn::Ge(x, one), one, y);
+    }
+    return y;
+  } else if constexpr (K == CurveKind::kLogit) {
+    const Vec<D> odds = hn::Div(x, hn::Sub(hn::Set(d, 1.0), x));
+    return hn::Add(b, hn::Mul(Log(d, odds), a));
+  } else if constexpr (K == CurveKind::kNormal) {
+    const Vec<D> dx = hn::Sub(x, a);
+    return Exp(d, hn::Mul(hn::Mul(dx, dx), b));
+  } else {
+    static_assert(K == CurveKind::kSine);
+    return Sin(d, hn::Add(hn::Mul(a, x), b));
+  }
+}
+
+// Clamps to 0..1 with NaN to 0, as Clamp01 does.
+template <class DF>
+HWY_INLINE Vec<DF> Clamp01(DF df, Vec<DF> x) {
+  const Vec<DF> one = hn::Set(df, 1.0f);
+  return hn::IfThenElse(hn::Gt(x, hn::Zero(df)),
+                        hn::IfThenElse(hn::Lt(x, one), x, one), hn::Zero(df));
+}
+
+HWY_INLINE Params ParamsOf(const CompiledCurve& c) {
+  return {c.a, c.b, c.c, c.d, c.rescale};
+}
+
+// Calls visit(std::integral_constant<CurveKind, K>{}) for the curve's kind
+// K (one of Shape's); returns `otherwise` for kinds that are not ours
+// (UsesOwnMaths).
+template <typename R, typename Visit>
+R VisitOwnKind(CurveKind kind, R otherwise, Visit&& visit) {
+  using K = CurveKind;
+  switch (kind) {
+    case K::kPolynomial:
+      return visit(std::integral_constant<K, K::kPolynomial>{});
+    case K::kExponential:
+      return visit(std::integral_constant<K, K::kExponential>{});
+    case K::kLogistic:
+      return visit(std::integral_constant<K, K::kLogistic>{});
+    case K::kLogit:
+      return visit(std::integral_constant<K, K::kLogit>{});
+    case K::kNormal:
+      return visit(std::integral_constant<K, K::kNormal>{});
+    case K::kSine:
+      return visit(std::integral_constant<K, K::kSine>{});
+    default:
+      return otherwise;
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace utilityd::engine::internal
+HWY_AFTER_NAMESPACE();
+
+#endif  // UTILITYD_ENGINE_SRC_CURVE_MATH_INL_H_
