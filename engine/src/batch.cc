@@ -120,9 +120,21 @@ void BatchDecider::Transpose(const CompiledBehaviourSet& set,
   personality_.resize(n_agents);
   any_personality_ = any_cooldown_input_ = false;
   agents_without_targets_ = 0;
-  pair_agent_.clear();
-  pair_target_.clear();
-  pair_begin_.assign(n_agents + 1, 0);
+  // Every (agent, target) pair, and each row's factors: the agents', then
+  // the pairs' after them.
+  size_t n_pairs = 0;
+  if (set.has_per_target_actions()) {
+    for (size_t j = 0; j < n_agents; ++j) {
+      n_pairs += inputs[agents_[j]].targets.size();
+    }
+  }
+  pair_agent_.resize(n_pairs);
+  pair_target_.resize(n_pairs);
+  pair_begin_.resize(n_agents + 1);
+  rows_.resize(n_agents + n_pairs);
+  const float** agent_rows = rows_.data();
+  const float** pair_rows = rows_.data() + n_agents;
+  uint32_t p = 0;
   for (size_t j = 0; j < n_agents; ++j) {
     const AgentInput& in = inputs[agents_[j]];
     current_action_[j] = in.current_action;
@@ -131,35 +143,43 @@ void BatchDecider::Transpose(const CompiledBehaviourSet& set,
     any_personality_ |= in.personality >= 0;
     any_cooldown_input_ |= !in.seconds_since_action.empty();
     agents_without_targets_ += in.targets.empty();
-    pair_begin_[j] = static_cast<uint32_t>(pair_agent_.size());
-    if (!set.has_per_target_actions()) continue;
-    for (size_t t = 0; t < in.targets.size(); ++t) {
-      pair_agent_.push_back(static_cast<uint32_t>(j));
-      pair_target_.push_back(static_cast<uint32_t>(t));
+    agent_rows[j] = in.factors.data();
+    pair_begin_[j] = p;
+    if (n_pairs == 0) continue;
+    for (size_t t = 0; t < in.targets.size(); ++t, ++p) {
+      pair_agent_[p] = static_cast<uint32_t>(j);
+      pair_target_[p] = static_cast<uint32_t>(t);
+      pair_rows[p] = in.targets[t].factors.data();
     }
   }
-  pair_begin_[n_agents] = static_cast<uint32_t>(pair_agent_.size());
-  const size_t n_pairs = pair_agent_.size();
-  // Column by column: each row's values are read through its pointer and
-  // written contiguously.
-  rows_.resize(std::max(n_agents, n_pairs));
-  auto transpose = [&](size_t count, int width, float* columns) {
-    for (int k = 0; k < width; ++k) {
+  pair_begin_[n_agents] = p;
+  // Four columns at a time: each row's pointer read once per four values,
+  // the four written to their columns contiguously.
+  auto transpose = [](const float* const* rows, size_t count, int width,
+                      float* columns) {
+    int k = 0;
+    for (; k + 4 <= width; k += 4) {
+      float* c0 = columns + k * count;
+      float* c1 = c0 + count;
+      float* c2 = c1 + count;
+      float* c3 = c2 + count;
+      for (size_t m = 0; m < count; ++m) {
+        const float* r = rows[m] + k;
+        c0[m] = r[0];
+        c1[m] = r[1];
+        c2[m] = r[2];
+        c3[m] = r[3];
+      }
+    }
+    for (; k < width; ++k) {
       float* col = columns + k * count;
-      for (size_t m = 0; m < count; ++m) col[m] = rows_[m][k];
+      for (size_t m = 0; m < count; ++m) col[m] = rows[m][k];
     }
   };
   agent_columns_.resize(static_cast<size_t>(nf) * n_agents);
-  for (size_t j = 0; j < n_agents; ++j) {
-    rows_[j] = inputs[agents_[j]].factors.data();
-  }
-  transpose(n_agents, nf, agent_columns_.data());
+  transpose(agent_rows, n_agents, nf, agent_columns_.data());
   target_columns_.resize(static_cast<size_t>(ntf) * n_pairs);
-  for (size_t p = 0; p < n_pairs; ++p) {
-    rows_[p] =
-        inputs[agents_[pair_agent_[p]]].targets[pair_target_[p]].factors.data();
-  }
-  transpose(n_pairs, ntf, target_columns_.data());
+  transpose(pair_rows, n_pairs, ntf, target_columns_.data());
   // Which columns hold a NaN or an infinity (rare): only those are checked
   // per element. The exponent bits all set, tested on the bits so that the
   // scan vectorises.

@@ -85,10 +85,12 @@ template <Fold kFold, class DF, class Shape>
 HWY_INLINE void FoldRow(DF df, const Constants& k, Shape shape, const float* x,
                         size_t n, const RowAccumulators& acc) {
   const size_t lanes = hn::Lanes(df);
+  const Constants kc = k;  // locals: kept in registers over the loop
+  const RowAccumulators a = acc;
   size_t i = 0;
-  for (; i + lanes <= n; i += lanes) FoldStep<kFold>(df, k, shape, x, i, acc);
+  for (; i + lanes <= n; i += lanes) FoldStep<kFold>(df, kc, shape, x, i, a);
   const hn::CappedTag<float, 1> d1;
-  for (; i < n; ++i) FoldStep<kFold>(d1, k, shape, x, i, acc);
+  for (; i < n; ++i) FoldStep<kFold>(d1, kc, shape, x, i, a);
 }
 
 // Calls FoldRow with the shape of c's curve: own maths in double (half a
