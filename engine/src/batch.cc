@@ -153,8 +153,8 @@ void BatchDecider::Transpose(const CompiledBehaviourSet& set,
     }
   }
   pair_begin_[n_agents] = p;
-  // Four columns at a time: each row's pointer read once per four values,
-  // the four written to their columns contiguously.
+  // Four columns at a time (then two, then one): each row's pointer read
+  // once per four values, the four written to their columns contiguously.
   auto transpose = [](const float* const* rows, size_t count, int width,
                       float* columns) {
     int k = 0;
@@ -171,7 +171,17 @@ void BatchDecider::Transpose(const CompiledBehaviourSet& set,
         c3[m] = r[3];
       }
     }
-    for (; k < width; ++k) {
+    if (k + 2 <= width) {
+      float* c0 = columns + k * count;
+      float* c1 = c0 + count;
+      for (size_t m = 0; m < count; ++m) {
+        const float* r = rows[m] + k;
+        c0[m] = r[0];
+        c1[m] = r[1];
+      }
+      k += 2;
+    }
+    if (k < width) {
       float* col = columns + k * count;
       for (size_t m = 0; m < count; ++m) col[m] = rows[m][k];
     }
