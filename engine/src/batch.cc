@@ -94,7 +94,7 @@ void BatchDecider::Admit(const CompiledBehaviourSet& set,
   agents_.clear();
   for (size_t i = 0; i < inputs.size(); ++i) {
     out[i] = BatchDecision();
-    if (!check) {
+    if (!check || AgentInputFits(set, inputs[i])) {
       agents_.push_back(static_cast<uint32_t>(i));
       continue;
     }

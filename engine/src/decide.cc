@@ -8,6 +8,7 @@ namespace utilityd::engine {
 
 absl::Status CheckAgentInput(const CompiledBehaviourSet& set,
                              const AgentInput& in) {
+  if (AgentInputFits(set, in)) return absl::OkStatus();
   auto out_of_range = [](absl::string_view field, auto&&... detail) {
     return FieldError(absl::StatusCode::kInvalidArgument,
                       ErrorReason::kOutOfRange, field, absl::StrCat(detail...));

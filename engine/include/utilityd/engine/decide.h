@@ -159,6 +159,29 @@ inline constexpr int kAnyTarget = -1;
 inline constexpr int kTargetGone = -2;
 inline constexpr float kNeverRan = std::numeric_limits<float>::infinity();
 
+// Whether CheckAgentInput finds nothing wrong, without building a status:
+// the batch path's check of every agent (CheckAgentInput then names what
+// is wrong with the few that do not fit).
+[[nodiscard]] inline bool AgentInputFits(const CompiledBehaviourSet& set,
+                                         const AgentInput& in) {
+  if (static_cast<int>(in.factors.size()) != set.factor_count() ||
+      in.current_action < -1 || in.current_action >= set.action_count() ||
+      (!in.seconds_since_action.empty() &&
+       static_cast<int>(in.seconds_since_action.size()) !=
+           set.action_count()) ||
+      in.personality < -1 || in.personality >= set.personality_count() ||
+      in.current_target < kTargetGone ||
+      in.current_target >= static_cast<int>(in.targets.size())) {
+    return false;
+  }
+  for (const TargetInput& t : in.targets) {
+    if (static_cast<int>(t.factors.size()) != set.target_factor_count()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Whether choosing (action, target) switches from what `in` is running: a
 // different action, or another target of it when the current one is known.
 [[nodiscard]] inline bool Switched(const AgentInput& in, int action,
