@@ -230,7 +230,8 @@ void BatchDecider::LayOutRows(const CompiledBehaviourSet& set) {
     total += count;
     traced += count * act.consideration_count;
   }
-  scores_.resize(total);
+  // Padded: internal::TopTwo reads whole vectors past a row's end.
+  scores_.resize(total + internal::kSelectPadding);
   if (tracing_) candidate_traces_.resize(total);
   if (full_) consideration_traces_.resize(traced);
   const size_t widest = std::max(n_agents, n_pairs);
@@ -588,68 +589,61 @@ void BatchDecider::Select(const CompiledBehaviourSet& set,
   }
 }
 
-// Every agent's best two candidates, candidate column by candidate column:
-// an action's row for the others, and per target slot (each agent's t-th
-// target) for per-target actions. Each agent sees its candidates in the
+// Every agent's best two candidates (internal::TopTwo), offered in the
 // order SelectOne offers them.
 void BatchDecider::TopTwoColumns(const CompiledBehaviourSet& set) {
   const size_t n = agents_.size();
-  // Whole vectors: the padding offers nothing (score 0).
+  // Whole vectors: the padding has no pairs and offers nothing.
   const size_t padded = (n + internal::kSelectPadding - 1) /
                         internal::kSelectPadding * internal::kSelectPadding;
   for (TopArrays& top : top_) {
-    top.score.assign(padded, 0.0f);
-    top.rank.assign(padded, 0);
-    top.action.assign(padded, -1);
-    top.target.assign(padded, -1);
-    top.current.assign(padded, 0);
+    top.score.resize(padded);
+    top.rank.resize(padded);
+    top.action.resize(padded);
+    top.target.resize(padded);
+    top.current.resize(padded);
   }
   auto view = [](TopArrays& a) {
     return internal::TopTwoView{a.score.data(), a.rank.data(), a.action.data(),
                                 a.target.data(), a.current.data()};
   };
-  const internal::TopTwoView f = view(top_[0]), g = view(top_[1]);
-  const float min_score = static_cast<float>(set.selection().min_score);
-  const bool check_eligible = min_score > 0.0f;
-  column_score_.assign(padded, 0.0f);
-  column_target_.assign(padded, -1);
-  column_current_.assign(padded, 0);
+  select_current_action_.assign(padded, -1);
+  select_current_target_.assign(padded, -1);
+  select_pair_first_.assign(padded, 0);
+  select_pair_count_.assign(padded, 0);
   uint32_t widest = 0;
   for (size_t j = 0; j < n; ++j) {
-    widest = std::max(widest, pair_begin_[j + 1] - pair_begin_[j]);
+    const uint32_t count = pair_begin_[j + 1] - pair_begin_[j];
+    widest = std::max(widest, count);
+    select_current_action_[j] = current_action_[j];
+    select_current_target_[j] = current_target_[j];
+    select_pair_first_[j] = static_cast<int32_t>(pair_begin_[j]);
+    select_pair_count_[j] = static_cast<int32_t>(count);
   }
-  auto offer = [&](int a, int32_t rank) {
-    internal::OfferColumn(padded, column_score_.data(), column_target_.data(),
-                          column_current_.data(), a, rank, check_eligible,
-                          min_score, f, g);
-  };
+  action_per_target_.resize(set.action_count());
+  action_rank_.resize(set.action_count());
   for (int a = 0; a < set.action_count(); ++a) {
-    const CompiledAction& act = set.actions()[a];
-    const float* row = scores_.data() + row_offset_[a];
-    if (!act.per_target) {
-      std::copy_n(row, n, column_score_.data());
-      std::fill_n(column_target_.data(), n, -1);
-      for (size_t j = 0; j < n; ++j) {
-        column_current_[j] = current_action_[j] == a;
-      }
-      offer(a, act.rank);
-      continue;
-    }
-    for (uint32_t slot = 0; slot < widest; ++slot) {
-      for (size_t j = 0; j < n; ++j) {
-        const bool has = pair_begin_[j] + slot < pair_begin_[j + 1];
-        // An agent without this target offers a score of 0: nothing.
-        column_score_[j] = has ? row[pair_begin_[j] + slot] : 0.0f;
-        column_target_[j] = static_cast<int32_t>(slot);
-        column_current_[j] = IsCurrent(current_action_[j], current_target_[j],
-                                       a, static_cast<int>(slot));
-      }
-      offer(a, act.rank);
-    }
+    action_per_target_[a] = set.actions()[a].per_target;
+    action_rank_[a] = set.actions()[a].rank;
   }
+  internal::CandidateRows rows;
+  rows.agents = n;
+  rows.scores = scores_.data();
+  rows.row_offset = row_offset_.data();
+  rows.per_target = action_per_target_.data();
+  rows.rank = action_rank_.data();
+  rows.actions = set.action_count();
+  rows.current_action = select_current_action_.data();
+  rows.current_target = select_current_target_.data();
+  rows.pair_first = select_pair_first_.data();
+  rows.pair_count = select_pair_count_.data();
+  rows.widest = widest;
+  rows.min_score = static_cast<float>(set.selection().min_score);
+  rows.check_eligible = rows.min_score > 0.0f;
+  internal::TopTwo(rows, view(top_[0]), view(top_[1]));
 }
 
-// One agent: the best two in one pass, as internal::OfferColumn does for
+// One agent: the best two in one pass, as internal::TopTwo does for
 // all agents at once, then the strategy's choice. kCollect: every
 // candidate listed too (random strategies, traces).
 template <bool kCollect>

@@ -6,78 +6,126 @@
 //
 #include "hwy/highway.h"
 #include "select_columns.h"
+#include "utilityd/engine/decide.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace utilityd::engine::internal {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-void OfferColumn(size_t n, const float* s, const int32_t* t, const int32_t* c,
-                 int32_t action, int32_t rank, bool check_eligible,
-                 float min_score, const TopTwoView& f, const TopTwoView& g) {
+template <class DF>
+using VF = hn::Vec<DF>;
+template <class DF>
+using VI = hn::Vec<hn::RebindToSigned<DF>>;
+
+// Offers each lane's candidate (score cs, target ct, current cc; action
+// and rank the same for all) to the lanes' best two, held in registers:
+// f* the first, g* the second (score, rank, action, target, current).
+template <class DF>
+HWY_INLINE void Offer(DF df, VF<DF> cs, VI<DF> ct, VI<DF> cc, VI<DF> vaction,
+                      VI<DF> vrank, bool check_eligible, VF<DF> vmin,
+                      VF<DF>& fs, VI<DF>& fr, VI<DF>& fa, VI<DF>& ft,
+                      VI<DF>& fc, VF<DF>& gs, VI<DF>& gr, VI<DF>& ga,
+                      VI<DF>& gt, VI<DF>& gc) {
+  const hn::RebindToSigned<DF> di;
+  const auto izero = hn::Zero(di);
+  const auto is_current = hn::Ne(cc, izero);
+  // The candidate ahead of a held one (score os, rank orank, current
+  // ocur)?
+  auto ahead = [&](VF<DF> os, VI<DF> orank, VI<DF> ocur) {
+    const auto rank_ne = hn::RebindMask(df, hn::Ne(vrank, orank));
+    const auto rank_gt = hn::RebindMask(df, hn::Gt(vrank, orank));
+    const auto current_only =
+        hn::RebindMask(df, hn::AndNot(hn::Ne(ocur, izero), is_current));
+    const auto score_ne = hn::Ne(cs, os);
+    const auto by_order = hn::Or(
+        rank_gt,
+        hn::AndNot(rank_ne,
+                   hn::Or(hn::Gt(cs, os), hn::AndNot(score_ne, current_only))));
+    if (!check_eligible) return by_order;
+    const auto ce = hn::Ge(cs, vmin);
+    const auto differ = hn::Xor(ce, hn::Ge(os, vmin));
+    return hn::Or(hn::And(differ, ce), hn::AndNot(differ, by_order));
+  };
+  const auto offered = hn::Gt(cs, hn::Zero(df));
+  const auto over_first =
+      hn::Or(hn::RebindMask(df, hn::Lt(fa, izero)), ahead(fs, fr, fc));
+  const auto over_second =
+      hn::Or(hn::RebindMask(df, hn::Lt(ga, izero)), ahead(gs, gr, gc));
+  const auto new_first = hn::And(offered, over_first);
+  const auto new_second = hn::And(offered, hn::AndNot(over_first, over_second));
+  const auto nf = hn::RebindMask(di, new_first);
+  const auto ns = hn::RebindMask(di, new_second);
+  // The first moves down when the candidate passes it.
+  gs = hn::IfThenElse(new_first, fs, hn::IfThenElse(new_second, cs, gs));
+  gr = hn::IfThenElse(nf, fr, hn::IfThenElse(ns, vrank, gr));
+  ga = hn::IfThenElse(nf, fa, hn::IfThenElse(ns, vaction, ga));
+  gt = hn::IfThenElse(nf, ft, hn::IfThenElse(ns, ct, gt));
+  gc = hn::IfThenElse(nf, fc, hn::IfThenElse(ns, cc, gc));
+  fs = hn::IfThenElse(new_first, cs, fs);
+  fr = hn::IfThenElse(nf, vrank, fr);
+  fa = hn::IfThenElse(nf, vaction, fa);
+  ft = hn::IfThenElse(nf, ct, ft);
+  fc = hn::IfThenElse(nf, cc, fc);
+}
+
+void TopTwo(const CandidateRows& rows, const TopTwoView& f,
+            const TopTwoView& g) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
-  const auto izero = hn::Zero(di);
-  const auto vrank = hn::Set(di, rank);
-  const auto vaction = hn::Set(di, action);
-  const auto vmin = hn::Set(df, min_score);
-  for (size_t j = 0; j < n; j += hn::Lanes(df)) {
-    const auto cs = hn::LoadU(df, s + j);
-    const auto ct = hn::LoadU(di, t + j);
-    const auto cc = hn::LoadU(di, c + j);
-    const auto is_current = hn::Ne(cc, izero);
-    // The candidate ahead of a held one (score os, rank orank, current
-    // ocur)?
-    auto ahead = [&](auto os, auto orank, auto ocur) {
-      const auto rank_ne = hn::RebindMask(df, hn::Ne(vrank, orank));
-      const auto rank_gt = hn::RebindMask(df, hn::Gt(vrank, orank));
-      const auto current_only =
-          hn::RebindMask(df, hn::AndNot(hn::Ne(ocur, izero), is_current));
-      const auto score_ne = hn::Ne(cs, os);
-      const auto by_order = hn::Or(
-          rank_gt,
-          hn::AndNot(rank_ne, hn::Or(hn::Gt(cs, os),
-                                     hn::AndNot(score_ne, current_only))));
-      if (!check_eligible) return by_order;
-      const auto ce = hn::Ge(cs, vmin);
-      const auto differ = hn::Xor(ce, hn::Ge(os, vmin));
-      return hn::Or(hn::And(differ, ce), hn::AndNot(differ, by_order));
-    };
-    const auto fs = hn::LoadU(df, f.score + j), gs = hn::LoadU(df, g.score + j);
-    const auto fr = hn::LoadU(di, f.rank + j), gr = hn::LoadU(di, g.rank + j);
-    const auto fa = hn::LoadU(di, f.action + j),
-               ga = hn::LoadU(di, g.action + j);
-    const auto ft = hn::LoadU(di, f.target + j),
-               gt = hn::LoadU(di, g.target + j);
-    const auto fc = hn::LoadU(di, f.current + j),
-               gc = hn::LoadU(di, g.current + j);
-    const auto offered = hn::Gt(cs, hn::Zero(df));
-    const auto over_first =
-        hn::Or(hn::RebindMask(df, hn::Lt(fa, izero)), ahead(fs, fr, fc));
-    const auto over_second =
-        hn::Or(hn::RebindMask(df, hn::Lt(ga, izero)), ahead(gs, gr, gc));
-    const auto new_first = hn::And(offered, over_first);
-    const auto new_second =
-        hn::And(offered, hn::AndNot(over_first, over_second));
-    const auto nf = hn::RebindMask(di, new_first);
-    const auto ns = hn::RebindMask(di, new_second);
-    // The first moves down when the candidate passes it.
-    hn::StoreU(
-        hn::IfThenElse(new_first, fs, hn::IfThenElse(new_second, cs, gs)), df,
-        g.score + j);
-    hn::StoreU(hn::IfThenElse(nf, fr, hn::IfThenElse(ns, vrank, gr)), di,
-               g.rank + j);
-    hn::StoreU(hn::IfThenElse(nf, fa, hn::IfThenElse(ns, vaction, ga)), di,
-               g.action + j);
-    hn::StoreU(hn::IfThenElse(nf, ft, hn::IfThenElse(ns, ct, gt)), di,
-               g.target + j);
-    hn::StoreU(hn::IfThenElse(nf, fc, hn::IfThenElse(ns, cc, gc)), di,
-               g.current + j);
-    hn::StoreU(hn::IfThenElse(new_first, cs, fs), df, f.score + j);
-    hn::StoreU(hn::IfThenElse(nf, vrank, fr), di, f.rank + j);
-    hn::StoreU(hn::IfThenElse(nf, vaction, fa), di, f.action + j);
-    hn::StoreU(hn::IfThenElse(nf, ct, ft), di, f.target + j);
-    hn::StoreU(hn::IfThenElse(nf, cc, fc), di, f.current + j);
+  const size_t lanes = hn::Lanes(df);
+  const auto vmin = hn::Set(df, rows.min_score);
+  const auto none = hn::Set(di, -1);
+  const auto any_target = hn::Set(di, kAnyTarget);
+  for (size_t j = 0; j < rows.agents; j += lanes) {
+    // Lanes past the last agent offer nothing.
+    const auto valid = hn::FirstN(df, rows.agents - j);
+    const auto cur_a = hn::LoadU(di, rows.current_action + j);
+    const auto cur_t = hn::LoadU(di, rows.current_target + j);
+    const auto pair_first = hn::LoadU(di, rows.pair_first + j);
+    const auto pair_count = hn::LoadU(di, rows.pair_count + j);
+    auto fs = hn::Zero(df), gs = hn::Zero(df);
+    auto fr = hn::Zero(di), gr = hn::Zero(di), fc = hn::Zero(di),
+         gc = hn::Zero(di);
+    auto fa = none, ga = none, ft = none, gt = none;
+    for (int a = 0; a < rows.actions; ++a) {
+      const float* row = rows.scores + rows.row_offset[a];
+      const auto vaction = hn::Set(di, a);
+      const auto vrank = hn::Set(di, rows.rank[a]);
+      const auto running = hn::Eq(cur_a, vaction);
+      if (!rows.per_target[a]) {
+        const auto cs = hn::IfThenElseZero(valid, hn::LoadU(df, row + j));
+        const auto cc = hn::IfThenElseZero(running, hn::Set(di, 1));
+        Offer(df, cs, none, cc, vaction, vrank, rows.check_eligible, vmin, fs,
+              fr, fa, ft, fc, gs, gr, ga, gt, gc);
+        continue;
+      }
+      for (uint32_t slot = 0; slot < rows.widest; ++slot) {
+        const auto vslot = hn::Set(di, static_cast<int32_t>(slot));
+        // An agent without this target offers a score of 0: nothing.
+        const auto has = hn::Lt(vslot, pair_count);
+        const auto index = hn::IfThenElseZero(has, hn::Add(pair_first, vslot));
+        const auto cs = hn::IfThenElseZero(hn::RebindMask(df, has),
+                                           hn::GatherIndex(df, row, index));
+        // IsCurrent: the running action on this target, or on any.
+        const auto on_target =
+            hn::Or(hn::Eq(cur_t, any_target), hn::Eq(cur_t, vslot));
+        const auto cc =
+            hn::IfThenElseZero(hn::And(running, on_target), hn::Set(di, 1));
+        Offer(df, cs, vslot, cc, vaction, vrank, rows.check_eligible, vmin, fs,
+              fr, fa, ft, fc, gs, gr, ga, gt, gc);
+      }
+    }
+    hn::StoreU(fs, df, f.score + j);
+    hn::StoreU(fr, di, f.rank + j);
+    hn::StoreU(fa, di, f.action + j);
+    hn::StoreU(ft, di, f.target + j);
+    hn::StoreU(fc, di, f.current + j);
+    hn::StoreU(gs, df, g.score + j);
+    hn::StoreU(gr, di, g.rank + j);
+    hn::StoreU(ga, di, g.action + j);
+    hn::StoreU(gt, di, g.target + j);
+    hn::StoreU(gc, di, g.current + j);
   }
 }
 
@@ -88,14 +136,11 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace utilityd::engine::internal {
 
-HWY_EXPORT(OfferColumn);
+HWY_EXPORT(TopTwo);
 
-void OfferColumn(size_t n, const float* s, const int32_t* t, const int32_t* c,
-                 int32_t action, int32_t rank, bool check_eligible,
-                 float min_score, const TopTwoView& first,
-                 const TopTwoView& second) {
-  HWY_DYNAMIC_DISPATCH(OfferColumn)
-  (n, s, t, c, action, rank, check_eligible, min_score, first, second);
+void TopTwo(const CandidateRows& rows, const TopTwoView& first,
+            const TopTwoView& second) {
+  HWY_DYNAMIC_DISPATCH(TopTwo)(rows, first, second);
 }
 
 }  // namespace utilityd::engine::internal

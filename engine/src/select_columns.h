@@ -1,8 +1,8 @@
 // Selection for many agents at once: each agent's best two candidates,
-// updated one candidate column at a time with Highway (8 or 16 agents a
-// step), by comparisons and selects only — so every SIMD target gives the
-// same answer as the one-agent-at-a-time rule in BatchDecider::SelectOne.
-// Internal to the engine.
+// kept in registers while every candidate is offered, with Highway (8 or
+// 16 agents a step), by comparisons and selects only — so every SIMD target
+// gives the same answer as the one-agent-at-a-time rule in
+// BatchDecider::SelectOne. Internal to the engine.
 #ifndef UTILITYD_ENGINE_SRC_SELECT_COLUMNS_H_
 #define UTILITYD_ENGINE_SRC_SELECT_COLUMNS_H_
 
@@ -21,19 +21,40 @@ struct TopTwoView {
   int32_t* current;  // 1 when the candidate is the agent's current one
 };
 
-// Arrays passed to OfferColumn must hold a multiple of this many elements.
+// Per-agent arrays passed to TopTwo hold a multiple of this many elements.
 inline constexpr size_t kSelectPadding = 16;
 
-// Offers agent j its candidate (score s[j], target t[j], current c[j], of
-// action `action` and rank `rank`) for j < n, n a multiple of
-// kSelectPadding: only positive scores compete; one is ahead of another
-// when it is eligible and the other not (only when `check_eligible`:
-// score >= min_score), else by higher rank, then higher score, then being
-// the current action; a tie keeps the earlier.
-void OfferColumn(size_t n, const float* s, const int32_t* t, const int32_t* c,
-                 int32_t action, int32_t rank, bool check_eligible,
-                 float min_score, const TopTwoView& first,
-                 const TopTwoView& second);
+// Every agent's candidates, as BatchDecider holds them: one score row per
+// action, indexed by agent (an agent-wide action) or by (agent, target)
+// pair (a per-target action, agent j's pairs from pair_begin[j]).
+struct CandidateRows {
+  size_t agents = 0;
+  const float* scores = nullptr;        // every row; readable 16 past its end
+  const size_t* row_offset = nullptr;   // per action, into scores
+  const uint8_t* per_target = nullptr;  // per action
+  const int32_t* rank = nullptr;        // per action
+  int actions = 0;
+  // Per agent, padded to a multiple of kSelectPadding (the padding: no
+  // pairs, no current action).
+  const int32_t* current_action = nullptr;
+  const int32_t* current_target = nullptr;
+  const int32_t* pair_first = nullptr;
+  const int32_t* pair_count = nullptr;
+  uint32_t widest = 0;  // the most targets any agent has
+  bool check_eligible = false;
+  float min_score = 0;
+};
+
+// Every agent's best two candidates into `first` and `second` (arrays of
+// a multiple of kSelectPadding), offered in the order SelectOne offers
+// them — actions in order, a per-target action's targets in order — 8 or
+// 16 agents a step with their best two held in registers: only positive
+// scores compete; one is ahead of another when it is eligible and the
+// other not (only when `check_eligible`: score >= min_score), else by
+// higher rank, then higher score, then being the current action; a tie
+// keeps the earlier.
+void TopTwo(const CandidateRows& rows, const TopTwoView& first,
+            const TopTwoView& second);
 
 }  // namespace utilityd::engine::internal
 

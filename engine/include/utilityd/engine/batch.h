@@ -166,14 +166,17 @@ class BatchDecider {
   std::vector<ConsiderationTrace> consideration_traces_;
   std::vector<size_t> consideration_offset_;
   // The highest strategy: every agent's best two candidates (top_[0] the
-  // first), and one candidate column being offered.
+  // first).
   struct TopArrays {
     std::vector<float> score;
     std::vector<int32_t> rank, action, target, current;
   };
   TopArrays top_[2];
-  std::vector<float> column_score_;
-  std::vector<int32_t> column_target_, column_current_;
+  // TopTwoColumns' inputs: per agent, padded; per action.
+  std::vector<int32_t> select_current_action_, select_current_target_;
+  std::vector<int32_t> select_pair_first_, select_pair_count_;
+  std::vector<uint8_t> action_per_target_;
+  std::vector<int32_t> action_rank_;
   // Selection's working memory for one agent.
   std::vector<Candidate> candidates_;
   std::vector<uint32_t> pool_;
