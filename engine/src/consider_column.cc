@@ -27,25 +27,32 @@ struct Constants {
   bool invert;
 };
 
-// One step over Lanes(df) candidates from i. `shape` maps the normalised
-// vector to the curve's shape (before its clamp and invert), as the
-// curve's kind computes it.
-template <Fold kFold, class DF, class Shape>
-HWY_INLINE void FoldStep(DF df, const Constants& k, Shape shape, const float* x,
-                         size_t i, const RowAccumulators& acc) {
+// The output of Lanes(df) candidates from x: normalised, through the
+// curve, rescaled to the output range. `shape` maps the normalised vector
+// to the curve's shape (before its clamp and invert), as the curve's kind
+// computes it.
+template <class DF, class Shape>
+HWY_INLINE Vec<DF> Output(DF df, const Constants& k, Shape shape,
+                          const float* x) {
+  using V = Vec<DF>;
+  // Normalise (scoring_rules.h): clamp((raw - lo) * inv_span).
+  const V norm = Clamp01(df, hn::Mul(hn::Sub(hn::LoadU(df, x), hn::Set(df, k.lo)),
+                                     hn::Set(df, k.inv)));
+  // The curve: its shape of the clamped input (norm is), clamped, inverted.
+  V curved = Clamp01(df, shape(df, norm));
+  if (k.invert) curved = hn::Sub(hn::Set(df, 1.0f), curved);
+  // Output: min + span * curved.
+  return hn::Add(hn::Set(df, k.out_min),
+                 hn::Mul(hn::Set(df, k.out_span), curved));
+}
+
+// Folds the outputs of Lanes(df) candidates from i into the accumulators.
+template <Fold kFold, class DF>
+HWY_INLINE void FoldStep(DF df, const Constants& k, Vec<DF> out, size_t i,
+                         const RowAccumulators& acc) {
   using V = Vec<DF>;
   const hn::RebindToUnsigned<DF> du;
   const V one = hn::Set(df, 1.0f);
-  // Normalise (scoring_rules.h): clamp((raw - lo) * inv_span).
-  const V norm =
-      Clamp01(df, hn::Mul(hn::Sub(hn::LoadU(df, x + i), hn::Set(df, k.lo)),
-                          hn::Set(df, k.inv)));
-  // The curve: its shape of the clamped input (norm is), clamped, inverted.
-  V curved = Clamp01(df, shape(df, norm));
-  if (k.invert) curved = hn::Sub(one, curved);
-  // Output: min + span * curved.
-  const V out =
-      hn::Add(hn::Set(df, k.out_min), hn::Mul(hn::Set(df, k.out_span), curved));
   const V w = hn::Set(df, k.weight);
   if constexpr (kFold == kSum) {
     hn::StoreU(hn::Add(hn::LoadU(df, acc.raw + i), hn::Mul(out, w)), df,
@@ -88,9 +95,24 @@ HWY_INLINE void FoldRow(DF df, const Constants& k, Shape shape, const float* x,
   const Constants kc = k;  // locals: kept in registers over the loop
   const RowAccumulators a = acc;
   size_t i = 0;
-  for (; i + lanes <= n; i += lanes) FoldStep<kFold>(df, kc, shape, x, i, a);
+  // Four vectors' curves before their folds: four independent chains of
+  // arithmetic in flight (a curve of own maths is a long chain; the folds'
+  // stores could alias x and would otherwise wait between them).
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
+    const auto o0 = Output(df, kc, shape, x + i);
+    const auto o1 = Output(df, kc, shape, x + i + lanes);
+    const auto o2 = Output(df, kc, shape, x + i + 2 * lanes);
+    const auto o3 = Output(df, kc, shape, x + i + 3 * lanes);
+    FoldStep<kFold>(df, kc, o0, i, a);
+    FoldStep<kFold>(df, kc, o1, i + lanes, a);
+    FoldStep<kFold>(df, kc, o2, i + 2 * lanes, a);
+    FoldStep<kFold>(df, kc, o3, i + 3 * lanes, a);
+  }
+  for (; i + lanes <= n; i += lanes) {
+    FoldStep<kFold>(df, kc, Output(df, kc, shape, x + i), i, a);
+  }
   const hn::CappedTag<float, 1> d1;
-  for (; i < n; ++i) FoldStep<kFold>(d1, kc, shape, x, i, a);
+  for (; i < n; ++i) FoldStep<kFold>(d1, kc, Output(d1, kc, shape, x + i), i, a);
 }
 
 // Calls FoldRow with the shape of c's curve: own maths in double (half a
