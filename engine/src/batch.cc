@@ -271,6 +271,7 @@ void BatchDecider::Considerations(const CompiledBehaviourSet& set, int action) {
   std::fill_n(comp_acc_.data(), count, start);  // the product only
   std::fill_n(weight_sum_.data(), count, 0.0f);
   std::fill_n(veto_.data(), count, 0u);
+  invalid_input_veto_ = false;
   if (tracing_) {
     CandidateTrace* trace = candidate_traces_.data() + row_offset_[action];
     std::fill_n(trace, count, CandidateTrace());
@@ -299,6 +300,7 @@ void BatchDecider::Considerations(const CompiledBehaviourSet& set, int action) {
       continue;
     }
     if (nonfinite) {
+      invalid_input_veto_ = true;
       // The first veto of a candidate is the one reported: a non-finite
       // input counts only when nothing vetoed before it.
       for (size_t m = 0; m < count; ++m) {
@@ -420,6 +422,19 @@ UTILITYD_VECTOR_CLONES void BatchDecider::ApplyFactors(
   const uint32_t* veto = veto_.data();
   const float commitment =
       1.0f + static_cast<float>(set.selection().commitment_bonus);
+  if constexpr (!kVaried) {
+    if (!pt) {
+      // The agents' own row, in a loop that vectorises: weight * 1 (no
+      // cooldown) * commitment when running.
+      const float weight = act.weight;
+      const int32_t* running = current_action_.data();
+      for (size_t m = 0; m < count; ++m) {
+        const float committed = running[m] == action ? commitment : 1.0f;
+        score[m] = veto[m] != 0 ? 0.0f : score[m] * weight * committed;
+      }
+      return;
+    }
+  }
   for (size_t m = 0; m < count; ++m) {
     const size_t j = AgentOf(pt, m);
     float weight = act.weight, cooldown = 1.0f;
@@ -540,9 +555,11 @@ void BatchDecider::Finish(const CompiledBehaviourSet& set,
     ApplyFactors<false>(set, inputs, action, count, score, nullptr);
   }
   uint32_t vetoed = 0;
-  for (size_t m = 0; m < count; ++m) {
-    vetoed += veto[m] != 0;
-    agent_invalid_[AgentOf(pt, m)] |= veto[m] == 1;
+  for (size_t m = 0; m < count; ++m) vetoed += veto[m] != 0;
+  if (invalid_input_veto_) {  // only then can a veto be 1
+    for (size_t m = 0; m < count; ++m) {
+      agent_invalid_[AgentOf(pt, m)] |= veto[m] == 1;
+    }
   }
   if (keep_) {
     const uint64_t bit = uint64_t{1} << (action % 64);

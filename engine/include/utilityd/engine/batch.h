@@ -154,6 +154,7 @@ class BatchDecider {
   // 0 not vetoed, 1 vetoed first for a non-finite input, 2 vetoed first by
   // a zero contribution.
   std::vector<uint32_t> veto_;
+  bool invalid_input_veto_ = false;  // the action's row read a non-finite input
   std::vector<uint8_t> agent_invalid_;
   std::vector<uint32_t> vetoes_;
   uint32_t invalid_agents_ = 0;
