@@ -288,17 +288,29 @@ void BatchDecider::Considerations(const CompiledBehaviourSet& set, int action) {
   for (int k = 0; k < static_cast<int>(act.consideration_count); ++k) {
     const uint32_t ci = act.first_consideration + k;
     const CompiledConsideration& c = set.considerations()[ci];
-    const float* x = FactorColumn(c, act.per_target);
     const bool nonfinite =
         c.per_target ? target_nonfinite_[c.factor] : agent_nonfinite_[c.factor];
     if (!full_ && !nonfinite && !any_personality_ &&
         internal::FusesCurve(c.curve)) {
       // The common case in one pass: every input finite, one weight for
       // all, no values to trace.
-      internal::ConsiderColumn(c, rule, x, count, acc);
+      if (act.per_target && !c.per_target) {
+        // An agent's factor: its curve once per agent, then folded into
+        // each of the agent's pairs.
+        const size_t n_agents = agents_.size();
+        agent_outputs_.resize(n_agents);
+        internal::OutputColumn(c, agent_columns_.data() + c.factor * n_agents,
+                               n_agents, agent_outputs_.data());
+        internal::FoldGathered(c, rule, agent_outputs_.data(),
+                               pair_agent_.data(), count, acc);
+      } else {
+        internal::ConsiderColumn(c, rule, FactorColumn(c, act.per_target),
+                                 count, acc);
+      }
       MarkVetoedBy(action, k, count);
       continue;
     }
+    const float* x = FactorColumn(c, act.per_target);
     if (nonfinite) {
       invalid_input_veto_ = true;
       // The first veto of a candidate is the one reported: a non-finite

@@ -36,8 +36,9 @@ HWY_INLINE Vec<DF> Output(DF df, const Constants& k, Shape shape,
                           const float* x) {
   using V = Vec<DF>;
   // Normalise (scoring_rules.h): clamp((raw - lo) * inv_span).
-  const V norm = Clamp01(df, hn::Mul(hn::Sub(hn::LoadU(df, x), hn::Set(df, k.lo)),
-                                     hn::Set(df, k.inv)));
+  const V norm =
+      Clamp01(df, hn::Mul(hn::Sub(hn::LoadU(df, x), hn::Set(df, k.lo)),
+                          hn::Set(df, k.inv)));
   // The curve: its shape of the clamped input (norm is), clamped, inverted.
   V curved = Clamp01(df, shape(df, norm));
   if (k.invert) curved = hn::Sub(hn::Set(df, 1.0f), curved);
@@ -112,63 +113,60 @@ HWY_INLINE void FoldRow(DF df, const Constants& k, Shape shape, const float* x,
     FoldStep<kFold>(df, kc, Output(df, kc, shape, x + i), i, a);
   }
   const hn::CappedTag<float, 1> d1;
-  for (; i < n; ++i) FoldStep<kFold>(d1, kc, Output(d1, kc, shape, x + i), i, a);
+  for (; i < n; ++i)
+    FoldStep<kFold>(d1, kc, Output(d1, kc, shape, x + i), i, a);
 }
 
-// Calls FoldRow with the shape of c's curve: own maths in double (half a
-// vector of floats at a time), plain arithmetic in float.
-template <Fold kFold>
-void FoldCurve(const CompiledConsideration& c, const Constants& k,
-               const float* x, size_t n, const RowAccumulators& acc) {
-  const CompiledCurve& curve = c.curve;
+// Calls visit(df, shape) with the shape of the curve and the tag of the
+// vectors it runs on: own maths in double (half a vector of floats at a
+// time), plain arithmetic in float.
+template <class Visit>
+void WithShape(const CompiledCurve& curve, Visit&& visit) {
   if (UsesOwnMaths(curve)) {
     const Params p = ParamsOf(curve);
     const hn::Rebind<float, hn::ScalableTag<double>> dh;
     VisitOwnKind(curve.kind, 0, [&](auto kind) {
       using K = decltype(kind);
-      FoldRow<kFold>(
-          dh, k,
-          [&p](auto df, Vec<decltype(df)> v) {
-            const hn::Rebind<double, decltype(df)> d;
-            return hn::DemoteTo(df, Shape<K::value>(d, p, hn::PromoteTo(d, v)));
-          },
-          x, n, acc);
+      visit(dh, [&p](auto df, Vec<decltype(df)> v) {
+        const hn::Rebind<double, decltype(df)> d;
+        return hn::DemoteTo(df, Shape<K::value>(d, p, hn::PromoteTo(d, v)));
+      });
       return 0;
     });
     return;
   }
   const hn::ScalableTag<float> df;
   const float a = curve.a, b = curve.b;
-  auto row = [&](auto shape) { FoldRow<kFold>(df, k, shape, x, n, acc); };
   switch (curve.kind) {
     case CurveKind::kLinear:  // a x + b
-      return row([a, b](auto d, auto v) {
+      return visit(df, [a, b](auto d, auto v) {
         return hn::Add(hn::Mul(hn::Set(d, a), v), hn::Set(d, b));
       });
     case CurveKind::kPolynomial:  // the exponents PowerCase names
       switch (PowerCase(a)) {
         case 0:
-          return row([](auto, auto v) { return hn::Mul(v, v); });
+          return visit(df, [](auto, auto v) { return hn::Mul(v, v); });
         case 1:
-          return row([](auto, auto v) { return hn::Mul(hn::Mul(v, v), v); });
+          return visit(df,
+                       [](auto, auto v) { return hn::Mul(hn::Mul(v, v), v); });
         case 2:
-          return row([](auto, auto v) { return hn::Sqrt(v); });
+          return visit(df, [](auto, auto v) { return hn::Sqrt(v); });
         default:
-          return row([](auto, auto v) { return v; });
+          return visit(df, [](auto, auto v) { return v; });
       }
     case CurveKind::kInverseQuadratic:  // 1 - (1 - x)^2
-      return row([](auto d, auto v) {
+      return visit(df, [](auto d, auto v) {
         const auto one = hn::Set(d, 1.0f);
         const auto r = hn::Sub(one, v);
         return hn::Sub(one, hn::Mul(r, r));
       });
     case CurveKind::kSmoothstep:  // x x (3 - 2 x)
-      return row([](auto d, auto v) {
+      return visit(df, [](auto d, auto v) {
         return hn::Mul(hn::Mul(v, v),
                        hn::Sub(hn::Set(d, 3.0f), hn::Mul(hn::Set(d, 2.0f), v)));
       });
     case CurveKind::kStep:  // x >= threshold
-      return row([a](auto d, auto v) {
+      return visit(df, [a](auto d, auto v) {
         return hn::IfThenElseZero(hn::Ge(v, hn::Set(d, a)), hn::Set(d, 1.0f));
       });
     default:
@@ -176,22 +174,70 @@ void FoldCurve(const CompiledConsideration& c, const Constants& k,
   }
 }
 
-void ConsiderColumn(const CompiledConsideration& c, const FoldRule& rule,
-                    const float* x, size_t n, const RowAccumulators& acc) {
-  const Constants k{c.range_lo,    c.range_inv_span, c.output_min,
-                    c.output_span, c.weight,         1.0f - c.weight,
-                    rule.modifier, c.curve.invert};
+// Calls visit(std::integral_constant<Fold, F>{}) for the rule's fold F.
+template <class Visit>
+void WithFold(const FoldRule& rule, Visit&& visit) {
   switch (rule.aggregation) {
     case Aggregation::kProduct:
       if (rule.compensate) {
-        return FoldCurve<kCompensatedProduct>(c, k, x, n, acc);
+        return visit(std::integral_constant<Fold, kCompensatedProduct>{});
       }
-      return FoldCurve<kProduct>(c, k, x, n, acc);
+      return visit(std::integral_constant<Fold, kProduct>{});
     case Aggregation::kMin:
-      return FoldCurve<kMin>(c, k, x, n, acc);
+      return visit(std::integral_constant<Fold, kMin>{});
     case Aggregation::kWeightedSum:
-      return FoldCurve<kSum>(c, k, x, n, acc);
+      return visit(std::integral_constant<Fold, kSum>{});
   }
+}
+
+Constants ConstantsOf(const CompiledConsideration& c, const FoldRule& rule) {
+  return {c.range_lo, c.range_inv_span, c.output_min,  c.output_span,
+          c.weight,   1.0f - c.weight,  rule.modifier, c.curve.invert};
+}
+
+void ConsiderColumn(const CompiledConsideration& c, const FoldRule& rule,
+                    const float* x, size_t n, const RowAccumulators& acc) {
+  const Constants k = ConstantsOf(c, rule);
+  WithFold(rule, [&](auto fold) {
+    WithShape(c.curve, [&](auto df, auto shape) {
+      FoldRow<decltype(fold)::value>(df, k, shape, x, n, acc);
+    });
+  });
+}
+
+void OutputColumn(const CompiledConsideration& c, const float* x, size_t n,
+                  float* out) {
+  const Constants k = ConstantsOf(c, FoldRule());
+  WithShape(c.curve, [&](auto df, auto shape) {
+    const size_t lanes = hn::Lanes(df);
+    size_t i = 0;
+    for (; i + lanes <= n; i += lanes) {
+      hn::StoreU(Output(df, k, shape, x + i), df, out + i);
+    }
+    const hn::CappedTag<float, 1> d1;
+    for (; i < n; ++i) hn::StoreU(Output(d1, k, shape, x + i), d1, out + i);
+  });
+}
+
+void FoldGathered(const CompiledConsideration& c, const FoldRule& rule,
+                  const float* out, const uint32_t* index, size_t n,
+                  const RowAccumulators& acc) {
+  const Constants k = ConstantsOf(c, rule);
+  WithFold(rule, [&](auto fold) {
+    constexpr Fold kFold = decltype(fold)::value;
+    const hn::ScalableTag<float> df;
+    const hn::RebindToSigned<decltype(df)> di;
+    const hn::RebindToUnsigned<decltype(df)> du;
+    const size_t lanes = hn::Lanes(df);
+    const RowAccumulators a = acc;
+    size_t i = 0;
+    for (; i + lanes <= n; i += lanes) {
+      const auto at = hn::BitCast(di, hn::LoadU(du, index + i));
+      FoldStep<kFold>(df, k, hn::GatherIndex(df, out, at), i, a);
+    }
+    const hn::CappedTag<float, 1> d1;
+    for (; i < n; ++i) FoldStep<kFold>(d1, k, hn::Set(d1, out[index[i]]), i, a);
+  });
 }
 
 }  // namespace HWY_NAMESPACE
@@ -202,6 +248,8 @@ HWY_AFTER_NAMESPACE();
 namespace utilityd::engine::internal {
 
 HWY_EXPORT(ConsiderColumn);
+HWY_EXPORT(OutputColumn);
+HWY_EXPORT(FoldGathered);
 
 bool FusesCurve(const CompiledCurve& curve) {
   return curve.kind != CurveKind::kPiecewiseLinear;
@@ -210,6 +258,17 @@ bool FusesCurve(const CompiledCurve& curve) {
 void ConsiderColumn(const CompiledConsideration& c, const FoldRule& rule,
                     const float* x, size_t n, const RowAccumulators& acc) {
   HWY_DYNAMIC_DISPATCH(ConsiderColumn)(c, rule, x, n, acc);
+}
+
+void OutputColumn(const CompiledConsideration& c, const float* x, size_t n,
+                  float* out) {
+  HWY_DYNAMIC_DISPATCH(OutputColumn)(c, x, n, out);
+}
+
+void FoldGathered(const CompiledConsideration& c, const FoldRule& rule,
+                  const float* out, const uint32_t* index, size_t n,
+                  const RowAccumulators& acc) {
+  HWY_DYNAMIC_DISPATCH(FoldGathered)(c, rule, out, index, n, acc);
 }
 
 }  // namespace utilityd::engine::internal

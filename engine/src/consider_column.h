@@ -40,6 +40,16 @@ bool FusesCurve(const CompiledCurve& curve);
 void ConsiderColumn(const CompiledConsideration& c, const FoldRule& rule,
                     const float* x, size_t n, const RowAccumulators& acc);
 
+// An agent-wide consideration of a per-target action in two steps, so that
+// its curve runs once per agent rather than once per target: out[0..n) =
+// c's output (normalised, curved, rescaled) of x[0..n), the agents'
+// column; then the row's element m folds out[index[m]] (its agent's).
+void OutputColumn(const CompiledConsideration& c, const float* x, size_t n,
+                  float* out);
+void FoldGathered(const CompiledConsideration& c, const FoldRule& rule,
+                  const float* out, const uint32_t* index, size_t n,
+                  const RowAccumulators& acc);
+
 }  // namespace utilityd::engine::internal
 
 #endif  // UTILITYD_ENGINE_SRC_CONSIDER_COLUMN_H_

@@ -278,6 +278,7 @@ actions:
       - {name: near, factor: d, per_target: true, curve: {logistic: {steepness: 8, midpoint: 0.45}, invert: true}}
       - {name: strong, factor: a, curve: {smoothstep: {}}}
       - {name: steady, factor: c, curve: {linear: {slope: 0.8, intercept: 0.1}}, output: {min: 0.25, max: 0.75}}
+      - {name: brave, factor: b, curve: {normal: {mean: 0.6, stddev: 0.3}}, weight: 0.8}
   - name: one
     considerations:
       - {name: only, factor: c, curve: {polynomial: {exponent: 0.3}}}

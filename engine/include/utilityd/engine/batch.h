@@ -150,6 +150,8 @@ class BatchDecider {
   std::vector<uint8_t> agent_nonfinite_, target_nonfinite_;
   // Per row element of the action being scored.
   std::vector<float> normalised_, curved_, weights_;
+  std::vector<float>
+      agent_outputs_;  // an agent-wide consideration's, per agent
   std::vector<float> raw_acc_, comp_acc_, weight_sum_;
   // 0 not vetoed, 1 vetoed first for a non-finite input, 2 vetoed first by
   // a zero contribution.
