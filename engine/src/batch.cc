@@ -91,20 +91,44 @@ void BatchDecider::Admit(const CompiledBehaviourSet& set,
   if (errors != nullptr) errors->assign(inputs.size(), absl::OkStatus());
   vetoes_.assign(set.action_count(), 0);
   invalid_agents_ = 0;
-  agents_.clear();
+  // Each admitted agent's fields are read here, in the one pass over the
+  // inputs; Transpose reads only their factors and targets.
+  const size_t most = inputs.size();
+  agents_.resize(most);
+  current_action_.resize(most);
+  current_target_.resize(most);
+  personality_.resize(most);
+  rows_.resize(most);
+  any_personality_ = any_cooldown_input_ = false;
+  agents_without_targets_ = 0;
+  target_total_ = 0;
+  size_t j = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     out[i] = BatchDecision();
-    if (!check || AgentInputFits(set, inputs[i])) {
-      agents_.push_back(static_cast<uint32_t>(i));
-      continue;
+    const AgentInput& in = inputs[i];
+    if (check && !AgentInputFits(set, in)) {
+      absl::Status s = CheckAgentInput(set, in);
+      if (!s.ok()) {
+        if (errors != nullptr) (*errors)[i] = std::move(s);
+        continue;
+      }
     }
-    absl::Status s = CheckAgentInput(set, inputs[i]);
-    if (!s.ok()) {
-      if (errors != nullptr) (*errors)[i] = std::move(s);
-      continue;
-    }
-    agents_.push_back(static_cast<uint32_t>(i));
+    agents_[j] = static_cast<uint32_t>(i);
+    current_action_[j] = in.current_action;
+    current_target_[j] = in.current_target;
+    personality_[j] = in.personality;
+    any_personality_ |= in.personality >= 0;
+    any_cooldown_input_ |= !in.seconds_since_action.empty();
+    agents_without_targets_ += in.targets.empty();
+    target_total_ += in.targets.size();
+    rows_[j] = in.factors.data();
+    ++j;
   }
+  for (auto* v : {&current_action_, &current_target_, &personality_}) {
+    v->resize(j);
+  }
+  agents_.resize(j);
+  rows_.resize(j);
 }
 
 // Transposes once: one contiguous column per factor, for agents and for
@@ -115,37 +139,19 @@ void BatchDecider::Transpose(const CompiledBehaviourSet& set,
                              absl::Span<const AgentInput> inputs) {
   const size_t n_agents = agents_.size();
   const int nf = set.factor_count(), ntf = set.target_factor_count();
-  current_action_.resize(n_agents);
-  current_target_.resize(n_agents);
-  personality_.resize(n_agents);
-  any_personality_ = any_cooldown_input_ = false;
-  agents_without_targets_ = 0;
-  // Every (agent, target) pair, and each row's factors: the agents', then
-  // the pairs' after them.
-  size_t n_pairs = 0;
-  if (set.has_per_target_actions()) {
-    for (size_t j = 0; j < n_agents; ++j) {
-      n_pairs += inputs[agents_[j]].targets.size();
-    }
-  }
+  // Every (agent, target) pair, and each row's factors: the agents' (from
+  // Admit), then the pairs' after them.
+  const size_t n_pairs = set.has_per_target_actions() ? target_total_ : 0;
   pair_agent_.resize(n_pairs);
   pair_target_.resize(n_pairs);
-  pair_begin_.resize(n_agents + 1);
+  pair_begin_.assign(n_agents + 1, 0);
   rows_.resize(n_agents + n_pairs);
   const float** agent_rows = rows_.data();
   const float** pair_rows = rows_.data() + n_agents;
   uint32_t p = 0;
-  for (size_t j = 0; j < n_agents; ++j) {
+  for (size_t j = 0; j < n_agents && n_pairs > 0; ++j) {
     const AgentInput& in = inputs[agents_[j]];
-    current_action_[j] = in.current_action;
-    current_target_[j] = in.current_target;
-    personality_[j] = in.personality;
-    any_personality_ |= in.personality >= 0;
-    any_cooldown_input_ |= !in.seconds_since_action.empty();
-    agents_without_targets_ += in.targets.empty();
-    agent_rows[j] = in.factors.data();
     pair_begin_[j] = p;
-    if (n_pairs == 0) continue;
     for (size_t t = 0; t < in.targets.size(); ++t, ++p) {
       pair_agent_[p] = static_cast<uint32_t>(j);
       pair_target_[p] = static_cast<uint32_t>(t);

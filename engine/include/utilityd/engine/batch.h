@@ -145,6 +145,7 @@ class BatchDecider {
   // and agent factors over pairs (filled on first use).
   std::vector<float> agent_columns_, target_columns_, pair_columns_;
   std::vector<const float*> rows_;  // Transpose's: each row's factors
+  size_t target_total_ = 0;         // the admitted agents' targets (Admit)
   std::vector<uint8_t> pair_column_ready_;
   // Per column: holds a NaN or an infinity.
   std::vector<uint8_t> agent_nonfinite_, target_nonfinite_;
