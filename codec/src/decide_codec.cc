@@ -162,23 +162,39 @@ absl::Status ResolveAgent(const loader::LoadedSet& loaded,
   if (!snapshot.current_target().empty())
     input->current_target = e::kTargetGone;
   const size_t width = set.target_factors().size();
+  // A target's packed values of the right count are used in place, as the
+  // agent's are; the others are resolved into target_values. Spans into
+  // that vector are taken after all values are in place (it may move):
+  // until then a resolved target's span holds its offset.
+  bool resolved = false;
   for (int t = 0; t < snapshot.targets_size(); ++t) {
     const v1::TargetSnapshot& target = snapshot.targets(t);
-    if (absl::Status s =
-            ResolveFactors(target.factors(), target.named_factors(), set, t,
-                           &scratch->target_values);
-        !s.ok()) {
-      return s;
+    if (target.named_factors().empty() &&
+        static_cast<size_t>(target.factors_size()) == width) {
+      scratch->targets.push_back({absl::MakeConstSpan(
+          target.factors().data(), static_cast<size_t>(width))});
+    } else {
+      const size_t offset = scratch->target_values.size();
+      if (absl::Status s =
+              ResolveFactors(target.factors(), target.named_factors(), set, t,
+                             &scratch->target_values);
+          !s.ok()) {
+        return s;
+      }
+      scratch->targets.push_back({absl::Span<const float>(nullptr, offset)});
+      resolved = true;
     }
     if (!snapshot.current_target().empty() &&
         target.target_id() == snapshot.current_target()) {
       input->current_target = t;
     }
   }
-  // Spans are taken after all values are in place: the vector may move.
-  for (int t = 0; t < snapshot.targets_size(); ++t) {
-    scratch->targets.push_back({absl::MakeConstSpan(
-        scratch->target_values.data() + t * width, width)});
+  if (resolved) {
+    for (e::TargetInput& target : scratch->targets) {
+      if (target.factors.data() != nullptr) continue;
+      target.factors = absl::MakeConstSpan(
+          scratch->target_values.data() + target.factors.size(), width);
+    }
   }
   input->targets = scratch->targets;
   input->seed = snapshot.seed();

@@ -37,8 +37,13 @@ Histogram::Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)) {
 }
 
 size_t Histogram::BucketOf(double v) const {
-  // The first bucket whose upper bound is >= v (le semantics).
-  return std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin();
+  // The first bucket whose upper bound is >= v (le semantics): the bounds
+  // are sorted, so that is how many lie below v — counted without a branch
+  // (a binary search mispredicts on scores that vary from agent to agent;
+  // these lists are short). NaN lies below none: bucket 0.
+  size_t below = 0;
+  for (double b : bounds_) below += b < v;
+  return below;
 }
 
 void Histogram::Observe(double v) {
