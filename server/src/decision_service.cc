@@ -128,14 +128,7 @@ class BatchRecorder final : public codec::BatchObserver {
     DecisionLog* const log = service_->log_;
     RecentDecisions* const recent = service_->recent_;
     if (recent != nullptr && recent->Sampled(id)) {
-      RecentDecisions::Sample sample{
-          .generation = generation_,
-          .snapshot = agent,
-          .time = now_,
-          .decision = out,
-          .runner_up_score = decision.runner_up_score};
-      sample.decision.clear_explanation();  // made again when read
-      recent->Add(std::move(sample));
+      recent->Add(generation_, agent, now_, out, decision.runner_up_score);
     }
     // Shadow evaluation takes a copy; its worker decides it again later.
     if (ShadowEvaluator* shadow = service_->shadow_;

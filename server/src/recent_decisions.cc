@@ -33,15 +33,21 @@ RecentDecisions::RecentDecisions(size_t capacity, double sample)
       sampled_(sample),
       ring_(capacity_) {}
 
-void RecentDecisions::Add(Sample sample) {
-  Sample old;
-  {
-    utilityd::MutexLock lock(&mu_);
-    old = std::move(ring_[next_]);  // freed outside the lock
-    ring_[next_] = std::move(sample);
-    next_ = (next_ + 1) % ring_.size();
-    size_ = std::min(size_ + 1, ring_.size());
-  }
+void RecentDecisions::Add(std::shared_ptr<const Generation> generation,
+                          const v1::AgentSnapshot& snapshot, absl::Time time,
+                          const v1::Decision& decision, float runner_up_score) {
+  utilityd::MutexLock lock(&mu_);
+  Sample& slot = ring_[next_];
+  // The slot's old generation leaves with `generation`, released outside
+  // the lock.
+  slot.generation.swap(generation);
+  slot.snapshot = snapshot;
+  slot.time = time;
+  slot.decision = decision;
+  slot.decision.clear_explanation();
+  slot.runner_up_score = runner_up_score;
+  next_ = (next_ + 1) % ring_.size();
+  size_ = std::min(size_ + 1, ring_.size());
 }
 
 std::vector<v1::DecisionLogEntry> RecentDecisions::Newest(

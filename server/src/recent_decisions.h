@@ -3,13 +3,13 @@
 //
 // The request path only checks the sampler and, for the sampled few, copies
 // the agent's snapshot and the decision's outcome into a fixed-size ring
-// under a short lock. Everything costly — the full score breakdown, factor
-// names, the entry message — is built when the feed is read, by scoring the
-// kept snapshot again with the set it was decided with (kept alive by the
+// under a short lock, in place. Everything costly — the full score breakdown,
+// factor names, the entry message — is built when the feed is read, by scoring
+// the kept snapshot again with the set it was decided with (kept alive by the
 // sample), which gives exactly the decision that was made.
 //
 //   RecentDecisions recent(/*capacity=*/500, /*sample=*/0.01);
-//   if (recent.Sampled(id)) recent.Add({.generation = g, ...});
+//   if (recent.Sampled(id)) recent.Add(g, snapshot, now, decision, 0.2f);
 //   auto newest = recent.Newest({.limit = 50, .behaviour_set = "arena_mage"});
 #ifndef UTILITYD_SERVER_RECENT_DECISIONS_H_
 #define UTILITYD_SERVER_RECENT_DECISIONS_H_
@@ -54,8 +54,14 @@ class RecentDecisions {
   RecentDecisions(size_t capacity, double sample);
 
   bool Sampled(uint64_t id) const { return sampled_(id); }
-  // Thread-safe; cheap (a move into the ring).
-  void Add(Sample sample);
+  // Thread-safe and cheap: the request path's own messages are copied into
+  // the ring's oldest slot in place, under a short lock, so that the slot's
+  // strings and arrays are reused rather than freed and allocated again
+  // for every sample. The decision's explanation is not kept (made again
+  // when read).
+  void Add(std::shared_ptr<const Generation> generation,
+           const v1::AgentSnapshot& snapshot, absl::Time time,
+           const v1::Decision& decision, float runner_up_score);
   // Newest first, at most filter.limit of those matching, each with its
   // factors by name and its full breakdown.
   std::vector<v1::DecisionLogEntry> Newest(const Filter& filter) const;

@@ -23,13 +23,17 @@ RecentDecisions::Sample Entry(const std::string& agent, const std::string& set,
   return s;
 }
 
+void Put(RecentDecisions& recent, const RecentDecisions::Sample& s) {
+  recent.Add(s.generation, s.snapshot, s.time, s.decision, s.runner_up_score);
+}
+
 TEST(RecentDecisionsTest, KeepsTheNewestFirstAndFilters) {
   RecentDecisions recent(3, 1.0);
   EXPECT_TRUE(recent.Newest({}).empty());
-  recent.Add(Entry("a", "arena", "attack", true));
-  recent.Add(Entry("b", "arena", "heal", false));
-  recent.Add(Entry("c", "village", "eat", true));
-  recent.Add(Entry("d", "arena", "attack", false));  // pushes out "a"
+  Put(recent, Entry("a", "arena", "attack", true));
+  Put(recent, Entry("b", "arena", "heal", false));
+  Put(recent, Entry("c", "village", "eat", true));
+  Put(recent, Entry("d", "arena", "attack", false));  // pushes out "a"
   std::vector<std::string> agents;
   for (const auto& e : recent.Newest({})) agents.push_back(e.agent_id());
   EXPECT_THAT(agents, ::testing::ElementsAre("d", "c", "b"));
@@ -57,7 +61,7 @@ TEST(RecentDecisionsTest, ReadingBuildsTheBreakdownFromTheKeptSnapshot) {
   s.snapshot.set_behaviour_set("eat_hide_wander");
   for (float v : {0.8f, 0.05f, 5.0f, 2.0f}) s.snapshot.add_factors(v);
   s.decision.set_action("eat");
-  recent.Add(std::move(s));
+  Put(recent, s);
   generation.reset();  // the sample keeps its configuration alive
   const auto entries = recent.Newest({});
   ASSERT_EQ(entries.size(), 1u);
@@ -67,6 +71,50 @@ TEST(RecentDecisionsTest, ReadingBuildsTheBreakdownFromTheKeptSnapshot) {
   EXPECT_EQ(e.factors().at(set->compiled.factors()[0].name), 0.8f);
   ASSERT_GT(e.explanation().actions_size(), 0);
   EXPECT_FALSE(e.explanation().summary().empty());
+}
+
+// A slot is reused in place: nothing of the sample it held before remains
+// (current action, a target, the decision's target and switch), and the
+// decision's explanation is not kept.
+TEST(RecentDecisionsTest, AReusedSlotKeepsNothingOfItsLastSample) {
+  auto generation = std::make_shared<Generation>();
+  auto catalog = loader::LoadCatalog({"examples/behaviour_sets"});
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  generation->catalog = *std::move(catalog);
+  RecentDecisions recent(1, 1.0);
+  v1::AgentSnapshot first;
+  first.set_agent_id("forager-1");
+  first.set_behaviour_set("eat_hide_wander");
+  first.set_current_action("eat");
+  first.add_targets()->set_target_id("burrow");
+  for (float v : {0.8f, 0.05f, 5.0f, 2.0f}) first.add_factors(v);
+  v1::Decision first_decision;
+  first_decision.set_action("eat");
+  first_decision.set_target_id("burrow");
+  first_decision.set_switched(true);
+  first_decision.mutable_explanation()->set_summary("eat because");
+  recent.Add(generation, first, absl::Now(), first_decision, 0.5f);
+  v1::AgentSnapshot second;
+  second.set_agent_id("forager-2");
+  second.set_behaviour_set("eat_hide_wander");
+  for (float v : {0.2f, 0.9f, 1.0f, 4.0f}) second.add_factors(v);
+  v1::Decision second_decision;
+  second_decision.set_action("hide");
+  recent.Add(generation, second, absl::Now(), second_decision, 0.1f);
+  const auto entries = recent.Newest({});
+  ASSERT_EQ(entries.size(), 1u);
+  const v1::DecisionLogEntry& e = entries[0];
+  EXPECT_EQ(e.agent_id(), "forager-2");
+  EXPECT_EQ(e.action(), "hide");
+  EXPECT_EQ(e.current_action(), "");
+  EXPECT_EQ(e.snapshot().targets_size(), 0);
+  EXPECT_THAT(e.snapshot().factors(),
+              ::testing::ElementsAre(0.2f, 0.9f, 1.0f, 4.0f));
+  EXPECT_EQ(e.target_id(), "");
+  EXPECT_FALSE(e.switched());
+  EXPECT_EQ(e.runner_up_score(), 0.1f);
+  // The breakdown is made again from the snapshot, not the one sent.
+  EXPECT_NE(e.explanation().summary(), "eat because");
 }
 
 TEST(RecentDecisionsTest, SamplesByIdAtTheConfiguredRate) {
@@ -91,7 +139,7 @@ TEST(RecentDecisionsTest, ConcurrentWritersAndReaders) {
   for (int w = 0; w < 4; ++w) {
     writers.emplace_back([&, w] {
       for (int i = 0; i < 5000; ++i)
-        recent.Add(Entry(absl::StrCat(w, "-", i), "arena", "attack", i % 2));
+        Put(recent, Entry(absl::StrCat(w, "-", i), "arena", "attack", i % 2));
     });
   }
   size_t seen = 0;
