@@ -265,8 +265,11 @@ const float* BatchDecider::FactorColumn(const CompiledConsideration& c,
   return col;
 }
 
-// Each consideration of `action` over its whole row: normalise, curve, then
-// weight and aggregate (Accumulate), marking vetoes in consideration order.
+// Each consideration of `action` over its whole row, marking vetoes in
+// consideration order: in one fused pass (consider_column.h) when every
+// input is finite, one weight serves all and nothing is traced; else in
+// separate passes — normalise, curve, then weight and aggregate
+// (Accumulate) — whose values the explain-full trace reads.
 UTILITYD_VECTOR_CLONES
 void BatchDecider::Considerations(const CompiledBehaviourSet& set, int action) {
   const CompiledAction& act = set.actions()[action];
