@@ -55,7 +55,7 @@ test-sanitize: deps
 TSAN_DIR ?= build-tsan
 TSAN_TESTS := metrics_test decision_log_test recent_decisions_test log_test
 # Cases that load behaviour sets (protobuf maps) cannot run under TSan here.
-TSAN_SKIP := -*FromTheKeptSnapshot*
+TSAN_SKIP := -*FromTheKeptSnapshot*:*KeepsNothingOfItsLastSample*
 test-tsan: deps
 	@cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DUTILITYD_BUILD_BENCH=OFF \
