@@ -96,19 +96,6 @@ HWY_INLINE void FoldRow(DF df, const Constants& k, Shape shape, const float* x,
   const Constants kc = k;  // locals: kept in registers over the loop
   const RowAccumulators a = acc;
   size_t i = 0;
-  // Four vectors' curves before their folds: four independent chains of
-  // arithmetic in flight (a curve of own maths is a long chain; the folds'
-  // stores could alias x and would otherwise wait between them).
-  for (; i + 4 * lanes <= n; i += 4 * lanes) {
-    const auto o0 = Output(df, kc, shape, x + i);
-    const auto o1 = Output(df, kc, shape, x + i + lanes);
-    const auto o2 = Output(df, kc, shape, x + i + 2 * lanes);
-    const auto o3 = Output(df, kc, shape, x + i + 3 * lanes);
-    FoldStep<kFold>(df, kc, o0, i, a);
-    FoldStep<kFold>(df, kc, o1, i + lanes, a);
-    FoldStep<kFold>(df, kc, o2, i + 2 * lanes, a);
-    FoldStep<kFold>(df, kc, o3, i + 3 * lanes, a);
-  }
   for (; i + lanes <= n; i += lanes) {
     FoldStep<kFold>(df, kc, Output(df, kc, shape, x + i), i, a);
   }

@@ -29,7 +29,6 @@ using Vec = hn::Vec<D>;
 template <class D, size_t N>
 HWY_INLINE Vec<D> Horner(D d, Vec<D> x, const double (&c)[N]) {
   Vec<D> p = hn::Set(d, c[N - 1]);
-#pragma GCC unroll 16  // constants in registers, no loop counter
   for (size_t i = N - 1; i-- > 0;) p = hn::Add(hn::Mul(p, x), hn::Set(d, c[i]));
   return p;
 }
