@@ -326,9 +326,9 @@ TEST_F(ObservabilityTest, SimdTargetCanBePinnedWithoutChangingAScore) {
   ASSERT_TRUE(status);
   EXPECT_THAT(status->body, HasSubstr("\"simd_target\":\"" + slowest + "\""));
   EXPECT_THAT(status->body, HasSubstr("\"simd_targets\":[\"" + targets[0]));
-  // The arena's scenarios and random mages, on both servers.
+  // Random mages on both servers, at every explain level: below full the
+  // engine takes its fused pass, at full the traced one.
   v1::DecideRequest request;
-  request.set_explain(v1::EXPLAIN_FULL);
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(0, 1);
   for (int i = 0; i < 64; ++i) {
@@ -353,10 +353,16 @@ TEST_F(ObservabilityTest, SimdTargetCanBePinnedWithoutChangingAScore) {
     for (v1::Decision& d : *response.mutable_decisions()) d.clear_decision_id();
     return response;
   };
-  const v1::DecideResponse best = decide(server_->address());
-  const v1::DecideResponse scalar = decide(pinned.address());
-  ASSERT_EQ(best.decisions_size(), 64);
-  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(best, scalar));
+  for (v1::Explain explain :
+       {v1::EXPLAIN_NONE, v1::EXPLAIN_TOP, v1::EXPLAIN_FULL}) {
+    request.set_explain(explain);
+    const v1::DecideResponse best = decide(server_->address());
+    const v1::DecideResponse scalar = decide(pinned.address());
+    ASSERT_EQ(best.decisions_size(), 64);
+    EXPECT_TRUE(
+        google::protobuf::util::MessageDifferencer::Equals(best, scalar))
+        << v1::Explain_Name(explain);
+  }
   // An unknown target is refused at start-up, naming the flag.
   testing::UtilitydProcess wrong(
       {"--config_dir=examples/behaviour_sets", "--simd_target=NEON9"});
