@@ -1,8 +1,10 @@
 #include "utilityd/client/compact.h"
 
 #include <algorithm>
+#include <array>
 
 #include "absl/strings/str_cat.h"
+#include "utilityd/base/decision_id.h"
 
 namespace utilityd::client {
 namespace {
@@ -12,21 +14,11 @@ const std::string& Empty() {
   return *kEmpty;
 }
 
-// SplitMix64's finaliser, as the service numbers decisions.
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 }  // namespace
 
 std::string CompactDecisionId(uint64_t base, int index) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  uint64_t id = Mix(base + static_cast<uint64_t>(index));
-  std::string out(16, '0');
-  for (int k = 15; k >= 0; --k, id >>= 4) out[k] = kDigits[id & 15];
-  return out;
+  const std::array<char, 16> hex = DecisionIdHex(DecisionId(base, index));
+  return std::string(hex.data(), hex.size());
 }
 
 CompactReader::CompactReader(const v1::DecideRequest& request,

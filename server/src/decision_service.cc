@@ -8,10 +8,10 @@
 #include "absl/time/clock.h"
 #include "server/src/log.h"
 #include "server/src/status_util.h"
+#include "utilityd/base/decision_id.h"
 #include "utilityd/base/status_macros.h"
 #include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/error_reason.h"
-#include "utilityd/engine/random.h"
 
 namespace utilityd::server {
 namespace {
@@ -27,15 +27,6 @@ grpc::ServerUnaryReactor* Respond(grpc::CallbackServerContext* context,
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));
   return reactor;
-}
-
-// The 16 lowercase hex digits of `id`, without a heap allocation (this runs
-// once per decision).
-std::array<char, 16> HexId(uint64_t id) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::array<char, 16> out;
-  for (int i = 15; i >= 0; --i, id >>= 4) out[i] = kDigits[id & 15];
-  return out;
 }
 
 }  // namespace
@@ -55,12 +46,12 @@ class BatchRecorder final : public codec::BatchObserver {
         now_(absl::Now()) {}
   ~BatchRecorder() override { tally_.Flush(); }
 
-  // Agent i's id is SplitMix64(first + i): the compact form's
+  // Agent i's id is DecisionId(first, i): the compact form's
   // decision_id_base is `first`.
   uint64_t first_id() const { return first_id_; }
 
   bool WantsMessage(int agent_index) override {
-    const uint64_t id = engine::SplitMix64::Mix(first_id_ + agent_index);
+    const uint64_t id = DecisionId(first_id_, agent_index);
     return service_->log_ != nullptr ||
            (service_->recent_ != nullptr && service_->recent_->Sampled(id)) ||
            (service_->shadow_ != nullptr && service_->shadow_->Sampled(id));
@@ -73,8 +64,8 @@ class BatchRecorder final : public codec::BatchObserver {
                  v1::Decision* out) override {
     tally_.Add(Metrics(set), input, decision);
     if (out == nullptr) return;  // compact, and neither feed nor log wants it
-    const uint64_t id = engine::SplitMix64::Mix(first_id_ + agent_index);
-    out->set_decision_id(HexId(id).data(), 16);
+    const uint64_t id = DecisionId(first_id_, agent_index);
+    out->set_decision_id(DecisionIdHex(id).data(), 16);
     Record(set, agent, input, decision, *out, id);
   }
 
@@ -88,8 +79,8 @@ class BatchRecorder final : public codec::BatchObserver {
   void OnTicked(int agent_index, const loader::LoadedSet& set,
                 const v1::AgentSnapshot& agent, const engine::AgentInput& input,
                 const engine::TreeTick& tick, v1::Decision* out) override {
-    const uint64_t id = engine::SplitMix64::Mix(first_id_ + agent_index);
-    out->set_decision_id(HexId(id).data(), 16);
+    const uint64_t id = DecisionId(first_id_, agent_index);
+    out->set_decision_id(DecisionIdHex(id).data(), 16);
     ServiceMetrics::RecordTick(Metrics(set), tick);
     // The feed and the log take the tick as written (its first leaf as the
     // action); reading the feed re-ticks the snapshot, state included.
