@@ -15,6 +15,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "server/src/server.h"
 
 ABSL_FLAG(std::string, grpc_address, "127.0.0.1:50061", "gRPC address.");
@@ -73,6 +74,8 @@ void Echo(const utilityd::v1::DecideRequest& request,
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  // As utilityd runs by default (its --mutex_deadlock_detection).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

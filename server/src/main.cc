@@ -20,6 +20,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/src/log.h"
 #include "server/src/server.h"
@@ -149,6 +150,11 @@ ABSL_FLAG(std::string, simd_target, "best",
           "SIMD target of the scoring columns: best, or one this CPU has "
           "(AVX3, AVX2, SSE4, ...: /api/v1/status lists them), e.g. AVX2 to "
           "keep off AVX-512. Scores are the same bits on every target.");
+ABSL_FLAG(bool, mutex_deadlock_detection, false,
+          "Check every lock of Abseil's mutexes (this server's and gRPC's) "
+          "for lock-order cycles, aborting on one. A debugging aid: "
+          "Debian's Abseil is built with it on, which adds a global lock "
+          "and a graph update to every acquisition.");
 ABSL_FLAG(std::string, log_level, "info",
           "Minimum log level: debug, info, warning or error.");
 
@@ -225,6 +231,11 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
   options.max_connection_age_grace =
       absl::GetFlag(FLAGS_max_connection_age_grace);
   options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
+  // Release builds of Abseil leave the check off; Debian's leaves it on.
+  absl::SetMutexDeadlockDetectionMode(
+      absl::GetFlag(FLAGS_mutex_deadlock_detection)
+          ? absl::OnDeadlockCycle::kAbort
+          : absl::OnDeadlockCycle::kIgnore);
   if (absl::Status s =
           utilityd::engine::UseSimdTarget(absl::GetFlag(FLAGS_simd_target));
       !s.ok()) {

@@ -44,7 +44,10 @@ absl::Status UtilitydProcess::Start(absl::Duration timeout) {
   std::vector<std::string> argv = {
       UtilitydBinary(),
       absl::StrCat("--grpc_address=127.0.0.1:", fixed_port_ ? port_ : 0),
-      "--port_file=" + port_file, "--http_address=127.0.0.1:0"};
+      "--port_file=" + port_file, "--http_address=127.0.0.1:0",
+      // Tests keep Abseil's lock-order check on (the server's default is
+      // off): a cycle aborts the server and fails the test.
+      "--mutex_deadlock_detection"};
   argv.insert(argv.end(), args_.begin(), args_.end());
   auto pid = SpawnProcess(argv, dir_ + "/stderr.log");
   if (!pid.ok()) return pid.status();
