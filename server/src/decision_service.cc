@@ -1,6 +1,5 @@
 #include "server/src/decision_service.h"
 
-#include <array>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
