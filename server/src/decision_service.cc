@@ -1,6 +1,5 @@
 #include "server/src/decision_service.h"
 
-
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
