@@ -231,11 +231,6 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
   options.max_connection_age_grace =
       absl::GetFlag(FLAGS_max_connection_age_grace);
   options.max_connection_idle = absl::GetFlag(FLAGS_max_connection_idle);
-  // Release builds of Abseil leave the check off; Debian's leaves it on.
-  absl::SetMutexDeadlockDetectionMode(
-      absl::GetFlag(FLAGS_mutex_deadlock_detection)
-          ? absl::OnDeadlockCycle::kAbort
-          : absl::OnDeadlockCycle::kIgnore);
   if (absl::Status s =
           utilityd::engine::UseSimdTarget(absl::GetFlag(FLAGS_simd_target));
       !s.ok()) {
@@ -302,6 +297,11 @@ int Run() {
   }
   utilityd::server::SetMinLogLevel(level);
   utilityd::server::InstallProtobufLogHandler();
+  // Release builds of Abseil leave the check off; Debian's leaves it on.
+  absl::SetMutexDeadlockDetectionMode(
+      absl::GetFlag(FLAGS_mutex_deadlock_detection)
+          ? absl::OnDeadlockCycle::kAbort
+          : absl::OnDeadlockCycle::kIgnore);
   const absl::StatusOr<utilityd::server::ServerOptions> options =
       OptionsFromFlags();
   if (!options.ok()) {
