@@ -7,6 +7,18 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= 2
 UTILITYCTL := $(BUILD_DIR)/ctl/utilityctl
 
+# Every build tree compiles through ccache (installed by the install
+# script) with its cache outside the clone, so a fresh clone in another
+# folder (CI) reuses what earlier builds on this machine compiled. The base
+# directory makes paths inside the clone relative, hence equal across
+# clones; debug information then names the clone that first compiled it.
+CCACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/utilityd/ccache
+export CCACHE_DIR
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
+export CCACHE_MAXSIZE ?= 8G
+LAUNCHER = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+
 .PHONY: all deps configure build test test-container test-sanitize test-tsan perf fuzz fuzz-smoke run experiment bench format clean screenshots
 
 all: build
@@ -15,7 +27,7 @@ deps:
 	@./scripts/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(LAUNCHER) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -36,7 +48,7 @@ test-container: build
 # uninstrumented project against the instrumented libraries.
 SANITIZE_DIR ?= build-sanitize
 test-sanitize: deps
-	@cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	@cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
 	  -DUTILITYD_BUILD_BENCH=OFF \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
@@ -57,7 +69,7 @@ TSAN_TESTS := metrics_test decision_log_test recent_decisions_test log_test
 # Cases that load behaviour sets (protobuf maps) cannot run under TSan here.
 TSAN_SKIP := -*FromTheKeptSnapshot*:*KeepsNothingOfItsLastSample*
 test-tsan: deps
-	@cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	@cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
 	  -DUTILITYD_BUILD_BENCH=OFF \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
 	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
@@ -75,7 +87,7 @@ FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZERS := behaviour_set_fuzzer decide_request_fuzzer metrics_fuzzer tree_state_fuzzer
 fuzz-build: deps
-	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_DIR) -G Ninja \
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_DIR) -G Ninja $(LAUNCHER) \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUTILITYD_BUILD_FUZZERS=ON \
 	  -DUTILITYD_BUILD_TESTS=OFF -DUTILITYD_BUILD_BENCH=OFF \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer" >/dev/null

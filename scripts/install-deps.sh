@@ -36,6 +36,9 @@ packages=(
 if [ "$mode" != build ]; then
   packages+=(
     git
+    # the make targets compile every build tree through ccache, its cache
+    # outside the clone (the Makefile's CCACHE_DIR)
+    ccache
     # tests and benchmarks
     libgtest-dev libgmock-dev libbenchmark-dev
     # the Python test proves the proto from another language; Prometheus

@@ -22,7 +22,9 @@ std::string CandidateName(const e::CompiledBehaviourSet& set, int action,
 
 }  // namespace
 
-void Coordinator::Clear(const v1::DecideRequest& request) {
+void Coordinator::Clear(const v1::DecideRequest& request,
+                        const loader::Catalog& catalog) {
+  catalog_ = &catalog;
   agents_.clear();
   options_.clear();
   uses_.clear();
@@ -30,43 +32,77 @@ void Coordinator::Clear(const v1::DecideRequest& request) {
   info_.clear();
   pool_index_.clear();
   allocation_ = nullptr;
-  // The request's pools first, in its order.
+  // The request's pools first, in its order; a pool listed more than once
+  // takes the first capacity given (and the holders of every listing).
   for (const v1::ResourcePool& p : request.pools()) {
-    const PoolKey key{p.resource(), p.target_id()};
-    if (pool_index_.contains(key)) continue;
-    pool_index_[key] = static_cast<int32_t>(pools_.size());
-    e::PoolSpec spec;
-    // Clamped as the allocator takes it, so that the pool states say so.
-    spec.capacity = p.has_capacity() ? std::clamp(p.capacity(), 0, e::kMaxUnits)
-                                     : std::numeric_limits<int32_t>::max();
-    pools_.push_back(spec);
-    info_.push_back({p.resource(), p.target_id(), p.has_capacity()});
+    const int32_t pool = PoolFor(p.resource(), p.target_id());
+    if (p.has_capacity() && !info_[pool].capacity_given) {
+      // Clamped as the allocator takes it, so that the pool states say so.
+      pools_[pool].capacity = std::clamp(p.capacity(), 0, e::kMaxUnits);
+      info_[pool].capacity_given = true;
+    }
   }
 }
 
 int32_t Coordinator::PoolFor(absl::string_view resource,
-                             absl::string_view target_id,
-                             const e::CompiledResource* declared) {
+                             absl::string_view target_id) {
   // The views point into the request and the sets, which outlive the
   // batch.
   auto [it, added] = pool_index_.try_emplace(
       PoolKey{resource, target_id}, static_cast<int32_t>(pools_.size()));
   if (added) {
-    pools_.push_back({.capacity = std::numeric_limits<int32_t>::max()});
-    info_.push_back(
-        {std::string(resource), std::string(target_id), false, false});
-  }
-  e::PoolSpec& spec = pools_[it->second];
-  if (declared != nullptr) {
-    info_[it->second].declared = true;
-    // Where sets sharing the name disagree, the smallest applies.
-    if (!info_[it->second].capacity_given) {
-      spec.capacity = std::min(spec.capacity, declared->capacity);
+    // One capacity per resource name across the catalog, whichever agents
+    // the batch holds; a name no set declares: 1.
+    const loader::CatalogResource* declared = catalog_->FindResource(resource);
+    e::PoolSpec spec;
+    if (declared != nullptr) {
+      spec.capacity = declared->capacity;
+      spec.preemption_margin = declared->preemption_margin;
     }
-    spec.preemption_margin =
-        std::min(spec.preemption_margin, declared->preemption_margin);
+    pools_.push_back(spec);
+    info_.push_back({std::string(resource), std::string(target_id), false,
+                     declared != nullptr});
   }
   return it->second;
+}
+
+bool Coordinator::AddOption(const e::CompiledBehaviourSet& cs,
+                            const v1::AgentSnapshot& snapshot, int action,
+                            int target, float score) {
+  e::Option o{.action = action, .target = target, .score = score};
+  o.first_use = static_cast<uint32_t>(uses_.size());
+  for (const e::CompiledUse& u : cs.uses(action)) {
+    const e::CompiledResource& r = cs.resources()[u.resource];
+    // A view of the request's own string (never of a temporary: the key
+    // outlives this call).
+    const absl::string_view target_id =
+        r.per_target ? absl::string_view(TargetId(snapshot, target))
+                     : absl::string_view();
+    uses_.push_back({.pool = PoolFor(r.name, target_id), .amount = u.amount});
+  }
+  o.use_count = static_cast<uint32_t>(uses_.size()) - o.first_use;
+  options_.push_back(o);
+  return o.use_count == 0;
+}
+
+void Coordinator::CollectCandidates(const e::CompiledBehaviourSet& cs,
+                                    const e::AgentInput& input,
+                                    const e::BatchDecision& d,
+                                    const e::BatchDecider& decider, size_t g) {
+  sort_.clear();
+  // Every eligible candidate, the fallback action too: it competes in its
+  // rank and score place like any other.
+  const float min_score = static_cast<float>(cs.selection().min_score);
+  const int targets = static_cast<int>(input.targets.size());
+  for (int a = 0; a < cs.action_count(); ++a) {
+    const bool per_target = cs.actions()[a].per_target;
+    for (int t = per_target ? 0 : -1; t < (per_target ? targets : 0); ++t) {
+      if (a == d.action && t == d.target) continue;
+      const float s = decider.CandidateScore(cs, g, a, t);
+      if (!(s > 0) || s < min_score) continue;
+      sort_.push_back({s, e::Option{.action = a, .target = t, .score = s}});
+    }
+  }
 }
 
 void Coordinator::Hold(int index, const loader::LoadedSet& set,
@@ -79,51 +115,20 @@ void Coordinator::Hold(int index, const loader::LoadedSet& set,
   agent.set = &set;
   agent.input = input;
   agent.decision = d;
+  agent.scored = d;
   if (trace != nullptr) agent.trace = *trace;
   agent.first_option = static_cast<uint32_t>(options_.size());
-  // Options after one that uses nothing are never reached (it always
-  // fits): the list ends there.
-  bool complete = false;
-  auto add = [&](int action, int target, float score) {
-    if (complete) return;
-    e::Option o{.action = action, .target = target, .score = score};
-    o.first_use = static_cast<uint32_t>(uses_.size());
-    for (const e::CompiledUse& u : cs.uses(action)) {
-      const e::CompiledResource& r = cs.resources()[u.resource];
-      // A view of the request's own string (never of a temporary: the key
-      // outlives this call).
-      const absl::string_view target_id =
-          r.per_target ? absl::string_view(TargetId(snapshot, target))
-                       : absl::string_view();
-      const int32_t pool = PoolFor(r.name, target_id, &r);
-      uses_.push_back({.pool = pool, .amount = u.amount});
-    }
-    o.use_count = static_cast<uint32_t>(uses_.size()) - o.first_use;
-    options_.push_back(o);
-    complete = o.use_count == 0;
-  };
   // The decision first; then every other eligible candidate, higher ranks
-  // first, then by score (ties to the lower action, then target); then the
-  // fallback.
-  if (d.action >= 0) add(d.action, d.target, d.score);
-  sort_.clear();
-  if (complete) {  // its decision takes no resource
-    if (d.fallback) agent.fallback_option = 0;
-    agent.option_count = 1;
-    return;
-  }
-  const float min_score = static_cast<float>(cs.selection().min_score);
-  const int targets = static_cast<int>(input.targets.size());
-  for (int a = 0; a < cs.action_count(); ++a) {
-    if (a == cs.fallback_action()) continue;
-    const bool per_target = cs.actions()[a].per_target;
-    for (int t = per_target ? 0 : -1; t < (per_target ? targets : 0); ++t) {
-      if (a == d.action && t == d.target) continue;
-      const float s = decider.CandidateScore(cs, g, a, t);
-      if (!(s > 0) || s < min_score) continue;
-      sort_.push_back({s, e::Option{.action = a, .target = t, .score = s}});
-    }
-  }
+  // first, then by score (ties to the lower action, then target); then, as
+  // the last resort, the fallback when it is not among them. Options after
+  // one that uses nothing are never reached (it always fits): the list
+  // ends there.
+  bool complete = false;
+  bool fallback_listed = d.action >= 0 && d.action == cs.fallback_action();
+  if (d.action >= 0)
+    complete = AddOption(cs, snapshot, d.action, d.target, d.score);
+  if (d.fallback) agent.fallback_option = 0;
+  if (!complete) CollectCandidates(cs, input, d, decider, g);
   // In order of preference (a total order: ties to the lower action, then
   // target), taken best first until an option that uses nothing: usually
   // one or two picks, not a sort.
@@ -142,24 +147,23 @@ void Coordinator::Hold(int index, const loader::LoadedSet& set,
     for (auto it = best + 1; it != sort_.end(); ++it) {
       if (better(*it, *best)) best = it;
     }
-    add(best->second.action, best->second.target, best->first);
+    fallback_listed |= best->second.action == cs.fallback_action();
+    complete = AddOption(cs, snapshot, best->second.action, best->second.target,
+                         best->first);
     *best = sort_.back();
     sort_.pop_back();
   }
-  if (!complete && cs.fallback_action() >= 0 &&
-      d.action != cs.fallback_action()) {
+  if (!complete && !fallback_listed && cs.fallback_action() >= 0) {
     agent.fallback_option =
         static_cast<uint32_t>(options_.size()) - agent.first_option;
-    add(cs.fallback_action(), -1,
-        decider.CandidateScore(cs, g, cs.fallback_action(), -1));
-  } else if (d.fallback) {
-    agent.fallback_option = 0;
+    AddOption(cs, snapshot, cs.fallback_action(), -1,
+              decider.CandidateScore(cs, g, cs.fallback_action(), -1));
   }
   agent.option_count =
       static_cast<uint32_t>(options_.size()) - agent.first_option;
 }
 
-void Coordinator::Allocate(const v1::DecideRequest& request) {
+void Coordinator::CollectHoldings(const v1::DecideRequest& request) {
   // Batch agents by id (the first with each id), when anything is held.
   by_id_.clear();
   bool any_held = false;
@@ -181,7 +185,7 @@ void Coordinator::Allocate(const v1::DecideRequest& request) {
                   std::optional<float> score) {
     if (!seen_.insert({resource, target, agent_id}).second) return;
     const auto it = by_id_.find(agent_id);
-    e::Holding h{.pool = PoolFor(resource, target, nullptr),
+    e::Holding h{.pool = PoolFor(resource, target),
                  .amount = std::max(1, amount),
                  .agent = it == by_id_.end() ? -1 : it->second};
     if (h.agent < 0 && score.has_value()) h.score = *score;
@@ -203,10 +207,15 @@ void Coordinator::Allocate(const v1::DecideRequest& request) {
            r.has_amount() ? r.amount() : 1, std::nullopt);
     }
   }
-  // Pools no set declared and the request gave no capacity: 1.
-  for (e::PoolSpec& p : pools_) {
-    if (p.capacity == std::numeric_limits<int32_t>::max()) p.capacity = 1;
+}
+
+void Coordinator::Allocate(const v1::DecideRequest& request) {
+  // Held set by set; allocated in request order, so that holdings and
+  // ties go by the agents' places in the request.
+  if (!std::is_sorted(agents_.begin(), agents_.end(), ByIndex)) {
+    std::sort(agents_.begin(), agents_.end(), ByIndex);
   }
+  CollectHoldings(request);
   allocation_agents_.clear();
   for (const Agent& a : agents_) {
     allocation_agents_.push_back({absl::MakeConstSpan(options_).subspan(
@@ -214,8 +223,12 @@ void Coordinator::Allocate(const v1::DecideRequest& request) {
   }
   allocation_ =
       &allocator_.Allocate(pools_, holdings_, allocation_agents_, uses_);
+  ApplyAllocation();
+}
+
+void Coordinator::ApplyAllocation() {
   // Who holds each pool now: outside holders kept, in the order sent,
-  // then the batch's agents in request order (agents_ is in set order).
+  // then the batch's agents in request order.
   holders_.assign(pools_.size(), {});
   for (size_t h = 0; h < holdings_.size(); ++h) {
     if (holdings_[h].agent < 0 && allocation_->kept[h]) {
@@ -223,14 +236,7 @@ void Coordinator::Allocate(const v1::DecideRequest& request) {
           {-1, static_cast<int32_t>(h), holdings_[h].amount});
     }
   }
-  by_request_.resize(agents_.size());
-  for (size_t k = 0; k < agents_.size(); ++k) {
-    by_request_[k] = static_cast<int32_t>(k);
-  }
-  std::sort(by_request_.begin(), by_request_.end(), [&](int32_t x, int32_t y) {
-    return agents_[x].index < agents_[y].index;
-  });
-  for (int32_t k : by_request_) {
+  for (int32_t k = 0; k < static_cast<int32_t>(agents_.size()); ++k) {
     const int32_t chosen = allocation_->chosen[k];
     if (chosen < 0) continue;
     const e::Option& o = options_[agents_[k].first_option + chosen];
@@ -239,7 +245,9 @@ void Coordinator::Allocate(const v1::DecideRequest& request) {
       holders_[use.pool].push_back({k, -1, use.amount});
     }
   }
-  // The allocated decisions.
+  // The allocated decisions. Where allocation changed one, its runner-up
+  // and margin are the scoring's, before allocation (Describe writes them):
+  // the allocated decision itself has none, so it feeds no margin metric.
   for (size_t k = 0; k < agents_.size(); ++k) {
     Agent& a = agents_[k];
     const int32_t chosen = allocation_->chosen[k];
@@ -258,6 +266,9 @@ void Coordinator::Allocate(const v1::DecideRequest& request) {
       d.fallback = static_cast<uint32_t>(chosen) == a.fallback_option;
     }
     d.switched = e::Switched(a.input, d.action, d.target);
+    d.runner_up_action = -1;
+    d.runner_up_target = -1;
+    d.runner_up_score = 0;
     static_cast<e::BatchDecision&>(a.trace) = d;
   }
 }
@@ -337,6 +348,22 @@ void Coordinator::Describe(const v1::DecideRequest& request, size_t k,
     out->set_uncoordinated_target_id(TargetId(snapshot, first.target));
     out->set_uncoordinated_score(first.score);
   }
+}
+
+void Coordinator::DescribeRunnerUp(const v1::DecideRequest& request, size_t k,
+                                   v1::Decision* out) const {
+  const Agent& a = agents_[k];
+  const e::BatchDecision& s = a.scored;
+  if (allocation_->chosen[k] == 0 || !out->has_explanation() ||
+      s.runner_up_action < 0) {
+    return;
+  }
+  v1::Explanation* x = out->mutable_explanation();
+  x->set_runner_up_action(a.set->compiled.actions()[s.runner_up_action].name);
+  x->set_runner_up_target(
+      TargetId(request.agents(a.index), s.runner_up_target));
+  x->set_runner_up_score(s.runner_up_score);
+  x->set_margin(s.score - s.runner_up_score);
 }
 
 void Coordinator::WritePools(const v1::DecideRequest& request,

@@ -32,13 +32,15 @@ class Coordinator {
     const loader::LoadedSet* set = nullptr;
     engine::AgentInput input;
     engine::BatchDecision decision;  // the engine's; then the allocated one
+    engine::BatchDecision scored;    // the engine's, before allocation
     engine::Decision trace;          // explain full only
     uint32_t first_option = 0, option_count = 0;
     uint32_t fallback_option = UINT32_MAX;  // the fallback entry, if any
   };
 
-  // Starts a batch.
-  void Clear(const v1::DecideRequest& request);
+  // Starts a batch of `request`, whose sets come from `catalog` (its
+  // resources' capacities and margins).
+  void Clear(const v1::DecideRequest& request, const loader::Catalog& catalog);
   bool empty() const { return agents_.empty(); }
 
   // Holds back input `g` of the group `decider` just decided (with
@@ -55,6 +57,11 @@ class Coordinator {
   std::vector<Agent>& agents() { return agents_; }
   void Describe(const v1::DecideRequest& request, size_t k,
                 v1::Coordination* out) const;
+  // Where allocation changed agent k's decision, writes the scoring's
+  // runner-up and margin (before allocation) into out's explanation, if it
+  // has one.
+  void DescribeRunnerUp(const v1::DecideRequest& request, size_t k,
+                        v1::Decision* out) const;
   // Every pool touched, after allocation.
   void WritePools(const v1::DecideRequest& request,
                   v1::DecideResponse* response) const;
@@ -71,7 +78,7 @@ class Coordinator {
   struct PoolInfo {
     std::string resource, target_id;
     bool capacity_given = false;
-    bool declared = false;  // a set of the batch declares the resource
+    bool declared = false;  // a set of the catalog declares the resource
   };
   // One holder of a pool after allocation: a batch agent (index into
   // agents_) or an outside holding (index into holdings_).
@@ -79,13 +86,31 @@ class Coordinator {
     int32_t agent, holding, amount;
   };
   using PoolKey = std::pair<absl::string_view, absl::string_view>;
+  static bool ByIndex(const Agent& x, const Agent& y) {
+    return x.index < y.index;
+  }
 
-  // The pool (resource, target) from the request or a set's declaration.
-  int32_t PoolFor(absl::string_view resource, absl::string_view target_id,
-                  const engine::CompiledResource* declared);
+  // The pool (resource, target): listed by the request, else added with the
+  // catalog's capacity (1 for a name no set declares).
+  int32_t PoolFor(absl::string_view resource, absl::string_view target_id);
+  // Appends option (action, target, score) of the agent being held, with its
+  // uses; true when it uses nothing (no later option is ever reached).
+  bool AddOption(const engine::CompiledBehaviourSet& cs,
+                 const v1::AgentSnapshot& snapshot, int action, int target,
+                 float score);
+  // The agent's other eligible candidates into sort_ (all but its decision).
+  void CollectCandidates(const engine::CompiledBehaviourSet& cs,
+                         const engine::AgentInput& input,
+                         const engine::BatchDecision& d,
+                         const engine::BatchDecider& decider, size_t g);
+  // The holdings the request and the batch's agents report.
+  void CollectHoldings(const v1::DecideRequest& request);
+  // Who holds each pool after allocation, and the allocated decisions.
+  void ApplyAllocation();
   const std::string& HolderId(const v1::DecideRequest& request,
                               const PoolHolder& x) const;
 
+  const loader::Catalog* catalog_ = nullptr;
   std::vector<Agent> agents_;
   std::vector<engine::Option> options_;
   std::vector<engine::Use> uses_;
@@ -97,7 +122,6 @@ class Coordinator {
       std::tuple<absl::string_view, absl::string_view, absl::string_view>>
       seen_;  // (resource, target, agent id) already holding
   std::vector<std::vector<PoolHolder>> holders_;  // per pool
-  std::vector<int32_t> by_request_;               // agents_ in request order
   std::vector<engine::Holding> holdings_;
   std::vector<std::string> holding_agent_ids_;  // per holding
   std::vector<engine::AllocationAgent> allocation_agents_;

@@ -561,6 +561,7 @@ void WriteDecided(const loader::LoadedSet& set, int i,
     }
     if (coordinator != nullptr) {
       coordinator->Describe(request, k, out->mutable_coordination());
+      coordinator->DescribeRunnerUp(request, k, out);
     }
     if (request.sensitivity()) {
       // The input was checked by the decision just made.
@@ -672,7 +673,7 @@ void DecideBatch(const loader::Catalog& catalog,
     ResolveOne(catalog, request, i, last, work, observer);
   }
   // The agents of each set together, sets in order of first appearance.
-  work.coordinator.Clear(request);
+  work.coordinator.Clear(request, catalog);
   for (int first = 0; first < n; ++first) {
     if (work.sets[first] != nullptr) {
       DecideGroup(*work.sets[first], first, request, work, observer);

@@ -65,32 +65,67 @@ const Allocation& Allocator::Allocate(absl::Span<const PoolSpec> pools,
                                       absl::Span<const Use> uses) {
   pools_ = pools;
   holdings_ = holdings;
-  const size_t n = agents.size();
-  out_.chosen.assign(n, -1);
-  out_.denied.assign(n, Denial{});
-  out_.kept.assign(holdings.size(), 0);
-  out_.preempted_by.assign(holdings.size(), -1);
-  out_.used.assign(pools.size(), 0);
-  out_.grants.assign(pools.size(), 0);
-  out_.denials.assign(pools.size(), 0);
-  out_.preemptions.assign(pools.size(), 0);
-  taken_.assign(pools.size(), 0);
-  reserved_.assign(holdings.size(), 0);
-  if (held_by_.size() < n) held_by_.resize(n);
-  for (size_t a = 0; a < n; ++a) held_by_[a].clear();
-
-  auto option_uses = [&](const Option& o) {
-    return uses.subspan(o.first_use, o.use_count);
+  Reset(agents.size());
+  Reserve(agents, uses);
+  // 2. Highest decision first: agents in order of their first option's
+  // score (ties to the lower index), each taking its first option that fits.
+  order_.resize(agents.size());
+  for (size_t a = 0; a < agents.size(); ++a) {
+    order_[a] = static_cast<int32_t>(a);
+  }
+  auto first_score = [&](int32_t a) {
+    return agents[a].options.empty() ? -1.0f : agents[a].options[0].score;
   };
+  std::stable_sort(order_.begin(), order_.end(), [&](int32_t x, int32_t y) {
+    return first_score(x) > first_score(y);
+  });
+  for (int32_t a : order_) {
+    Settle(a, agents, uses);
+    // 4. Settled: what it still reserves and its option does not use is
+    // released at once, for the agents after it.
+    for (int32_t h : held_by_[a]) {
+      if (reserved_[h] && !out_.kept[h]) {
+        reserved_[h] = 0;
+        taken_[holdings[h].pool] -= Amount(h);
+      }
+    }
+  }
+  // Outside holders not preempted keep.
+  for (size_t h = 0; h < holdings.size(); ++h) {
+    if (reserved_[h] && holdings[h].agent < 0) out_.kept[h] = 1;
+  }
+  out_.used = taken_;
+  return out_;
+}
+
+void Allocator::Reset(size_t agents) {
+  const size_t pools = pools_.size(), holdings = holdings_.size();
+  out_.chosen.assign(agents, -1);
+  out_.denied.assign(agents, Denial{});
+  out_.kept.assign(holdings, 0);
+  out_.preempted_by.assign(holdings, -1);
+  out_.used.assign(pools, 0);
+  out_.grants.assign(pools, 0);
+  out_.denials.assign(pools, 0);
+  out_.preemptions.assign(pools, 0);
+  taken_.assign(pools, 0);
+  reserved_.assign(holdings, 0);
+  if (held_by_.size() < agents) held_by_.resize(agents);
+  for (size_t a = 0; a < agents; ++a) held_by_[a].clear();
+}
+
+void Allocator::Reserve(absl::Span<const AllocationAgent> agents,
+                        absl::Span<const Use> uses) {
+  // 1. Holders keep: reserve in the order given, up to capacity; a batch
+  // agent's holding only while its decision uses the pool.
   auto uses_pool = [&](const Option& o, int32_t p) {
-    for (const Use& u : option_uses(o)) {
+    for (const Use& u : uses.subspan(o.first_use, o.use_count)) {
       if (u.pool == p) return true;
     }
     return false;
   };
-  // 1. Holders keep: reserve in the order given, up to capacity.
-  for (size_t h = 0; h < holdings.size(); ++h) {
-    const Holding& x = holdings[h];
+  for (size_t h = 0; h < holdings_.size(); ++h) {
+    const Holding& x = holdings_[h];
     if (x.agent >= 0) {
       const auto& options = agents[x.agent].options;
       if (options.empty() || !uses_pool(options[0], x.pool)) continue;
@@ -101,66 +136,50 @@ const Allocation& Allocator::Allocate(absl::Span<const PoolSpec> pools,
     taken_[x.pool] += amount;
     reserved_[h] = 1;
   }
-  // 2. Highest decision first: agents in order of their first option's
-  // score, each taking its first option that fits.
-  order_.resize(n);
-  for (size_t a = 0; a < n; ++a) order_[a] = static_cast<int32_t>(a);
-  auto first_score = [&](int32_t a) {
-    return agents[a].options.empty() ? -1.0f : agents[a].options[0].score;
-  };
-  std::stable_sort(order_.begin(), order_.end(), [&](int32_t x, int32_t y) {
-    return first_score(x) > first_score(y);
-  });
-  for (int32_t a : order_) {
-    const auto& options = agents[a].options;
-    for (size_t k = 0; k < options.size(); ++k) {
-      const Option& o = options[k];
-      int32_t blocked = -1;
-      for (const Use& u : option_uses(o)) {
-        const int32_t lack = Lacks(a, u.pool, u.amount);
-        if (lack == 0) continue;
-        // 3. Preemption.
-        const float margin = pools[u.pool].preemption_margin;
-        if (std::isfinite(margin) &&
-            Preempt(a, u.pool, lack, o.score, margin, agents)) {
-          continue;
-        }
-        blocked = u.pool;
-        break;
-      }
-      if (blocked >= 0) {
-        if (out_.denied[a].option < 0) {
-          out_.denied[a] = {static_cast<int32_t>(k), blocked};
-        }
-        ++out_.denials[blocked];
+}
+
+void Allocator::Settle(int32_t a, absl::Span<const AllocationAgent> agents,
+                       absl::Span<const Use> uses) {
+  const auto& options = agents[a].options;
+  for (size_t k = 0; k < options.size(); ++k) {
+    const Option& o = options[k];
+    int32_t blocked = -1;
+    for (const Use& u : uses.subspan(o.first_use, o.use_count)) {
+      const int32_t lack = Lacks(a, u.pool, u.amount);
+      if (lack == 0) continue;
+      // 3. Preemption.
+      const float margin = pools_[u.pool].preemption_margin;
+      if (std::isfinite(margin) &&
+          Preempt(a, u.pool, lack, o.score, margin, agents)) {
         continue;
       }
-      out_.chosen[a] = static_cast<int32_t>(k);
-      for (const Use& u : option_uses(o)) {
-        int32_t own = 0;
-        for (int32_t h : held_by_[a]) {
-          if (holdings[h].pool == u.pool && reserved_[h]) {
-            own += Amount(h);
-            out_.kept[h] = 1;
-          }
-        }
-        taken_[u.pool] += std::max(0, Units(u.amount, 1) - own);
-        if (own == 0) ++out_.grants[u.pool];
-      }
+      blocked = u.pool;
       break;
     }
-  }
-  // 4. Reservations not used are released; outside holders keep.
-  for (size_t h = 0; h < holdings.size(); ++h) {
-    if (!reserved_[h]) continue;
-    if (holdings[h].agent < 0) {
-      out_.kept[h] = 1;
-    } else if (!out_.kept[h]) {
-      taken_[holdings[h].pool] -= Amount(static_cast<int32_t>(h));
+    if (blocked < 0) {
+      Grant(a, o, uses);
+      out_.chosen[a] = static_cast<int32_t>(k);
+      return;
     }
+    if (out_.denied[a].option < 0) {
+      out_.denied[a] = {static_cast<int32_t>(k), blocked};
+    }
+    ++out_.denials[blocked];
   }
-  out_.used = taken_;
-  return out_;
+}
+
+void Allocator::Grant(int32_t a, const Option& o, absl::Span<const Use> uses) {
+  for (const Use& u : uses.subspan(o.first_use, o.use_count)) {
+    int32_t own = 0;
+    for (int32_t h : held_by_[a]) {
+      if (holdings_[h].pool == u.pool && reserved_[h]) {
+        own += Amount(h);
+        out_.kept[h] = 1;
+      }
+    }
+    taken_[u.pool] += std::max(0, Units(u.amount, 1) - own);
+    if (own == 0) ++out_.grants[u.pool];
+  }
 }
 
 }  // namespace utilityd::engine

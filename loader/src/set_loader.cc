@@ -656,7 +656,48 @@ absl::StatusOr<Catalog> Catalog::Of(
           absl::StrCat("name: set \"", name, "\" is given twice"));
     }
   }
+  if (std::vector<std::string> errors = catalog.IndexResources();
+      !errors.empty()) {
+    return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+  }
   return catalog;
+}
+
+const CatalogResource* Catalog::FindResource(absl::string_view name) const {
+  const auto it = resources_.find(name);
+  return it == resources_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> Catalog::IndexResources() {
+  std::vector<std::string> errors;
+  resources_.clear();
+  for (const auto& [_, set] : sets_) {
+    for (const engine::CompiledResource& r : set->compiled.resources()) {
+      auto [it, added] = resources_.try_emplace(r.name);
+      CatalogResource& c = it->second;
+      if (added) {
+        c = {.per_target = r.per_target,
+             .capacity = r.capacity,
+             .preemption_margin = r.preemption_margin};
+      } else if (c.per_target != r.per_target) {
+        auto kind = [](bool per_target) {
+          return per_target ? "per target" : "batch-wide (per_target: false)";
+        };
+        errors.push_back(absl::StrCat(
+            set->source, ": resources: \"", r.name, "\" is ",
+            kind(r.per_target), " here but ", kind(c.per_target), " in ",
+            c.declared_in.front(),
+            "; sets sharing a resource share its pools, so they must agree"));
+        continue;
+      } else {
+        c.capacity = std::min(c.capacity, r.capacity);
+        c.preemption_margin =
+            std::min(c.preemption_margin, r.preemption_margin);
+      }
+      c.declared_in.push_back(set->source);
+    }
+  }
+  return errors;
 }
 
 absl::StatusOr<Catalog> LoadCatalog(const std::vector<std::string>& paths) {
@@ -677,6 +718,7 @@ absl::StatusOr<Catalog> LoadCatalog(const std::vector<std::string>& paths) {
                                     it->second->source));
     }
   }
+  if (errors.empty()) errors = catalog.IndexResources();
   if (!errors.empty()) {
     return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
   }

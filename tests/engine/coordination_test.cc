@@ -3,7 +3,8 @@
 // pools, holdings inside and outside the batch), every assignment of
 // options to agents is enumerated and those that satisfy the stated rule
 // written as conditions — feasible, and each agent has its first option
-// not blocked by the choices of the agents that go before it — are kept.
+// not blocked by the choices of the agents that go before it and by the
+// reservations still standing at its turn — are kept.
 // Exactly one must satisfy it, and it must be the allocator's. Plus the rule's
 // named cases: holders keep, the order of ties, preemption by margin,
 // capacities never exceeded with preemption on.
@@ -83,18 +84,21 @@ Batch RandomBatch(std::mt19937& rng) {
 bool SatisfiesTheRule(const Batch& b, const std::vector<int>& x) {
   const int pools = static_cast<int>(b.pools.size());
   const int n = static_cast<int>(b.options.size());
-  // Holders keep: the reservations, and each agent's own.
-  std::vector<int> reserved(pools, 0);
+  auto uses = [&](const Option& o, int p) {
+    for (const Use& u : b.UsesOf(o)) {
+      if (u.pool == p) return true;
+    }
+    return false;
+  };
+  // Holders keep: the reservations (holding indices), and each agent's own.
+  std::vector<const Holding*> reserved;
+  std::vector<int> reserved_in(pools, 0);
   std::vector<std::vector<int>> own(n, std::vector<int>(pools, 0));
   for (const Holding& h : b.holdings) {
-    if (h.agent >= 0) {
-      const auto& o = b.options[h.agent];
-      bool continues = false;
-      for (const Use& u : b.UsesOf(o[0])) continues |= u.pool == h.pool;
-      if (!continues) continue;
-    }
-    if (reserved[h.pool] + h.amount > b.pools[h.pool].capacity) continue;
-    reserved[h.pool] += h.amount;
+    if (h.agent >= 0 && !uses(b.options[h.agent][0], h.pool)) continue;
+    if (reserved_in[h.pool] + h.amount > b.pools[h.pool].capacity) continue;
+    reserved_in[h.pool] += h.amount;
+    reserved.push_back(&h);
     if (h.agent >= 0) own[h.agent][h.pool] += h.amount;
   }
   auto need = [&](int a, const Option& o, int p) {
@@ -109,10 +113,28 @@ bool SatisfiesTheRule(const Batch& b, const std::vector<int>& x) {
     const float sc = b.options[c][0].score, sa = b.options[a][0].score;
     return sc != sa ? sc > sa : c < a;
   };
+  // Agent c ended with an option that uses pool p.
+  auto ends_using = [&](int c, int p) {
+    return x[c] >= 0 && uses(b.options[c][x[c]], p);
+  };
+  // What holdings still reserve in pool p when agent a takes its turn: an
+  // outside holder's, a's own, and those of the agents after a; an agent
+  // before a has settled, and keeps only where its option uses the pool.
+  auto reserved_at = [&](int a, int p) {
+    int units = 0;
+    for (const Holding* h : reserved) {
+      if (h->pool != p) continue;
+      if (h->agent < 0 || h->agent == a || !before(h->agent, a) ||
+          ends_using(h->agent, p)) {
+        units += h->amount;
+      }
+    }
+    return units;
+  };
   // Does option y of agent a fit beside the agents that go before it?
   auto blocked = [&](int a, const Option& y) {
     for (const Use& u : b.UsesOf(y)) {
-      int taken = reserved[u.pool] + need(a, y, u.pool);
+      int taken = reserved_at(a, u.pool) + need(a, y, u.pool);
       for (int c = 0; c < n; ++c) {
         if (c == a || x[c] < 0) continue;
         const Option& oc = b.options[c][x[c]];
@@ -122,16 +144,23 @@ bool SatisfiesTheRule(const Batch& b, const std::vector<int>& x) {
     }
     return false;
   };
-  // Feasible.
+  // Feasible: what is held at the end (outside holders, holders whose
+  // option uses the pool, and every option's need) fits.
   for (int p = 0; p < pools; ++p) {
-    int taken = reserved[p];
+    int taken = 0;
+    for (const Holding* h : reserved) {
+      if (h->pool == p && (h->agent < 0 || ends_using(h->agent, p))) {
+        taken += h->amount;
+      }
+    }
     for (int a = 0; a < n; ++a) {
       if (x[a] >= 0) taken += need(a, b.options[a][x[a]], p);
     }
     if (taken > b.pools[p].capacity) return false;
   }
-  // Each agent has its first option that is not blocked.
+  // Each agent has its first option that is not blocked at its turn.
   for (int a = 0; a < n; ++a) {
+    if (x[a] >= 0 && blocked(a, b.options[a][x[a]])) return false;
     const int end = x[a] < 0 ? static_cast<int>(b.options[a].size()) : x[a];
     for (int y = 0; y < end; ++y) {
       if (!blocked(a, b.options[a][y])) return false;
@@ -253,6 +282,29 @@ TEST(CoordinationTest, HoldersKeepWhileTheirActionContinues) {
       allocator.Allocate(b.pools, b.holdings, b.agents, b.uses);
   EXPECT_THAT(outside.chosen, ::testing::ElementsAre(1, 1, 0));
   EXPECT_THAT(outside.kept, ::testing::ElementsAre(1));
+}
+
+TEST(CoordinationTest, AHoldingIsReleasedAsSoonAsItsHolderSettlesElsewhere) {
+  Batch b;
+  b.pools = {{.capacity = 1}, {.capacity = 0}};
+  // Agent 0 holds pool 0 and its decision uses it, but also pool 1, which
+  // has no room: it settles on an option that uses nothing.
+  b.Add(0, 0, 0.9f, {{0, 1}, {1, 1}});
+  b.Add(0, 1, 0.3f, {});
+  // Agent 1 goes after it and wants pool 0: the holding is free by then.
+  b.Add(1, 0, 0.5f, {{0, 1}});
+  b.Add(1, 1, 0.1f, {});
+  b.holdings = {{.pool = 0, .agent = 0}};
+  b.Link();
+  Allocator allocator;
+  const Allocation& got =
+      allocator.Allocate(b.pools, b.holdings, b.agents, b.uses);
+  EXPECT_THAT(got.chosen, ::testing::ElementsAre(1, 0));
+  EXPECT_THAT(got.kept, ::testing::ElementsAre(0));
+  EXPECT_EQ(got.denied[0].pool, 1);
+  EXPECT_EQ(got.denied[1].option, -1);
+  EXPECT_EQ(got.used[0], 1);
+  EXPECT_EQ(got.grants[0], 1);
 }
 
 TEST(CoordinationTest, PreemptionTakesFromTheLowestHolderBeyondTheMargin) {

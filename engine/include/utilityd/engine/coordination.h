@@ -35,7 +35,9 @@
 //      lower than the option's by more than the margin, lowest score first,
 //      when that makes it fit. A holder in the batch then competes for the
 //      pool like anyone else; an outside holder loses its holding.
-//   4. At the end, a reservation its agent did not use is released.
+//   4. As soon as an agent has settled (on an option, or on none), the
+//      reservations it holds in pools its option does not use are
+//      released, so the agents after it may take them.
 // Capacities are never exceeded: a pool's reservations and grants together
 // never pass its capacity.
 #ifndef UTILITYD_ENGINE_COORDINATION_H_
@@ -124,6 +126,15 @@ class Allocator {
                              absl::Span<const Use> uses);
 
  private:
+  // The steps of Allocate: clears the result for `agents` agents; reserves
+  // the holdings (rule 1); gives agent `a` its first option that fits
+  // (rules 2 and 3); takes option `o` for agent `a`, keeping what it holds.
+  void Reset(size_t agents);
+  void Reserve(absl::Span<const AllocationAgent> agents,
+               absl::Span<const Use> uses);
+  void Settle(int32_t a, absl::Span<const AllocationAgent> agents,
+              absl::Span<const Use> uses);
+  void Grant(int32_t a, const Option& o, absl::Span<const Use> uses);
   // Room the option of agent `a` lacks in pool `p` (0 when it fits there).
   int32_t Lacks(int32_t a, int32_t p, int32_t amount) const;
   // Pool p's capacity and holding h's amount, clamped (kMaxUnits).

@@ -14,6 +14,7 @@
 #ifndef UTILITYD_LOADER_SET_LOADER_H_
 #define UTILITYD_LOADER_SET_LOADER_H_
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -64,7 +65,19 @@ void ApplyDefaults(v1::BehaviourSet* set);
 [[nodiscard]] absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetFile(
     const std::string& path);
 
-// Immutable name -> set map.
+// A resource as the whole catalog declares it: every set declaring the name
+// shares its pools, so one capacity and one preemption margin hold for every
+// batch, whichever sets its agents use.
+struct CatalogResource {
+  bool per_target = false;
+  // The smallest capacity and margin any set of the catalog declares.
+  int32_t capacity = 1;
+  float preemption_margin = std::numeric_limits<float>::infinity();
+  // Sources of the sets declaring it, in name order.
+  std::vector<std::string> declared_in;
+};
+
+// Immutable name -> set map, with the resources its sets declare.
 class Catalog {
  public:
   // A catalog of already loaded sets (what-if scoring). INVALID_ARGUMENT
@@ -77,10 +90,18 @@ class Catalog {
   sets() const {
     return sets_;
   }
+  // Returns the catalog-wide declaration of resource `name`, or nullptr when
+  // no set declares it.
+  const CatalogResource* FindResource(absl::string_view name) const;
 
  private:
   friend absl::StatusOr<Catalog> LoadCatalog(const std::vector<std::string>&);
+  // Builds resources_ from the sets; one problem per resource that one set
+  // declares per target and another batch-wide.
+  std::vector<std::string> IndexResources();
+
   std::map<std::string, std::shared_ptr<const LoadedSet>, std::less<>> sets_;
+  std::map<std::string, CatalogResource, std::less<>> resources_;
 };
 
 // Returns true for names LoadCatalog reads from a directory: *.yaml, *.yml,
