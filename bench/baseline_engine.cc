@@ -190,7 +190,7 @@ float Compensate(float s, int n) {
 struct Reasoner::Consideration {
   std::string factor;
   bool per_target = false;
-  float lo = 0, inv_span = 1;
+  float lo = 0, span = 1;
   std::unique_ptr<ResponseCurve> curve;
   bool invert = false;
   float out_min = 0, out_span = 1, weight = 1;
@@ -232,7 +232,7 @@ Reasoner::Reasoner(const engine::SetDefinition& set)
           {.factor = c.factor,
            .per_target = c.per_target,
            .lo = static_cast<float>(lo),
-           .inv_span = static_cast<float>(1.0 / (hi - lo)),
+           .span = static_cast<float>(hi - lo),
            .curve = MakeCurve(c.curve),
            .invert = c.curve.invert,
            .out_min = static_cast<float>(c.output_min),
@@ -281,7 +281,7 @@ float Reasoner::Score(const Action& action, const Snapshot& agent,
     const FactorMap& source = c.per_target ? target->factors : agent.factors;
     const float raw = source.at(c.factor);  // looked up by name, every time
     if (!std::isfinite(raw)) return 0.0f;
-    const float x = Clamp01((raw - c.lo) * c.inv_span);
+    const float x = Clamp01((raw - c.lo) / c.span);
     float y = Clamp01(c.curve->Evaluate(Clamp01(x)));
     if (c.invert) y = 1.0f - y;
     const float output = c.out_min + c.out_span * y;

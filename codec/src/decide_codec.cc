@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "coordination.h"
 #include "google/protobuf/util/time_util.h"
+#include "utilityd/base/status_macros.h"
 #include "utilityd/engine/error_reason.h"
 #include "utilityd/engine/explain.h"
 #include "utilityd/engine/sensitivity.h"
@@ -101,37 +102,29 @@ absl::Status ResolveFactors(
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status ResolveAgent(const loader::LoadedSet& loaded,
-                          const v1::AgentSnapshot& snapshot,
-                          AgentScratch* scratch, e::AgentInput* input) {
-  const e::CompiledBehaviourSet& set = loaded.compiled;
-  if (!snapshot.expected_revision().empty() &&
-      snapshot.expected_revision() != loaded.revision()) {
-    return e::FieldError(
-        absl::StatusCode::kFailedPrecondition, e::ErrorReason::kStaleRevision,
-        "expected_revision",
-        absl::StrCat(set.name(), " is at revision ", loaded.revision(),
-                     ", the agent expects ", snapshot.expected_revision(),
-                     " (refresh the factor order with GetBehaviourSet)"));
-  }
-  *input = e::AgentInput{};
+// The agent's own factors: its packed values in place when they fit, else
+// resolved into the scratch.
+absl::Status ResolveAgentFactors(const e::CompiledBehaviourSet& set,
+                                 const v1::AgentSnapshot& snapshot,
+                                 AgentScratch* scratch, e::AgentInput* input) {
   if (snapshot.named_factors().empty() &&
       static_cast<size_t>(snapshot.factors_size()) == set.factors().size()) {
-    // Fast path: the packed values are used in place.
     input->factors =
         absl::MakeConstSpan(snapshot.factors().data(), snapshot.factors_size());
-  } else {
-    scratch->factors.clear();
-    if (absl::Status s =
-            ResolveFactors(snapshot.factors(), snapshot.named_factors(), set,
-                           /*target=*/-1, &scratch->factors);
-        !s.ok()) {
-      return s;
-    }
-    input->factors = scratch->factors;
+    return absl::OkStatus();
   }
+  scratch->factors.clear();
+  UTILITYD_RETURN_IF_ERROR(ResolveFactors(snapshot.factors(),
+                                          snapshot.named_factors(), set,
+                                          /*target=*/-1, &scratch->factors));
+  input->factors = scratch->factors;
+  return absl::OkStatus();
+}
+
+// The current action and the seconds since each action ran.
+absl::Status ResolveActions(const e::CompiledBehaviourSet& set,
+                            const v1::AgentSnapshot& snapshot,
+                            AgentScratch* scratch, e::AgentInput* input) {
   if (!snapshot.current_action().empty()) {
     input->current_action = set.FindAction(snapshot.current_action());
     if (input->current_action < 0) {
@@ -141,21 +134,27 @@ absl::Status ResolveAgent(const loader::LoadedSet& loaded,
                                        ActionNames(set), set.name()));
     }
   }
-  if (!snapshot.seconds_since_action().empty()) {
-    scratch->seconds_since_action.assign(set.action_count(), e::kNeverRan);
-    for (const auto& [name, seconds] : snapshot.seconds_since_action()) {
-      const int a = set.FindAction(name);
-      if (a < 0) {
-        return e::FieldError(
-            absl::StatusCode::kNotFound, e::ErrorReason::kUnknownAction,
-            "seconds_since_action",
-            UnknownName("action", name, ActionNames(set), set.name()));
-      }
-      scratch->seconds_since_action[a] =
-          std::isnan(seconds) ? e::kNeverRan : seconds;
+  if (snapshot.seconds_since_action().empty()) return absl::OkStatus();
+  scratch->seconds_since_action.assign(set.action_count(), e::kNeverRan);
+  for (const auto& [name, seconds] : snapshot.seconds_since_action()) {
+    const int a = set.FindAction(name);
+    if (a < 0) {
+      return e::FieldError(
+          absl::StatusCode::kNotFound, e::ErrorReason::kUnknownAction,
+          "seconds_since_action",
+          UnknownName("action", name, ActionNames(set), set.name()));
     }
-    input->seconds_since_action = scratch->seconds_since_action;
+    scratch->seconds_since_action[a] =
+        std::isnan(seconds) ? e::kNeverRan : seconds;
   }
+  input->seconds_since_action = scratch->seconds_since_action;
+  return absl::OkStatus();
+}
+
+// The targets and which of them is the current one.
+absl::Status ResolveTargets(const e::CompiledBehaviourSet& set,
+                            const v1::AgentSnapshot& snapshot,
+                            AgentScratch* scratch, e::AgentInput* input) {
   scratch->target_values.clear();
   scratch->targets.clear();
   input->current_target = e::kAnyTarget;
@@ -175,12 +174,9 @@ absl::Status ResolveAgent(const loader::LoadedSet& loaded,
           target.factors().data(), static_cast<size_t>(width))});
     } else {
       const size_t offset = scratch->target_values.size();
-      if (absl::Status s =
-              ResolveFactors(target.factors(), target.named_factors(), set, t,
-                             &scratch->target_values);
-          !s.ok()) {
-        return s;
-      }
+      UTILITYD_RETURN_IF_ERROR(ResolveFactors(target.factors(),
+                                              target.named_factors(), set, t,
+                                              &scratch->target_values));
       scratch->targets.push_back({absl::Span<const float>(nullptr, offset)});
       resolved = true;
     }
@@ -197,21 +193,46 @@ absl::Status ResolveAgent(const loader::LoadedSet& loaded,
     }
   }
   input->targets = scratch->targets;
-  input->seed = snapshot.seed();
-  if (!snapshot.personality().empty()) {
-    input->personality = set.FindPersonality(snapshot.personality());
-    if (input->personality < 0) {
-      std::vector<std::string> names;
-      for (int p = 0; p < set.personality_count(); ++p) {
-        names.push_back(set.personality_name(p));
-      }
-      return e::FieldError(absl::StatusCode::kNotFound,
-                           e::ErrorReason::kUnknownPersonality, "personality",
-                           UnknownName("personality", snapshot.personality(),
-                                       names, set.name()));
-    }
-  }
   return absl::OkStatus();
+}
+
+absl::Status ResolvePersonality(const e::CompiledBehaviourSet& set,
+                                const v1::AgentSnapshot& snapshot,
+                                e::AgentInput* input) {
+  if (snapshot.personality().empty()) return absl::OkStatus();
+  input->personality = set.FindPersonality(snapshot.personality());
+  if (input->personality >= 0) return absl::OkStatus();
+  std::vector<std::string> names;
+  for (int p = 0; p < set.personality_count(); ++p) {
+    names.push_back(set.personality_name(p));
+  }
+  return e::FieldError(
+      absl::StatusCode::kNotFound, e::ErrorReason::kUnknownPersonality,
+      "personality",
+      UnknownName("personality", snapshot.personality(), names, set.name()));
+}
+
+}  // namespace
+
+absl::Status ResolveAgent(const loader::LoadedSet& loaded,
+                          const v1::AgentSnapshot& snapshot,
+                          AgentScratch* scratch, e::AgentInput* input) {
+  const e::CompiledBehaviourSet& set = loaded.compiled;
+  if (!snapshot.expected_revision().empty() &&
+      snapshot.expected_revision() != loaded.revision()) {
+    return e::FieldError(
+        absl::StatusCode::kFailedPrecondition, e::ErrorReason::kStaleRevision,
+        "expected_revision",
+        absl::StrCat(set.name(), " is at revision ", loaded.revision(),
+                     ", the agent expects ", snapshot.expected_revision(),
+                     " (refresh the factor order with GetBehaviourSet)"));
+  }
+  *input = e::AgentInput{};
+  UTILITYD_RETURN_IF_ERROR(ResolveAgentFactors(set, snapshot, scratch, input));
+  UTILITYD_RETURN_IF_ERROR(ResolveActions(set, snapshot, scratch, input));
+  UTILITYD_RETURN_IF_ERROR(ResolveTargets(set, snapshot, scratch, input));
+  input->seed = snapshot.seed();
+  return ResolvePersonality(set, snapshot, input);
 }
 
 e::ExplainLevel ToExplainLevel(v1::Explain explain) {

@@ -329,9 +329,9 @@ void BatchDecider::Considerations(const CompiledBehaviourSet& set, int action) {
       }
     }
     float* norm = normalised_.data();
-    const float lo = c.range_lo, inv = c.range_inv_span;
+    const float lo = c.range_lo, span = c.range_span;
     for (size_t m = 0; m < count; ++m) {
-      norm[m] = internal::Normalise(x[m], lo, inv);
+      norm[m] = internal::Normalise(x[m], lo, span);
     }
     EvaluateCurveColumn(c.curve, norm, curved_.data(), count,
                         set.curve_points());

@@ -414,6 +414,118 @@ std::vector<ValidationIssue> Validate(const SetDefinition& def) {
   return issues;
 }
 
+// Compile's steps, each filling its part of the set from a validated
+// definition.
+struct SetCompiler {
+  static void Actions(const SetDefinition& def, CompiledBehaviourSet& set) {
+    for (size_t i = 0; i < def.actions.size(); ++i) {
+      const ActionDefinition& a = def.actions[i];
+      set.action_index_[a.name] = static_cast<int>(i);
+      CompiledAction ca;
+      ca.name = a.name;
+      ca.first_consideration =
+          static_cast<uint32_t>(set.considerations_.size());
+      ca.consideration_count = static_cast<uint32_t>(a.considerations.size());
+      ca.weight = static_cast<float>(a.weight);
+      ca.rank = a.rank;
+      ca.cooldown_seconds = static_cast<float>(a.cooldown_seconds);
+      ca.per_target = a.per_target;
+      set.has_per_target_actions_ |= a.per_target;
+      ca.first_use = static_cast<uint32_t>(set.uses_.size());
+      for (const ResourceUseDefinition& u : a.uses) {
+        const auto r = absl::c_find_if(
+            def.resources, [&](const auto& x) { return x.name == u.resource; });
+        set.uses_.push_back({static_cast<int32_t>(r - def.resources.begin()),
+                             static_cast<int32_t>(u.amount)});
+      }
+      ca.use_count = static_cast<uint32_t>(a.uses.size());
+      for (const ConsiderationDefinition& c : a.considerations) {
+        set.considerations_.push_back(Consideration(def, c, set));
+      }
+      set.actions_.push_back(std::move(ca));
+    }
+  }
+
+  static CompiledConsideration Consideration(const SetDefinition& def,
+                                             const ConsiderationDefinition& c,
+                                             CompiledBehaviourSet& set) {
+    CompiledConsideration cc;
+    cc.name = c.name;
+    cc.per_target = c.per_target;
+    const auto& pool = c.per_target ? def.target_factors : def.factors;
+    const auto& index =
+        c.per_target ? set.target_factor_index_ : set.factor_index_;
+    cc.factor = index.at(c.factor);
+    const double lo = c.range_min.value_or(pool[cc.factor].min);
+    const double hi = c.range_max.value_or(pool[cc.factor].max);
+    cc.range_lo = static_cast<float>(lo);
+    cc.range_span = static_cast<float>(hi - lo);
+    cc.curve = CompileCurve(c.curve, &set.curve_points_);
+    cc.output_min = static_cast<float>(c.output_min);
+    cc.output_span = static_cast<float>(c.output_max - c.output_min);
+    cc.weight = static_cast<float>(c.weight);
+    return cc;
+  }
+
+  static void Resources(const SetDefinition& def, CompiledBehaviourSet& set) {
+    for (const ResourceDefinition& r : def.resources) {
+      CompiledResource cr{.name = r.name,
+                          .per_target = r.per_target,
+                          .capacity = static_cast<int32_t>(r.capacity)};
+      if (r.preemption_margin.has_value()) {
+        cr.preemption_margin = static_cast<float>(*r.preemption_margin);
+      }
+      set.resources_.push_back(std::move(cr));
+    }
+  }
+
+  static void Personalities(const SetDefinition& def,
+                            CompiledBehaviourSet& set) {
+    const size_t n_actions = set.actions_.size();
+    for (size_t p = 0; p < def.personalities.size(); ++p) {
+      const PersonalityDefinition& pd = def.personalities[p];
+      set.personality_index_[pd.name] = static_cast<int>(p);
+      set.personality_names_.push_back(pd.name);
+      const size_t action_base = set.personality_action_weights_.size();
+      set.personality_action_weights_.resize(action_base + n_actions, 1.0f);
+      for (const auto& [name, w] : pd.action_weights) {
+        set.personality_action_weights_[action_base +
+                                        set.action_index_.at(name)] =
+            static_cast<float>(w);
+      }
+      const size_t c_base = set.personality_consideration_weights_.size();
+      for (const auto& c : set.considerations_) {
+        set.personality_consideration_weights_.push_back(c.weight);
+      }
+      // Names first, then "action.consideration" keys, so the specific key
+      // wins over the general one whatever order they were written in.
+      for (int pass = 0; pass < 2; ++pass) {
+        for (const auto& [key, w] : pd.consideration_weights) {
+          const bool qualified = key.find('.') != std::string::npos;
+          if (qualified != (pass == 1)) continue;
+          ConsiderationWeight(set, key, static_cast<float>(w), c_base);
+        }
+      }
+    }
+  }
+
+  // Sets weight `w` of every consideration `key` names (its name, or
+  // "action.consideration") in the personality starting at `base`.
+  static void ConsiderationWeight(CompiledBehaviourSet& set,
+                                  const std::string& key, float w,
+                                  size_t base) {
+    for (const CompiledAction& ca : set.actions_) {
+      for (uint32_t k = 0; k < ca.consideration_count; ++k) {
+        const uint32_t ci = ca.first_consideration + k;
+        const std::string& cname = set.considerations_[ci].name;
+        if (key == cname || key == absl::StrCat(ca.name, ".", cname)) {
+          set.personality_consideration_weights_[base + ci] = w;
+        }
+      }
+    }
+  }
+};
+
 absl::StatusOr<CompiledBehaviourSet> Compile(const SetDefinition& def) {
   std::vector<ValidationIssue> issues = Validate(def);
   if (!issues.empty()) {
@@ -440,94 +552,12 @@ absl::StatusOr<CompiledBehaviourSet> Compile(const SetDefinition& def) {
   for (size_t i = 0; i < def.target_factors.size(); ++i) {
     set.target_factor_index_[def.target_factors[i].name] = static_cast<int>(i);
   }
-  for (size_t i = 0; i < def.actions.size(); ++i) {
-    const ActionDefinition& a = def.actions[i];
-    set.action_index_[a.name] = static_cast<int>(i);
-    CompiledAction ca;
-    ca.name = a.name;
-    ca.first_consideration = static_cast<uint32_t>(set.considerations_.size());
-    ca.consideration_count = static_cast<uint32_t>(a.considerations.size());
-    ca.weight = static_cast<float>(a.weight);
-    ca.rank = a.rank;
-    ca.cooldown_seconds = static_cast<float>(a.cooldown_seconds);
-    ca.per_target = a.per_target;
-    set.has_per_target_actions_ |= a.per_target;
-    ca.first_use = static_cast<uint32_t>(set.uses_.size());
-    for (const ResourceUseDefinition& u : a.uses) {
-      const auto r = absl::c_find_if(
-          def.resources, [&](const auto& x) { return x.name == u.resource; });
-      set.uses_.push_back({static_cast<int32_t>(r - def.resources.begin()),
-                           static_cast<int32_t>(u.amount)});
-    }
-    ca.use_count = static_cast<uint32_t>(a.uses.size());
-    for (const ConsiderationDefinition& c : a.considerations) {
-      CompiledConsideration cc;
-      cc.name = c.name;
-      cc.per_target = c.per_target;
-      const auto& pool = c.per_target ? def.target_factors : def.factors;
-      const auto& index =
-          c.per_target ? set.target_factor_index_ : set.factor_index_;
-      cc.factor = index.at(c.factor);
-      const double lo = c.range_min.value_or(pool[cc.factor].min);
-      const double hi = c.range_max.value_or(pool[cc.factor].max);
-      cc.range_lo = static_cast<float>(lo);
-      cc.range_inv_span = static_cast<float>(1.0 / (hi - lo));
-      cc.curve = CompileCurve(c.curve, &set.curve_points_);
-      cc.output_min = static_cast<float>(c.output_min);
-      cc.output_span = static_cast<float>(c.output_max - c.output_min);
-      cc.weight = static_cast<float>(c.weight);
-      set.considerations_.push_back(std::move(cc));
-    }
-    set.actions_.push_back(std::move(ca));
-  }
+  SetCompiler::Actions(def, set);
   if (!def.selection.fallback_action.empty()) {
     set.fallback_action_ = set.action_index_.at(def.selection.fallback_action);
   }
-  for (const ResourceDefinition& r : def.resources) {
-    CompiledResource cr{.name = r.name,
-                        .per_target = r.per_target,
-                        .capacity = static_cast<int32_t>(r.capacity)};
-    if (r.preemption_margin.has_value()) {
-      cr.preemption_margin = static_cast<float>(*r.preemption_margin);
-    }
-    set.resources_.push_back(std::move(cr));
-  }
-  const size_t n_actions = set.actions_.size();
-  for (size_t p = 0; p < def.personalities.size(); ++p) {
-    const PersonalityDefinition& pd = def.personalities[p];
-    set.personality_index_[pd.name] = static_cast<int>(p);
-    set.personality_names_.push_back(pd.name);
-    const size_t action_base = set.personality_action_weights_.size();
-    set.personality_action_weights_.resize(action_base + n_actions, 1.0f);
-    for (const auto& [name, w] : pd.action_weights) {
-      set.personality_action_weights_[action_base +
-                                      set.action_index_.at(name)] =
-          static_cast<float>(w);
-    }
-    const size_t c_base = set.personality_consideration_weights_.size();
-    for (const auto& c : set.considerations_) {
-      set.personality_consideration_weights_.push_back(c.weight);
-    }
-    // Names first, then "action.consideration" keys, so the specific key
-    // wins over the general one whatever order they were written in.
-    for (int pass = 0; pass < 2; ++pass) {
-      for (const auto& [key, w] : pd.consideration_weights) {
-        const bool qualified = key.find('.') != std::string::npos;
-        if (qualified != (pass == 1)) continue;
-        for (size_t a = 0; a < n_actions; ++a) {
-          const CompiledAction& ca = set.actions_[a];
-          for (uint32_t k = 0; k < ca.consideration_count; ++k) {
-            const uint32_t ci = ca.first_consideration + k;
-            const std::string& cname = set.considerations_[ci].name;
-            if (key == cname || key == absl::StrCat(ca.name, ".", cname)) {
-              set.personality_consideration_weights_[c_base + ci] =
-                  static_cast<float>(w);
-            }
-          }
-        }
-      }
-    }
-  }
+  SetCompiler::Resources(def, set);
+  SetCompiler::Personalities(def, set);
   if (def.tree) {
     absl::StatusOr<std::shared_ptr<const CompiledTree>> tree =
         CompileTree(def, set);

@@ -23,7 +23,7 @@ enum Fold { kProduct, kCompensatedProduct, kMin, kSum };
 
 // A consideration's constants, widened to vectors where used.
 struct Constants {
-  float lo, inv, out_min, out_span, weight, one_minus_weight, modifier;
+  float lo, span, out_min, out_span, weight, one_minus_weight, modifier;
   bool invert;
 };
 
@@ -35,10 +35,11 @@ template <class DF, class Shape>
 HWY_INLINE Vec<DF> Output(DF df, const Constants& k, Shape shape,
                           const float* x) {
   using V = Vec<DF>;
-  // Normalise (scoring_rules.h): clamp((raw - lo) * inv_span).
+  // Normalise (scoring_rules.h): clamp((raw - lo) / span), a correctly
+  // rounded division on every target.
   const V norm =
-      Clamp01(df, hn::Mul(hn::Sub(hn::LoadU(df, x), hn::Set(df, k.lo)),
-                          hn::Set(df, k.inv)));
+      Clamp01(df, hn::Div(hn::Sub(hn::LoadU(df, x), hn::Set(df, k.lo)),
+                          hn::Set(df, k.span)));
   // The curve: its shape of the clamped input (norm is), clamped, inverted.
   V curved = Clamp01(df, shape(df, norm));
   if (k.invert) curved = hn::Sub(hn::Set(df, 1.0f), curved);
@@ -178,8 +179,8 @@ void WithFold(const FoldRule& rule, Visit&& visit) {
 }
 
 Constants ConstantsOf(const CompiledConsideration& c, const FoldRule& rule) {
-  return {c.range_lo, c.range_inv_span, c.output_min,  c.output_span,
-          c.weight,   1.0f - c.weight,  rule.modifier, c.curve.invert};
+  return {c.range_lo, c.range_span,    c.output_min,  c.output_span,
+          c.weight,   1.0f - c.weight, rule.modifier, c.curve.invert};
 }
 
 void ConsiderColumn(const CompiledConsideration& c, const FoldRule& rule,

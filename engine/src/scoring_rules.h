@@ -13,8 +13,8 @@
 namespace utilityd::engine::internal {
 
 // Bookends: where the raw value sits between the range's ends, in 0..1.
-inline float Normalise(float raw, float lo, float inv_span) {
-  return Clamp01((raw - lo) * inv_span);
+inline float Normalise(float raw, float lo, float span) {
+  return Clamp01((raw - lo) / span);
 }
 
 // The output range rescales the curve: min + (max - min) * curved.

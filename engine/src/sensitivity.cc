@@ -101,20 +101,23 @@ absl::Status SensitivityAnalyser::Analyse(const CompiledBehaviourSet& set,
     bool read = false;
     for (const CompiledConsideration& c : set.considerations()) {
       if (c.per_target != varied.target_factor || c.factor != varied.factor ||
-          c.range_inv_span == 0 || !std::isfinite(c.range_inv_span)) {
+          c.range_span == 0 || !std::isfinite(c.range_span)) {
         continue;
       }
       read = true;
       t.clear();
       CurveBreakpoints(c.curve, set.curve_points(), &t);
-      const double span = 1.0 / c.range_inv_span;
+      const double span = c.range_span;
       for (double x : t) {
         if (!(x >= 0 && x <= 1)) continue;
         const double raw = c.range_lo + x * span;
-        breakpoints_.push_back(static_cast<float>(raw));
+        const float at = static_cast<float>(raw);
+        breakpoints_.push_back(at);
+        // Bookends beyond the declared range widen it; ones that are the
+        // declared bounds as floats leave them exactly as declared.
         if (x == 0 || x == 1) {
-          lo = std::min(lo, raw);
-          hi = std::max(hi, raw);
+          if (at < static_cast<float>(lo)) lo = raw;
+          if (at > static_cast<float>(hi)) hi = raw;
         }
       }
     }

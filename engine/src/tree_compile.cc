@@ -191,9 +191,14 @@ class TreeChecker {
     issues_->push_back({std::move(path), std::move(message)});
   }
 
+  // 0 is BehaviorTree.CPP's "do not tick the child" (repeat: SUCCESS,
+  // retry: FAILURE); -1 (for ever) is refused, see docs/TREES.md.
   void Count(const std::string& at, int v) {
-    if (v < 1 || v > kMaxRepeat) {
-      Add(at, absl::StrCat("must be within 1..", kMaxRepeat, ", got ", v));
+    if (v < 0 || v > kMaxRepeat) {
+      Add(at, absl::StrCat("must be within 0..", kMaxRepeat, ", got ", v,
+                           v < 0 ? " (no endless repeat: every run of the "
+                                   "child costs the game a tick)"
+                                 : ""));
     }
   }
 
@@ -203,19 +208,18 @@ class TreeChecker {
       Add(at + ".children", absl::StrCat("at most ", kMaxParallelChildren,
                                          " children, got ", children));
     }
-    if (n.success_threshold != -1 &&
-        (n.success_threshold < 1 || n.success_threshold > children)) {
-      Add(at + ".success_threshold",
-          absl::StrCat("must be within 1..", children,
-                       " (the number of children) or -1 for all, got ",
-                       n.success_threshold));
-    }
-    if (n.failure_threshold != -1 &&
-        (n.failure_threshold < 1 || n.failure_threshold > children)) {
-      Add(at + ".failure_threshold",
-          absl::StrCat("must be within 1..", children,
-                       " (the number of children) or -1 for all, got ",
-                       n.failure_threshold));
+    Threshold(at + ".success_threshold", n.success_threshold, children);
+    Threshold(at + ".failure_threshold", n.failure_threshold, children);
+  }
+
+  void Threshold(const std::string& at, int v, int children) {
+    const int count = ParallelThreshold(v, children);
+    if (count < 1 || count > children) {
+      Add(at, absl::StrCat("must come to 1..", children,
+                           " (the number of children): a count, or a "
+                           "negative value counted from all (-1 = all, -2 = "
+                           "all but one), got ",
+                           v, v < 0 ? absl::StrCat(" (", count, ")") : ""));
     }
   }
 
@@ -342,10 +346,8 @@ class TreeCompiler {
       c.depth = depth;
       c.child_count = static_cast<uint32_t>(n.children.size());
       const int children = static_cast<int>(n.children.size());
-      c.success_threshold =
-          n.success_threshold == -1 ? children : n.success_threshold;
-      c.failure_threshold =
-          n.failure_threshold == -1 ? children : n.failure_threshold;
+      c.success_threshold = ParallelThreshold(n.success_threshold, children);
+      c.failure_threshold = ParallelThreshold(n.failure_threshold, children);
       c.count = n.kind == NodeKind::kRetry ? n.attempts : n.times;
       c.millis = static_cast<int64_t>(std::llround(n.seconds * 1000.0));
       c.rescore = n.rescore;
@@ -393,7 +395,7 @@ class TreeCompiler {
     c->condition.name = d.factor;
     c->condition.factor = f;
     c->condition.range_lo = static_cast<float>(lo);
-    c->condition.range_inv_span = static_cast<float>(1.0 / (hi - lo));
+    c->condition.range_span = static_cast<float>(hi - lo);
     c->condition.curve = CompileCurve(d.curve, &tree_->curve_points);
     c->threshold = static_cast<float>(d.threshold);
   }

@@ -246,6 +246,7 @@ class Ticker {
   // not.
   S Loop(int id, S again) {
     const CompiledNode& n = tree_.node(id);
+    if (n.count == 0) return again;  // BehaviorTree.CPP's 0: never ticked
     uint32_t done = st_[id].running ? st_[id].index : 0;
     while (true) {
       const S c = Tick(tree_.child(n, 0), -1);
@@ -313,7 +314,7 @@ class Ticker {
     float y = 0;
     if (std::isfinite(raw)) {
       y = EvaluateCurve(c.curve,
-                        internal::Normalise(raw, c.range_lo, c.range_inv_span),
+                        internal::Normalise(raw, c.range_lo, c.range_span),
                         tree_.curve_points);
     }
     if (trace_) out_->path[slot].value = y;

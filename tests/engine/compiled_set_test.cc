@@ -56,7 +56,7 @@ TEST(CompileTest, CompilesAValidSetWithIndices) {
   EXPECT_TRUE(set->has_per_target_actions());
   const CompiledConsideration& hurt = set->considerations()[0];
   EXPECT_FLOAT_EQ(hurt.range_lo, 100);
-  EXPECT_FLOAT_EQ(hurt.range_inv_span, -0.01f);
+  EXPECT_FLOAT_EQ(hurt.range_span, -100.0f);
   EXPECT_FLOAT_EQ(set->personality_action_weight(0, 1), 1.5f);
   EXPECT_FLOAT_EQ(set->personality_action_weight(0, 0), 1.0f);
 }
@@ -67,7 +67,7 @@ TEST(CompileTest, DefaultBookendsComeFromTheFactor) {
   ASSERT_THAT(set, IsOk());
   const CompiledConsideration& near = set->considerations()[1];
   EXPECT_FLOAT_EQ(near.range_lo, 0);
-  EXPECT_FLOAT_EQ(near.range_inv_span, 1.0f / 30);
+  EXPECT_FLOAT_EQ(near.range_span, 30.0f);
 }
 
 TEST(CompileTest, CompensationDefaultsByAggregation) {

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 #include "utilityd/base/decision_id.h"
+#include "utilityd/engine/batch.h"
 #include "utilityd/engine/random.h"
 
 namespace utilityd::engine {
@@ -324,6 +325,57 @@ TEST(ScoreTest, ConsiderationWeightBlendsTowardsOne) {
   b.last().considerations[0].weight = 0.25;  // 0.4 * 0.25 + 0.75
   const std::vector<float> f = {0.4f};
   EXPECT_NEAR(MustDecide(b.Build(), {.factors = f}).score, 0.85, 1e-6);
+}
+
+// The documented division, not a multiplication by a reciprocal (which
+// gives 0.79999995 for raw 20 on 100 -> 0): boundary decimals normalise to
+// the float nearest the decimal, and a step at that threshold fires there,
+// in the single path and in the batch path (its fused pass) alike.
+TEST(ScoreTest, BoundaryDecimalsNormaliseToTheDocumentedDivision) {
+  SetDefinition def;
+  def.name = "boundaries";
+  def.factors = {{.name = "hp", .min = 0, .max = 100}};
+  CurveDefinition step_at_08{.kind = CurveKind::kStep, .threshold = 0.8};
+  CurveDefinition step_at_06{.kind = CurveKind::kStep, .threshold = 0.6};
+  def.actions = {{.name = "hurt",
+                  .considerations = {{.name = "low",
+                                      .factor = "hp",
+                                      .range_min = 100,
+                                      .range_max = 0,
+                                      .curve = step_at_08}}},
+                 {.name = "fine",
+                  .considerations = {{.name = "high",
+                                      .factor = "hp",
+                                      .curve = step_at_06}}},
+                 {.name = "rest", .weight = 0.5}};
+  const absl::StatusOr<CompiledBehaviourSet> set = Compile(def);
+  ASSERT_THAT(set, IsOk());
+  struct Case {
+    float raw, hurt_norm, fine_norm;
+    const char* winner;
+  };
+  for (const Case& c :
+       {Case{20, 0.8f, 0.2f, "hurt"}, Case{60, 0.4f, 0.6f, "fine"},
+        Case{20.01f, (20.01f - 100) / -100.0f, 0.2001f, "rest"},
+        Case{59.99f, 0.4001f, (59.99f - 0) / 100.0f, "rest"},
+        Case{30, 0.7f, 0.3f, "rest"}, Case{90, 0.1f, 0.9f, "fine"}}) {
+    SCOPED_TRACE(c.raw);
+    const std::vector<float> f = {c.raw};
+    const Decision d = MustDecide(*set, {.factors = f});
+    EXPECT_EQ(d.considerations[0].normalised, c.hurt_norm);
+    EXPECT_EQ(d.considerations[1].normalised, c.fine_norm);
+    ASSERT_GE(d.action, 0);
+    EXPECT_EQ(set->actions()[d.action].name, c.winner);
+    // The batch path, explain none (the fused pass).
+    BatchDecider decider;
+    std::vector<AgentInput> inputs(17, AgentInput{.factors = f});
+    std::vector<BatchDecision> out(inputs.size());
+    decider.Decide(*set, inputs, ExplainLevel::kNone, absl::MakeSpan(out));
+    for (const BatchDecision& b : out) {
+      ASSERT_GE(b.action, 0);
+      EXPECT_EQ(set->actions()[b.action].name, c.winner);
+    }
+  }
 }
 
 TEST(ScoreTest, BookendsNormaliseAndInvert) {

@@ -59,7 +59,7 @@ void Score(const engine::CompiledBehaviourSet& set,
     const float w = in.personality >= 0 ? set.personality_consideration_weight(
                                               in.personality, ci)
                                         : c.weight;
-    tr.normalised = Clamp((tr.raw - c.range_lo) * c.range_inv_span);
+    tr.normalised = Clamp((tr.raw - c.range_lo) / c.range_span);
     tr.curved =
         engine::EvaluateCurve(c.curve, tr.normalised, set.curve_points());
     tr.output = c.output_min + c.output_span * tr.curved;

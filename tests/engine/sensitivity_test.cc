@@ -242,6 +242,10 @@ TEST(SensitivityTest, AgreesWithWalkingHealthDownByHand) {
   const FactorSensitivity& s = result[health];
   ASSERT_FALSE(s.target_factor);
   EXPECT_EQ(s.current, input.factors[health]);
+  // Health is declared 0..100 and read by a 100 -> 0 consideration: the
+  // range searched is the declared one exactly (not -2.2e-06..100).
+  EXPECT_EQ(s.range_min, 0.0f);
+  EXPECT_EQ(s.range_max, 100.0f);
 
   Decision d;
   ASSERT_THAT(Decide(compiled, input, ExplainLevel::kNone, &d), IsOk());

@@ -64,7 +64,8 @@ class Action : public Node {
   S Tick(World& w, int target) override {
     if (running_) {
       auto it = w.outcomes.find(id_);
-      if (it != w.outcomes.end() && it->second != S::kRunning) return it->second;
+      if (it != w.outcomes.end() && it->second != S::kRunning)
+        return it->second;
       w.run.push_back({id_, def_->action, target_, false});
       return S::kRunning;
     }
@@ -92,7 +93,7 @@ class Condition : public Node {
   S Tick(World& w, int) override {
     const CompiledConsideration& c = def_->condition;
     const float raw = w.factors[c.factor];
-    const float x = std::clamp((raw - c.range_lo) * c.range_inv_span, 0.0f, 1.0f);
+    const float x = std::clamp((raw - c.range_lo) / c.range_span, 0.0f, 1.0f);
     const float y = EvaluateCurve(c.curve, x, w.set->tree()->curve_points);
     return y >= def_->threshold ? S::kSuccess : S::kFailure;
   }
@@ -150,8 +151,8 @@ class Parallel : public Node {
         ok += d == S::kSuccess;
         bad += d == S::kFailure;
       }
-      if (ok >= def_->success_threshold ||
-          bad >= def_->failure_threshold || total - bad < def_->success_threshold) {
+      if (ok >= def_->success_threshold || bad >= def_->failure_threshold ||
+          total - bad < def_->success_threshold) {
         for (auto& c : children_) c->Halt(w);
         return ok >= def_->success_threshold ? S::kSuccess : S::kFailure;
       }
@@ -166,7 +167,9 @@ class Decorator : public Node {
     switch (def_->kind) {
       case NodeKind::kInverter: {
         const S s = children_[0]->Run(w, -1);
-        return s == S::kSuccess ? S::kFailure : s == S::kFailure ? S::kSuccess : s;
+        return s == S::kSuccess   ? S::kFailure
+               : s == S::kFailure ? S::kSuccess
+                                  : s;
       }
       case NodeKind::kForceSuccess: {
         const S s = children_[0]->Run(w, -1);
@@ -178,7 +181,8 @@ class Decorator : public Node {
       }
       case NodeKind::kRepeat:
       case NodeKind::kRetry: {
-        const S again = def_->kind == NodeKind::kRepeat ? S::kSuccess : S::kFailure;
+        const S again =
+            def_->kind == NodeKind::kRepeat ? S::kSuccess : S::kFailure;
         if (!running_) count_ = 0;
         while (true) {
           const S s = children_[0]->Run(w, -1);
@@ -248,7 +252,8 @@ class Utility : public Node {
           continue;
         }
         const auto& acts = def_->choices->actions();
-        if (best < 0 || acts[c.action].rank > acts[d.candidates[best].action].rank ||
+        if (best < 0 ||
+            acts[c.action].rank > acts[d.candidates[best].action].rank ||
             (acts[c.action].rank == acts[d.candidates[best].action].rank &&
              c.score > d.candidates[best].score)) {
           best = static_cast<int>(i);
@@ -265,7 +270,8 @@ class Utility : public Node {
                   .current_target = current < 0 ? -1 : current_target,
                   .targets = w.targets,
                   .seed = w.seed};
-    EXPECT_TRUE(Decide(*def_->choices, in, ExplainLevel::kNone, &decision_).ok());
+    EXPECT_TRUE(
+        Decide(*def_->choices, in, ExplainLevel::kNone, &decision_).ok());
     return decision_;
   }
   int child_ = -1, target_ = -1;
@@ -277,15 +283,33 @@ std::unique_ptr<Node> Build(const CompiledTree& tree, int id) {
   const CompiledNode& n = tree.node(id);
   std::unique_ptr<Node> node;
   switch (n.kind) {
-    case NodeKind::kSequence: node = std::make_unique<Ordered>(S::kSuccess); break;
-    case NodeKind::kFallback: node = std::make_unique<Ordered>(S::kFailure); break;
-    case NodeKind::kReactiveSequence: node = std::make_unique<Reactive>(S::kSuccess); break;
-    case NodeKind::kReactiveFallback: node = std::make_unique<Reactive>(S::kFailure); break;
-    case NodeKind::kParallel: node = std::make_unique<Parallel>(); break;
-    case NodeKind::kCondition: node = std::make_unique<Condition>(); break;
-    case NodeKind::kAction: node = std::make_unique<Action>(); break;
-    case NodeKind::kUtility: node = std::make_unique<Utility>(); break;
-    default: node = std::make_unique<Decorator>(); break;
+    case NodeKind::kSequence:
+      node = std::make_unique<Ordered>(S::kSuccess);
+      break;
+    case NodeKind::kFallback:
+      node = std::make_unique<Ordered>(S::kFailure);
+      break;
+    case NodeKind::kReactiveSequence:
+      node = std::make_unique<Reactive>(S::kSuccess);
+      break;
+    case NodeKind::kReactiveFallback:
+      node = std::make_unique<Reactive>(S::kFailure);
+      break;
+    case NodeKind::kParallel:
+      node = std::make_unique<Parallel>();
+      break;
+    case NodeKind::kCondition:
+      node = std::make_unique<Condition>();
+      break;
+    case NodeKind::kAction:
+      node = std::make_unique<Action>();
+      break;
+    case NodeKind::kUtility:
+      node = std::make_unique<Utility>();
+      break;
+    default:
+      node = std::make_unique<Decorator>();
+      break;
   }
   node->id_ = id;
   node->def_ = &n;
@@ -296,7 +320,8 @@ std::unique_ptr<Node> Build(const CompiledTree& tree, int id) {
 }
 
 // A random tree in the format, `depth` levels at most.
-std::string RandomNode(std::mt19937& rng, int depth, const std::string& indent) {
+std::string RandomNode(std::mt19937& rng, int depth,
+                       const std::string& indent) {
   auto pick = [&](int n) { return static_cast<int>(rng() % n); };
   const char* leaves[] = {"x", "y", "z", "w"};
   const char* factors[] = {"a", "b", "c"};
@@ -305,7 +330,8 @@ std::string RandomNode(std::mt19937& rng, int depth, const std::string& indent) 
     std::string out = absl::StrCat(indent, "  children:\n");
     const int n = lo + pick(hi - lo + 1);
     for (int i = 0; i < n; ++i) {
-      out += absl::StrCat(indent, "    - ", RandomNode(rng, depth - 1, indent + "      "));
+      out += absl::StrCat(indent, "    - ",
+                          RandomNode(rng, depth - 1, indent + "      "));
     }
     return out;
   };
@@ -314,37 +340,51 @@ std::string RandomNode(std::mt19937& rng, int depth, const std::string& indent) 
                         RandomNode(rng, depth - 1, indent + "    "));
   };
   switch (kind) {
-    case 0: return absl::StrCat("sequence:\n", children(1, 3));
-    case 1: return absl::StrCat("fallback:\n", children(1, 3));
-    case 2: return absl::StrCat("reactive_sequence:\n", children(1, 3));
-    case 3: return absl::StrCat("reactive_fallback:\n", children(1, 3));
+    case 0:
+      return absl::StrCat("sequence:\n", children(1, 3));
+    case 1:
+      return absl::StrCat("fallback:\n", children(1, 3));
+    case 2:
+      return absl::StrCat("reactive_sequence:\n", children(1, 3));
+    case 3:
+      return absl::StrCat("reactive_fallback:\n", children(1, 3));
     case 4: {
       const int n = 1 + pick(3);
-      std::string out = absl::StrCat("parallel:\n", indent, "  success_threshold: ",
-                                     1 + pick(n), "\n", indent, "  failure_threshold: ",
-                                     1 + pick(n), "\n", indent, "  children:\n");
+      std::string out = absl::StrCat(
+          "parallel:\n", indent, "  success_threshold: ", 1 + pick(n), "\n",
+          indent, "  failure_threshold: ", 1 + pick(n), "\n", indent,
+          "  children:\n");
       for (int i = 0; i < n; ++i) {
-        out += absl::StrCat(indent, "    - ", RandomNode(rng, depth - 1, indent + "      "));
+        out += absl::StrCat(indent, "    - ",
+                            RandomNode(rng, depth - 1, indent + "      "));
       }
       return out;
     }
-    case 5: return absl::StrCat("inverter:\n", child());
-    case 6: return absl::StrCat(pick(2) ? "force_success" : "force_failure", ":\n", child());
+    case 5:
+      return absl::StrCat("inverter:\n", child());
+    case 6:
+      return absl::StrCat(pick(2) ? "force_success" : "force_failure", ":\n",
+                          child());
     case 7: {
       const bool repeat = pick(2) == 1;
       return absl::StrCat(repeat ? "repeat:\n" : "retry:\n", indent,
-                          repeat ? "  times: " : "  attempts: ", 1 + pick(3), "\n",
-                          child());
+                          repeat ? "  times: " : "  attempts: ", 1 + pick(3),
+                          "\n", child());
     }
-    case 8: return absl::StrCat(pick(2) ? "cooldown" : "timeout", ":\n", indent,
-                                "  seconds: ", 1 + pick(3), "\n", child());
-    case 9: return absl::StrCat(
-        "utility:\n", indent, "  rescore: ", pick(2) ? "every_tick" : "on_enter", "\n",
-        indent, "  on_failure: ", pick(2) ? "next_best" : "fail", "\n", indent,
-        "  children: [{action: by_b}, {action: by_c}, {action: hit}]\n");
+    case 8:
+      return absl::StrCat(pick(2) ? "cooldown" : "timeout", ":\n", indent,
+                          "  seconds: ", 1 + pick(3), "\n", child());
+    case 9:
+      return absl::StrCat(
+          "utility:\n", indent,
+          "  rescore: ", pick(2) ? "every_tick" : "on_enter", "\n", indent,
+          "  on_failure: ", pick(2) ? "next_best" : "fail", "\n", indent,
+          "  children: [{action: by_b}, {action: by_c}, {action: hit}]\n");
     case 10:
-    case 11: return absl::StrCat("action: ", leaves[pick(4)], "\n");
-    default: return absl::StrCat("condition: {factor: ", factors[pick(3)], "}\n");
+    case 11:
+      return absl::StrCat("action: ", leaves[pick(4)], "\n");
+    default:
+      return absl::StrCat("condition: {factor: ", factors[pick(3)], "}\n");
   }
 }
 
@@ -368,7 +408,8 @@ selection: {commitment_bonus: 0.1}
 std::string Describe(const std::vector<TreeLeaf>& leaves) {
   std::string out;
   for (const TreeLeaf& l : leaves) {
-    absl::StrAppend(&out, l.node, "/", l.action, "@", l.target, l.started ? "+" : "", " ");
+    absl::StrAppend(&out, l.node, "/", l.action, "@", l.target,
+                    l.started ? "+" : "", " ");
   }
   return out;
 }
@@ -387,7 +428,9 @@ TEST(TreeProperty, StatelessTicksEqualAStatefulRuntime) {
     std::vector<float> near = {0.3f, 0.8f};
     std::vector<TargetInput> targets = {{absl::MakeConstSpan(&near[0], 1)},
                                         {absl::MakeConstSpan(&near[1], 1)}};
-    World w{.set = &set, .factors = {0.5f, 0.5f, 0.5f}, .seed = 9,
+    World w{.set = &set,
+            .factors = {0.5f, 0.5f, 0.5f},
+            .seed = 9,
             .targets = targets};
     std::string state;
     std::vector<TreeLeaf> running;
@@ -415,14 +458,16 @@ TEST(TreeProperty, StatelessTicksEqualAStatefulRuntime) {
       w.halted.clear();
       const S expected = root->Run(w, -1);
 
-      AgentInput agent{.factors = w.factors, .targets = targets, .seed = w.seed};
+      AgentInput agent{
+          .factors = w.factors, .targets = targets, .seed = w.seed};
       TreeInput in{.game_time = static_cast<double>(w.now_ms) / 1000.0,
                    .state = state,
                    .outcomes = outcomes};
       TreeTick tick;
       ASSERT_TRUE(TickTree(set, agent, in, ExplainLevel::kNone, &tick).ok());
       ASSERT_EQ(tick.reset, TreeReset::kNone);
-      ASSERT_EQ(NodeStatusName(tick.status), std::string(NodeStatusName(expected)));
+      ASSERT_EQ(NodeStatusName(tick.status),
+                std::string(NodeStatusName(expected)));
       ASSERT_EQ(Describe(tick.run), Describe(w.run));
       ASSERT_EQ(Describe(tick.halted), Describe(w.halted));
       state = tick.state;  // the only memory utilityd has
@@ -436,8 +481,8 @@ TEST(TreeProperty, StatelessTicksEqualAStatefulRuntime) {
   EXPECT_EQ(trees, 300);
   EXPECT_GT(halts, 100);
   EXPECT_GT(starts, 1000);
-  std::printf("%d trees, %d ticks, %d leaves started, %d halted\n", trees, ticks,
-              starts, halts);
+  std::printf("%d trees, %d ticks, %d leaves started, %d halted\n", trees,
+              ticks, starts, halts);
 }
 
 }  // namespace

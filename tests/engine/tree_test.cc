@@ -317,6 +317,34 @@ INSTANTIATE_TEST_SUITE_P(
               {"", "x=failure", "", "", S::kFailure},
               {"", "", "x+", "", S::kRunning},
               {"", "x=success", "", "", S::kSuccess}}},
+        // BehaviorTree.CPP's 0: the child is never ticked.
+        Case{"repeat_zero_succeeds_without_ticking",
+             R"(
+  sequence: {children: [{repeat: {times: 0, child: {action: x}}}, {action: y}]}
+)",
+             {{"", "", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess}}},
+        Case{"retry_zero_fails_without_ticking",
+             R"(
+  fallback: {children: [{retry: {attempts: 0, child: {action: x}}}, {action: y}]}
+)",
+             {{"", "", "y+", "", S::kRunning},
+              {"", "y=failure", "", "", S::kFailure}}},
+        // Negative thresholds count back from all the children
+        // (children + value + 1): -2 of three is two.
+        Case{"parallel_negative_thresholds",
+             R"(
+  parallel:
+    success_threshold: -2
+    failure_threshold: -2
+    children: [{action: x}, {action: y}, {action: z}]
+)",
+             {{"", "", "x+ y+ z+", "", S::kRunning},
+              {"", "x=success", "y z", "", S::kRunning},
+              {"", "y=failure", "z", "", S::kRunning},
+              {"", "z=success", "", "", S::kSuccess},
+              {"", "", "x+ y+ z+", "", S::kRunning},
+              {"", "x=failure y=failure", "", "z", S::kFailure}}},
         // Durations are game time from the request.
         Case{"cooldown_on_game_time",
              R"(
@@ -577,13 +605,36 @@ TEST_F(StateReset, IndicesOutOfRangeRestart) {
             TreeReset::kOutOfRange);
 }
 
+TEST(TreeValidation, ParallelThresholdsMustComeToOneToTheChildren) {
+  auto set = loader::LoadSetText(SetYaml(R"(
+  sequence:
+    children:
+      - parallel: {success_threshold: -3, children: [{action: x}, {action: y}]}
+      - parallel: {failure_threshold: 3, children: [{action: x}, {action: y}]}
+      - parallel: {success_threshold: 0, children: [{action: x}, {action: y}]}
+      - parallel: {success_threshold: -2, failure_threshold: -1, children: [{action: x}, {action: y}]}
+)"),
+                                 "bad.yaml");
+  ASSERT_FALSE(set.ok());
+  const std::string m(set.status().message());
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[0].parallel."
+                                    "success_threshold: must come to 1..2"));
+  EXPECT_THAT(m, testing::HasSubstr("got -3 (0)"));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[1].parallel."
+                                    "failure_threshold: must come to 1..2"));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[2].parallel."
+                                    "success_threshold"));
+  // -2 of two is one, -1 all: accepted.
+  EXPECT_THAT(m, testing::Not(testing::HasSubstr("children[3]")));
+}
+
 TEST(TreeValidation, ReportsEveryProblemWithItsPath) {
   auto set = loader::LoadSetText(SetYaml(R"(
   sequence:
     children:
       - action: nope
       - fallback: {children: []}
-      - repeat: {times: 0, child: {action: x}}
+      - repeat: {times: -1, child: {action: x}}
       - timeout: {seconds: 0, child: {action: x}}
       - action: hit
       - utility: {children: [{sequence: {children: [{action: x}]}}]}
@@ -599,7 +650,7 @@ TEST(TreeValidation, ReportsEveryProblemWithItsPath) {
                                     "children: needs at least one child"));
   EXPECT_THAT(
       m, testing::HasSubstr(
-             "tree.sequence.children[2].repeat.times: must be within 1..1000"));
+             "tree.sequence.children[2].repeat.times: must be within 0..1000"));
   EXPECT_THAT(m,
               testing::HasSubstr("tree.sequence.children[3].timeout.seconds"));
   EXPECT_THAT(m,

@@ -48,8 +48,8 @@ struct CompiledConsideration {
   std::string name;
   int32_t factor = 0;  // index into agent factors, or target factors
   bool per_target = false;
-  float range_lo = 0;        // normalised = clamp((raw - lo) * inv_span)
-  float range_inv_span = 1;  // negative for an inverted range
+  float range_lo = 0;    // normalised = clamp((raw - lo) / span)
+  float range_span = 1;  // hi - lo; negative for an inverted range
   CompiledCurve curve;
   float output_min = 0;  // output = min + span * curved
   float output_span = 1;
@@ -145,6 +145,8 @@ class CompiledBehaviourSet {
 
  private:
   friend absl::StatusOr<CompiledBehaviourSet> Compile(const SetDefinition&);
+  // Compile's steps (compiled_set.cc).
+  friend struct SetCompiler;
 
   std::string name_;
   std::string revision_;

@@ -218,14 +218,14 @@ struct TreeNodeDefinition {
   NodeKind kind = NodeKind::kSequence;
   std::string name;  // optional label; required for utility children
   std::vector<TreeNodeDefinition> children;  // composites, decorators (one)
-  int success_threshold = -1;                // parallel; -1: every child
-  int failure_threshold = 1;                 // parallel
-  int times = 1;                             // repeat
-  int attempts = 1;                          // retry
-  double seconds = 0;                        // cooldown, timeout
-  ConditionDefinition condition;             // condition
-  std::string action;                        // action: one of the set's
-  Rescore rescore = Rescore::kOnEnter;       // utility
+  int success_threshold = -1;     // parallel; negative: from all (-1 = all)
+  int failure_threshold = 1;      // parallel
+  int times = 1;                  // repeat
+  int attempts = 1;               // retry
+  double seconds = 0;             // cooldown, timeout
+  ConditionDefinition condition;  // condition
+  std::string action;             // action: one of the set's
+  Rescore rescore = Rescore::kOnEnter;                // utility
   OnChildFailure on_failure = OnChildFailure::kFail;  // utility
   // A utility node's child that is not an action leaf is scored by these
   // (an action leaf is scored by its action's considerations).
@@ -276,6 +276,13 @@ inline constexpr int kMaxTreeDepth = 16;
 inline constexpr int kMaxParallelChildren = 32;
 inline constexpr int kMaxUtilityChildren = 32;
 inline constexpr int kMaxRepeat = 1000;
+
+// The count a parallel threshold `v` stands for among `children`, as in
+// BehaviorTree.CPP: a negative value counts back from all of them
+// (children + v + 1: -1 = all, -2 = all but one).
+constexpr int ParallelThreshold(int v, int children) {
+  return v < 0 ? children + v + 1 : v;
+}
 
 }  // namespace utilityd::engine
 
