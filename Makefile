@@ -19,7 +19,7 @@ export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 8G
 LAUNCHER = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 
-.PHONY: all deps configure build test test-container test-sanitize test-tsan perf fuzz fuzz-smoke run experiment bench format clean screenshots
+.PHONY: ccache-stats all deps configure build test test-container test-sanitize test-tsan perf fuzz fuzz-smoke run experiment bench format clean screenshots
 
 all: build
 
@@ -130,3 +130,7 @@ format:
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# What the compiler cache holds and how often it hit (.ci/run prints it).
+ccache-stats:
+	@echo "ccache ($(CCACHE_DIR)):"; ccache --show-stats | grep -E 'Hits|Misses|Cache size' || true

@@ -331,6 +331,9 @@ const STATUS = { NODE_STATUS_RUNNING: 'running', NODE_STATUS_SUCCESS: 'success',
   NODE_STATUS_FAILURE: 'failure' };
 
 function nodeKind(n) { return NODE_KINDS.find((k) => n[k] !== undefined); }
+// The kind as the format writes it (reactive_fallback), not as protobuf's
+// JSON names the field (reactiveFallback).
+function formatName(kind) { return kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`); }
 function nodeChildren(n) {
   const body = n[nodeKind(n)];
   if (!body || typeof body !== 'object') return [];
@@ -346,7 +349,7 @@ function renderTree(d) {
   let next = 0;
   const draw = (n) => {
     const id = next++;
-    const kind = nodeKind(n);
+    const kind = formatName(nodeKind(n));
     const t = path[id];
     const status = t ? (STATUS[t.status] || 'idle') : 'idle';
     const name = n.name || (kind === 'action' ? n.action : '');

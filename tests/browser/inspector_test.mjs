@@ -258,6 +258,9 @@ try {
     assert.deepEqual(await running(), ['patrol']);
     assert.match(await page.locator('#tree .node[data-node="0"]').getAttribute('class'),
       /st-running/, 'the root is on the active path');
+    // Node kinds are labelled as the format writes them.
+    assert.equal(await page.locator('#tree .node[data-node="0"] > .label .kind').textContent(),
+      'reactive_fallback');
     // Tick, then the player comes into sight: the combat branch aborts the
     // patrol and the guard moves in.
     await page.click('#tree-tick');

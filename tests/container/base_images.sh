@@ -13,15 +13,49 @@
 #   tests/container/base_images.sh [--refresh]
 #
 # Environment: UTILITYD_CACHE_DIR (default ~/.cache/utilityd), CONTAINERS_CONF
-# as the caller set it, DEBIAN_MIRROR (default http://deb.debian.org/debian).
+# as the caller set it, DEBIAN_MIRROR and DEBIAN_SECURITY_MIRROR (default:
+# the ones this machine's own apt sources use for bookworm and
+# bookworm-security, so the images fetch from where the host does).
 set -euo pipefail
+
+# Prints the first URI this machine's apt sources give for suite $1, in
+# either format (deb822 .sources stanzas, or one-line "deb URI suite ...").
+apt_source_for() {
+  local suite=$1 f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+           /etc/apt/sources.list.d/*.sources; do
+    [ -r "$f" ] || continue
+    case $f in
+      *.sources)
+        awk -v want="$suite" 'BEGIN { RS = ""; FS = "\n" }
+          { uris = ""; suites = ""; on = 1
+            for (i = 1; i <= NF; i++) {
+              line = $i
+              if (line ~ /^URIs:/) { sub(/^URIs:[ \t]*/, "", line); uris = line }
+              if (line ~ /^Suites:/) { sub(/^Suites:[ \t]*/, "", line); suites = " " line " " }
+              if (line ~ /^Enabled:[ \t]*no/) on = 0
+            }
+            if (on && uris != "" && index(suites, " " want " ")) {
+              split(uris, u, " "); print u[1]; exit
+            } }' "$f"
+        ;;
+      *)
+        awk -v want="$suite" '$1 == "deb" {
+            i = 2
+            if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+            if ($(i + 1) == want) { print $i; exit } }' "$f"
+        ;;
+    esac
+  done | head -1
+}
 
 refresh=false
 [ "${1:-}" = --refresh ] && refresh=true
 
 cache=${UTILITYD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/utilityd}
 tarball=$cache/debian-12-minbase.tar
-mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+mirror=${DEBIAN_MIRROR:-$(apt_source_for bookworm)}
+security=${DEBIAN_SECURITY_MIRROR:-$(apt_source_for bookworm-security)}
 label=org.utilityd.base-image=debian-12-minbase
 names=(docker.io/library/debian:12 docker.io/library/debian:12-slim)
 
@@ -48,6 +82,11 @@ for n in "${names[@]}"; do
 done
 
 if $refresh || [ ! -s "$tarball" ]; then
+  if [ -z "$mirror" ]; then
+    echo "base images: no Debian bookworm mirror in this machine's apt sources;" \
+         "set DEBIAN_MIRROR" >&2
+    exit 1
+  fi
   mkdir -p "$cache"
   root=$(mktemp -d "$cache/rootfs.XXXXXX")
   trap 'rm -rf "$root"' EXIT
@@ -59,11 +98,11 @@ if $refresh || [ ! -s "$tarball" ]; then
     echo "base images: debootstrap failed (log: $cache/debootstrap.log)" >&2
     exit 1
   fi
-  cat >"$root/etc/apt/sources.list" <<EOF
-deb $mirror bookworm main
-deb $mirror bookworm-updates main
-deb http://deb.debian.org/debian-security bookworm-security main
-EOF
+  {
+    echo "deb $mirror bookworm main"
+    echo "deb $mirror bookworm-updates main"
+    [ -z "$security" ] || echo "deb $security bookworm-security main"
+  } >"$root/etc/apt/sources.list"
   # What Debian's slim images leave out, now and in later apt-get installs.
   cat >"$root/etc/dpkg/dpkg.cfg.d/slim" <<'EOF'
 path-exclude /usr/share/doc/*
