@@ -257,6 +257,13 @@ INSTANTIATE_TEST_SUITE_P(Sets, ValidationTest, ::testing::ValuesIn(BadSets()),
 
 TEST(ValidateTest, AValidSetHasNoIssues) {
   EXPECT_THAT(Validate(ValidSet()), IsEmpty());
+  // One mistake away from it is an issue at its path: validation looked.
+  SetDefinition bad = ValidSet();
+  bad.actions[1].considerations[1].factor = "treat";
+  const std::vector<ValidationIssue> issues = Validate(bad);
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].path, "actions[1].considerations[1].factor");
+  EXPECT_THAT(issues[0].message, ::testing::HasSubstr("\"treat\""));
 }
 
 // The documented limits hold exactly: 1,024 factors and 4,096 actions

@@ -311,6 +311,18 @@ TEST(ValidateCurveTest, AcceptsDefaults) {
     std::vector<ValidationIssue> issues;
     ValidateCurve(Def(k), "c", &issues);
     EXPECT_THAT(issues, IsEmpty()) << CurveKindName(k);
+    // The same defaults with a number parameter made NaN are refused, at
+    // that parameter's path: validation read the kind's parameters.
+    for (const CurveParam& p : CurveParams(k)) {
+      if (p.number == nullptr) continue;
+      CurveDefinition bad = Def(k);
+      bad.*p.number = std::numeric_limits<double>::quiet_NaN();
+      std::vector<ValidationIssue> refused;
+      ValidateCurve(bad, "c", &refused);
+      ASSERT_FALSE(refused.empty()) << CurveKindName(k) << "." << p.name;
+      EXPECT_THAT(refused[0].path, ::testing::HasSubstr(p.name))
+          << CurveKindName(k);
+    }
   }
 }
 

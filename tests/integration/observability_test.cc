@@ -374,8 +374,13 @@ TEST_F(ObservabilityTest, SimdTargetCanBePinnedWithoutChangingAScore) {
 TEST_F(ObservabilityTest, ASecondServerCannotShareThePorts) {
   testing::UtilitydProcess second({"--config_dir=examples/behaviour_sets"},
                                   server_->port());
-  EXPECT_FALSE(second.Start(absl::Seconds(10)).ok())
-      << "two servers bound the same gRPC port";
+  const absl::Status grpc = second.Start(absl::Seconds(10));
+  EXPECT_FALSE(grpc.ok()) << "two servers bound the same gRPC port";
+  // It fails for the port, and says so, not for something else.
+  EXPECT_THAT(std::string(grpc.message()),
+              HasSubstr(absl::StrCat("grpc_address: cannot listen on "
+                                     "127.0.0.1:",
+                                     server_->port())));
   testing::UtilitydProcess third(
       {"--config_dir=examples/behaviour_sets",
        absl::StrCat("--http_address=127.0.0.1:", server_->http_port())});

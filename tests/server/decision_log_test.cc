@@ -3,7 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <string>
 #include <thread>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "google/protobuf/util/json_util.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -30,23 +35,41 @@ TEST(DecisionLogTest, AFullQueueDropsAndCountsInsteadOfBlocking) {
   FILE* write_end = ::fdopen(fds[1], "w");
   metrics::Counter written, dropped;
   constexpr int kOffered = 200000;
+  std::string text;
   {
     auto log = std::make_unique<DecisionLog>(
         write_end, true, DecisionLog::Options{.queue_capacity = 100}, &written,
         &dropped);
     for (int i = 0; i < kOffered; ++i) log->Offer(Entry(i));  // must return
     EXPECT_GT(dropped.Value(), 0);
-    // Drain the pipe so the writer can finish and the log can close.
-    std::thread reader([fd = fds[0]] {
+    // Read the pipe back so the writer can finish and the log can close.
+    std::thread reader([fd = fds[0], &text] {
       char buf[65536];
-      while (::read(fd, buf, sizeof(buf)) > 0) {
-      }
+      ssize_t n;
+      while ((n = ::read(fd, buf, sizeof(buf))) > 0) text.append(buf, n);
     });
     log.reset();  // closes the write end: the reader sees end of file
     reader.join();
     ::close(fds[0]);  // only once the reader is done with it
   }
   EXPECT_EQ(written.Value() + dropped.Value(), kOffered);
+  // What was counted written is in the pipe: one JSON line per entry, each
+  // the entry offered, in the order offered.
+  const std::vector<std::string> lines =
+      absl::StrSplit(text, '\n', absl::SkipEmpty());
+  ASSERT_EQ(static_cast<int64_t>(lines.size()), written.Value());
+  ASSERT_GT(lines.size(), 0u);
+  int last = -1;
+  for (const std::string& line : lines) {
+    v1::DecisionLogEntry e;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(line, &e).ok())
+        << line;
+    const int id = std::stoi(e.decision_id());
+    EXPECT_GT(id, last);
+    EXPECT_EQ(e.agent_id(), Entry(id).agent_id());
+    EXPECT_EQ(e.action(), "recharge");
+    last = id;
+  }
 }
 
 TEST(DecisionLogTest, SamplesTheConfiguredFraction) {
