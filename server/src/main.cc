@@ -26,10 +26,18 @@
 #include "server/src/server.h"
 #include "utilityd/engine/curve.h"
 
+namespace {
+// The defaults of the flags below are the options structs' own.
+const utilityd::server::ServerOptions& Defaults() {
+  static const auto* defaults = new utilityd::server::ServerOptions();
+  return *defaults;
+}
+}  // namespace
+
 ABSL_FLAG(std::string, config_dir, UTILITYD_DEFAULT_CONFIG_DIR,
           "Directory of behaviour sets (*.yaml, *.yml, *.json) to serve. "
           "Watched for changes, including Kubernetes ConfigMap swaps.");
-ABSL_FLAG(std::string, grpc_address, "0.0.0.0:50051",
+ABSL_FLAG(std::string, grpc_address, Defaults().grpc_address,
           "Address to serve gRPC on; port 0 picks a free port (see "
           "--port_file).");
 ABSL_FLAG(std::string, tls_cert, "",
@@ -38,26 +46,29 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA certificates: require client certificates signed by them "
           "(mutual TLS). Needs --tls_cert and --tls_key.");
-ABSL_FLAG(std::string, http_address, "0.0.0.0:8080",
+ABSL_FLAG(std::string, http_address, Defaults().http_address,
           "Address of the HTTP admin endpoint (/metrics, /healthz, /readyz, "
           "/api/v1/status, the inspector); empty disables it. Port 0 picks a "
           "free port.");
-ABSL_FLAG(int, http_max_connections, 2048,
+ABSL_FLAG(int, http_max_connections, Defaults().http_limits.max_connections,
           "Connections the admin endpoint holds at once; more are closed as "
           "they arrive. Idle connections cost no thread.");
-ABSL_FLAG(int, http_max_connections_per_address, 256,
+ABSL_FLAG(int, http_max_connections_per_address,
+          Defaults().http_limits.max_per_address,
           "Connections the admin endpoint holds at once from one client "
           "address.");
-ABSL_FLAG(absl::Duration, http_idle_timeout, absl::Seconds(10),
+ABSL_FLAG(absl::Duration, http_idle_timeout,
+          Defaults().http_limits.idle_timeout,
           "The admin endpoint closes a connection that sends or reads "
           "nothing for this long, between requests or in the middle of "
           "one (a request header sent slowly, or not at all).");
-ABSL_FLAG(bool, inspector, true,
+ABSL_FLAG(bool, inspector, Defaults().inspector,
           "Serve the inspector on the admin endpoint: its page at /ui/ and "
           "its JSON API under /api/v1/ (sets, decide, what-if, the live "
           "feed of recent decisions). false leaves /metrics, the probes and "
           "/api/v1/status.");
-ABSL_FLAG(bool, inspector_insecure_no_token, false,
+ABSL_FLAG(bool, inspector_insecure_no_token,
+          Defaults().inspector_insecure_no_token,
           "Serve the inspector's page and API without a token on an "
           "--http_address other hosts can reach. Insecure: its live feed "
           "shows real agent ids and factor values. Without it (and without "
@@ -69,32 +80,33 @@ ABSL_FLAG(std::string, admin_token, "",
 ABSL_FLAG(std::string, admin_token_file, "",
           "File holding the inspector's bearer token (surrounding "
           "whitespace is ignored), e.g. a mounted Kubernetes Secret.");
-ABSL_FLAG(int, recent_decisions, 500,
+ABSL_FLAG(int, recent_decisions, static_cast<int>(Defaults().recent_decisions),
           "Decisions the inspector's live feed keeps in memory.");
-ABSL_FLAG(double, recent_sample, 0.01,
+ABSL_FLAG(double, recent_sample, Defaults().recent_sample,
           "Fraction (0..1) of decisions that enter the live feed, chosen by "
           "decision id.");
-ABSL_FLAG(std::string, decision_log, "off",
+ABSL_FLAG(std::string, decision_log, Defaults().decision_log.sink,
           "Decision log: off, stdout, or a file to append to (one entry per "
           "decision, with its snapshot; read it with `utilityctl log`, "
           "decide it again with `utilityctl replay`).");
-ABSL_FLAG(std::string, decision_log_format, "json",
+ABSL_FLAG(std::string, decision_log_format, Defaults().decision_log.format,
           "Decision log form: json (a line per decision) or binary "
           "(length-delimited DecisionLogEntry messages, for volume); "
           "`utilityctl log` and `utilityctl replay` read both.");
-ABSL_FLAG(double, decision_log_sample, 0.01,
+ABSL_FLAG(double, decision_log_sample, Defaults().decision_log.sample,
           "Fraction (0..1) of logged decisions that carry the full score "
           "breakdown.");
-ABSL_FLAG(int, decision_log_queue, 65536,
+ABSL_FLAG(int, decision_log_queue,
+          static_cast<int>(Defaults().decision_log.queue_capacity),
           "Decision log lines that may wait for the writer; beyond it lines "
           "are dropped and counted (utilityd_decision_log_dropped_total), "
           "never blocking a decision.");
-ABSL_FLAG(bool, decision_log_mask_ids, false,
+ABSL_FLAG(bool, decision_log_mask_ids, Defaults().decision_log.mask_agent_ids,
           "Log a keyed hash of each agent id instead of the id.");
 ABSL_FLAG(std::string, decision_log_mask_salt, "",
           "Key of the agent-id hash (use the same on every replica to keep "
           "tokens stable; keep it secret).");
-ABSL_FLAG(bool, decision_log_factors, true,
+ABSL_FLAG(bool, decision_log_factors, Defaults().decision_log.factor_values,
           "Log factor values (false drops them, and the raw inputs of "
           "breakdowns).");
 ABSL_FLAG(std::string, shadow_config_dir, "",
@@ -103,38 +115,42 @@ ABSL_FLAG(std::string, shadow_config_dir, "",
           "decided again with them off the request path and compared "
           "(utilityd_shadow_decisions_total, /api/v1/shadow; "
           "docs/REPLAY.md). Empty: off.");
-ABSL_FLAG(double, shadow_sample, 0.01,
+ABSL_FLAG(double, shadow_sample, Defaults().shadow.sample,
           "Fraction (0..1) of live decisions, chosen by decision id, that "
           "shadow evaluation decides again.");
-ABSL_FLAG(int, shadow_queue, 65536,
+ABSL_FLAG(int, shadow_queue,
+          static_cast<int>(Defaults().shadow.queue_capacity),
           "Sampled decisions that may wait for shadow evaluation; beyond it "
           "they are dropped and counted (utilityd_shadow_dropped_total), "
           "never blocking a decision.");
-ABSL_FLAG(double, shadow_log_flips, 0.01,
+ABSL_FLAG(double, shadow_log_flips, Defaults().shadow.log_flips,
           "Fraction (0..1) of flipped shadow decisions written to the log "
           "with both breakdowns.");
-ABSL_FLAG(int, max_agents_per_request, 10000,
+ABSL_FLAG(int, max_agents_per_request,
+          Defaults().service.max_agents_per_request,
           "Batches with more agents are refused with RESOURCE_EXHAUSTED.");
-ABSL_FLAG(int, max_message_bytes, 16 << 20,
+ABSL_FLAG(int, max_message_bytes, Defaults().max_message_bytes,
           "Largest request or response message, in bytes.");
-ABSL_FLAG(bool, reflection, false, "Serve gRPC server reflection.");
-ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(2),
+ABSL_FLAG(bool, reflection, Defaults().reflection, "Serve gRPC server reflection.");
+ABSL_FLAG(absl::Duration, reload_interval, Defaults().reload_interval,
           "How often the config directory is checked for changes.");
-ABSL_FLAG(absl::Duration, keepalive_time, absl::Seconds(30),
+ABSL_FLAG(absl::Duration, keepalive_time, Defaults().keepalive_time,
           "Interval of server keepalive pings on idle connections; 0 "
           "disables.");
-ABSL_FLAG(absl::Duration, keepalive_timeout, absl::Seconds(10),
+ABSL_FLAG(absl::Duration, keepalive_timeout, Defaults().keepalive_timeout,
           "How long a keepalive ping may go unanswered before the connection "
           "is closed.");
-ABSL_FLAG(absl::Duration, min_client_ping_interval, absl::Seconds(10),
+ABSL_FLAG(absl::Duration, min_client_ping_interval,
+          Defaults().min_client_ping_interval,
           "Shortest interval between client keepalive pings the server "
           "accepts.");
-ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
+ABSL_FLAG(absl::Duration, max_connection_age, Defaults().max_connection_age,
           "Close connections after this age so clients rebalance across "
           "replicas (e.g. 5m behind Kubernetes round robin); 0 disables.");
-ABSL_FLAG(absl::Duration, max_connection_age_grace, absl::Seconds(30),
+ABSL_FLAG(absl::Duration, max_connection_age_grace,
+          Defaults().max_connection_age_grace,
           "Time an aged connection's open calls get to finish.");
-ABSL_FLAG(absl::Duration, max_connection_idle, absl::ZeroDuration(),
+ABSL_FLAG(absl::Duration, max_connection_idle, Defaults().max_connection_idle,
           "Close connections idle this long; 0 disables.");
 ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
           "On SIGTERM/SIGINT, how long to keep listening (health "
