@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "absl/algorithm/container.h"
@@ -391,9 +392,9 @@ void ToError(const absl::Status& status, v1::Error* out) {
   out->set_code(v1::ErrorCode_IsValid(code) ? static_cast<v1::ErrorCode>(code)
                                             : v1::ERROR_CODE_INTERNAL);
   out->set_message(std::string(status.message()));
-  // The engine's reasons are numbered as the wire's.
-  static_assert(static_cast<int>(e::ErrorReason::kDraining) ==
-                v1::ERROR_REASON_DRAINING);
+  // The engine's reasons are numbered as the wire's (error_reason.h; the
+  // codec test checks every one).
+  static_assert(std::size(e::kErrorReasonNames) == v1::ErrorReason_ARRAYSIZE);
   const int reason = static_cast<int>(e::ReasonOf(status));
   out->set_reason(v1::ErrorReason_IsValid(reason)
                       ? static_cast<v1::ErrorReason>(reason)

@@ -118,8 +118,7 @@ ABSL_FLAG(std::string, shadow_config_dir, "",
 ABSL_FLAG(double, shadow_sample, Defaults().shadow.sample,
           "Fraction (0..1) of live decisions, chosen by decision id, that "
           "shadow evaluation decides again.");
-ABSL_FLAG(int, shadow_queue,
-          static_cast<int>(Defaults().shadow.queue_capacity),
+ABSL_FLAG(int, shadow_queue, static_cast<int>(Defaults().shadow.queue_capacity),
           "Sampled decisions that may wait for shadow evaluation; beyond it "
           "they are dropped and counted (utilityd_shadow_dropped_total), "
           "never blocking a decision.");
@@ -131,7 +130,8 @@ ABSL_FLAG(int, max_agents_per_request,
           "Batches with more agents are refused with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_message_bytes, Defaults().max_message_bytes,
           "Largest request or response message, in bytes.");
-ABSL_FLAG(bool, reflection, Defaults().reflection, "Serve gRPC server reflection.");
+ABSL_FLAG(bool, reflection, Defaults().reflection,
+          "Serve gRPC server reflection.");
 ABSL_FLAG(absl::Duration, reload_interval, Defaults().reload_interval,
           "How often the config directory is checked for changes.");
 ABSL_FLAG(absl::Duration, keepalive_time, Defaults().keepalive_time,

@@ -1,11 +1,14 @@
 #include "utilityd/codec/decide_codec.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "utilityd/engine/error_reason.h"
 #include "utilityd/loader/proto_reader.h"
 
 namespace utilityd::codec {
@@ -437,6 +440,35 @@ TEST(CheckFormTest, TheCompactFormRefusesExplanations) {
                                             HasSubstr("form: ")));
   request.set_form(v1::DECISION_FORM_FULL);
   EXPECT_THAT(CheckForm(request), IsOk());
+}
+
+// One numbering of error reasons: every reason of the wire is the engine's
+// of the same number and name, and the other way round, and each travels
+// from an engine status to the wire's Error unchanged.
+TEST(ErrorReasonNumberingTest, EveryReasonIsTheWiresOfTheSameNumberAndName) {
+  const google::protobuf::EnumDescriptor* wire = v1::ErrorReason_descriptor();
+  ASSERT_EQ(static_cast<size_t>(wire->value_count()),
+            std::size(engine::kErrorReasonNames));
+  for (const engine::ErrorReasonName& r : engine::kErrorReasonNames) {
+    const int number = static_cast<int>(r.reason);
+    const google::protobuf::EnumValueDescriptor* v =
+        wire->FindValueByNumber(number);
+    ASSERT_NE(v, nullptr) << r.name;
+    EXPECT_EQ(v->name(), std::string("ERROR_REASON_") + r.name);
+    v1::Error out;
+    ToError(engine::WithReason(absl::InvalidArgumentError("x"), r.reason),
+            &out);
+    EXPECT_EQ(static_cast<int>(out.reason()), number) << r.name;
+  }
+  for (int i = 0; i < wire->value_count(); ++i) {
+    const int number = wire->value(i)->number();
+    EXPECT_TRUE(std::any_of(std::begin(engine::kErrorReasonNames),
+                            std::end(engine::kErrorReasonNames),
+                            [&](const engine::ErrorReasonName& r) {
+                              return static_cast<int>(r.reason) == number;
+                            }))
+        << wire->value(i)->name();
+  }
 }
 
 }  // namespace

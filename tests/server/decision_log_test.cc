@@ -8,9 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "google/protobuf/util/json_util.h"
-
 #include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 

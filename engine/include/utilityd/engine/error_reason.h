@@ -18,7 +18,10 @@
 
 namespace utilityd::engine {
 
-// Numbered as utilityd.v1.ErrorReason; documented there.
+// Numbered and named as utilityd.v1.ErrorReason (kStaleRevision is
+// ERROR_REASON_STALE_REVISION = 1) and documented there; a codec test holds
+// the two equal, value by value, in both directions. A new reason is an
+// enumerator here, its row in kErrorReasonNames and its value in the proto.
 enum class ErrorReason {
   kUnspecified = 0,
   kStaleRevision = 1,
@@ -35,6 +38,36 @@ enum class ErrorReason {
   kNotReady = 12,
   kDraining = 13,
 };
+
+// Every reason with its proto name less the ERROR_REASON_ prefix, in order.
+struct ErrorReasonName {
+  ErrorReason reason;
+  const char* name;
+};
+inline constexpr ErrorReasonName kErrorReasonNames[] = {
+    {ErrorReason::kUnspecified, "UNSPECIFIED"},
+    {ErrorReason::kStaleRevision, "STALE_REVISION"},
+    {ErrorReason::kMissingSet, "MISSING_SET"},
+    {ErrorReason::kUnknownSet, "UNKNOWN_SET"},
+    {ErrorReason::kFactorCount, "FACTOR_COUNT"},
+    {ErrorReason::kFactorForms, "FACTOR_FORMS"},
+    {ErrorReason::kUnknownFactor, "UNKNOWN_FACTOR"},
+    {ErrorReason::kMissingFactor, "MISSING_FACTOR"},
+    {ErrorReason::kUnknownAction, "UNKNOWN_ACTION"},
+    {ErrorReason::kUnknownPersonality, "UNKNOWN_PERSONALITY"},
+    {ErrorReason::kOutOfRange, "OUT_OF_RANGE"},
+    {ErrorReason::kBatchTooLarge, "BATCH_TOO_LARGE"},
+    {ErrorReason::kNotReady, "NOT_READY"},
+    {ErrorReason::kDraining, "DRAINING"},
+};
+// The table lists every enumerator once, in order.
+static_assert([] {
+  int i = 0;
+  for (const ErrorReasonName& r : kErrorReasonNames) {
+    if (static_cast<int>(r.reason) != i++) return false;
+  }
+  return true;
+}());
 
 // Returns a status with `code`, the message "<field>: <detail>", and
 // `reason` and `field` attached.
