@@ -1,0 +1,115 @@
+// The service's observer of one decided batch (codec::BatchObserver): decision
+// ids, metrics, and what the live feed, shadow evaluation and the decision
+// log take of each decision. Internal to the server.
+#ifndef UTILITYD_SERVER_SRC_BATCH_RECORDER_H_
+#define UTILITYD_SERVER_SRC_BATCH_RECORDER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "absl/time/clock.h"
+#include "server/src/decision_service.h"
+#include "utilityd/base/decision_id.h"
+#include "utilityd/codec/decide_codec.h"
+
+namespace utilityd::server {
+
+// Sees every agent of one batch: assigns decision ids (reserved for the
+// whole batch with one atomic step) and records metrics through handles
+// resolved once per set, the decisions' counted locally and added once,
+// when the batch is done.
+class BatchRecorder final : public codec::BatchObserver {
+ public:
+  BatchRecorder(DecisionServiceImpl* service,
+                std::shared_ptr<const Generation> generation, int agents)
+      : service_(service),
+        generation_(std::move(generation)),
+        first_id_(service->id_base_ + service->id_counter_.fetch_add(
+                                          agents, std::memory_order_relaxed)),
+        now_(absl::Now()) {}
+  ~BatchRecorder() override { tally_.Flush(); }
+
+  // Agent i's id is DecisionId(first, i): the compact form's
+  // decision_id_base is `first`.
+  uint64_t first_id() const { return first_id_; }
+
+  bool WantsMessage(int agent_index) override {
+    const uint64_t id = DecisionId(first_id_, agent_index);
+    return service_->log_ != nullptr ||
+           (service_->recent_ != nullptr && service_->recent_->Sampled(id)) ||
+           (service_->shadow_ != nullptr && service_->shadow_->Sampled(id));
+  }
+
+  void OnDecided(int agent_index, const loader::LoadedSet& set,
+                 const v1::AgentSnapshot& agent,
+                 const engine::AgentInput& input,
+                 const engine::BatchDecision& decision,
+                 v1::Decision* out) override {
+    tally_.Add(Metrics(set), input, decision);
+    if (out == nullptr) return;  // compact, and neither feed nor log wants it
+    const uint64_t id = DecisionId(first_id_, agent_index);
+    out->set_decision_id(DecisionIdHex(id).data(), 16);
+    Record(set, agent, input, decision, *out, id);
+  }
+
+  void OnVetoes(const loader::LoadedSet& set,
+                absl::Span<const uint32_t> vetoes_by_action,
+                uint32_t agents_with_invalid_input) override {
+    ServiceMetrics::RecordVetoes(Metrics(set), vetoes_by_action,
+                                 agents_with_invalid_input);
+  }
+
+  void OnTicked(int agent_index, const loader::LoadedSet& set,
+                const v1::AgentSnapshot& agent, const engine::AgentInput& input,
+                const engine::TreeTick& tick, v1::Decision* out) override {
+    const uint64_t id = DecisionId(first_id_, agent_index);
+    out->set_decision_id(DecisionIdHex(id).data(), 16);
+    ServiceMetrics::RecordTick(Metrics(set), tick);
+    // The feed and the log take the tick as written (its first leaf as the
+    // action); reading the feed re-ticks the snapshot, state included.
+    Record(set, agent, input,
+           engine::BatchDecision{.action = out->action_index()}, *out, id);
+  }
+
+  void OnResources(absl::string_view resource, int grants, int denials,
+                   int preemptions) override {
+    service_->metrics_->RecordResources(resource, grants, denials, preemptions);
+  }
+
+  void OnFailed(int /*agent_index*/, const loader::LoadedSet* set,
+                const v1::AgentSnapshot&, const absl::Status& status) override {
+    service_->metrics_->RecordAgentError(set, status.code());
+  }
+
+ private:
+  const SetMetrics& Metrics(const loader::LoadedSet& set) {
+    if (&set != last_set_) {
+      last_set_ = &set;
+      last_ = &service_->metrics_->ForSet(set);
+    }
+    return *last_;
+  }
+
+  // Hands a sampled decision to the live feed (a copy of the snapshot; the
+  // feed builds its breakdown when read) and to shadow evaluation, and
+  // builds the decision log's entry when the log is on (its queue formats
+  // and writes on its own thread).
+  void Record(const loader::LoadedSet& set, const v1::AgentSnapshot& agent,
+              const engine::AgentInput& input,
+              const engine::BatchDecision& decision, const v1::Decision& out,
+              uint64_t id);
+
+  DecisionServiceImpl* const service_;
+  const std::shared_ptr<const Generation> generation_;
+  const uint64_t first_id_;
+  const absl::Time now_;
+  const loader::LoadedSet* last_set_ = nullptr;
+  const SetMetrics* last_ = nullptr;
+  // Per thread: a batch is decided on one thread, start to end.
+  static thread_local DecisionTally tally_;
+};
+
+}  // namespace utilityd::server
+
+#endif  // UTILITYD_SERVER_SRC_BATCH_RECORDER_H_
