@@ -6,6 +6,7 @@
 #
 #   scripts/check-test-readme.sh [REPO_ROOT]
 set -euo pipefail
+set -f  # names like utilityctl_* are patterns, never file globs
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cmake_file=$root/tests/CMakeLists.txt
 readme=$root/tests/README.md

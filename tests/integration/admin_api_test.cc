@@ -61,8 +61,7 @@ class AdminApiTest : public ::testing::Test {
   void Start(std::vector<std::string> flags = {}) {
     flags.push_back("--config_dir=examples/behaviour_sets");
     server_ = std::make_unique<UtilitydProcess>(flags);
-    ASSERT_THAT(server_->Start(), IsOk());
-    ASSERT_TRUE(server_->WaitServing());
+    ASSERT_THAT(server_->StartServing(), IsOk());
     http_ =
         std::make_unique<httplib::Client>("127.0.0.1", server_->http_port());
     stub_ = v1::DecisionService::NewStub(grpc::CreateChannel(

@@ -111,8 +111,7 @@ class AdminSlowClientsTest : public ::testing::Test {
 TEST_F(AdminSlowClientsTest, ProbesAnswerWhileAThousandHalfSentRequestsWait) {
   UtilitydProcess server(
       {"--config_dir=examples/behaviour_sets", "--http_idle_timeout=30s"});
-  ASSERT_THAT(server.Start(), IsOk());
-  ASSERT_TRUE(server.WaitServing());
+  ASSERT_THAT(server.StartServing(), IsOk());
   const int before = OpenDescriptors(server.pid());
   Attack(server.http_port(), 1000, 8);
   // The server holds them all: each is a descriptor (none is a thread), and

@@ -69,8 +69,7 @@ Attackers RunGoblinsFor(const std::string& target, bool tokens,
 TEST(CoordinationIntegrationTest, TokensCapAttackersPerMageInTheSimulator) {
   testing::TempDir dir("utilityd_coordination");
   testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets"});
-  ASSERT_THAT(server.Start(), IsOk());
-  ASSERT_TRUE(server.WaitServing());
+  ASSERT_THAT(server.StartServing(), IsOk());
   const Attackers with = RunGoblins(server.address(), true, dir);
   const Attackers without = RunGoblins(server.address(), false, dir);
   // Two tokens per mage: never more than two attackers, and the tokens
@@ -91,8 +90,7 @@ TEST(CoordinationIntegrationTest,
   testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets",
                                    "--decision_log=" + log,
                                    "--decision_log_format=binary"});
-  ASSERT_THAT(server.Start(), IsOk());
-  ASSERT_TRUE(server.WaitServing());
+  ASSERT_THAT(server.StartServing(), IsOk());
   const Attackers with = RunGoblinsFor(server.address(), true, dir, "10s");
   EXPECT_LE(with.max, 2);
   server.Signal(SIGTERM);  // writes what is queued
@@ -137,8 +135,7 @@ TEST(CoordinationIntegrationTest, TwoReplicasAllocateABatchIdentically) {
   std::vector<std::string> answers;
   for (int replica = 0; replica < 2; ++replica) {
     testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets"});
-    ASSERT_THAT(server.Start(), IsOk());
-    ASSERT_TRUE(server.WaitServing());
+    ASSERT_THAT(server.StartServing(), IsOk());
     auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
         server.address(), grpc::InsecureChannelCredentials()));
     for (int run = 0; run < 2; ++run) {

@@ -364,8 +364,7 @@ TEST(ReloadFaultTest, HundredReloadsAlternatingGoodAndBadUnderLoad) {
 
   UtilitydProcess server({"--config_dir=" + dir.path().string(),
                           "--reload_interval=1h"});  // SIGHUP only
-  ASSERT_THAT(server.Start(), IsOk());
-  ASSERT_TRUE(server.WaitServing());
+  ASSERT_THAT(server.StartServing(), IsOk());
   auto c = client::Client::Connect({.target = server.address()});
   ASSERT_THAT(c, IsOk());
   std::unique_ptr<client::DecisionStream> stream = (*c)->OpenStream();

@@ -48,8 +48,7 @@ class ObservabilityTest : public ::testing::Test {
   void SetUp() override {
     server_ = std::make_unique<testing::UtilitydProcess>(
         std::vector<std::string>{"--config_dir=examples/behaviour_sets"});
-    ASSERT_THAT(server_->Start(), IsOk());
-    ASSERT_TRUE(server_->WaitServing());
+    ASSERT_THAT(server_->StartServing(), IsOk());
     ASSERT_GT(server_->http_port(), 0);
     http_ =
         std::make_unique<httplib::Client>("127.0.0.1", server_->http_port());
@@ -319,8 +318,7 @@ TEST_F(ObservabilityTest, SimdTargetCanBePinnedWithoutChangingAScore) {
   const std::string slowest = targets.back();  // SCALAR on x86-64
   testing::UtilitydProcess pinned(
       {"--config_dir=examples/behaviour_sets", "--simd_target=" + slowest});
-  ASSERT_THAT(pinned.Start(), IsOk());
-  ASSERT_TRUE(pinned.WaitServing());
+  ASSERT_THAT(pinned.StartServing(), IsOk());
   httplib::Client http("127.0.0.1", pinned.http_port());
   auto status = http.Get("/api/v1/status");
   ASSERT_TRUE(status);
@@ -402,8 +400,7 @@ TEST(DecisionLogIntegrationTest, EveryDecisionIsALineAndSamplingHolds) {
   testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets",
                                    "--decision_log=" + log,
                                    "--decision_log_sample=0.25"});
-  ASSERT_THAT(server.Start(), IsOk());
-  ASSERT_TRUE(server.WaitServing());
+  ASSERT_THAT(server.StartServing(), IsOk());
   auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
       server.address(), grpc::InsecureChannelCredentials()));
   constexpr int kBatches = 40, kAgents = 50;
@@ -456,12 +453,8 @@ TEST(DecisionLogIntegrationTest, EveryDecisionIsALineAndSamplingHolds) {
 TEST(DecisionLogIntegrationTest, MasksAgentIdsAndDropsFactorValues) {
   testing::TempDir dir("utilityd_declog_private");
   const std::string log = (dir.path() / "decisions.jsonl").string();
-  testing::UtilitydProcess server(
-      {"--config_dir=examples/behaviour_sets", "--decision_log=" + log,
-       "--decision_log_sample=1", "--decision_log_mask_ids",
-       "--decision_log_mask_salt=s3cret", "--decision_log_factors=false"});
-  ASSERT_THAT(server.Start(), IsOk());
-  ASSERT_TRUE(server.WaitServing());
+  testing::UtilitydProcess server(testing::PrivateDecisionLogFlags(log));
+  ASSERT_THAT(server.StartServing(), IsOk());
   auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
       server.address(), grpc::InsecureChannelCredentials()));
   v1::DecideRequest request;

@@ -124,8 +124,7 @@ class ReplayIntegrationTest : public ::testing::Test {
     testing::UtilitydProcess server(
         {"--config_dir=examples/behaviour_sets", "--decision_log=" + log_,
          "--decision_log_format=binary", "--decision_log_sample=0.1"});
-    ASSERT_THAT(server.Start(), IsOk());
-    ASSERT_TRUE(server.WaitServing());
+    ASSERT_THAT(server.StartServing(), IsOk());
     const std::string sim_log = (dir_->path() / "sim.log").string();
     auto sim = testing::SpawnProcess(
         {UTILITYD_SIM_BINARY, "--target=" + server.address(), "--world=all",
@@ -259,12 +258,8 @@ TEST_F(ReplayIntegrationTest, ACutLogNamesTheOffsetAndFails) {
 TEST(ReplayPrivacyTest, DroppedFactorsAreSkippedAndCounted) {
   testing::TempDir dir("utilityd_replay_private");
   const std::string log = (dir.path() / "decisions.jsonl").string();
-  testing::UtilitydProcess server(
-      {"--config_dir=examples/behaviour_sets", "--decision_log=" + log,
-       "--decision_log_sample=1", "--decision_log_mask_ids",
-       "--decision_log_mask_salt=s3cret", "--decision_log_factors=false"});
-  ASSERT_THAT(server.Start(), IsOk());
-  ASSERT_TRUE(server.WaitServing());
+  testing::UtilitydProcess server(testing::PrivateDecisionLogFlags(log));
+  ASSERT_THAT(server.StartServing(), IsOk());
   auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
       server.address(), grpc::InsecureChannelCredentials()));
   v1::DecideRequest request;
@@ -328,8 +323,7 @@ TEST(ShadowIntegrationTest, CountersEqualWhatReplayReports) {
                                    "--shadow_config_dir=" + candidate.string(),
                                    "--shadow_sample=1", "--decision_log=" + log,
                                    "--decision_log_format=binary"});
-  ASSERT_THAT(server.Start(), IsOk());
-  ASSERT_TRUE(server.WaitServing());
+  ASSERT_THAT(server.StartServing(), IsOk());
   const std::string sim_log = (dir.path() / "sim.log").string();
   auto sim = testing::SpawnProcess(
       {UTILITYD_SIM_BINARY, "--target=" + server.address(), "--world=all",
@@ -395,8 +389,7 @@ TEST(ShadowIntegrationTest, AFullQueueDropsAndCounts) {
   testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets",
                                    "--shadow_config_dir=" + candidate.string(),
                                    "--shadow_sample=1", "--shadow_queue=1"});
-  ASSERT_THAT(server.Start(), IsOk());
-  ASSERT_TRUE(server.WaitServing());
+  ASSERT_THAT(server.StartServing(), IsOk());
   auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
       server.address(), grpc::InsecureChannelCredentials()));
   v1::DecideRequest request;
@@ -430,8 +423,7 @@ TEST(ShadowIntegrationTest, TheCandidateReloadsAndABadOneIsRefused) {
                                    "--shadow_config_dir=" + candidate.string(),
                                    "--shadow_sample=1",
                                    "--reload_interval=100ms"});
-  ASSERT_THAT(server.Start(), IsOk());
-  ASSERT_TRUE(server.WaitServing());
+  ASSERT_THAT(server.StartServing(), IsOk());
   auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
       server.address(), grpc::InsecureChannelCredentials()));
   httplib::Client http("127.0.0.1", server.http_port());

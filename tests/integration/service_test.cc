@@ -456,8 +456,7 @@ TEST_F(ServiceTest, FollowsAConfigMapSymlinkSwap) {
   }
   server_ = std::make_unique<UtilitydProcess>(
       std::vector<std::string>{config_.flag(), "--reload_interval=50ms"});
-  ASSERT_THAT(server_->Start(), IsOk());
-  ASSERT_TRUE(server_->WaitServing());
+  ASSERT_THAT(server_->StartServing(), IsOk());
   stub_ = v1::DecisionService::NewStub(grpc::CreateChannel(
       server_->address(), grpc::InsecureChannelCredentials()));
   const std::string first = Revision("arena_mage");

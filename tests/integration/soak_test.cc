@@ -151,8 +151,7 @@ std::unique_ptr<v1::DecisionService::Stub> NewStub(const std::string& address,
 
 TEST(SoakTest, ThousandStreamsForAMinuteWithFlatMemory) {
   UtilitydProcess server({"--config_dir=examples/behaviour_sets"});
-  ASSERT_THAT(server.Start(), IsOk());
-  ASSERT_TRUE(server.WaitServing());
+  ASSERT_THAT(server.StartServing(), IsOk());
   const double idle = SettledResidentBytes(server.pid());
 
   std::vector<std::unique_ptr<v1::DecisionService::Stub>> stubs;
@@ -230,8 +229,7 @@ TEST(SoakTest, ThousandStreamsForAMinuteWithFlatMemory) {
 
 TEST(SoakTest, ClientThatStopsReadingIsHeldByFlowControl) {
   UtilitydProcess server({"--config_dir=examples/behaviour_sets"});
-  ASSERT_THAT(server.Start(), IsOk());
-  ASSERT_TRUE(server.WaitServing());
+  ASSERT_THAT(server.StartServing(), IsOk());
   const double before = ResidentBytes(server.pid());
   auto stub = NewStub(server.address(), 0);
   grpc::ClientContext context;

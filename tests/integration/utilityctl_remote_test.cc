@@ -33,8 +33,7 @@ class RemoteTest : public ::testing::Test {
   void SetUp() override {
     server_ = std::make_unique<testing::UtilitydProcess>(
         std::vector<std::string>{"--config_dir=examples/behaviour_sets"});
-    ASSERT_THAT(server_->Start(), IsOk());
-    ASSERT_TRUE(server_->WaitServing());
+    ASSERT_THAT(server_->StartServing(), IsOk());
   }
   std::string target() const { return "--target=" + server_->address(); }
   std::unique_ptr<testing::UtilitydProcess> server_;

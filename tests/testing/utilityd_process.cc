@@ -94,6 +94,13 @@ bool UtilitydProcess::WaitServing(absl::Duration timeout) {
   return false;
 }
 
+absl::Status UtilitydProcess::StartServing(absl::Duration timeout) {
+  if (absl::Status s = Start(timeout); !s.ok()) return s;
+  if (WaitServing(timeout)) return absl::OkStatus();
+  return absl::DeadlineExceededError(
+      absl::StrCat("utilityd did not turn SERVING: ", Log()));
+}
+
 void UtilitydProcess::Signal(int signal) {
   if (pid_ > 0) ::kill(pid_, signal);
 }

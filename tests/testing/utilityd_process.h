@@ -33,6 +33,9 @@ class UtilitydProcess {
   absl::Status Start(absl::Duration timeout = absl::Seconds(20));
   // Polls gRPC health until SERVING (true) or the timeout.
   bool WaitServing(absl::Duration timeout = absl::Seconds(20));
+  // Start, then WaitServing: OK once the server answers SERVING, else why
+  // not (its log included when it exited).
+  absl::Status StartServing(absl::Duration timeout = absl::Seconds(20));
   // Returns the health of the server: "SERVING", "NOT_SERVING", or an error.
   std::string Health();
 
@@ -70,6 +73,18 @@ std::string UtilitydBinary();
 // (false): the tests' way to wait for something instead of sleeping.
 bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout,
              absl::Duration poll = absl::Milliseconds(10));
+
+// Flags of a server serving the examples that logs every decision to `log`
+// with agent ids masked (salt "s3cret") and no factor values.
+inline std::vector<std::string> PrivateDecisionLogFlags(
+    const std::string& log) {
+  return {"--config_dir=examples/behaviour_sets",
+          "--decision_log=" + log,
+          "--decision_log_sample=1",
+          "--decision_log_mask_ids",
+          "--decision_log_mask_salt=s3cret",
+          "--decision_log_factors=false"};
+}
 
 }  // namespace utilityd::testing
 
