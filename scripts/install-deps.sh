@@ -55,9 +55,11 @@ fi
 if [ "$mode" = container ]; then
   packages+=(
     # make test-container: podman with runc and netavark (container names
-    # resolve through aardvark-dns), podman-compose for the compose file,
-    # debootstrap for the Debian 12 base images, curl for the HTTP checks
-    podman runc netavark aardvark-dns podman-compose debootstrap curl
+    # resolve through aardvark-dns; netavark sets up its networks with
+    # iptables, only recommended by its package), podman-compose for the
+    # compose file, debootstrap for the Debian 12 base images, curl for the
+    # HTTP checks
+    podman runc netavark aardvark-dns iptables podman-compose debootstrap curl
   )
 fi
 
