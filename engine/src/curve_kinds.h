@@ -8,6 +8,10 @@
 //   Validate  appends an issue per bad parameter
 //   Compile   precomputes the CompiledCurve constants
 //   Shape     f(x) for a normalised x in 0..1, before the clamp and invert
+//   Breakpoints  appends the normalised inputs inside 0..1 where the shape
+//             changes (a step's threshold, a peak, a kink, where it meets 0
+//             or 1): between two of them and the bookends the shape is
+//             smooth and monotone, which sensitivity's search relies on
 // and optionally Column(curve, points, visit), which calls visit once with
 // a float -> float callable equal to Shape for that curve (to make a
 // per-curve choice once per column instead of per element).
@@ -15,12 +19,16 @@
 // The loader (defaults, proto -> definition), validation, compilation and
 // the scalar and column evaluations all read from Kinds below; adding a
 // kind means its enumerator, its struct, its entry in Kinds and its proto
-// message. Internal to the engine.
+// message; a kind without every member above fails to compile
+// (static_assert below). Internal to the engine.
 #ifndef UTILITYD_ENGINE_SRC_CURVE_KINDS_H_
 #define UTILITYD_ENGINE_SRC_CURVE_KINDS_H_
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <concepts>
+#include <cstdint>
 #include <numbers>
 #include <string>
 #include <type_traits>
@@ -80,6 +88,13 @@ struct LinearCurve {
   static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
     return c.a * x + c.b;
   }
+  // Where slope*x + intercept meets 0 and 1.
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
+                          std::vector<double>* t) {
+    if (c.a == 0) return;
+    t->push_back(-c.b / c.a);
+    t->push_back((1.0 - c.b) / c.a);
+  }
 };
 
 struct PolynomialCurve {
@@ -124,6 +139,9 @@ struct PolynomialCurve {
         return visit([a](float v) { return Power<3>(v, a); });
     }
   }
+  // Smooth and monotone over 0..1: the bookends are all.
+  static void Breakpoints(const CompiledCurve&, const CurvePoint*,
+                          std::vector<double>*) {}
 };
 
 struct InverseQuadraticCurve {
@@ -135,6 +153,9 @@ struct InverseQuadraticCurve {
   static float Shape(const CompiledCurve&, float x, const CurvePoint*) {
     return 1.0f - (1.0f - x) * (1.0f - x);
   }
+  // Smooth and monotone over 0..1: the bookends are all.
+  static void Breakpoints(const CompiledCurve&, const CurvePoint*,
+                          std::vector<double>*) {}
 };
 
 struct ExponentialCurve {
@@ -158,6 +179,9 @@ struct ExponentialCurve {
   static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
     return OwnMathsShape(c, x);
   }
+  // Smooth and monotone over 0..1: the bookends are all.
+  static void Breakpoints(const CompiledCurve&, const CurvePoint*,
+                          std::vector<double>*) {}
 };
 
 // Steepness and midpoint, shared by the logistic and its inverse.
@@ -200,6 +224,10 @@ struct LogisticCurve {
   static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
     return OwnMathsShape(c, x);
   }
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
+                          std::vector<double>* t) {
+    t->push_back(c.b);  // the midpoint
+  }
 };
 
 struct LogitCurve {
@@ -220,6 +248,10 @@ struct LogitCurve {
   static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
     return OwnMathsShape(c, x);
   }
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
+                          std::vector<double>* t) {
+    t->push_back(c.b);  // the midpoint
+  }
 };
 
 struct NormalCurve {
@@ -238,6 +270,10 @@ struct NormalCurve {
   }
   static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
     return OwnMathsShape(c, x);
+  }
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
+                          std::vector<double>* t) {
+    t->push_back(c.a);  // the mean, its peak
   }
 };
 
@@ -269,6 +305,17 @@ struct SineCurve {
   static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
     return OwnMathsShape(c, x);
   }
+  // Peaks, troughs and zeros: a x + b = k pi / 2 (at most 256 of them).
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
+                          std::vector<double>* t) {
+    if (c.a == 0) return;
+    const double quarter = std::numbers::pi / 2;
+    const double k0 = std::ceil(std::min(c.b, c.a + c.b) / quarter);
+    const double k1 = std::floor(std::max(c.b, c.a + c.b) / quarter);
+    for (double k = k0; k <= k1 && k < k0 + 256; ++k) {
+      t->push_back((k * quarter - c.b) / c.a);
+    }
+  }
 };
 
 struct SmoothstepCurve {
@@ -280,6 +327,9 @@ struct SmoothstepCurve {
   static float Shape(const CompiledCurve&, float x, const CurvePoint*) {
     return x * x * (3.0f - 2.0f * x);
   }
+  // Smooth and monotone over 0..1: the bookends are all.
+  static void Breakpoints(const CompiledCurve&, const CurvePoint*,
+                          std::vector<double>*) {}
 };
 
 struct StepCurve {
@@ -300,6 +350,10 @@ struct StepCurve {
   }
   static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
     return x >= c.a ? 1.0f : 0.0f;
+  }
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
+                          std::vector<double>* t) {
+    t->push_back(c.a);  // the threshold
   }
 };
 
@@ -343,6 +397,10 @@ struct PiecewiseLinearCurve {
     const double t = (x - p[i - 1].x) / (p[i].x - p[i - 1].x);
     return static_cast<float>(p[i - 1].y + t * (p[i].y - p[i - 1].y));
   }
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint* p,
+                          std::vector<double>* t) {
+    for (uint32_t i = 0; i < c.point_count; ++i) t->push_back(p[i].x);
+  }
 };
 
 // The registry: every kind, in the order of the CurveKind enumerators.
@@ -359,6 +417,27 @@ constexpr bool InEnumOrder(KindList<K...>) {
   return ((static_cast<int>(K::kKind) == i++) && ...);
 }
 static_assert(InEnumOrder(Kinds{}), "Kinds must follow the CurveKind order");
+
+// Every kind provides every member the header lists.
+template <typename K>
+concept CurveKindBlock = requires(const CurveDefinition& d, CompiledCurve& c,
+                                  CurveIssues& issues, float x,
+                                  const CurvePoint* p, std::vector<double>* t) {
+  { K::kKind } -> std::convertible_to<CurveKind>;
+  { K::kName } -> std::convertible_to<const char*>;
+  K::kParams.size();
+  K::Validate(d, issues);
+  K::Compile(d, c);
+  { K::Shape(c, x, p) } -> std::same_as<float>;
+  K::Breakpoints(c, p, t);
+};
+template <typename... K>
+constexpr bool AllBlocks(KindList<K...>) {
+  return (CurveKindBlock<K> && ...);
+}
+static_assert(AllBlocks(Kinds{}),
+              "every curve kind needs kKind, kName, kParams, Validate, "
+              "Compile, Shape and Breakpoints");
 
 // Calls visit(K{}) for the kind K of `kind` and returns what it returns.
 template <typename Visit, typename First, typename... Rest>

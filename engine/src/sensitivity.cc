@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <numbers>
 
+#include "curve_kinds.h"
 #include "utilityd/engine/tree.h"
 
 namespace utilityd::engine {
@@ -28,45 +28,16 @@ float FromOrdinal(int64_t o) {
 }
 
 // Where a curve's shape changes, as normalised inputs in 0..1 (the bookends
-// 0 and 1 included): between two of them every curve is smooth.
+// 0 and 1 included): between two of them every curve is smooth. Each kind
+// says where (curve_kinds.h).
 void CurveBreakpoints(const CompiledCurve& c,
                       absl::Span<const CurvePoint> points,
                       std::vector<double>* t) {
   t->push_back(0);
   t->push_back(1);
-  switch (c.kind) {
-    case CurveKind::kLinear:  // where slope*x + intercept meets 0 and 1
-      if (c.a != 0) {
-        t->push_back(-c.b / c.a);
-        t->push_back((1.0 - c.b) / c.a);
-      }
-      break;
-    case CurveKind::kStep:
-    case CurveKind::kNormal:  // threshold, mean
-      t->push_back(c.a);
-      break;
-    case CurveKind::kLogistic:
-    case CurveKind::kLogit:  // midpoint
-      t->push_back(c.b);
-      break;
-    case CurveKind::kSine: {  // peaks, troughs and zeros: a*x + b = k*pi/2
-      if (c.a == 0) break;
-      const double quarter = std::numbers::pi / 2;
-      double k0 = std::ceil(std::min(c.b, c.a + c.b) / quarter);
-      double k1 = std::floor(std::max(c.b, c.a + c.b) / quarter);
-      for (double k = k0; k <= k1 && k < k0 + 256; ++k) {
-        t->push_back((k * quarter - c.b) / c.a);
-      }
-      break;
-    }
-    case CurveKind::kPiecewiseLinear:
-      for (uint32_t p = 0; p < c.point_count; ++p) {
-        t->push_back(points[c.first_point + p].x);
-      }
-      break;
-    default:
-      break;
-  }
+  const CurvePoint* p = points.data() + (c.point_count > 0 ? c.first_point : 0);
+  internal::VisitCurveKind(
+      c.kind, [&](auto kind) { decltype(kind)::Breakpoints(c, p, t); });
 }
 
 }  // namespace
