@@ -164,6 +164,35 @@ absl::Status WhatIf(DecisionServiceImpl* service, const HttpRequest& req,
   return absl::OkStatus();
 }
 
+// GET /api/v1/format: the format's other vocabularies, from the schema
+// itself — the tree's node kinds (TreeNode's `kind` oneof, each one the
+// engine knows by that name) and the compensations — under their names in
+// the format and in protobuf's JSON, so the inspector hard-codes none.
+absl::Status Format(HttpResponse& res) {
+  std::string json = "{\"nodeKinds\":[";
+  const google::protobuf::OneofDescriptor* kinds =
+      v1::TreeNode::descriptor()->FindOneofByName("kind");
+  if (kinds == nullptr) return absl::InternalError("TreeNode has no kind");
+  for (int i = 0; i < kinds->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = kinds->field(i);
+    if (i > 0) json += ",";
+    absl::StrAppend(&json, "{\"name\":", JsonString(f->name()),
+                    ",\"jsonName\":", JsonString(f->json_name()), "}");
+  }
+  json += "],\"compensations\":[";
+  const google::protobuf::EnumDescriptor* c = v1::Compensation_descriptor();
+  bool first = true;
+  for (int i = 0; i < c->value_count(); ++i) {
+    if (c->value(i)->number() == 0) continue;  // unspecified: the default
+    if (!first) json += ",";
+    first = false;
+    absl::StrAppend(&json, JsonString(c->value(i)->name()));
+  }
+  json += "]}\n";
+  res.Set(json, "application/json");
+  return absl::OkStatus();
+}
+
 // GET /api/v1/curves: the engine's curve kinds with their parameters and
 // defaults, under their JSON names, so that the inspector's editor offers
 // exactly what the format accepts.
@@ -355,7 +384,8 @@ void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
       SendError(absl::PermissionDeniedError(locked), res);
     };
     http.Route("GET", R"(/ui/.*)", refuse);
-    http.Route("GET", R"(/api/v1/(sets|curves|decisions|shadow).*)", refuse);
+    http.Route("GET", R"(/api/v1/(sets|curves|format|decisions|shadow).*)",
+               refuse);
     http.Route("POST", R"(/api/v1/(decide|whatif|candidate))", refuse);
     return;
   }
@@ -400,6 +430,8 @@ void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
              kWorker);
   http.Route("GET", "/api/v1/curves",
              route([](Req, Res res) { return Curves(res); }));
+  http.Route("GET", "/api/v1/format",
+             route([](Req, Res res) { return Format(res); }));
   http.Route(
       "GET", "/api/v1/decisions/recent",
       route([recent](Req req, Res res) { return Recent(recent, req, res); }),

@@ -8,8 +8,10 @@ const SWEEP_POINTS = 41;
 // Curve kind (JSON name) -> its parameters [{name, type, default}], from the
 // engine's registry (/api/v1/curves).
 let CURVE_KINDS = {};
-const COMPENSATIONS = ['COMPENSATION_NONE', 'COMPENSATION_PER_CONSIDERATION',
-  'COMPENSATION_ON_PRODUCT', 'COMPENSATION_GEOMETRIC_MEAN'];
+// The format's node kinds ({name, jsonName}) and compensations, from the
+// server's schema (/api/v1/format).
+let NODE_KINDS = [];
+let COMPENSATIONS = [];
 const COLORS = ['#3d7ab8', '#c0392b', '#1f8a4c', '#8e44ad', '#e0a100',
   '#16a085', '#d35400', '#2c3e50', '#7f8c8d', '#b03a82'];
 
@@ -141,6 +143,9 @@ function scenarioSnapshot(s) {
 async function loadSets() {
   const curves = await api('/api/v1/curves');
   CURVE_KINDS = Object.fromEntries(curves.kinds.map((k) => [k.name, k.params]));
+  const format = await api('/api/v1/format');
+  NODE_KINDS = format.nodeKinds;
+  COMPENSATIONS = format.compensations;
   const list = await api('/api/v1/sets');
   state.sets = list.behaviourSets || [];
   $('set').innerHTML = state.sets.map((s) =>
@@ -324,18 +329,15 @@ async function refreshCurves() {
 
 // ---- the tree view ----------------------------------------------------------------
 
-const NODE_KINDS = ['sequence', 'fallback', 'reactiveSequence', 'reactiveFallback',
-  'parallel', 'inverter', 'forceSuccess', 'forceFailure', 'repeat', 'retry',
-  'cooldown', 'timeout', 'condition', 'action', 'utility'];
 const STATUS = { NODE_STATUS_RUNNING: 'running', NODE_STATUS_SUCCESS: 'success',
   NODE_STATUS_FAILURE: 'failure' };
 
-function nodeKind(n) { return NODE_KINDS.find((k) => n[k] !== undefined); }
-// The kind as the format writes it (reactive_fallback), not as protobuf's
-// JSON names the field (reactiveFallback).
-function formatName(kind) { return kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`); }
+// A node's kind: the format's name (reactive_fallback) and the JSON field
+// its body is under (reactiveFallback).
+function nodeKindOf(n) { return NODE_KINDS.find((k) => n[k.jsonName] !== undefined); }
 function nodeChildren(n) {
-  const body = n[nodeKind(n)];
+  const kind = nodeKindOf(n);
+  const body = kind && n[kind.jsonName];
   if (!body || typeof body !== 'object') return [];
   return body.children || (body.child ? [body.child] : []);
 }
@@ -349,7 +351,7 @@ function renderTree(d) {
   let next = 0;
   const draw = (n) => {
     const id = next++;
-    const kind = formatName(nodeKind(n));
+    const kind = (nodeKindOf(n) || { name: '?' }).name;
     const t = path[id];
     const status = t ? (STATUS[t.status] || 'idle') : 'idle';
     const name = n.name || (kind === 'action' ? n.action : '');

@@ -211,6 +211,40 @@ TEST_F(AdminApiTest, CurvesListTheEnginesKindsWithDefaults) {
             "flag");
 }
 
+// The inspector's other vocabularies come from the schema: every node kind
+// the engine knows, under the format's name and its JSON name, and the
+// compensations (the default's placeholder left out).
+TEST_F(AdminApiTest, FormatListsTheNodeKindsAndCompensations) {
+  Start();
+  auto res = http_->Get("/api/v1/format");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  const auto format = FromJson<google::protobuf::Struct>(res->body);
+  std::map<std::string, std::string> kinds;  // name -> JSON name
+  for (const auto& k : format.fields().at("nodeKinds").list_value().values()) {
+    kinds[k.struct_value().fields().at("name").string_value()] =
+        k.struct_value().fields().at("jsonName").string_value();
+  }
+  for (int k = 0; k <= static_cast<int>(engine::NodeKind::kUtility); ++k) {
+    const std::string name =
+        engine::NodeKindName(static_cast<engine::NodeKind>(k));
+    EXPECT_TRUE(kinds.count(name)) << name;
+  }
+  EXPECT_EQ(kinds.size(),
+            static_cast<size_t>(engine::NodeKind::kUtility) + 1);
+  EXPECT_EQ(kinds["reactive_fallback"], "reactiveFallback");
+  std::vector<std::string> compensations;
+  for (const auto& c :
+       format.fields().at("compensations").list_value().values()) {
+    compensations.push_back(c.string_value());
+  }
+  EXPECT_THAT(compensations,
+              ::testing::ElementsAre("COMPENSATION_NONE",
+                                     "COMPENSATION_PER_CONSIDERATION",
+                                     "COMPENSATION_ON_PRODUCT",
+                                     "COMPENSATION_GEOMETRIC_MEAN"));
+}
+
 TEST_F(AdminApiTest, WhatIfScoresAnEditedSetWithoutStoringIt) {
   Start();
   auto res = http_->Get("/api/v1/sets/arena_mage");
