@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
+#include "target_id.h"
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/coordination.h"
 #include "utilityd/engine/decide.h"
@@ -20,9 +21,6 @@
 #include "utilityd/v1/decision_service.pb.h"
 
 namespace utilityd::codec {
-
-// The id of the agent's target `t`, or "" for -1 (decide_codec.cc).
-const std::string& TargetId(const v1::AgentSnapshot& snapshot, int t);
 
 class Coordinator {
  public:
