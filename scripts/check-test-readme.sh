@@ -19,28 +19,33 @@ suites=$( {
 } | sort -u)
 named=$(grep -oE '`[A-Za-z0-9_*]+`' "$readme" | tr -d '`' | sort -u)
 
+# Does README name $1 (exact, or `prefix_*`) match suite $2?
+matches() {
+  case $1 in
+    *'*') [[ $2 == "${1%\*}"* ]] ;;
+    *) [[ $2 == "$1" ]] ;;
+  esac
+}
+# Is some name of $2 (a list) matched with $1 by `matches` ($3: which side)?
+any() {
+  local x
+  for x in $2; do
+    if [ "$3" = name ]; then matches "$x" "$1" && return 0
+    else matches "$1" "$x" && return 0; fi
+  done
+  return 1
+}
+
 missing=0
 for s in $suites; do
-  found=false
-  for n in $named; do
-    case $n in
-      *'*') [[ $s == "${n%\*}"* ]] && found=true ;;
-      *) [[ $s == "$n" ]] && found=true ;;
-    esac
-  done
-  $found || { echo "tests/README.md: suite $s is not described" >&2; missing=1; }
+  any "$s" "$named" name ||
+    { echo "tests/README.md: suite $s is not described" >&2; missing=1; }
 done
 # Rows naming a suite that is gone (names ending in _test, _e2e or starting
 # with fuzz_replay_/utilityctl_ that no suite matches).
 for n in $(grep -E '^\| `' "$readme" | grep -oE '^\| [^|]+' | grep -oE '`[A-Za-z0-9_*]+`' | tr -d '`'); do
-  match=false
-  for s in $suites; do
-    case $n in
-      *'*') [[ $s == "${n%\*}"* ]] && match=true ;;
-      *) [[ $s == "$n" ]] && match=true ;;
-    esac
-  done
-  $match || { echo "tests/README.md: names $n, which no suite registers" >&2; missing=1; }
+  any "$n" "$suites" suite ||
+    { echo "tests/README.md: names $n, which no suite registers" >&2; missing=1; }
 done
 [ $missing -eq 0 ] && echo "tests/README.md describes all $(wc -w <<<"$suites") suites"
 exit $missing
