@@ -107,13 +107,7 @@ int Replay(const Parsed& p, std::ostream& out, std::ostream& err) {
   }
   const v1::ReplayReport report = replayer.Report();
   if (format == "json") {
-    google::protobuf::util::JsonPrintOptions json;
-    json.preserve_proto_field_names = true;
-    json.always_print_primitive_fields = true;
-    json.add_whitespace = true;
-    std::string text;
-    (void)google::protobuf::util::MessageToJsonString(report, &text, json);
-    out << text;
+    out << ToJson(report);
   } else {
     out << replay::FormatReport(report);
   }
