@@ -48,5 +48,39 @@ for layer in "${!allowed[@]}"; do
     fi
   done < <(grep -rn --include='*.h' --include='*.cc' '^#include "' "$layer" || true)
 done
-[ $status -eq 0 ] && echo "check-layers: every layer includes only the layers below it"
+# The engine's rooms (engine/src/<room>/, each README says the same): what
+# each may include of the others, by path relative to engine/src.
+declare -A room_allowed=(
+  [curves]=""
+  [set]="curves"
+  [scoring]="curves set"
+  [tree]="curves set scoring"
+  [coordination]=""
+  [sensitivity]="curves set scoring"
+)
+for room in "${!room_allowed[@]}"; do
+  [ -d "engine/src/$room" ] || { echo "check-layers: no room engine/src/$room" >&2; exit 1; }
+done
+for dir in engine/src/*/; do
+  room=$(basename "$dir")
+  [ -n "${room_allowed[$room]+x}" ] ||
+    { echo "check-layers: engine/src/$room is not a known room"; status=1; continue; }
+  while IFS=: read -r file line include; do
+    header=$(sed -E 's/^#(include|define HWY_TARGET_INCLUDE) "([^"]+)".*/\2/' <<<"$include")
+    used=${header%%/*}
+    [ "$used" = "$header" ] && { echo "$file:$line: $header: name the room (e.g. curves/$header)"; status=1; continue; }
+    [ -n "${room_allowed[$used]+x}" ] || continue  # utilityd/, absl/, hwy/
+    [ "$used" = "$room" ] && continue
+    if [[ " ${room_allowed[$room]} " != *" $used "* ]]; then
+      echo "$file:$line: engine room $room may not include $header ($used)"
+      status=1
+    fi
+  done < <(grep -rnE --include='*.h' --include='*.cc' '^#(include|define HWY_TARGET_INCLUDE) "' "$dir" || true)
+done
+if compgen -G "engine/src/*.cc" >/dev/null || compgen -G "engine/src/*.h" >/dev/null; then
+  echo "check-layers: engine/src holds files outside a room:" engine/src/*.{cc,h} 2>/dev/null
+  status=1
+fi
+
+[ $status -eq 0 ] && echo "check-layers: every layer includes only the layers below it, every engine room only the rooms it may"
 exit $status

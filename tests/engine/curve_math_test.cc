@@ -1,4 +1,4 @@
-// utilityd's own maths (engine/src/curve_math.h):
+// utilityd's own maths (engine/src/curves/curve_math.h):
 // - every SIMD target Highway offers on this machine, forced one by one,
 //   computes the same bits as the one-value path, over random inputs with
 //   bookends, out-of-range values, NaN and infinities, for every curve kind
@@ -8,7 +8,7 @@
 //   "Own maths");
 // - the functions themselves (e^x, e^x - 1, ln x, sin x, x^a) stay within
 //   their relative error bound over their domains.
-#include "engine/src/curve_math.h"
+#include "engine/src/curves/curve_math.h"
 
 #include <cmath>
 #include <cstdint>

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "engine/src/curve_math.h"
+#include "engine/src/curves/curve_math.h"
 #include "utilityd/engine/random.h"
 
 namespace utilityd::reference {

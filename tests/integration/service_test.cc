@@ -537,7 +537,10 @@ TEST_F(ServiceTest, HelpDocumentsEveryFlag) {
     if (!absl::ConsumePrefix(&line, "ABSL_FLAG(")) continue;
     const std::vector<absl::string_view> parts = absl::StrSplit(line, ", ");
     ASSERT_GE(parts.size(), 2u) << line;
-    flags.emplace_back(absl::StripAsciiWhitespace(parts[1]));
+    // The name, whether its default follows on the line or the next.
+    absl::string_view name = absl::StripAsciiWhitespace(parts[1]);
+    absl::ConsumeSuffix(&name, ",");
+    flags.emplace_back(name);
   }
   ASSERT_GE(flags.size(), 30u) << "read the flags from main.cc";
   for (const std::string& flag : flags) {

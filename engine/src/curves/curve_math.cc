@@ -2,7 +2,7 @@
 // Highway's foreach_target.h. Build flags: -ffp-contract=off, so that no
 // multiply and add are fused on targets that have FMA and not on others.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "curve_math.cc"
+#define HWY_TARGET_INCLUDE "curves/curve_math.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 //
 #include <cmath>
@@ -10,9 +10,9 @@
 #include <type_traits>
 
 #include "absl/strings/match.h"
-#include "curve_kernels.h"
-#include "curve_math-inl.h"
-#include "curve_math.h"
+#include "curves/curve_kernels.h"
+#include "curves/curve_math-inl.h"
+#include "curves/curve_math.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();

@@ -3,14 +3,14 @@
 // flags: -ffp-contract=off, as for the own maths, so that no multiply and
 // add are fused on one target and not on another.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "consider_column.cc"
+#define HWY_TARGET_INCLUDE "scoring/consider_column.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 //
-#include "consider_column.h"
-#include "curve_kernels.h"
-#include "curve_math-inl.h"
-#include "curve_math.h"
+#include "curves/curve_kernels.h"
+#include "curves/curve_math-inl.h"
+#include "curves/curve_math.h"
 #include "hwy/highway.h"
+#include "scoring/consider_column.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace utilityd::engine::internal {

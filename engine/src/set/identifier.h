@@ -1,7 +1,7 @@
 // The format's identifier rule, shared by the set and tree validation.
 // Internal to the engine.
-#ifndef UTILITYD_ENGINE_SRC_IDENTIFIER_H_
-#define UTILITYD_ENGINE_SRC_IDENTIFIER_H_
+#ifndef UTILITYD_ENGINE_SRC_SET_IDENTIFIER_H_
+#define UTILITYD_ENGINE_SRC_SET_IDENTIFIER_H_
 
 #include <algorithm>
 
@@ -22,4 +22,4 @@ inline bool IsIdentifier(absl::string_view s) {
 
 }  // namespace utilityd::engine::internal
 
-#endif  // UTILITYD_ENGINE_SRC_IDENTIFIER_H_
+#endif  // UTILITYD_ENGINE_SRC_SET_IDENTIFIER_H_

@@ -13,8 +13,8 @@
 // exact-rounded on every target, all give identical results.
 //
 // Internal to the engine.
-#ifndef UTILITYD_ENGINE_SRC_CURVE_MATH_H_
-#define UTILITYD_ENGINE_SRC_CURVE_MATH_H_
+#ifndef UTILITYD_ENGINE_SRC_CURVES_CURVE_MATH_H_
+#define UTILITYD_ENGINE_SRC_CURVES_CURVE_MATH_H_
 
 #include <cstddef>
 #include <string>
@@ -53,4 +53,4 @@ double OwnPow(double x, double a);
 
 }  // namespace utilityd::engine::internal
 
-#endif  // UTILITYD_ENGINE_SRC_CURVE_MATH_H_
+#endif  // UTILITYD_ENGINE_SRC_CURVES_CURVE_MATH_H_

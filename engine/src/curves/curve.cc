@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "curve_kinds.h"
-#include "curve_math.h"
+#include "curves/curve_kinds.h"
+#include "curves/curve_math.h"
 
 namespace utilityd::engine {
 

@@ -1,8 +1,8 @@
 // Arithmetic helpers of the curve kinds (curve_kinds.h) and the column
 // loops: the clamp, common powers without pow, and function
 // multi-versioning. Internal to the engine.
-#ifndef UTILITYD_ENGINE_SRC_CURVE_KERNELS_H_
-#define UTILITYD_ENGINE_SRC_CURVE_KERNELS_H_
+#ifndef UTILITYD_ENGINE_SRC_CURVES_CURVE_KERNELS_H_
+#define UTILITYD_ENGINE_SRC_CURVES_CURVE_KERNELS_H_
 
 #include <cmath>
 #include <cstdint>
@@ -51,4 +51,4 @@ inline float Power(float x, float) {
 
 }  // namespace utilityd::engine::internal
 
-#endif  // UTILITYD_ENGINE_SRC_CURVE_KERNELS_H_
+#endif  // UTILITYD_ENGINE_SRC_CURVES_CURVE_KERNELS_H_

@@ -1,13 +1,13 @@
 // The scoring rules of docs/SCORING.md, each written once. The column loops
 // of BatchDecider and its trace call these, so a traced value is the value
 // that was scored. Internal to the engine.
-#ifndef UTILITYD_ENGINE_SRC_SCORING_RULES_H_
-#define UTILITYD_ENGINE_SRC_SCORING_RULES_H_
+#ifndef UTILITYD_ENGINE_SRC_SCORING_SCORING_RULES_H_
+#define UTILITYD_ENGINE_SRC_SCORING_SCORING_RULES_H_
 
 #include <algorithm>
 #include <cmath>
 
-#include "curve_kernels.h"
+#include "curves/curve_kernels.h"
 #include "utilityd/engine/decide.h"
 
 namespace utilityd::engine::internal {
@@ -65,4 +65,4 @@ inline bool Eligible(float score, float min_score) {
 
 }  // namespace utilityd::engine::internal
 
-#endif  // UTILITYD_ENGINE_SRC_SCORING_RULES_H_
+#endif  // UTILITYD_ENGINE_SRC_SCORING_SCORING_RULES_H_

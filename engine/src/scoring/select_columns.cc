@@ -1,11 +1,11 @@
 // select_columns.h, compiled once per SIMD target (Highway's
 // foreach_target.h) and dispatched to the best one at run time.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "select_columns.cc"
+#define HWY_TARGET_INCLUDE "scoring/select_columns.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 //
 #include "hwy/highway.h"
-#include "select_columns.h"
+#include "scoring/select_columns.h"
 #include "utilityd/engine/decide.h"
 
 HWY_BEFORE_NAMESPACE();

@@ -6,7 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "identifier.h"
+#include "set/identifier.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/tree.h"
 

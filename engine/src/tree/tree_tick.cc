@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "scoring_rules.h"
+#include "scoring/scoring_rules.h"
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/error_reason.h"

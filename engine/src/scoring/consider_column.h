@@ -6,8 +6,8 @@
 // separate passes of BatchDecider (and its explain-full trace) perform, in
 // the same order, so the results are the same bits on every SIMD target
 // and on both paths. Internal to the engine.
-#ifndef UTILITYD_ENGINE_SRC_CONSIDER_COLUMN_H_
-#define UTILITYD_ENGINE_SRC_CONSIDER_COLUMN_H_
+#ifndef UTILITYD_ENGINE_SRC_SCORING_CONSIDER_COLUMN_H_
+#define UTILITYD_ENGINE_SRC_SCORING_CONSIDER_COLUMN_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -52,4 +52,4 @@ void FoldGathered(const CompiledConsideration& c, const FoldRule& rule,
 
 }  // namespace utilityd::engine::internal
 
-#endif  // UTILITYD_ENGINE_SRC_CONSIDER_COLUMN_H_
+#endif  // UTILITYD_ENGINE_SRC_SCORING_CONSIDER_COLUMN_H_

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "curve_kinds.h"
+#include "curves/curve_kinds.h"
 #include "utilityd/engine/tree.h"
 
 namespace utilityd::engine {

@@ -21,8 +21,8 @@
 // kind means its enumerator, its struct, its entry in Kinds and its proto
 // message; a kind without every member above fails to compile
 // (static_assert below). Internal to the engine.
-#ifndef UTILITYD_ENGINE_SRC_CURVE_KINDS_H_
-#define UTILITYD_ENGINE_SRC_CURVE_KINDS_H_
+#ifndef UTILITYD_ENGINE_SRC_CURVES_CURVE_KINDS_H_
+#define UTILITYD_ENGINE_SRC_CURVES_CURVE_KINDS_H_
 
 #include <algorithm>
 #include <array>
@@ -35,8 +35,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "curve_kernels.h"
-#include "curve_math.h"
+#include "curves/curve_kernels.h"
+#include "curves/curve_math.h"
 #include "utilityd/engine/curve.h"
 
 namespace utilityd::engine::internal {
@@ -485,4 +485,4 @@ void DispatchShape(const CompiledCurve& curve, const CurvePoint* p,
 
 }  // namespace utilityd::engine::internal
 
-#endif  // UTILITYD_ENGINE_SRC_CURVE_KINDS_H_
+#endif  // UTILITYD_ENGINE_SRC_CURVES_CURVE_KINDS_H_

@@ -9,7 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "identifier.h"
+#include "set/identifier.h"
 #include "utilityd/engine/coordination.h"
 #include "utilityd/engine/tree.h"
 

@@ -3,8 +3,8 @@
 // 16 agents a step), by comparisons and selects only — so every SIMD target
 // gives the same answer as the one-agent-at-a-time rule in
 // BatchDecider::SelectOne. Internal to the engine.
-#ifndef UTILITYD_ENGINE_SRC_SELECT_COLUMNS_H_
-#define UTILITYD_ENGINE_SRC_SELECT_COLUMNS_H_
+#ifndef UTILITYD_ENGINE_SRC_SCORING_SELECT_COLUMNS_H_
+#define UTILITYD_ENGINE_SRC_SCORING_SELECT_COLUMNS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -58,4 +58,4 @@ void TopTwo(const CandidateRows& rows, const TopTwoView& first,
 
 }  // namespace utilityd::engine::internal
 
-#endif  // UTILITYD_ENGINE_SRC_SELECT_COLUMNS_H_
+#endif  // UTILITYD_ENGINE_SRC_SCORING_SELECT_COLUMNS_H_

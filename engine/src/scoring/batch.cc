@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "consider_column.h"
-#include "curve_kernels.h"
-#include "curve_math.h"
-#include "scoring_rules.h"
-#include "select_columns.h"
+#include "curves/curve_kernels.h"
+#include "curves/curve_math.h"
+#include "scoring/consider_column.h"
+#include "scoring/scoring_rules.h"
+#include "scoring/select_columns.h"
 #include "utilityd/engine/random.h"
 
 namespace utilityd::engine {
