@@ -1,11 +1,10 @@
 #include "server/src/decision_service.h"
 
-#include "server/src/batch_recorder.h"
-
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "server/src/batch_recorder.h"
 #include "server/src/log.h"
 #include "server/src/status_util.h"
 #include "utilityd/base/decision_id.h"

@@ -213,7 +213,8 @@ TEST_F(AdminApiTest, CurvesListTheEnginesKindsWithDefaults) {
 
 // The inspector's other vocabularies come from the schema: every node kind
 // the engine knows, under the format's name and its JSON name, and the
-// compensations (the default's placeholder left out).
+// compensations (COMPENSATION_UNSPECIFIED, which means the default, left
+// out).
 TEST_F(AdminApiTest, FormatListsTheNodeKindsAndCompensations) {
   Start();
   auto res = http_->Get("/api/v1/format");
@@ -230,8 +231,7 @@ TEST_F(AdminApiTest, FormatListsTheNodeKindsAndCompensations) {
         engine::NodeKindName(static_cast<engine::NodeKind>(k));
     EXPECT_TRUE(kinds.count(name)) << name;
   }
-  EXPECT_EQ(kinds.size(),
-            static_cast<size_t>(engine::NodeKind::kUtility) + 1);
+  EXPECT_EQ(kinds.size(), static_cast<size_t>(engine::NodeKind::kUtility) + 1);
   EXPECT_EQ(kinds["reactive_fallback"], "reactiveFallback");
   std::vector<std::string> compensations;
   for (const auto& c :
@@ -239,10 +239,9 @@ TEST_F(AdminApiTest, FormatListsTheNodeKindsAndCompensations) {
     compensations.push_back(c.string_value());
   }
   EXPECT_THAT(compensations,
-              ::testing::ElementsAre("COMPENSATION_NONE",
-                                     "COMPENSATION_PER_CONSIDERATION",
-                                     "COMPENSATION_ON_PRODUCT",
-                                     "COMPENSATION_GEOMETRIC_MEAN"));
+              ::testing::ElementsAre(
+                  "COMPENSATION_NONE", "COMPENSATION_PER_CONSIDERATION",
+                  "COMPENSATION_ON_PRODUCT", "COMPENSATION_GEOMETRIC_MEAN"));
 }
 
 TEST_F(AdminApiTest, WhatIfScoresAnEditedSetWithoutStoringIt) {
