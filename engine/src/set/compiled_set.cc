@@ -9,9 +9,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "set/flat_set.h"
 #include "set/identifier.h"
 #include "utilityd/engine/coordination.h"
-#include "utilityd/engine/tree.h"
 
 namespace utilityd::engine {
 namespace {
@@ -314,7 +314,9 @@ void CheckResources(Checker& check, const SetDefinition& def) {
 
 }  // namespace
 
-std::vector<ValidationIssue> Validate(const SetDefinition& def) {
+namespace internal {
+
+std::vector<ValidationIssue> ValidateFlat(const SetDefinition& def) {
   std::vector<ValidationIssue> issues;
   Checker check(&issues);
   check.Identifier("name", def.name);
@@ -410,13 +412,50 @@ std::vector<ValidationIssue> Validate(const SetDefinition& def) {
   }
   CheckPersonalities(check, def);
   CheckResources(check, def);
-  ValidateTree(def, &issues);
   return issues;
 }
+
+}  // namespace internal
 
 // Compile's steps, each filling its part of the set from a validated
 // definition.
 struct SetCompiler {
+  // Everything but the tree, from a definition ValidateFlat accepts.
+  static CompiledBehaviourSet Flat(const SetDefinition& def) {
+    CompiledBehaviourSet set;
+    set.name_ = def.name;
+    set.revision_ = def.revision;
+    set.aggregation_ = def.aggregation;
+    set.compensation_ = def.compensation;
+    if (set.compensation_ == Compensation::kDefault) {
+      set.compensation_ = def.aggregation == Aggregation::kProduct
+                              ? Compensation::kPerConsideration
+                              : Compensation::kNone;
+    }
+    set.selection_ = def.selection;
+    set.factors_ = def.factors;
+    set.target_factors_ = def.target_factors;
+    for (size_t i = 0; i < def.factors.size(); ++i) {
+      set.factor_index_[def.factors[i].name] = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < def.target_factors.size(); ++i) {
+      set.target_factor_index_[def.target_factors[i].name] =
+          static_cast<int>(i);
+    }
+    SetCompiler::Actions(def, set);
+    if (!def.selection.fallback_action.empty()) {
+      set.fallback_action_ =
+          set.action_index_.at(def.selection.fallback_action);
+    }
+    SetCompiler::Resources(def, set);
+    SetCompiler::Personalities(def, set);
+    return set;
+  }
+
+  static void AttachTree(CompiledBehaviourSet& set,
+                         std::shared_ptr<const CompiledTree> tree) {
+    set.tree_ = std::move(tree);
+  }
   static void Actions(const SetDefinition& def, CompiledBehaviourSet& set) {
     for (size_t i = 0; i < def.actions.size(); ++i) {
       const ActionDefinition& a = def.actions[i];
@@ -526,46 +565,26 @@ struct SetCompiler {
   }
 };
 
-absl::StatusOr<CompiledBehaviourSet> Compile(const SetDefinition& def) {
-  std::vector<ValidationIssue> issues = Validate(def);
-  if (!issues.empty()) {
-    std::vector<std::string> lines;
-    for (const auto& i : issues) lines.push_back(i.path + ": " + i.message);
-    return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
-  }
-  CompiledBehaviourSet set;
-  set.name_ = def.name;
-  set.revision_ = def.revision;
-  set.aggregation_ = def.aggregation;
-  set.compensation_ = def.compensation;
-  if (set.compensation_ == Compensation::kDefault) {
-    set.compensation_ = def.aggregation == Aggregation::kProduct
-                            ? Compensation::kPerConsideration
-                            : Compensation::kNone;
-  }
-  set.selection_ = def.selection;
-  set.factors_ = def.factors;
-  set.target_factors_ = def.target_factors;
-  for (size_t i = 0; i < def.factors.size(); ++i) {
-    set.factor_index_[def.factors[i].name] = static_cast<int>(i);
-  }
-  for (size_t i = 0; i < def.target_factors.size(); ++i) {
-    set.target_factor_index_[def.target_factors[i].name] = static_cast<int>(i);
-  }
-  SetCompiler::Actions(def, set);
-  if (!def.selection.fallback_action.empty()) {
-    set.fallback_action_ = set.action_index_.at(def.selection.fallback_action);
-  }
-  SetCompiler::Resources(def, set);
-  SetCompiler::Personalities(def, set);
-  if (def.tree) {
-    absl::StatusOr<std::shared_ptr<const CompiledTree>> tree =
-        CompileTree(def, set);
-    if (!tree.ok()) return tree.status();
-    set.tree_ = *std::move(tree);
-  }
-  return set;
+namespace internal {
+
+absl::Status IssuesStatus(const std::vector<ValidationIssue>& issues) {
+  if (issues.empty()) return absl::OkStatus();
+  std::vector<std::string> lines;
+  for (const auto& i : issues) lines.push_back(i.path + ": " + i.message);
+  return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
 }
+
+void AttachTree(CompiledBehaviourSet& set,
+                std::shared_ptr<const CompiledTree> tree) {
+  SetCompiler::AttachTree(set, std::move(tree));
+}
+
+absl::StatusOr<CompiledBehaviourSet> CompileFlat(const SetDefinition& def) {
+  if (absl::Status s = IssuesStatus(ValidateFlat(def)); !s.ok()) return s;
+  return SetCompiler::Flat(def);
+}
+
+}  // namespace internal
 
 namespace {
 int Lookup(const absl::flat_hash_map<std::string, int>& index,

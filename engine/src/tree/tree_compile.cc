@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "set/flat_set.h"
 #include "set/identifier.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/tree.h"
@@ -305,7 +306,7 @@ class TreeChecker {
     // The children's own considerations, checked as a set's actions are;
     // issues come back under the child's path.
     const SetDefinition sub = ChoiceSet(def_, n);
-    for (const ValidationIssue& issue : Validate(sub)) {
+    for (const ValidationIssue& issue : internal::ValidateFlat(sub)) {
       for (size_t i = 0; i < n.children.size(); ++i) {
         const std::string prefix = absl::StrCat("actions[", i, "]");
         const TreeNodeDefinition& child = n.children[i];
@@ -357,7 +358,7 @@ class TreeCompiler {
     }
     if (n.kind == NodeKind::kUtility) {
       absl::StatusOr<CompiledBehaviourSet> choices =
-          Compile(ChoiceSet(def_, n));
+          internal::CompileFlat(ChoiceSet(def_, n));
       if (!choices.ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat(at, ": ", choices.status().message()));

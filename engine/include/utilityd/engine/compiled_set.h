@@ -144,8 +144,7 @@ class CompiledBehaviourSet {
   int FindPersonality(absl::string_view name) const;
 
  private:
-  friend absl::StatusOr<CompiledBehaviourSet> Compile(const SetDefinition&);
-  // Compile's steps (compiled_set.cc).
+  // Compile's steps (set/compiled_set.cc).
   friend struct SetCompiler;
 
   std::string name_;
