@@ -294,6 +294,60 @@ std::vector<v1::TreeNode*> ChildrenOf(v1::TreeNode* node) {
   return out;
 }
 
+// The field of the node's `kind` oneof that is set, or null.
+const google::protobuf::FieldDescriptor* KindField(const v1::TreeNode& node) {
+  return node.GetReflection()->GetOneofFieldDescriptor(
+      node, v1::TreeNode::descriptor()->FindOneofByName("kind"));
+}
+
+// The numeric parameters of a node's kind (its NodeParams), by name in the
+// kind's message: `visit(field, param)` for each that the message has.
+template <typename Message, typename Visit>
+void ForNodeParams(Message& kind, e::NodeKind k, Visit visit) {
+  const google::protobuf::Descriptor* d = kind.GetDescriptor();
+  for (const e::NodeParam& p : e::NodeParams(k)) {
+    const google::protobuf::FieldDescriptor* f = d->FindFieldByName(p.name);
+    if (f != nullptr) visit(f, p);
+  }
+}
+
+// Writes the defaults of the numeric parameters the node leaves unset.
+void DefaultNodeParams(v1::TreeNode* node) {
+  const google::protobuf::FieldDescriptor* field = KindField(*node);
+  if (field == nullptr ||
+      field->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
+    return;
+  }
+  const std::optional<e::NodeKind> k = e::FindNodeKind(field->name());
+  if (!k) return;
+  google::protobuf::Message* kind =
+      node->GetReflection()->MutableMessage(node, field);
+  const google::protobuf::Reflection* r = kind->GetReflection();
+  const e::TreeNodeDefinition defaults;
+  ForNodeParams(
+      *kind, *k,
+      [&](const google::protobuf::FieldDescriptor* f, const e::NodeParam& p) {
+        if (r->HasField(*kind, f)) return;
+        if (p.integer != nullptr) r->SetInt32(kind, f, defaults.*p.integer);
+        if (p.number != nullptr) r->SetDouble(kind, f, defaults.*p.number);
+      });
+}
+
+// Reads the numeric parameters of a defaulted node into `d`.
+void ReadNodeParams(const v1::TreeNode& node, e::TreeNodeDefinition& d) {
+  const google::protobuf::FieldDescriptor* field = KindField(node);
+  if (field->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) return;
+  const google::protobuf::Message& kind =
+      node.GetReflection()->GetMessage(node, field);
+  const google::protobuf::Reflection* r = kind.GetReflection();
+  ForNodeParams(
+      kind, d.kind,
+      [&](const google::protobuf::FieldDescriptor* f, const e::NodeParam& p) {
+        if (p.integer != nullptr) d.*p.integer = r->GetInt32(kind, f);
+        if (p.number != nullptr) d.*p.number = r->GetDouble(kind, f);
+      });
+}
+
 // Writes the documented defaults of a tree node and its subtree.
 void DefaultTree(const v1::BehaviourSet& set, v1::TreeNode* node,
                  bool utility_child) {
@@ -306,24 +360,8 @@ void DefaultTree(const v1::BehaviourSet& set, v1::TreeNode* node,
   for (v1::Consideration& c : *node->mutable_considerations()) {
     DefaultConsideration(set, &c);
   }
+  DefaultNodeParams(node);
   switch (node->kind_case()) {
-    case v1::TreeNode::kParallel:
-      if (!node->parallel().has_success_threshold()) {
-        node->mutable_parallel()->set_success_threshold(d.success_threshold);
-      }
-      if (!node->parallel().has_failure_threshold()) {
-        node->mutable_parallel()->set_failure_threshold(d.failure_threshold);
-      }
-      break;
-    case v1::TreeNode::kRepeat:
-      if (!node->repeat().has_times())
-        node->mutable_repeat()->set_times(d.times);
-      break;
-    case v1::TreeNode::kRetry:
-      if (!node->retry().has_attempts()) {
-        node->mutable_retry()->set_attempts(d.attempts);
-      }
-      break;
     case v1::TreeNode::kCondition: {
       v1::ConditionNode* c = node->mutable_condition();
       if (const v1::Factor* f = FindFactor(set.factors(), c->factor())) {
@@ -363,33 +401,12 @@ e::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
   for (const v1::Consideration& c : node.considerations()) {
     d.considerations.push_back(ToConsideration(c));
   }
-  const google::protobuf::FieldDescriptor* kind =
-      node.GetReflection()->GetOneofFieldDescriptor(
-          node, v1::TreeNode::descriptor()->FindOneofByName("kind"));
-  if (kind != nullptr) {
-    for (int k = 0; k <= static_cast<int>(e::NodeKind::kUtility); ++k) {
-      if (kind->name() == e::NodeKindName(static_cast<e::NodeKind>(k))) {
-        d.kind = static_cast<e::NodeKind>(k);
-      }
-    }
+  if (const google::protobuf::FieldDescriptor* kind = KindField(node)) {
+    // Every field of the oneof is a kind the engine knows (set_loader_test).
+    d.kind = e::FindNodeKind(kind->name()).value_or(e::NodeKind::kSequence);
+    ReadNodeParams(node, d);
   }
   switch (node.kind_case()) {
-    case v1::TreeNode::kParallel:
-      d.success_threshold = node.parallel().success_threshold();
-      d.failure_threshold = node.parallel().failure_threshold();
-      break;
-    case v1::TreeNode::kRepeat:
-      d.times = node.repeat().times();
-      break;
-    case v1::TreeNode::kRetry:
-      d.attempts = node.retry().attempts();
-      break;
-    case v1::TreeNode::kCooldown:
-      d.seconds = node.cooldown().seconds();
-      break;
-    case v1::TreeNode::kTimeout:
-      d.seconds = node.timeout().seconds();
-      break;
     case v1::TreeNode::kCondition: {
       const v1::ConditionNode& c = node.condition();
       d.condition.factor = c.factor();

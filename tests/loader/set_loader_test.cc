@@ -132,6 +132,82 @@ TEST(CurveKindsTest, UnsetParametersAreTheEnginesDefaults) {
   }
 }
 
+// The proto and the engine's registry of node kinds agree both ways: every
+// field of utilityd.v1.TreeNode's `kind` oneof is a registered kind whose
+// arity is its message's (`child`, `children` or neither), and every numeric
+// parameter is a field of its message, typed to match.
+TEST(NodeKindsTest, ProtoAndEngineRegistryAgree) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::OneofDescriptor* oneof =
+      v1::TreeNode::descriptor()->FindOneofByName("kind");
+  ASSERT_NE(oneof, nullptr);
+  ASSERT_EQ(static_cast<size_t>(oneof->field_count()),
+            engine::AllNodeKinds().size());
+  for (int i = 0; i < oneof->field_count(); ++i) {
+    const FieldDescriptor* kind = oneof->field(i);
+    const std::optional<engine::NodeKind> k =
+        engine::FindNodeKind(kind->name());
+    ASSERT_TRUE(k.has_value()) << kind->name() << " is not registered";
+    EXPECT_STREQ(engine::NodeKindName(*k), kind->name().c_str());
+    const google::protobuf::Descriptor* message = kind->message_type();
+    engine::NodeArity arity = engine::NodeArity::kLeaf;
+    if (message != nullptr && message->FindFieldByName("child")) {
+      arity = engine::NodeArity::kChild;
+    }
+    if (message != nullptr && message->FindFieldByName("children")) {
+      arity = engine::NodeArity::kChildren;
+    }
+    EXPECT_EQ(engine::NodeKindArity(*k), arity) << kind->name();
+    for (const engine::NodeParam& p : engine::NodeParams(*k)) {
+      ASSERT_NE(message, nullptr) << kind->name() << " has no message";
+      const FieldDescriptor* f = message->FindFieldByName(p.name);
+      ASSERT_NE(f, nullptr) << kind->name() << "." << p.name;
+      EXPECT_EQ(f->cpp_type(), p.integer != nullptr
+                                   ? FieldDescriptor::CPPTYPE_INT32
+                                   : FieldDescriptor::CPPTYPE_DOUBLE)
+          << kind->name() << "." << p.name;
+    }
+  }
+}
+
+// Each kind's unset numeric parameters read as the engine's defaults, and
+// set ones as given.
+TEST(NodeKindsTest, ParametersReadAsGivenOrTheirDefaults) {
+  const engine::TreeNodeDefinition defaults;
+  for (engine::NodeKind k : engine::AllNodeKinds()) {
+    for (bool given : {false, true}) {
+      v1::TreeNode node;
+      const google::protobuf::FieldDescriptor* field =
+          v1::TreeNode::descriptor()->FindFieldByName(engine::NodeKindName(k));
+      if (field->message_type() == nullptr) continue;  // action: a name
+      google::protobuf::Message* kind =
+          node.GetReflection()->MutableMessage(&node, field);
+      const google::protobuf::Reflection* r = kind->GetReflection();
+      for (const engine::NodeParam& p : engine::NodeParams(k)) {
+        const auto* f = kind->GetDescriptor()->FindFieldByName(p.name);
+        if (given && p.integer) r->SetInt32(kind, f, 7);
+        if (given && p.number) r->SetDouble(kind, f, 2.5);
+      }
+      v1::BehaviourSet set;
+      *set.mutable_tree() = node;
+      ApplyDefaults(&set);
+      const engine::SetDefinition def = ToDefinition(set);
+      ASSERT_TRUE(def.tree.has_value());
+      EXPECT_EQ(def.tree->kind, k);
+      for (const engine::NodeParam& p : engine::NodeParams(k)) {
+        if (p.integer) {
+          EXPECT_EQ((*def.tree).*p.integer, given ? 7 : defaults.*p.integer)
+              << engine::NodeKindName(k) << "." << p.name;
+        }
+        if (p.number) {
+          EXPECT_EQ((*def.tree).*p.number, given ? 2.5 : defaults.*p.number)
+              << engine::NodeKindName(k) << "." << p.name;
+        }
+      }
+    }
+  }
+}
+
 TEST(ApplyDefaultsTest, IsIdempotent) {
   absl::StatusOr<std::shared_ptr<const LoadedSet>> set =
       LoadSetText(kGuard, "g");

@@ -7,6 +7,7 @@
 //               entries, 8 bytes at a time (little-endian), low 16 bits
 //   entries     for each node that holds something, in id order:
 //               varint gap to the previous id, then the node's fields
+//               (its kind's Write and Read, node_kinds.h)
 //
 // Varints are LEB128; times are zigzag varints of milliseconds of game time.
 // A tree with nothing running and no cooldown pending encodes as empty.
@@ -14,6 +15,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "tree/node_kinds.h"
+#include "tree/state_codec.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/random.h"
 #include "utilityd/engine/tree.h"
@@ -85,154 +88,20 @@ uint16_t GetTag(absl::string_view b, size_t at) {
                                (static_cast<uint8_t>(b[at + 1]) << 8));
 }
 
-// Writers into a buffer sized beforehand (kMaxEntry bytes per entry).
-char* PutVarint(char* at, uint64_t v) {
-  while (v >= 0x80) {
-    *at++ = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  *at++ = static_cast<char>(v);
-  return at;
-}
+using internal::Fit;
+using internal::kMaxEntry;
+using internal::NodeKinds;
+using internal::PutVarint;
+using internal::Reader;
 
-char* PutTime(char* at, int64_t ms) {
-  return PutVarint(
-      at, (static_cast<uint64_t>(ms) << 1) ^ static_cast<uint64_t>(ms >> 63));
-}
+constexpr auto kRead = internal::ReadTable(NodeKinds{});
+constexpr auto kWrite = internal::WriteTable(NodeKinds{});
 
-// The most an entry takes: a gap (node ids are below 2^32: 5 bytes) and the
-// longest fields (a cooldown's flags and a time: 1 + 10 bytes; a utility
-// node's three 32-bit fields: 15 bytes).
-constexpr size_t kMaxEntry = 5 + 15;
-
-class Reader {
- public:
-  explicit Reader(absl::string_view b)
-      : at_(b.data()), end_(b.data() + b.size()) {}
-  bool done() const { return at_ == end_; }
-  bool Varint(uint64_t* v) {
-    if (at_ != end_ && (static_cast<uint8_t>(*at_) & 0x80) == 0) {
-      *v = static_cast<uint8_t>(*at_++);  // one byte: the usual case
-      return true;
-    }
-    *v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (at_ == end_) return false;
-      const uint8_t byte = static_cast<uint8_t>(*at_++);
-      if (shift == 63 && byte > 1) return false;
-      *v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) return true;
-    }
-    return false;
-  }
-  bool Time(int64_t* ms) {
-    uint64_t z;
-    if (!Varint(&z)) return false;
-    *ms = static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
-    return true;
-  }
-
- private:
-  const char* at_;
-  const char* end_;
-};
-
-// Composites that remember which child runs (their state's `index`).
-bool KeepsRunningChild(NodeKind kind) {
-  return kind == NodeKind::kSequence || kind == NodeKind::kFallback ||
-         kind == NodeKind::kReactiveSequence ||
-         kind == NodeKind::kReactiveFallback || kind == NodeKind::kUtility;
-}
+size_t KindIndex(const CompiledNode& n) { return static_cast<size_t>(n.kind); }
 
 bool HoldsSomething(const CompiledNode& n, const NodeState& s) {
   // (The node is read only for a time held by a node not running.)
-  return s.running || (s.has_time && n.kind == NodeKind::kCooldown);
-}
-
-// Reads one node's fields; false when they do not decode or do not fit.
-enum class Fit { kOk, kMalformed, kOutOfRange };
-
-Fit ReadFields(const CompiledNode& n, Reader& r, NodeState* s) {
-  uint64_t a = 0, b = 0, c = 0;
-  // The bits of the node's children (parallel and utility masks).
-  auto all = [&n] {
-    return n.child_count >= 64 ? ~0ull : (1ull << n.child_count) - 1;
-  };
-  s->running = true;
-  switch (n.kind) {
-    case NodeKind::kSequence:
-    case NodeKind::kFallback:
-    case NodeKind::kReactiveSequence:
-    case NodeKind::kReactiveFallback:
-      if (!r.Varint(&a)) return Fit::kMalformed;
-      if (a >= n.child_count) return Fit::kOutOfRange;
-      s->index = static_cast<uint32_t>(a);
-      return Fit::kOk;
-    case NodeKind::kParallel:
-      if (!r.Varint(&a) || !r.Varint(&b)) return Fit::kMalformed;
-      if ((a & ~all()) || (b & ~all()) || (a & b)) return Fit::kOutOfRange;
-      s->mask_a = static_cast<uint32_t>(a);
-      s->mask_b = static_cast<uint32_t>(b);
-      return Fit::kOk;
-    case NodeKind::kRepeat:
-    case NodeKind::kRetry:
-      if (!r.Varint(&a)) return Fit::kMalformed;
-      if (a >= static_cast<uint64_t>(n.count)) return Fit::kOutOfRange;
-      s->index = static_cast<uint32_t>(a);
-      return Fit::kOk;
-    case NodeKind::kCooldown:
-      if (!r.Varint(&a)) return Fit::kMalformed;
-      if (a == 0 || a > 3) return Fit::kOutOfRange;
-      s->running = (a & 1) != 0;
-      s->has_time = (a & 2) != 0;
-      if (s->has_time && !r.Time(&s->millis)) return Fit::kMalformed;
-      return Fit::kOk;
-    case NodeKind::kTimeout:
-      s->has_time = true;
-      return r.Time(&s->millis) ? Fit::kOk : Fit::kMalformed;
-    case NodeKind::kUtility:
-      if (!r.Varint(&a) || !r.Varint(&b) || !r.Varint(&c)) {
-        return Fit::kMalformed;
-      }
-      if (a >= n.child_count || b > 0xffff || (c & ~all())) {
-        return Fit::kOutOfRange;
-      }
-      s->index = static_cast<uint32_t>(a);
-      s->target = static_cast<uint32_t>(b);
-      s->mask_a = static_cast<uint32_t>(c);
-      return Fit::kOk;
-    case NodeKind::kInverter:
-    case NodeKind::kForceSuccess:
-    case NodeKind::kForceFailure:
-    case NodeKind::kAction:
-      return Fit::kOk;
-    case NodeKind::kCondition:
-      return Fit::kOutOfRange;  // a condition never runs
-  }
-  return Fit::kOutOfRange;
-}
-
-char* WriteFields(const CompiledNode& n, const NodeState& s, char* at) {
-  switch (n.kind) {
-    case NodeKind::kSequence:
-    case NodeKind::kFallback:
-    case NodeKind::kReactiveSequence:
-    case NodeKind::kReactiveFallback:
-    case NodeKind::kRepeat:
-    case NodeKind::kRetry:
-      return PutVarint(at, s.index);
-    case NodeKind::kParallel:
-      return PutVarint(PutVarint(at, s.mask_a), s.mask_b);
-    case NodeKind::kCooldown:
-      at = PutVarint(at, (s.running ? 1u : 0u) | (s.has_time ? 2u : 0u));
-      return s.has_time ? PutTime(at, s.millis) : at;
-    case NodeKind::kTimeout:
-      return PutTime(at, s.millis);
-    case NodeKind::kUtility:
-      return PutVarint(PutVarint(PutVarint(at, s.index), s.target), s.mask_a);
-    default:
-      return at;
-  }
+  return s.running || (s.has_time && internal::kKeepsTimeIdle[KindIndex(n)]);
 }
 
 // Fills the header of `out` (kHeader bytes reserved, then the entries).
@@ -273,7 +142,7 @@ void EncodeTreeState(const CompiledBehaviourSet& set,
     char* p = out->data() + at;
     p = PutVarint(p,
                   static_cast<uint64_t>(static_cast<int>(id) - previous - 1));
-    p = WriteFields(n, s, p);
+    p = kWrite[KindIndex(n)](n, s, p);
     at = static_cast<size_t>(p - out->data());
     previous = static_cast<int>(id);
   }
@@ -338,7 +207,8 @@ TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
     id = id + 1 + gap;
     NodeState& s = (*states)[id];
     const CompiledNode& n = tree.nodes[id];
-    switch (ReadFields(n, r, &s)) {
+    s.running = true;  // a node's fields may say otherwise
+    switch (kRead[KindIndex(n)](n, r, &s)) {
       case Fit::kOk:
         break;
       case Fit::kMalformed:
@@ -353,7 +223,7 @@ TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
     const NodeState& p = (*states)[n.parent];
     if (!p.running) return fail(TreeReset::kOutOfRange);
     const CompiledNode& pn = tree.nodes[n.parent];
-    if (KeepsRunningChild(pn.kind) &&
+    if (internal::kKeepsRunningChild[KindIndex(pn)] &&
         tree.child(pn, static_cast<int>(p.index)) != static_cast<int>(id)) {
       return fail(TreeReset::kOutOfRange);
     }

@@ -234,6 +234,32 @@ struct TreeNodeDefinition {
   int rank = 0;
 };
 
+// How many children a node kind takes: none (a leaf), one (its message's
+// `child`: a decorator) or at least one (`children`).
+enum class NodeArity { kLeaf, kChild, kChildren };
+
+// A node kind's numeric parameter: its name (a field of the kind's proto
+// message) and the TreeNodeDefinition member that holds it; its default is
+// that member's initial value. Exactly one pointer is set. (Parameters that
+// are not numbers, such as a condition's curve, are the loader's own.)
+struct NodeParam {
+  const char* name;
+  int TreeNodeDefinition::*integer = nullptr;
+  double TreeNodeDefinition::*number = nullptr;
+};
+
+// Returns the kind named `name` in the format, or nullopt.
+[[nodiscard]] std::optional<NodeKind> FindNodeKind(absl::string_view name);
+
+// Returns how many children `kind` takes.
+[[nodiscard]] NodeArity NodeKindArity(NodeKind kind);
+
+// Returns the numeric parameters of `kind`, in the format's order.
+[[nodiscard]] absl::Span<const NodeParam> NodeParams(NodeKind kind);
+
+// Returns every node kind, in the order of the NodeKind enumerators.
+[[nodiscard]] absl::Span<const NodeKind> AllNodeKinds();
+
 struct SetDefinition {
   std::string name;
   std::string description;
