@@ -6,6 +6,7 @@
 
 #include "curves/curve_kernels.h"
 #include "curves/curve_math.h"
+#include "scoring/batch_pass.h"
 #include "scoring/consider_column.h"
 #include "scoring/scoring_rules.h"
 #include "scoring/select_columns.h"
@@ -18,12 +19,17 @@ using internal::Eligible;
 using internal::IsCurrent;
 using internal::Output;
 
+BatchDecider::BatchDecider() : pass_(std::make_unique<internal::BatchPass>()) {}
+BatchDecider::~BatchDecider() = default;
+BatchDecider::BatchDecider(BatchDecider&&) noexcept = default;
+BatchDecider& BatchDecider::operator=(BatchDecider&&) noexcept = default;
+
 void BatchDecider::Decide(const CompiledBehaviourSet& set,
                           absl::Span<const AgentInput> inputs,
                           ExplainLevel level, absl::Span<BatchDecision> out,
                           std::vector<absl::Status>* errors,
                           absl::Span<Decision> traces) {
-  Run(set, inputs, level, out, errors, traces, /*check=*/true);
+  pass_->Run(set, inputs, level, out, errors, traces, /*check=*/true);
 }
 
 void BatchDecider::DecideChecked(const CompiledBehaviourSet& set,
@@ -31,14 +37,37 @@ void BatchDecider::DecideChecked(const CompiledBehaviourSet& set,
                                  ExplainLevel level,
                                  absl::Span<BatchDecision> out,
                                  absl::Span<Decision> traces) {
-  Run(set, inputs, level, out, nullptr, traces, /*check=*/false);
+  pass_->Run(set, inputs, level, out, nullptr, traces, /*check=*/false);
 }
 
-void BatchDecider::Run(const CompiledBehaviourSet& set,
-                       absl::Span<const AgentInput> inputs, ExplainLevel level,
-                       absl::Span<BatchDecision> out,
-                       std::vector<absl::Status>* errors,
-                       absl::Span<Decision> traces, bool check) {
+absl::Span<const uint32_t> BatchDecider::vetoes_by_action() const {
+  return pass_->vetoes();
+}
+
+void BatchDecider::set_keep_candidates(bool on) {
+  pass_->set_keep_candidates(on);
+}
+
+bool BatchDecider::ActionOpen(size_t input, int action) const {
+  return pass_->ActionOpen(input, action);
+}
+
+float BatchDecider::CandidateScore(const CompiledBehaviourSet& set,
+                                   size_t input, int action, int target) const {
+  return pass_->CandidateScore(set, input, action, target);
+}
+
+uint32_t BatchDecider::agents_with_invalid_input() const {
+  return pass_->invalid_agents();
+}
+
+namespace internal {
+
+void BatchPass::Run(const CompiledBehaviourSet& set,
+                    absl::Span<const AgentInput> inputs, ExplainLevel level,
+                    absl::Span<BatchDecision> out,
+                    std::vector<absl::Status>* errors,
+                    absl::Span<Decision> traces, bool check) {
   tracing_ = !traces.empty();
   full_ = tracing_ && level == ExplainLevel::kFull;
   Admit(set, inputs, out, errors, check);
@@ -64,13 +93,13 @@ void BatchDecider::Run(const CompiledBehaviourSet& set,
   }
 }
 
-bool BatchDecider::ActionOpen(size_t input, int action) const {
+bool BatchPass::ActionOpen(size_t input, int action) const {
   return (open_by_input_[input * open_words_ + action / 64] >> (action % 64)) &
          1;
 }
 
-float BatchDecider::CandidateScore(const CompiledBehaviourSet& set,
-                                   size_t input, int action, int target) const {
+float BatchPass::CandidateScore(const CompiledBehaviourSet& set, size_t input,
+                                int action, int target) const {
   if (input >= position_.size() || action < 0 || action >= set.action_count() ||
       position_[input] < 0) {
     return 0;
@@ -84,10 +113,10 @@ float BatchDecider::CandidateScore(const CompiledBehaviourSet& set,
   return scores_[row_offset_[action] + first + target];
 }
 
-void BatchDecider::Admit(const CompiledBehaviourSet& set,
-                         absl::Span<const AgentInput> inputs,
-                         absl::Span<BatchDecision> out,
-                         std::vector<absl::Status>* errors, bool check) {
+void BatchPass::Admit(const CompiledBehaviourSet& set,
+                      absl::Span<const AgentInput> inputs,
+                      absl::Span<BatchDecision> out,
+                      std::vector<absl::Status>* errors, bool check) {
   if (errors != nullptr) errors->assign(inputs.size(), absl::OkStatus());
   vetoes_.assign(set.action_count(), 0);
   invalid_agents_ = 0;
@@ -135,8 +164,8 @@ void BatchDecider::Admit(const CompiledBehaviourSet& set,
 // (agent, target) pairs. Agent factors are copied to the pair columns only
 // when a per-target action reads them (FactorColumn).
 UTILITYD_VECTOR_CLONES
-void BatchDecider::Transpose(const CompiledBehaviourSet& set,
-                             absl::Span<const AgentInput> inputs) {
+void BatchPass::Transpose(const CompiledBehaviourSet& set,
+                          absl::Span<const AgentInput> inputs) {
   const size_t n_agents = agents_.size();
   const int nf = set.factor_count(), ntf = set.target_factor_count();
   // Every (agent, target) pair, and each row's factors: the agents' (from
@@ -223,7 +252,7 @@ void BatchDecider::Transpose(const CompiledBehaviourSet& set,
 }
 
 // Sizes the score rows, the per-element working columns and the traces.
-void BatchDecider::LayOutRows(const CompiledBehaviourSet& set) {
+void BatchPass::LayOutRows(const CompiledBehaviourSet& set) {
   const size_t n_agents = agents_.size(), n_pairs = pair_agent_.size();
   row_offset_.resize(set.action_count());
   consideration_offset_.resize(set.action_count());
@@ -250,8 +279,8 @@ void BatchDecider::LayOutRows(const CompiledBehaviourSet& set) {
 }
 
 // The column of consideration c's factor over the rows of an action.
-const float* BatchDecider::FactorColumn(const CompiledConsideration& c,
-                                        bool per_target) {
+const float* BatchPass::FactorColumn(const CompiledConsideration& c,
+                                     bool per_target) {
   const size_t n_agents = agents_.size(), n_pairs = pair_agent_.size();
   const size_t k = static_cast<size_t>(c.factor);
   if (c.per_target) return target_columns_.data() + k * n_pairs;
@@ -271,7 +300,7 @@ const float* BatchDecider::FactorColumn(const CompiledConsideration& c,
 // separate passes — normalise, curve, then weight and aggregate
 // (Accumulate) — whose values the explain-full trace reads.
 UTILITYD_VECTOR_CLONES
-void BatchDecider::Considerations(const CompiledBehaviourSet& set, int action) {
+void BatchPass::Considerations(const CompiledBehaviourSet& set, int action) {
   const CompiledAction& act = set.actions()[action];
   const size_t count = act.per_target ? pair_agent_.size() : agents_.size();
   const float start =
@@ -354,7 +383,7 @@ void BatchDecider::Considerations(const CompiledBehaviourSet& set, int action) {
 }
 
 // A trace names the first consideration that vetoed its candidate.
-void BatchDecider::MarkVetoedBy(int action, int k, size_t count) {
+void BatchPass::MarkVetoedBy(int action, int k, size_t count) {
   if (!tracing_) return;
   CandidateTrace* trace = candidate_traces_.data() + row_offset_[action];
   const uint32_t* veto = veto_.data();
@@ -367,8 +396,8 @@ void BatchDecider::MarkVetoedBy(int action, int k, size_t count) {
 // row's accumulators; w is the per-element weight, or null for the
 // consideration's own. Only the product and the minimum veto on a zero.
 UTILITYD_VECTOR_CLONES
-void BatchDecider::Accumulate(const CompiledBehaviourSet& set, int action,
-                              int k, size_t count, const float* w) {
+void BatchPass::Accumulate(const CompiledBehaviourSet& set, int action, int k,
+                           size_t count, const float* w) {
   const CompiledAction& act = set.actions()[action];
   const CompiledConsideration& c =
       set.considerations()[act.first_consideration + k];
@@ -435,7 +464,7 @@ void BatchDecider::Accumulate(const CompiledBehaviourSet& set, int action,
 // weight and cooldown may differ per agent (personalities, seconds since
 // each action), and a trace may be wanted.
 template <bool kVaried>
-UTILITYD_VECTOR_CLONES void BatchDecider::ApplyFactors(
+UTILITYD_VECTOR_CLONES void BatchPass::ApplyFactors(
     const CompiledBehaviourSet& set, absl::Span<const AgentInput> inputs,
     int action, size_t count, float* score, CandidateTrace* trace) {
   const CompiledAction& act = set.actions()[action];
@@ -487,9 +516,9 @@ UTILITYD_VECTOR_CLONES void BatchDecider::ApplyFactors(
 }
 
 // Explain full: every value of consideration k, as Accumulate computes it.
-void BatchDecider::TraceConsideration(const CompiledBehaviourSet& set,
-                                      int action, int k, size_t count,
-                                      const float* x, const float* w) {
+void BatchPass::TraceConsideration(const CompiledBehaviourSet& set, int action,
+                                   int k, size_t count, const float* x,
+                                   const float* w) {
   const CompiledAction& act = set.actions()[action];
   const CompiledConsideration& c =
       set.considerations()[act.first_consideration + k];
@@ -523,8 +552,8 @@ void BatchDecider::TraceConsideration(const CompiledBehaviourSet& set,
 // The candidate's score from its aggregate: compensated * weight * cooldown
 // * commitment, multiplied in that order; 0 when vetoed.
 UTILITYD_VECTOR_CLONES
-void BatchDecider::Finish(const CompiledBehaviourSet& set,
-                          absl::Span<const AgentInput> inputs, int action) {
+void BatchPass::Finish(const CompiledBehaviourSet& set,
+                       absl::Span<const AgentInput> inputs, int action) {
   const CompiledAction& act = set.actions()[action];
   const bool pt = act.per_target;
   const size_t count = pt ? pair_agent_.size() : agents_.size();
@@ -593,10 +622,10 @@ void BatchDecider::Finish(const CompiledBehaviourSet& set,
   vetoes_[action] += vetoed + (pt ? agents_without_targets_ : 0);
 }
 
-void BatchDecider::Select(const CompiledBehaviourSet& set,
-                          absl::Span<const AgentInput> inputs,
-                          absl::Span<BatchDecision> out,
-                          absl::Span<Decision> traces) {
+void BatchPass::Select(const CompiledBehaviourSet& set,
+                       absl::Span<const AgentInput> inputs,
+                       absl::Span<BatchDecision> out,
+                       absl::Span<Decision> traces) {
   // Random strategies and traces need every candidate of an agent listed;
   // the highest score alone needs only the best two: one agent at a time
   // for a few agents (a tree's utility node decides one), else for all
@@ -629,7 +658,7 @@ void BatchDecider::Select(const CompiledBehaviourSet& set,
 
 // Every agent's best two candidates (internal::TopTwo), offered in the
 // order SelectOne offers them.
-void BatchDecider::TopTwoColumns(const CompiledBehaviourSet& set) {
+void BatchPass::TopTwoColumns(const CompiledBehaviourSet& set) {
   const size_t n = agents_.size();
   // Whole vectors: the padding has no pairs and offers nothing.
   const size_t padded = (n + internal::kSelectPadding - 1) /
@@ -685,8 +714,8 @@ void BatchDecider::TopTwoColumns(const CompiledBehaviourSet& set) {
 // all agents at once, then the strategy's choice. kCollect: every
 // candidate listed too (random strategies, traces).
 template <bool kCollect>
-void BatchDecider::SelectOne(const CompiledBehaviourSet& set,
-                             const AgentInput& in, size_t j, BatchDecision* d) {
+void BatchPass::SelectOne(const CompiledBehaviourSet& set, const AgentInput& in,
+                          size_t j, BatchDecision* d) {
   const SelectionDefinition& sel = set.selection();
   const float min_score = static_cast<float>(sel.min_score);
   // Without a min_score every positive score is eligible.
@@ -736,10 +765,10 @@ void BatchDecider::SelectOne(const CompiledBehaviourSet& set,
 // From an agent's best two: the chosen candidate (the first, or a random
 // strategy's draw among the listed candidates, or the fallback when
 // nothing is eligible), the runner-up and whether the agent switched.
-inline void BatchDecider::Conclude(const CompiledBehaviourSet& set,
-                                   const AgentInput& in, size_t j,
-                                   const Candidate& first,
-                                   const Candidate& second, BatchDecision* d) {
+inline void BatchPass::Conclude(const CompiledBehaviourSet& set,
+                                const AgentInput& in, size_t j,
+                                const Candidate& first, const Candidate& second,
+                                BatchDecision* d) {
   const SelectionDefinition& sel = set.selection();
   const float min_score = static_cast<float>(sel.min_score);
   const CompiledAction* actions = set.actions().data();
@@ -785,8 +814,8 @@ inline void BatchDecider::Conclude(const CompiledBehaviourSet& set,
 // same among the best k, softmax in proportion to exp((s - max) / T). Walks
 // the cumulative weights to `draw`; records each one's probability. Returns
 // the index into candidates_.
-int BatchDecider::Pick(const CompiledBehaviourSet& set, size_t j,
-                       int32_t top_rank, double draw) {
+int BatchPass::Pick(const CompiledBehaviourSet& set, size_t j, int32_t top_rank,
+                    double draw) {
   const SelectionDefinition& sel = set.selection();
   const float min_score = static_cast<float>(sel.min_score);
   pool_.clear();
@@ -840,8 +869,8 @@ int BatchDecider::Pick(const CompiledBehaviourSet& set, size_t j,
 // The trace of agent j: its candidates in action then target order (an
 // agent without targets gets one vetoed candidate per per-target action),
 // and at kFull their considerations.
-void BatchDecider::WriteTrace(const CompiledBehaviourSet& set, size_t j,
-                              const BatchDecision& d, Decision* trace) const {
+void BatchPass::WriteTrace(const CompiledBehaviourSet& set, size_t j,
+                           const BatchDecision& d, Decision* trace) const {
   static_cast<BatchDecision&>(*trace) = d;
   trace->candidates.clear();
   trace->considerations.clear();
@@ -875,4 +904,5 @@ void BatchDecider::WriteTrace(const CompiledBehaviourSet& set, size_t j,
   }
 }
 
+}  // namespace internal
 }  // namespace utilityd::engine
