@@ -39,8 +39,9 @@ if [ "$mode" != build ]; then
     # the make targets compile every build tree through ccache, its cache
     # outside the clone (the Makefile's CCACHE_DIR)
     ccache
-    # tests and benchmarks
-    libgtest-dev libgmock-dev libbenchmark-dev
+    # tests and benchmarks; universal-ctags measures functions' length
+    # (scripts/check-function-length.sh)
+    libgtest-dev libgmock-dev libbenchmark-dev universal-ctags
     # the Python test proves the proto from another language; Prometheus
     # and YAML for the deploy tests
     python3-grpcio python3-protobuf prometheus python3-yaml

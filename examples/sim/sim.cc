@@ -668,20 +668,10 @@ class ForagerWorld final : public World {
   std::vector<F> f_;
 };
 
-int Run() {
-  client::ClientOptions options;
-  options.target = absl::GetFlag(FLAGS_target);
-  options.deadline = absl::Seconds(5);
-  absl::StatusOr<std::unique_ptr<client::Client>> client =
-      client::Client::Connect(options);
-  if (!client.ok()) {
-    std::fprintf(stderr, "%s\n",
-                 std::string(client.status().message()).c_str());
-    return 2;
-  }
-  const int agents = absl::GetFlag(FLAGS_agents);
-  const uint64_t seed = absl::GetFlag(FLAGS_seed);
-  const std::string which = absl::GetFlag(FLAGS_world);
+// The worlds --world names, each seeded from --seed; empty for an unknown
+// name.
+std::vector<std::unique_ptr<World>> MakeWorlds(const std::string& which,
+                                               int agents, uint64_t seed) {
   std::vector<std::unique_ptr<World>> worlds;
   if (which == "villager" || which == "all") {
     worlds.push_back(std::make_unique<VillagerWorld>(agents, seed));
@@ -700,53 +690,54 @@ int Run() {
     worlds.push_back(std::make_unique<ForagerWorld>(
         agents, seed, static_cast<float>(absl::GetFlag(FLAGS_noise))));
   }
-  if (worlds.empty()) {
-    std::fprintf(stderr,
-                 "--world: expected villager, arena, guard, forager, goblins "
-                 "or all\n");
-    return 2;
-  }
-  // Wait for the service, then learn each set's factor order once.
+  return worlds;
+}
+
+// Waits (up to 30 s) for the service, then learns each set's factor order
+// once. False, with the reason printed, when a set's schema never came.
+bool BindWorlds(client::Client& client,
+                std::vector<std::unique_ptr<World>>& worlds) {
   const absl::Time give_up = absl::Now() + absl::Seconds(30);
   for (auto& w : worlds) {
     absl::StatusOr<std::shared_ptr<const client::SetSchema>> schema;
-    while (!(schema = (*client)->Schema(w->set())).ok()) {
+    while (!(schema = client.Schema(w->set())).ok()) {
       if (absl::Now() > give_up || stop_requested.load()) {
         std::fprintf(stderr, "%s: %s\n", w->set().c_str(),
                      std::string(schema.status().message()).c_str());
-        return 1;
+        return false;
       }
       absl::SleepFor(absl::Milliseconds(200));
     }
     w->Bind(*schema);
   }
+  return true;
+}
 
-  const double hz = absl::GetFlag(FLAGS_hz);
-  const double dt = 1.0 / hz;
-  const bool realtime = absl::GetFlag(FLAGS_realtime);
-  const double end = absl::ToDoubleSeconds(absl::GetFlag(FLAGS_duration));
-  std::unique_ptr<client::DecisionStream> stream = (*client)->OpenStream();
-  const absl::Time start = absl::Now();
-  absl::Time next_report = start + absl::GetFlag(FLAGS_report_every);
-  int64_t decisions = 0, decisions_since_report = 0;
-  double now = 0;
-  absl::Time last_report = start;
-  std::printf("utilityd-sim: %zu world(s) x %d agents at %.0f Hz against %s\n",
-              worlds.size(), agents, hz, options.target.c_str());
-  std::fflush(stdout);
-  auto report = [&](bool final) {
+// The progress lines: decisions per second since the last line and each
+// world's switches per agent per minute; the final line's totals.
+class Reporter {
+ public:
+  explicit Reporter(const std::vector<std::unique_ptr<World>>& worlds)
+      : worlds_(worlds), start_(absl::Now()), last_(start_) {}
+
+  void Count(int64_t decisions) {
+    decisions_ += decisions;
+    since_last_ += decisions;
+  }
+  absl::Time start() const { return start_; }
+
+  void Print(double now, bool final) {
     const absl::Time t = absl::Now();
-    const double wall = absl::ToDoubleSeconds(t - last_report);
-    std::string line = absl::StrFormat(
-        "%s t=%.0fs decisions/s=%.0f", final ? "final" : "     ", now,
-        wall > 0 ? decisions_since_report / wall : 0.0);
+    const double wall = absl::ToDoubleSeconds(t - last_);
+    std::string line = absl::StrFormat("      t=%.0fs decisions/s=%.0f", now,
+                                       wall > 0 ? since_last_ / wall : 0.0);
     if (final) {
       line = absl::StrFormat(
           "final: %.0fs simulated, %d decisions, %.0f "
           "decisions/s overall",
-          now, decisions, decisions / absl::ToDoubleSeconds(t - start));
+          now, decisions_, decisions_ / absl::ToDoubleSeconds(t - start_));
     }
-    for (const auto& w : worlds) {
+    for (const auto& w : worlds_) {
       const double minutes = now / 60.0;
       line += absl::StrFormat(
           " | %s switches/agent/min=%.1f%s", w->set(),
@@ -755,9 +746,51 @@ int Run() {
     }
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
-    decisions_since_report = 0;
-    last_report = t;
-  };
+    since_last_ = 0;
+    last_ = t;
+  }
+
+ private:
+  const std::vector<std::unique_ptr<World>>& worlds_;
+  const absl::Time start_;
+  absl::Time last_;
+  int64_t decisions_ = 0, since_last_ = 0;
+};
+
+int Run() {
+  client::ClientOptions options;
+  options.target = absl::GetFlag(FLAGS_target);
+  options.deadline = absl::Seconds(5);
+  absl::StatusOr<std::unique_ptr<client::Client>> client =
+      client::Client::Connect(options);
+  if (!client.ok()) {
+    std::fprintf(stderr, "%s\n",
+                 std::string(client.status().message()).c_str());
+    return 2;
+  }
+  const int agents = absl::GetFlag(FLAGS_agents);
+  std::vector<std::unique_ptr<World>> worlds =
+      MakeWorlds(absl::GetFlag(FLAGS_world), agents, absl::GetFlag(FLAGS_seed));
+  if (worlds.empty()) {
+    std::fprintf(stderr,
+                 "--world: expected villager, arena, guard, forager, goblins "
+                 "or all\n");
+    return 2;
+  }
+  if (!BindWorlds(**client, worlds)) return 1;
+
+  const double hz = absl::GetFlag(FLAGS_hz);
+  const double dt = 1.0 / hz;
+  const bool realtime = absl::GetFlag(FLAGS_realtime);
+  const double end = absl::ToDoubleSeconds(absl::GetFlag(FLAGS_duration));
+  std::unique_ptr<client::DecisionStream> stream = (*client)->OpenStream();
+  Reporter reporter(worlds);
+  const absl::Time start = reporter.start();
+  absl::Time next_report = start + absl::GetFlag(FLAGS_report_every);
+  double now = 0;
+  std::printf("utilityd-sim: %zu world(s) x %d agents at %.0f Hz against %s\n",
+              worlds.size(), agents, hz, options.target.c_str());
+  std::fflush(stdout);
   for (uint64_t tick = 0; !stop_requested.load(); ++tick) {
     if (end > 0 && now >= end) break;
     v1::DecideRequest batch;
@@ -781,19 +814,18 @@ int Run() {
       w->Apply(result.response, first, now, dt);
       first += w->agents();
     }
-    decisions += result.response.decisions_size();
-    decisions_since_report += result.response.decisions_size();
+    reporter.Count(result.response.decisions_size());
     now += dt;
     if (realtime) {
       absl::SleepFor(start + absl::Seconds(now) - absl::Now());
     }
     if (absl::Now() >= next_report) {
-      report(false);
+      reporter.Print(now, false);
       next_report += absl::GetFlag(FLAGS_report_every);
     }
   }
   stream->Close();
-  report(true);
+  reporter.Print(now, true);
   return 0;
 }
 
