@@ -8,6 +8,13 @@
 //   Validate  appends an issue per bad parameter
 //   Compile   precomputes the CompiledCurve constants
 //   Shape     f(x) for a normalised x in 0..1, before the clamp and invert
+//   kOwnMaths whether its shape is computed by the own maths (curve_math.h:
+//             libm's functions, written once in Highway so that every
+//             machine gets the same bits); such a kind's vector shape is
+//             its case of Shape in curve_math-inl.h, which Highway compiles
+//             once per SIMD target (a kind marked here without a case there
+//             fails to compile). Optionally OwnMathsFor(curve) narrows it to
+//             some curves of the kind.
 //   Breakpoints  appends the normalised inputs inside 0..1 where the shape
 //             changes (a step's threshold, a peak, a kink, where it meets 0
 //             or 1): between two of them and the bookends the shape is
@@ -74,6 +81,7 @@ class CurveIssues {
 struct LinearCurve {
   static constexpr CurveKind kKind = CurveKind::kLinear;
   static constexpr const char* kName = "linear";
+  static constexpr bool kOwnMaths = false;
   static constexpr std::array<CurveParam, 2> kParams = {
       {{"slope", &CurveDefinition::slope},
        {"intercept", &CurveDefinition::intercept}}};
@@ -100,6 +108,12 @@ struct LinearCurve {
 struct PolynomialCurve {
   static constexpr CurveKind kKind = CurveKind::kPolynomial;
   static constexpr const char* kName = "polynomial";
+  static constexpr bool kOwnMaths = true;
+  // The exponents PowerCase picks are x*x, x*x*x, sqrt and x: exact
+  // everywhere; only any other is x^a in the own maths.
+  static bool OwnMathsFor(const CompiledCurve& c) {
+    return PowerCase(c.a) == 4;
+  }
   static constexpr std::array<CurveParam, 1> kParams = {
       {{"exponent", &CurveDefinition::exponent}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
@@ -147,6 +161,7 @@ struct PolynomialCurve {
 struct InverseQuadraticCurve {
   static constexpr CurveKind kKind = CurveKind::kInverseQuadratic;
   static constexpr const char* kName = "inverse_quadratic";
+  static constexpr bool kOwnMaths = false;
   static constexpr std::array<CurveParam, 0> kParams = {};
   static void Validate(const CurveDefinition&, CurveIssues&) {}
   static void Compile(const CurveDefinition&, CompiledCurve&) {}
@@ -161,6 +176,7 @@ struct InverseQuadraticCurve {
 struct ExponentialCurve {
   static constexpr CurveKind kKind = CurveKind::kExponential;
   static constexpr const char* kName = "exponential";
+  static constexpr bool kOwnMaths = true;
   static constexpr std::array<CurveParam, 1> kParams = {
       {{"k", &CurveDefinition::k}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
@@ -199,6 +215,7 @@ inline void ValidateSigmoid(const CurveDefinition& d, CurveIssues& issues) {
 struct LogisticCurve {
   static constexpr CurveKind kKind = CurveKind::kLogistic;
   static constexpr const char* kName = "logistic";
+  static constexpr bool kOwnMaths = true;
   static constexpr std::array<CurveParam, 3> kParams = {
       {{"steepness", &CurveDefinition::steepness},
        {"midpoint", &CurveDefinition::midpoint},
@@ -233,6 +250,7 @@ struct LogisticCurve {
 struct LogitCurve {
   static constexpr CurveKind kKind = CurveKind::kLogit;
   static constexpr const char* kName = "logit";
+  static constexpr bool kOwnMaths = true;
   static constexpr std::array<CurveParam, 2> kParams = {
       {{"steepness", &CurveDefinition::steepness},
        {"midpoint", &CurveDefinition::midpoint}}};
@@ -257,6 +275,7 @@ struct LogitCurve {
 struct NormalCurve {
   static constexpr CurveKind kKind = CurveKind::kNormal;
   static constexpr const char* kName = "normal";
+  static constexpr bool kOwnMaths = true;
   static constexpr std::array<CurveParam, 2> kParams = {
       {{"mean", &CurveDefinition::mean}, {"stddev", &CurveDefinition::stddev}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
@@ -280,6 +299,7 @@ struct NormalCurve {
 struct SineCurve {
   static constexpr CurveKind kKind = CurveKind::kSine;
   static constexpr const char* kName = "sine";
+  static constexpr bool kOwnMaths = true;
   static constexpr std::array<CurveParam, 2> kParams = {
       {{"frequency", &CurveDefinition::frequency},
        {"phase", &CurveDefinition::phase}}};
@@ -321,6 +341,7 @@ struct SineCurve {
 struct SmoothstepCurve {
   static constexpr CurveKind kKind = CurveKind::kSmoothstep;
   static constexpr const char* kName = "smoothstep";
+  static constexpr bool kOwnMaths = false;
   static constexpr std::array<CurveParam, 0> kParams = {};
   static void Validate(const CurveDefinition&, CurveIssues&) {}
   static void Compile(const CurveDefinition&, CompiledCurve&) {}
@@ -335,6 +356,7 @@ struct SmoothstepCurve {
 struct StepCurve {
   static constexpr CurveKind kKind = CurveKind::kStep;
   static constexpr const char* kName = "step";
+  static constexpr bool kOwnMaths = false;
   static constexpr std::array<CurveParam, 1> kParams = {
       {{"threshold", &CurveDefinition::threshold}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
@@ -360,6 +382,7 @@ struct StepCurve {
 struct PiecewiseLinearCurve {
   static constexpr CurveKind kKind = CurveKind::kPiecewiseLinear;
   static constexpr const char* kName = "piecewise_linear";
+  static constexpr bool kOwnMaths = false;
   static constexpr std::array<CurveParam, 1> kParams = {
       {{"points", nullptr, nullptr, &CurveDefinition::points}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
@@ -425,6 +448,7 @@ concept CurveKindBlock = requires(const CurveDefinition& d, CompiledCurve& c,
                                   const CurvePoint* p, std::vector<double>* t) {
   { K::kKind } -> std::convertible_to<CurveKind>;
   { K::kName } -> std::convertible_to<const char*>;
+  { K::kOwnMaths } -> std::convertible_to<bool>;
   K::kParams.size();
   K::Validate(d, issues);
   K::Compile(d, c);
@@ -436,8 +460,8 @@ constexpr bool AllBlocks(KindList<K...>) {
   return (CurveKindBlock<K> && ...);
 }
 static_assert(AllBlocks(Kinds{}),
-              "every curve kind needs kKind, kName, kParams, Validate, "
-              "Compile, Shape and Breakpoints");
+              "every curve kind needs kKind, kName, kOwnMaths, kParams, "
+              "Validate, Compile, Shape and Breakpoints");
 
 // Calls visit(K{}) for the kind K of `kind` and returns what it returns.
 template <typename Visit, typename First, typename... Rest>

@@ -13,6 +13,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "curves/curve_kinds.h"  // which kinds are ours (kOwnMaths)
 #include "hwy/highway.h"
 #include "utilityd/engine/curve.h"
 
@@ -226,27 +227,18 @@ HWY_INLINE Params ParamsOf(const CompiledCurve& c) {
 }
 
 // Calls visit(std::integral_constant<CurveKind, K>{}) for the curve's kind
-// K (one of Shape's); returns `otherwise` for kinds that are not ours
-// (UsesOwnMaths).
+// K when its block says kOwnMaths (curve_kinds.h); returns `otherwise` for
+// the other kinds.
 template <typename R, typename Visit>
 R VisitOwnKind(CurveKind kind, R otherwise, Visit&& visit) {
-  using K = CurveKind;
-  switch (kind) {
-    case K::kPolynomial:
-      return visit(std::integral_constant<K, K::kPolynomial>{});
-    case K::kExponential:
-      return visit(std::integral_constant<K, K::kExponential>{});
-    case K::kLogistic:
-      return visit(std::integral_constant<K, K::kLogistic>{});
-    case K::kLogit:
-      return visit(std::integral_constant<K, K::kLogit>{});
-    case K::kNormal:
-      return visit(std::integral_constant<K, K::kNormal>{});
-    case K::kSine:
-      return visit(std::integral_constant<K, K::kSine>{});
-    default:
+  return VisitCurveKind(kind, [&](auto k) -> R {
+    using K = decltype(k);
+    if constexpr (K::kOwnMaths) {
+      return visit(std::integral_constant<CurveKind, K::kKind>{});
+    } else {
       return otherwise;
-  }
+    }
+  });
 }
 
 }  // namespace HWY_NAMESPACE

@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "curves/curve_kernels.h"
+#include "curves/curve_kinds.h"
 #include "curves/curve_math-inl.h"
 #include "curves/curve_math.h"
 #include "hwy/highway.h"
@@ -95,20 +96,14 @@ namespace utilityd::engine::internal {
 HWY_EXPORT(Column);
 
 bool UsesOwnMaths(const CompiledCurve& curve) {
-  switch (curve.kind) {
-    case CurveKind::kPolynomial:
-      // The exponents PowerCase picks are x*x, x*x*x, sqrt and x: exact
-      // everywhere; any other is x^a.
-      return PowerCase(curve.a) == 4;
-    case CurveKind::kExponential:
-    case CurveKind::kLogistic:
-    case CurveKind::kLogit:
-    case CurveKind::kNormal:
-    case CurveKind::kSine:
-      return true;
-    default:
-      return false;
-  }
+  return VisitCurveKind(curve.kind, [&](auto k) {
+    using K = decltype(k);
+    if constexpr (requires { K::OwnMathsFor(curve); }) {
+      return K::kOwnMaths && K::OwnMathsFor(curve);
+    } else {
+      return K::kOwnMaths;
+    }
+  });
 }
 
 // One value: the baseline target, always compiled.
