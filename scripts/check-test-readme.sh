@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fails when tests/README.md leaves out a suite tests/CMakeLists.txt
-# registers, or names one that no longer exists: each ctest suite name
+# Fails when tests/README.md leaves out a suite tests/CMakeLists.txt (or
+# tests/engine/suites.cmake, which it includes) registers, or names one that no longer exists: each ctest suite name
 # (utilityd_cc_test, add_test, the fuzz replays) must appear in the README's
 # table in backticks, exactly or through a `prefix_*` row.
 #
@@ -8,13 +8,13 @@
 set -euo pipefail
 set -f  # names like utilityctl_* are patterns, never file globs
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
-cmake_file=$root/tests/CMakeLists.txt
+cmake_files=("$root/tests/CMakeLists.txt" "$root/tests/engine/suites.cmake")
 readme=$root/tests/README.md
 
 suites=$( {
-  grep -oE '(utilityd_cc_test|add_test)\(NAME [A-Za-z0-9_]+' "$cmake_file" |
+  grep -ohE '(utilityd_cc_test|add_test)\(NAME [A-Za-z0-9_]+' "${cmake_files[@]}" |
     awk '{print $2}'
-  grep -oE '^utilityd_fuzz_replay\([a-z_]+' "$cmake_file" |
+  grep -ohE '^utilityd_fuzz_replay\([a-z_]+' "${cmake_files[@]}" |
     sed 's/.*(/fuzz_replay_/'
 } | sort -u)
 named=$(grep -oE '`[A-Za-z0-9_*]+`' "$readme" | tr -d '`' | sort -u)
