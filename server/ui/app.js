@@ -1,7 +1,11 @@
 // utilityd inspector. The page scores nothing itself: every number comes
 // from the server's /api/v1 (the same engine as gRPC). Curves are drawn from
 // the server's own breakdowns of a sweep of the factor across its range.
-'use strict';
+// An ES module; its pure parts are modules of their own (text.js,
+// tree_view.js, yaml.js), unit-tested under Node.
+import { esc, fmt, short } from './text.js';
+import { STATUS, nodeChildren as childrenOf, nodeKindOf as kindOf } from './tree_view.js';
+import { yamlDocument } from './yaml.js';
 
 const $ = (id) => document.getElementById(id);
 const SWEEP_POINTS = 41;
@@ -255,8 +259,6 @@ function crossingText(s, side) {
   return `${who} at ${side === 'below' ? '≤' : '≥'} ${short(c.value || 0)} ${s.unit || ''}`.trim();
 }
 
-// Four significant digits and no trailing zeros: 37.53, 0.871, 40.
-function short(v) { return String(Number(Number(v).toPrecision(4))); }
 
 // The sensitivity entry of a slider's factor (agent factor, or a target
 // factor of the chosen target), or undefined.
@@ -329,18 +331,9 @@ async function refreshCurves() {
 
 // ---- the tree view ----------------------------------------------------------------
 
-const STATUS = { NODE_STATUS_RUNNING: 'running', NODE_STATUS_SUCCESS: 'success',
-  NODE_STATUS_FAILURE: 'failure' };
+const nodeKindOf = (n) => kindOf(n, NODE_KINDS);
+const nodeChildren = (n) => childrenOf(n, NODE_KINDS);
 
-// A node's kind: the format's name (reactive_fallback) and the JSON field
-// its body is under (reactiveFallback).
-function nodeKindOf(n) { return NODE_KINDS.find((k) => n[k.jsonName] !== undefined); }
-function nodeChildren(n) {
-  const kind = nodeKindOf(n);
-  const body = kind && n[kind.jsonName];
-  if (!body || typeof body !== 'object') return [];
-  return body.children || (body.child ? [body.child] : []);
-}
 
 // The set's tree as nested lists, nodes numbered in pre-order as the server
 // numbers them, each with its status in this tick; the running path stands
@@ -647,62 +640,9 @@ function openEditor(actionName, conName) {
 
 // ---- export -------------------------------------------------------------------
 
-// Keys of map fields, whose own keys are names to keep as written.
-const MAP_FIELDS = new Set(['factors', 'secondsSinceAction', 'actionWeights',
-  'considerationWeights']);
-const snake = (k) => k.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
-
-function yamlScalar(v) {
-  return typeof v === 'string' ? JSON.stringify(v) : String(v);
-}
-function isEmpty(v) {
-  return Array.isArray(v) ? !v.length : !Object.keys(v).length;
-}
-
-// Block-style YAML lines for an object or array at `indent` levels.
-function yamlLines(value, indent, isMap) {
-  const pad = '  '.repeat(indent);
-  const out = [];
-  if (Array.isArray(value)) {
-    for (const item of value) {
-      if (item === null || typeof item !== 'object') {
-        out.push(`${pad}- ${yamlScalar(item)}`);
-      } else if (isEmpty(item)) {
-        out.push(`${pad}- ${Array.isArray(item) ? '[]' : '{}'}`);
-      } else {
-        const inner = yamlLines(item, indent + 1, false);
-        inner[0] = `${pad}- ` + inner[0].slice(pad.length + 2);
-        out.push(...inner);
-      }
-    }
-    return out;
-  }
-  for (const k of Object.keys(value)) {
-    const key = isMap ? JSON.stringify(k) : snake(k);
-    const child = value[k];
-    if (child === null || typeof child !== 'object') {
-      out.push(`${pad}${key}: ${yamlScalar(child)}`);
-    } else if (isEmpty(child)) {
-      out.push(`${pad}${key}: ${Array.isArray(child) ? '[]' : '{}'}`);
-    } else {
-      out.push(`${pad}${key}:`);
-      out.push(...yamlLines(child, indent + 1,
-        !isMap && MAP_FIELDS.has(k) && !Array.isArray(child)));
-    }
-  }
-  return out;
-}
-
-function yamlDocument(set) {
-  const copy = JSON.parse(JSON.stringify(set));
-  delete copy.revision;
-  return '# Exported from the utilityd inspector' +
-    (state.edited ? ' (with what-if edits)' : '') + '\n' +
-    yamlLines(copy, 0, false).join('\n') + '\n';
-}
 
 function exportYaml() {
-  const text = yamlDocument(state.work);
+  const text = yamlDocument(state.work, state.edited);
   const blob = new Blob([text], { type: 'application/yaml' });
   const a = document.createElement('a');
   a.href = URL.createObjectURL(blob);
@@ -819,16 +759,6 @@ function openFlip(x) {
 
 // ---- wiring --------------------------------------------------------------------
 
-function esc(s) {
-  return String(s === undefined || s === null ? '' : s).replace(/[&<>"']/g, (c) =>
-    ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
-}
-function fmt(v) {
-  if (v === undefined || v === null || v === '') return '–';
-  const n = Number(v);
-  if (!Number.isFinite(n)) return String(v);
-  return Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(3);
-}
 
 function wire() {
   $('set').addEventListener('change', (e) => chooseSet(e.target.value).catch(showError));
@@ -913,6 +843,10 @@ function wire() {
   });
   setInterval(refreshFeed, 2000);
 }
+
+// What the browser test (tests/browser/inspector_test.mjs) reads of the
+// page: a module's names are not globals.
+window.inspector = { state, agentOf };
 
 wire();
 loadSets().catch(showError);

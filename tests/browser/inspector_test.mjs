@@ -104,7 +104,7 @@ try {
     });
     return (await res.json()).decisions[0];
   };
-  const pageAgent = () => page.evaluate(() => agentOf(state.snapshot));
+  const pageAgent = () => page.evaluate(() => window.inspector.agentOf(window.inspector.state.snapshot));
 
   await check('the page loads with no console errors', async () => {
     await page.goto(base + '/');
@@ -177,7 +177,7 @@ try {
     const after = Number(await recharge.locator('.score').first().textContent());
     assert.notEqual(after, before);
     // The API, given the same edited set, returns the score the page shows.
-    const set = await page.evaluate(() => state.work);
+    const set = await page.evaluate(() => window.inspector.state.work);
     const agent = { ...(await pageAgent()), behaviourSet: '' };
     delete set.revision;
     const res = await fetch(`${base}/api/v1/whatif`, {
@@ -235,7 +235,7 @@ try {
     // Just above the crossing the winner holds; at the slider's step below
     // it, heal wins, on the page as in the API.
     await page.locator('input[data-factor="health"]').fill('38');
-    await page.waitForFunction(() => state.snapshot.factors.health === 38);
+    await page.waitForFunction(() => window.inspector.state.snapshot.factors.health === 38);
     await settled(page);
     assert.equal(await pageWinner(page), 'take_cover');
     await page.locator('input[data-factor="health"]').fill('37.5');
