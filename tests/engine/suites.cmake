@@ -10,6 +10,8 @@ utilityd_cc_test(NAME curve_math_test SRCS ${dir}/curve_math_test.cc
   DEPS utilityd::engine utilityd_testing hwy::hwy LABELS unit)
 utilityd_cc_test(NAME compiled_set_test SRCS ${dir}/compiled_set_test.cc
   DEPS utilityd::engine utilityd_testing LABELS unit)
+utilityd_cc_test(NAME decide_test SRCS ${dir}/decide_test.cc
+  DEPS utilityd::engine utilityd_testing LABELS unit)
 utilityd_cc_test(NAME coordination_test SRCS ${dir}/coordination_test.cc
   DEPS utilityd::engine utilityd_testing LABELS unit)
 utilityd_cc_test(NAME error_reason_test SRCS ${dir}/error_reason_test.cc
