@@ -883,8 +883,9 @@ constexpr size_t LongestFields(NodeKindList<K...>) {
 }
 inline constexpr size_t kMaxEntry = 5 + LongestFields(NodeKinds{});
 
-// One member of every kind, as a table indexed by NodeKind: for the tick
-// and the state codec, which dispatch per node and want no chain of tests.
+// One member of every kind, as a table indexed by NodeKind: for the tick,
+// which dispatches per node and recurses (the state codec visits instead,
+// so that each kind's small Read and Write inline).
 template <typename... K>
 constexpr auto TickTable(NodeKindList<K...>) {
   return std::array<S (*)(Ticker&, int, int, size_t), sizeof...(K)>{
@@ -893,16 +894,6 @@ constexpr auto TickTable(NodeKindList<K...>) {
 template <typename... K>
 constexpr auto HaltTable(NodeKindList<K...>) {
   return std::array<void (*)(Ticker&, int), sizeof...(K)>{&K::OnHalt...};
-}
-template <typename... K>
-constexpr auto ReadTable(NodeKindList<K...>) {
-  return std::array<Fit (*)(const CompiledNode&, Reader&, NodeState*),
-                    sizeof...(K)>{&K::Read...};
-}
-template <typename... K>
-constexpr auto WriteTable(NodeKindList<K...>) {
-  return std::array<char* (*)(const CompiledNode&, const NodeState&, char*),
-                    sizeof...(K)>{&K::Write...};
 }
 template <typename... K>
 constexpr std::array<bool, sizeof...(K)> KeepsRunningChildTable(
@@ -918,7 +909,7 @@ inline constexpr auto kKeepsRunningChild = KeepsRunningChildTable(NodeKinds{});
 inline constexpr auto kKeepsTimeIdle = KeepsTimeIdleTable(NodeKinds{});
 
 // Calls visit(K{}) for the kind K of `kind` and returns what it returns
-// (for validation and compilation, once per node of a set).
+// (validation, compilation, the state codec).
 template <typename Visit, typename First, typename... Rest>
 decltype(auto) VisitNode(NodeKindList<First, Rest...>, NodeKind kind,
                          Visit&& visit) {

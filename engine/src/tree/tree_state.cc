@@ -94,9 +94,6 @@ using internal::NodeKinds;
 using internal::PutVarint;
 using internal::Reader;
 
-constexpr auto kRead = internal::ReadTable(NodeKinds{});
-constexpr auto kWrite = internal::WriteTable(NodeKinds{});
-
 size_t KindIndex(const CompiledNode& n) { return static_cast<size_t>(n.kind); }
 
 bool HoldsSomething(const CompiledNode& n, const NodeState& s) {
@@ -142,7 +139,8 @@ void EncodeTreeState(const CompiledBehaviourSet& set,
     char* p = out->data() + at;
     p = PutVarint(p,
                   static_cast<uint64_t>(static_cast<int>(id) - previous - 1));
-    p = kWrite[KindIndex(n)](n, s, p);
+    p = internal::VisitNodeKind(
+        n.kind, [&](auto k) { return decltype(k)::Write(n, s, p); });
     at = static_cast<size_t>(p - out->data());
     previous = static_cast<int>(id);
   }
@@ -208,7 +206,9 @@ TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
     NodeState& s = (*states)[id];
     const CompiledNode& n = tree.nodes[id];
     s.running = true;  // a node's fields may say otherwise
-    switch (kRead[KindIndex(n)](n, r, &s)) {
+    const Fit fit = internal::VisitNodeKind(
+        n.kind, [&](auto k) { return decltype(k)::Read(n, r, &s); });
+    switch (fit) {
       case Fit::kOk:
         break;
       case Fit::kMalformed:
