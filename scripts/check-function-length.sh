@@ -8,8 +8,14 @@ cd "${1:-$(dirname "$0")/..}"
 limit=${2:-100}
 command -v ctags-universal >/dev/null ||
   { echo "check-function-length: needs universal-ctags (scripts/install-deps.sh)" >&2; exit 2; }
-files=$(git ls-files '*.cc' '*.h' 2>/dev/null || find . -name '*.cc' -o -name '*.h')
-long=$(grep -v '^tests/' <<<"$files" | grep -v '^build' |
+# The tracked sources; without git (an exported tree), every source but the
+# build trees' (generated code) and npm's.
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$PWD" ]; then
+  files=$(git ls-files '*.cc' '*.h')
+else
+  files=$(find . \( -name '*.cc' -o -name '*.h' \) | sed 's#^\./##')
+fi
+long=$(grep -vE '^(tests|build[^/]*)/|(^|/)node_modules/' <<<"$files" |
   xargs ctags-universal -x --language-force=c++ --kinds-c++=f --fields=+ne \
     --_xformat='%F:%n %e %N' 2>/dev/null |
   awk -v limit="$limit" '{ split($1, at, ":"); n = $2 - at[2] + 1;
