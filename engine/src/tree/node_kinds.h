@@ -528,12 +528,14 @@ struct ActionNode : NodeBase {
   static constexpr const char* kName = "action";
   static constexpr NodeArity kArity = NodeArity::kLeaf;
   static void Validate(const TreeNodeDefinition& n, const NodeCheck& check) {
-    std::vector<std::string> names;
-    for (const ActionDefinition& a : check.def.actions) names.push_back(a.name);
     const ActionDefinition* a = FindActionDef(check.def, n.action);
     if (n.action.empty()) {
       check.Add(check.kind, "names no action");
     } else if (a == nullptr) {
+      std::vector<std::string> names;  // for the nearest-name hint
+      for (const ActionDefinition& d : check.def.actions) {
+        names.push_back(d.name);
+      }
       check.Add(check.kind, UnknownNameMessage("action", n.action, names));
     } else if (a->per_target && check.parent != NodeKind::kUtility) {
       check.Add(check.kind,
@@ -870,10 +872,10 @@ static_assert(AllNodeBlocks(NodeKinds{}),
               "Compile, Tick, OnHalt, Read and Write");
 
 template <typename... K>
-constexpr size_t kNodeKindCount(NodeKindList<K...>) {
+constexpr size_t CountKinds(NodeKindList<K...>) {
   return sizeof...(K);
 }
-inline constexpr size_t kNodeKinds = kNodeKindCount(NodeKinds{});
+inline constexpr size_t kNodeKinds = CountKinds(NodeKinds{});
 
 // The most one state entry takes: a gap (node ids are below 2^32: 5
 // bytes) and the longest fields of any kind.

@@ -1,9 +1,7 @@
 // One tick of a behaviour tree (docs/TREES.md): the walk; each kind's rule
 // is its block in node_kinds.h.
-#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "tree/node_kinds.h"
