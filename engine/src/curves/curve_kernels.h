@@ -1,5 +1,5 @@
 // Arithmetic helpers of the curve kinds (curve_kinds.h) and the column
-// loops: the clamp, common powers without pow, and function
+// loops: the clamp, the polynomial's common powers, and function
 // multi-versioning. Internal to the engine.
 #ifndef UTILITYD_ENGINE_SRC_CURVES_CURVE_KERNELS_H_
 #define UTILITYD_ENGINE_SRC_CURVES_CURVE_KERNELS_H_
@@ -29,24 +29,15 @@ inline float Clamp01(float x) {
   return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;
 }
 
-// Polynomial exponents designers use most, computed without a pow call:
-// PowerCase picks one, Power<case> computes it.
+// Polynomial exponents designers use most, computed without a pow call
+// (the polynomial's float cases, curve_kinds.h): 0 for 2, 1 for 3, 2 for
+// 0.5, 3 for 1 and 4, own maths, for any other.
 inline int PowerCase(float exponent) {
   return exponent == 2.0f   ? 0
          : exponent == 3.0f ? 1
          : exponent == 0.5f ? 2
          : exponent == 1.0f ? 3
                             : 4;
-}
-// Case 4, any other exponent, is own maths (curve_math.h), called by the
-// polynomial's Shape.
-template <int kCase>
-inline float Power(float x, float) {
-  static_assert(kCase < 4);
-  if constexpr (kCase == 0) return x * x;
-  if constexpr (kCase == 1) return x * x * x;
-  if constexpr (kCase == 2) return std::sqrt(x);
-  return x;
 }
 
 }  // namespace utilityd::engine::internal

@@ -7,27 +7,30 @@
 //             hold them (whose initial values are the defaults)
 //   Validate  appends an issue per bad parameter
 //   Compile   precomputes the CompiledCurve constants
-//   Shape     f(x) for a normalised x in 0..1, before the clamp and invert
-//   kOwnMaths whether its shape is computed by the own maths (curve_math.h:
-//             libm's functions, written once in Highway so that every
-//             machine gets the same bits); such a kind's vector shape is
-//             its case of Shape in curve_math-inl.h, which Highway compiles
-//             once per SIMD target (a kind marked here without a case there
-//             fails to compile). Optionally OwnMathsFor(curve) narrows it to
-//             some curves of the kind.
 //   Breakpoints  appends the normalised inputs inside 0..1 where the shape
 //             changes (a step's threshold, a peak, a kink, where it meets 0
 //             or 1): between two of them and the bookends the shape is
 //             smooth and monotone, which sensitivity's search relies on
-// and optionally Column(curve, points, visit), which calls visit once with
-// a float -> float callable equal to Shape for that curve (to make a
-// per-curve choice once per column instead of per element).
+// and its shape f(x), for a normalised x in 0..1 before the clamp and the
+// invert, in one of three ways:
+//   FloatShape   an expression (curve_shape.h) in plain float arithmetic,
+//             or shape::Cases of several with FloatCase(curve) picking one
+//             per curve; the scalar paths and the fused SIMD pass evaluate
+//             the same expression
+//   OwnShape     an expression that needs e^x, ln x, x^a or sin x: the own
+//             maths (curve_math.h), evaluated in double per SIMD target so
+//             that every machine gets the same bits. A kind with both uses
+//             its own maths where FloatCase is past the last case
+//   Shape(curve, x, points)  plain code, for a kind neither expression can
+//             write (the piecewise curve's search through its points); the
+//             fused pass leaves such a kind to the scalar column
 //
-// The loader (defaults, proto -> definition), validation, compilation and
-// the scalar and column evaluations all read from Kinds below; adding a
-// kind means its enumerator, its struct, its entry in Kinds and its proto
-// message; a kind without every member above fails to compile
-// (static_assert below). Internal to the engine.
+// The loader (defaults, proto -> definition), validation, compilation, the
+// scalar, column and fused evaluations and sensitivity all read from Kinds
+// below; adding a kind means its enumerator, its struct, its entry in
+// Kinds and its proto message; a kind without every member above, or
+// without a shape, fails to compile (static_assert below). Internal to the
+// engine.
 #ifndef UTILITYD_ENGINE_SRC_CURVES_CURVE_KINDS_H_
 #define UTILITYD_ENGINE_SRC_CURVES_CURVE_KINDS_H_
 
@@ -44,6 +47,7 @@
 #include "absl/strings/str_cat.h"
 #include "curves/curve_kernels.h"
 #include "curves/curve_math.h"
+#include "curves/curve_shape.h"
 #include "utilityd/engine/curve.h"
 
 namespace utilityd::engine::internal {
@@ -81,7 +85,6 @@ class CurveIssues {
 struct LinearCurve {
   static constexpr CurveKind kKind = CurveKind::kLinear;
   static constexpr const char* kName = "linear";
-  static constexpr bool kOwnMaths = false;
   static constexpr std::array<CurveParam, 2> kParams = {
       {{"slope", &CurveDefinition::slope},
        {"intercept", &CurveDefinition::intercept}}};
@@ -93,9 +96,7 @@ struct LinearCurve {
     c.a = static_cast<float>(d.slope);
     c.b = static_cast<float>(d.intercept);
   }
-  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
-    return c.a * x + c.b;
-  }
+  using FloatShape = shape::Add<shape::Mul<shape::A, shape::X>, shape::B>;
   // Where slope*x + intercept meets 0 and 1.
   static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
                           std::vector<double>* t) {
@@ -108,12 +109,6 @@ struct LinearCurve {
 struct PolynomialCurve {
   static constexpr CurveKind kKind = CurveKind::kPolynomial;
   static constexpr const char* kName = "polynomial";
-  static constexpr bool kOwnMaths = true;
-  // The exponents PowerCase picks are x*x, x*x*x, sqrt and x: exact
-  // everywhere; only any other is x^a in the own maths.
-  static bool OwnMathsFor(const CompiledCurve& c) {
-    return PowerCase(c.a) == 4;
-  }
   static constexpr std::array<CurveParam, 1> kParams = {
       {{"exponent", &CurveDefinition::exponent}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
@@ -123,36 +118,13 @@ struct PolynomialCurve {
   static void Compile(const CurveDefinition& d, CompiledCurve& c) {
     c.a = static_cast<float>(d.exponent);
   }
-  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
-    switch (PowerCase(c.a)) {
-      case 0:
-        return Power<0>(x, c.a);
-      case 1:
-        return Power<1>(x, c.a);
-      case 2:
-        return Power<2>(x, c.a);
-      case 3:
-        return Power<3>(x, c.a);
-      default:
-        return OwnMathsShape(c, x);  // x^a = e^(a ln x)
-    }
-  }
-  // The exponent's case is chosen once per column (any other exponent's
-  // column is own maths: EvaluateCurveColumn).
-  template <typename Visit>
-  static void Column(const CompiledCurve& c, const CurvePoint*, Visit&& visit) {
-    const float a = c.a;
-    switch (PowerCase(a)) {
-      case 0:
-        return visit([a](float v) { return Power<0>(v, a); });
-      case 1:
-        return visit([a](float v) { return Power<1>(v, a); });
-      case 2:
-        return visit([a](float v) { return Power<2>(v, a); });
-      default:
-        return visit([a](float v) { return Power<3>(v, a); });
-    }
-  }
+  // x^a. The exponents PowerCase picks (2, 3, 0.5, 1) are x*x, x*x*x,
+  // sqrt and x, exact everywhere; only any other is x^a in the own maths.
+  using FloatShape = shape::Cases<shape::Square<shape::X>,
+                                  shape::Mul<shape::Square<shape::X>, shape::X>,
+                                  shape::Sqrt<shape::X>, shape::X>;
+  static int FloatCase(const CompiledCurve& c) { return PowerCase(c.a); }
+  using OwnShape = shape::Pow<shape::X, shape::A>;
   // Smooth and monotone over 0..1: the bookends are all.
   static void Breakpoints(const CompiledCurve&, const CurvePoint*,
                           std::vector<double>*) {}
@@ -161,13 +133,13 @@ struct PolynomialCurve {
 struct InverseQuadraticCurve {
   static constexpr CurveKind kKind = CurveKind::kInverseQuadratic;
   static constexpr const char* kName = "inverse_quadratic";
-  static constexpr bool kOwnMaths = false;
   static constexpr std::array<CurveParam, 0> kParams = {};
   static void Validate(const CurveDefinition&, CurveIssues&) {}
   static void Compile(const CurveDefinition&, CompiledCurve&) {}
-  static float Shape(const CompiledCurve&, float x, const CurvePoint*) {
-    return 1.0f - (1.0f - x) * (1.0f - x);
-  }
+  // 1 - (1 - x)^2.
+  using FloatShape =
+      shape::Sub<shape::Int<1>,
+                 shape::Square<shape::Sub<shape::Int<1>, shape::X>>>;
   // Smooth and monotone over 0..1: the bookends are all.
   static void Breakpoints(const CompiledCurve&, const CurvePoint*,
                           std::vector<double>*) {}
@@ -176,7 +148,6 @@ struct InverseQuadraticCurve {
 struct ExponentialCurve {
   static constexpr CurveKind kKind = CurveKind::kExponential;
   static constexpr const char* kName = "exponential";
-  static constexpr bool kOwnMaths = true;
   static constexpr std::array<CurveParam, 1> kParams = {
       {{"k", &CurveDefinition::k}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
@@ -192,9 +163,8 @@ struct ExponentialCurve {
     c.a = static_cast<float>(d.k);
     c.b = static_cast<float>(1.0 / OwnExpm1(static_cast<float>(d.k)));
   }
-  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
-    return OwnMathsShape(c, x);
-  }
+  using OwnShape =
+      shape::Mul<shape::Expm1<shape::Mul<shape::A, shape::X>>, shape::B>;
   // Smooth and monotone over 0..1: the bookends are all.
   static void Breakpoints(const CompiledCurve&, const CurvePoint*,
                           std::vector<double>*) {}
@@ -215,7 +185,6 @@ inline void ValidateSigmoid(const CurveDefinition& d, CurveIssues& issues) {
 struct LogisticCurve {
   static constexpr CurveKind kKind = CurveKind::kLogistic;
   static constexpr const char* kName = "logistic";
-  static constexpr bool kOwnMaths = true;
   static constexpr std::array<CurveParam, 3> kParams = {
       {{"steepness", &CurveDefinition::steepness},
        {"midpoint", &CurveDefinition::midpoint},
@@ -238,9 +207,15 @@ struct LogisticCurve {
   }
   // (1 / (1 + e^(-a(x - b))) - c) * d, and exactly 0 and 1 at the ends when
   // rescaled.
-  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
-    return OwnMathsShape(c, x);
-  }
+  using OwnShape = shape::ExactEnds<shape::Mul<
+      shape::Sub<
+          shape::Div<
+              shape::Int<1>,
+              shape::Add<shape::Int<1>,
+                         shape::Exp<shape::Neg<shape::Mul<
+                             shape::A, shape::Sub<shape::X, shape::B>>>>>>,
+          shape::C>,
+      shape::D>>;
   static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
                           std::vector<double>* t) {
     t->push_back(c.b);  // the midpoint
@@ -250,7 +225,6 @@ struct LogisticCurve {
 struct LogitCurve {
   static constexpr CurveKind kKind = CurveKind::kLogit;
   static constexpr const char* kName = "logit";
-  static constexpr bool kOwnMaths = true;
   static constexpr std::array<CurveParam, 2> kParams = {
       {{"steepness", &CurveDefinition::steepness},
        {"midpoint", &CurveDefinition::midpoint}}};
@@ -263,9 +237,11 @@ struct LogitCurve {
   }
   // b + ln(x / (1 - x)) * a; ln(0) = -inf and ln(inf) = +inf clamp to
   // exact 0 and 1.
-  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
-    return OwnMathsShape(c, x);
-  }
+  using OwnShape = shape::Add<
+      shape::B,
+      shape::Mul<
+          shape::Log<shape::Div<shape::X, shape::Sub<shape::Int<1>, shape::X>>>,
+          shape::A>>;
   static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
                           std::vector<double>* t) {
     t->push_back(c.b);  // the midpoint
@@ -275,7 +251,6 @@ struct LogitCurve {
 struct NormalCurve {
   static constexpr CurveKind kKind = CurveKind::kNormal;
   static constexpr const char* kName = "normal";
-  static constexpr bool kOwnMaths = true;
   static constexpr std::array<CurveParam, 2> kParams = {
       {{"mean", &CurveDefinition::mean}, {"stddev", &CurveDefinition::stddev}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
@@ -287,9 +262,8 @@ struct NormalCurve {
     c.a = static_cast<float>(d.mean);
     c.b = static_cast<float>(-1.0 / (2.0 * d.stddev * d.stddev));
   }
-  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
-    return OwnMathsShape(c, x);
-  }
+  using OwnShape = shape::Exp<
+      shape::Mul<shape::Square<shape::Sub<shape::X, shape::A>>, shape::B>>;
   static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
                           std::vector<double>* t) {
     t->push_back(c.a);  // the mean, its peak
@@ -299,7 +273,6 @@ struct NormalCurve {
 struct SineCurve {
   static constexpr CurveKind kKind = CurveKind::kSine;
   static constexpr const char* kName = "sine";
-  static constexpr bool kOwnMaths = true;
   static constexpr std::array<CurveParam, 2> kParams = {
       {{"frequency", &CurveDefinition::frequency},
        {"phase", &CurveDefinition::phase}}};
@@ -322,9 +295,8 @@ struct SineCurve {
     c.b = static_cast<float>(2.0 * std::numbers::pi * d.phase);
   }
   // sin(a x + b).
-  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
-    return OwnMathsShape(c, x);
-  }
+  using OwnShape =
+      shape::Sin<shape::Add<shape::Mul<shape::A, shape::X>, shape::B>>;
   // Peaks, troughs and zeros: a x + b = k pi / 2 (at most 256 of them).
   static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
                           std::vector<double>* t) {
@@ -341,13 +313,13 @@ struct SineCurve {
 struct SmoothstepCurve {
   static constexpr CurveKind kKind = CurveKind::kSmoothstep;
   static constexpr const char* kName = "smoothstep";
-  static constexpr bool kOwnMaths = false;
   static constexpr std::array<CurveParam, 0> kParams = {};
   static void Validate(const CurveDefinition&, CurveIssues&) {}
   static void Compile(const CurveDefinition&, CompiledCurve&) {}
-  static float Shape(const CompiledCurve&, float x, const CurvePoint*) {
-    return x * x * (3.0f - 2.0f * x);
-  }
+  // x^2 (3 - 2 x).
+  using FloatShape = shape::Mul<
+      shape::Square<shape::X>,
+      shape::Sub<shape::Int<3>, shape::Mul<shape::Int<2>, shape::X>>>;
   // Smooth and monotone over 0..1: the bookends are all.
   static void Breakpoints(const CompiledCurve&, const CurvePoint*,
                           std::vector<double>*) {}
@@ -356,7 +328,6 @@ struct SmoothstepCurve {
 struct StepCurve {
   static constexpr CurveKind kKind = CurveKind::kStep;
   static constexpr const char* kName = "step";
-  static constexpr bool kOwnMaths = false;
   static constexpr std::array<CurveParam, 1> kParams = {
       {{"threshold", &CurveDefinition::threshold}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
@@ -370,9 +341,8 @@ struct StepCurve {
   static void Compile(const CurveDefinition& d, CompiledCurve& c) {
     c.a = static_cast<float>(d.threshold);
   }
-  static float Shape(const CompiledCurve& c, float x, const CurvePoint*) {
-    return x >= c.a ? 1.0f : 0.0f;
-  }
+  // 1 from the threshold on.
+  using FloatShape = shape::AtLeast<shape::X, shape::A>;
   static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
                           std::vector<double>* t) {
     t->push_back(c.a);  // the threshold
@@ -382,7 +352,6 @@ struct StepCurve {
 struct PiecewiseLinearCurve {
   static constexpr CurveKind kKind = CurveKind::kPiecewiseLinear;
   static constexpr const char* kName = "piecewise_linear";
-  static constexpr bool kOwnMaths = false;
   static constexpr std::array<CurveParam, 1> kParams = {
       {{"points", nullptr, nullptr, &CurveDefinition::points}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
@@ -441,27 +410,41 @@ constexpr bool InEnumOrder(KindList<K...>) {
 }
 static_assert(InEnumOrder(Kinds{}), "Kinds must follow the CurveKind order");
 
-// Every kind provides every member the header lists.
+// A kind's shape members (the header's three ways).
+template <typename K>
+concept HasFloatShape = requires {
+  typename K::FloatShape;
+};
+template <typename K>
+concept HasOwnShape = requires {
+  typename K::OwnShape;
+};
+template <typename K>
+concept HasCodeShape = requires(const CompiledCurve& c, float x,
+                                const CurvePoint* p) {
+  { K::Shape(c, x, p) } -> std::same_as<float>;
+};
+
+// Every kind provides every member the header lists, and one shape.
 template <typename K>
 concept CurveKindBlock = requires(const CurveDefinition& d, CompiledCurve& c,
-                                  CurveIssues& issues, float x,
-                                  const CurvePoint* p, std::vector<double>* t) {
+                                  CurveIssues& issues, const CurvePoint* p,
+                                  std::vector<double>* t) {
   { K::kKind } -> std::convertible_to<CurveKind>;
   { K::kName } -> std::convertible_to<const char*>;
-  { K::kOwnMaths } -> std::convertible_to<bool>;
   K::kParams.size();
   K::Validate(d, issues);
   K::Compile(d, c);
-  { K::Shape(c, x, p) } -> std::same_as<float>;
   K::Breakpoints(c, p, t);
-};
+}
+&&(HasFloatShape<K> || HasOwnShape<K> || HasCodeShape<K>);
 template <typename... K>
 constexpr bool AllBlocks(KindList<K...>) {
   return (CurveKindBlock<K> && ...);
 }
 static_assert(AllBlocks(Kinds{}),
-              "every curve kind needs kKind, kName, kOwnMaths, kParams, "
-              "Validate, Compile, Shape and Breakpoints");
+              "every curve kind needs kKind, kName, kParams, Validate, "
+              "Compile, Breakpoints and a FloatShape, OwnShape or Shape");
 
 // Calls visit(K{}) for the kind K of `kind` and returns what it returns.
 template <typename Visit, typename First, typename... Rest>
@@ -479,11 +462,81 @@ decltype(auto) VisitCurveKind(CurveKind kind, Visit&& visit) {
   return VisitKind(Kinds{}, kind, std::forward<Visit>(visit));
 }
 
+// The float case of K that `curve` uses; a value past the last case (or
+// any value, for a kind without a FloatShape) means its own maths.
+template <typename K>
+int FloatCaseOf(const CompiledCurve& curve) {
+  if constexpr (!HasFloatShape<K>) {
+    return 0;
+  } else if constexpr (requires { K::FloatCase(curve); }) {
+    return K::FloatCase(curve);
+  } else {
+    return 0;
+  }
+}
+template <typename E>
+struct CaseCount;
+template <typename... E>
+struct CaseCount<shape::Cases<E...>> {
+  static constexpr int value = sizeof...(E);
+};
+template <typename K>
+constexpr int FloatCaseCount() {
+  if constexpr (HasFloatShape<K>) {
+    return CaseCount<
+        typename shape::CasesOf<typename K::FloatShape>::type>::value;
+  } else {
+    return 0;
+  }
+}
+
+// Whether `curve`, of kind K, is computed by the own maths.
+template <typename K>
+bool OwnMathsOf(const CompiledCurve& curve) {
+  if constexpr (HasOwnShape<K>) {
+    return FloatCaseOf<K>(curve) >= FloatCaseCount<K>();
+  } else {
+    return false;
+  }
+}
+
+// Calls visit(E{}) with the float expression E that `curve` uses, when it
+// has one (a kind with a FloatShape whose case is not its own maths);
+// returns whether it called.
+template <typename K, typename Visit>
+bool VisitFloatShape(const CompiledCurve& curve, Visit&& visit) {
+  if constexpr (HasFloatShape<K>) {
+    const int at = FloatCaseOf<K>(curve);
+    return [&]<typename... E>(shape::Cases<E...>) {
+      int i = 0;
+      return ((i++ == at ? (visit(E{}), true) : false) || ...);
+    }(typename shape::CasesOf<typename K::FloatShape>::type{});
+  } else {
+    return false;
+  }
+}
+
+// K's shape at a normalised x, before the clamp and the invert.
+template <typename K>
+float ShapeOf(const CompiledCurve& curve, float x, const CurvePoint* points) {
+  if constexpr (HasCodeShape<K>) {
+    return K::Shape(curve, x, points);
+  } else {
+    float y = 0;
+    if (VisitFloatShape<K>(curve, [&](auto e) {
+          y = shape::Scalar<decltype(e)>::Run(curve, x);
+        })) {
+      return y;
+    }
+    return OwnMathsShape(curve, x);
+  }
+}
+
 // f(x) of one kind: the clamp, the shape, the clamp, the invert.
 template <typename K>
 inline float Evaluate(const CompiledCurve& curve, float x,
                       const CurvePoint* points) {
-  const float y = Clamp01(K::Shape(curve, Clamp01(x), points));
+  const float y = Clamp01(ShapeOf<K>(curve, Clamp01(x), points));
   return curve.invert ? 1.0f - y : y;
 }
 
@@ -496,14 +549,15 @@ void DispatchShape(const CompiledCurve& curve, const CurvePoint* p,
                    Visit&& visit) {
   VisitCurveKind(curve.kind, [&](auto kind) {
     using K = decltype(kind);
-    if constexpr (requires { K::Column(curve, p, visit); }) {
-      K::Column(curve, p, visit);
-    } else {
-      // A local copy: the loops may then keep its parameters in registers
-      // (a reference could alias the column they write).
-      const CompiledCurve c = curve;
-      visit([c, p](float v) { return K::Shape(c, v, p); });
+    // A local copy: the loops may then keep its parameters in registers
+    // (a reference could alias the column they write).
+    const CompiledCurve c = curve;
+    if (VisitFloatShape<K>(c, [&](auto e) {
+          visit([c](float v) { return shape::Scalar<decltype(e)>::Run(c, v); });
+        })) {
+      return;
     }
+    visit([c, p](float v) { return ShapeOf<K>(c, v, p); });
   });
 }
 

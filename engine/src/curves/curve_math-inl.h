@@ -1,6 +1,8 @@
-// The own maths of curve_math.h as Highway templates, for every file
-// compiled per SIMD target that evaluates curves: curve_math.cc (the curve
-// columns) and consider_column.cc (the fused consideration pass). Included
+// The own maths of curve_math.h as Highway templates, and the vector
+// evaluator of the kinds' shape expressions (VectorShape, curve_shape.h),
+// for every file compiled per SIMD target that evaluates curves:
+// curve_math.cc (the curve columns) and consider_column.cc (the fused
+// consideration pass). Included
 // once per target by those files (Highway's per-target include guard).
 // Internal to the engine.
 #if defined(UTILITYD_ENGINE_SRC_CURVE_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -13,7 +15,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "curves/curve_kinds.h"  // which kinds are ours (kOwnMaths)
+#include "curves/curve_kinds.h"  // the kinds' OwnShape
+#include "curves/curve_shape.h"
 #include "hwy/highway.h"
 #include "utilityd/engine/curve.h"
 
@@ -178,41 +181,134 @@ HWY_INLINE Vec<D> Pow(D d, Vec<D> x, Vec<D> a) {
   return Exp(d, hn::Mul(a, Log(d, x)));
 }
 
-// A curve's parameters as doubles (its floats, widened exactly).
+// A curve's constants in the evaluator's lane type (its floats, widened
+// exactly for the own maths in double).
+template <typename T>
 struct Params {
-  double a, b, c, d;
+  T a, b, c, d;
   bool rescale;
 };
 
-// The shape of kind K at x (clamped to 0..1), in double.
-template <CurveKind K, class D>
-HWY_INLINE Vec<D> Shape(D d, const Params& p, Vec<D> x) {
-  const Vec<D> a = hn::Set(d, p.a), b = hn::Set(d, p.b);
-  if constexpr (K == CurveKind::kPolynomial) {
-    return Pow(d, x, a);
-  } else if constexpr (K == CurveKind::kExponential) {
-    return hn::Mul(Expm1(d, hn::Mul(a, x)), b);
-  } else if constexpr (K == CurveKind::kLogistic) {
-    const Vec<D> one = hn::Set(d, 1.0);
-    const Vec<D> t = hn::Neg(hn::Mul(a, hn::Sub(x, b)));
-    const Vec<D> sigmoid = hn::Div(one, hn::Add(one, Exp(d, t)));
-    Vec<D> y = hn::Mul(hn::Sub(sigmoid, hn::Set(d, p.c)), hn::Set(d, p.d));
-    if (p.rescale) {  // exact ends
+template <class D>
+using ParamsFor = Params<hn::TFromD<D>>;
+
+// VectorShape<E>::Run(d, params, x): the shape expression E of a curve
+// kind's block (curve_shape.h) on a vector x of normalised inputs, one
+// case per expression node, the same operations as shape::Scalar.
+template <class E>
+struct VectorShape;
+
+template <>
+struct VectorShape<shape::X> {
+  template <class D>
+  static HWY_INLINE Vec<D> Run(D, const ParamsFor<D>&, Vec<D> x) {
+    return x;
+  }
+};
+template <int kIndex>
+struct VectorShape<shape::Param<kIndex>> {
+  template <class D>
+  static HWY_INLINE Vec<D> Run(D d, const ParamsFor<D>& p, Vec<D>) {
+    static_assert(kIndex >= 0 && kIndex < 4);
+    if constexpr (kIndex == 0) return hn::Set(d, p.a);
+    if constexpr (kIndex == 1) return hn::Set(d, p.b);
+    if constexpr (kIndex == 2) return hn::Set(d, p.c);
+    return hn::Set(d, p.d);
+  }
+};
+template <int kValue>
+struct VectorShape<shape::Int<kValue>> {
+  template <class D>
+  static HWY_INLINE Vec<D> Run(D d, const ParamsFor<D>&, Vec<D>) {
+    return hn::Set(d, static_cast<hn::TFromD<D>>(kValue));
+  }
+};
+
+// The nodes of one or two operands that map to one Highway operation.
+#define UTILITYD_SHAPE_UNARY(Node, op)                                   \
+  template <class E>                                                     \
+  struct VectorShape<shape::Node<E>> {                                   \
+    template <class D>                                                   \
+    static HWY_INLINE Vec<D> Run(D d, const ParamsFor<D>& p, Vec<D> x) { \
+      return op(VectorShape<E>::Run(d, p, x));                           \
+    }                                                                    \
+  };
+#define UTILITYD_SHAPE_BINARY(Node, op)                                      \
+  template <class L, class R>                                                \
+  struct VectorShape<shape::Node<L, R>> {                                    \
+    template <class D>                                                       \
+    static HWY_INLINE Vec<D> Run(D d, const ParamsFor<D>& p, Vec<D> x) {     \
+      return op(VectorShape<L>::Run(d, p, x), VectorShape<R>::Run(d, p, x)); \
+    }                                                                        \
+  };
+UTILITYD_SHAPE_BINARY(Add, hn::Add)
+UTILITYD_SHAPE_BINARY(Sub, hn::Sub)
+UTILITYD_SHAPE_BINARY(Mul, hn::Mul)
+UTILITYD_SHAPE_BINARY(Div, hn::Div)
+UTILITYD_SHAPE_UNARY(Neg, hn::Neg)
+UTILITYD_SHAPE_UNARY(Sqrt, hn::Sqrt)
+#undef UTILITYD_SHAPE_UNARY
+#undef UTILITYD_SHAPE_BINARY
+
+template <class E>
+struct VectorShape<shape::Square<E>> {
+  template <class D>
+  static HWY_INLINE Vec<D> Run(D d, const ParamsFor<D>& p, Vec<D> x) {
+    const Vec<D> v = VectorShape<E>::Run(d, p, x);
+    return hn::Mul(v, v);
+  }
+};
+template <class L, class R>
+struct VectorShape<shape::AtLeast<L, R>> {
+  template <class D>
+  static HWY_INLINE Vec<D> Run(D d, const ParamsFor<D>& p, Vec<D> x) {
+    const auto at_least =
+        hn::Ge(VectorShape<L>::Run(d, p, x), VectorShape<R>::Run(d, p, x));
+    return hn::IfThenElseZero(at_least, hn::Set(d, 1));
+  }
+};
+template <class E>
+struct VectorShape<shape::ExactEnds<E>> {
+  template <class D>
+  static HWY_INLINE Vec<D> Run(D d, const ParamsFor<D>& p, Vec<D> x) {
+    Vec<D> y = VectorShape<E>::Run(d, p, x);
+    if (p.rescale) {
       y = hn::IfThenElse(hn::Le(x, hn::Zero(d)), hn::Zero(d), y);
-      y = hn::IfThenElse(hn::Ge(x, one), one, y);
+      y = hn::IfThenElse(hn::Ge(x, hn::Set(d, 1)), hn::Set(d, 1), y);
     }
     return y;
-  } else if constexpr (K == CurveKind::kLogit) {
-    const Vec<D> odds = hn::Div(x, hn::Sub(hn::Set(d, 1.0), x));
-    return hn::Add(b, hn::Mul(Log(d, odds), a));
-  } else if constexpr (K == CurveKind::kNormal) {
-    const Vec<D> dx = hn::Sub(x, a);
-    return Exp(d, hn::Mul(hn::Mul(dx, dx), b));
-  } else {
-    static_assert(K == CurveKind::kSine);
-    return Sin(d, hn::Add(hn::Mul(a, x), b));
   }
+};
+
+// The own maths' nodes, in double only.
+template <class D>
+constexpr void OwnMathsInDouble() {
+  static_assert(sizeof(hn::TFromD<D>) == 8,
+                "e^x, ln x, x^a and sin x are own maths: an OwnShape, "
+                "evaluated in double, not a FloatShape");
 }
+#define UTILITYD_SHAPE_OWN(Node, fn)                                     \
+  template <class E>                                                     \
+  struct VectorShape<shape::Node<E>> {                                   \
+    template <class D>                                                   \
+    static HWY_INLINE Vec<D> Run(D d, const ParamsFor<D>& p, Vec<D> x) { \
+      OwnMathsInDouble<D>();                                             \
+      return fn(d, VectorShape<E>::Run(d, p, x));                        \
+    }                                                                    \
+  };
+UTILITYD_SHAPE_OWN(Exp, Exp)
+UTILITYD_SHAPE_OWN(Expm1, Expm1)
+UTILITYD_SHAPE_OWN(Log, Log)
+UTILITYD_SHAPE_OWN(Sin, Sin)
+#undef UTILITYD_SHAPE_OWN
+template <class L, class R>
+struct VectorShape<shape::Pow<L, R>> {
+  template <class D>
+  static HWY_INLINE Vec<D> Run(D d, const ParamsFor<D>& p, Vec<D> x) {
+    OwnMathsInDouble<D>();
+    return Pow(d, VectorShape<L>::Run(d, p, x), VectorShape<R>::Run(d, p, x));
+  }
+};
 
 // Clamps to 0..1 with NaN to 0, as Clamp01 does.
 template <class DF>
@@ -222,19 +318,20 @@ HWY_INLINE Vec<DF> Clamp01(DF df, Vec<DF> x) {
                         hn::IfThenElse(hn::Lt(x, one), x, one), hn::Zero(df));
 }
 
-HWY_INLINE Params ParamsOf(const CompiledCurve& c) {
+template <typename T>
+HWY_INLINE Params<T> ParamsOf(const CompiledCurve& c) {
   return {c.a, c.b, c.c, c.d, c.rescale};
 }
 
-// Calls visit(std::integral_constant<CurveKind, K>{}) for the curve's kind
-// K when its block says kOwnMaths (curve_kinds.h); returns `otherwise` for
-// the other kinds.
+// Calls visit(E{}) with the own-maths expression E of the curve's kind,
+// when its block has one (curve_kinds.h); returns `otherwise` for the
+// other kinds.
 template <typename R, typename Visit>
-R VisitOwnKind(CurveKind kind, R otherwise, Visit&& visit) {
+R VisitOwnShape(CurveKind kind, R otherwise, Visit&& visit) {
   return VisitCurveKind(kind, [&](auto k) -> R {
     using K = decltype(k);
-    if constexpr (K::kOwnMaths) {
-      return visit(std::integral_constant<CurveKind, K::kKind>{});
+    if constexpr (HasOwnShape<K>) {
+      return visit(typename K::OwnShape{});
     } else {
       return otherwise;
     }

@@ -23,48 +23,48 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // One step over Lanes(d) elements: clamp, shape in double, round to float,
 // clamp, invert.
-template <CurveKind K, class D>
-HWY_INLINE void Step(D d, const Params& p, bool invert, const float* x,
+template <class E, class D>
+HWY_INLINE void Step(D d, const Params<double>& p, bool invert, const float* x,
                      float* y) {
   const hn::Rebind<float, D> df;
   const Vec<decltype(df)> in = Clamp01(df, hn::LoadU(df, x));
-  Vec<decltype(df)> out =
-      Clamp01(df, hn::DemoteTo(df, Shape<K>(d, p, hn::PromoteTo(d, in))));
+  Vec<decltype(df)> out = Clamp01(
+      df, hn::DemoteTo(df, VectorShape<E>::Run(d, p, hn::PromoteTo(d, in))));
   if (invert) out = hn::Sub(hn::Set(df, 1.0f), out);
   hn::StoreU(out, df, y);
 }
 
-template <CurveKind K>
-void ColumnOf(const Params& p, bool invert, const float* x, float* y,
+template <class E>
+void ColumnOf(const Params<double>& p, bool invert, const float* x, float* y,
               size_t n) {
   const hn::ScalableTag<double> d;
   const size_t lanes = hn::Lanes(d);
   size_t i = 0;
-  for (; i + lanes <= n; i += lanes) Step<K>(d, p, invert, x + i, y + i);
+  for (; i + lanes <= n; i += lanes) Step<E>(d, p, invert, x + i, y + i);
   const hn::CappedTag<double, 1> d1;  // the rest one at a time, same ops
-  for (; i < n; ++i) Step<K>(d1, p, invert, x + i, y + i);
+  for (; i < n; ++i) Step<E>(d1, p, invert, x + i, y + i);
 }
 
-template <CurveKind K>
-float OneOf(const Params& p, float x) {
+template <class E>
+float OneOf(const Params<double>& p, float x) {
   const hn::CappedTag<double, 1> d1;
   const hn::Rebind<float, decltype(d1)> df1;
-  return hn::GetLane(
-      hn::DemoteTo(df1, Shape<K>(d1, p, hn::PromoteTo(d1, hn::Set(df1, x)))));
+  return hn::GetLane(hn::DemoteTo(
+      df1, VectorShape<E>::Run(d1, p, hn::PromoteTo(d1, hn::Set(df1, x)))));
 }
 
 void Column(const CompiledCurve& c, const float* x, float* y, size_t n) {
-  const Params p = ParamsOf(c);
-  VisitOwnKind(c.kind, 0, [&](auto k) {
-    ColumnOf<decltype(k)::value>(p, c.invert, x, y, n);
+  const Params<double> p = ParamsOf<double>(c);
+  VisitOwnShape(c.kind, 0, [&](auto e) {
+    ColumnOf<decltype(e)>(p, c.invert, x, y, n);
     return 0;
   });
 }
 
 float One(const CompiledCurve& c, float x) {
-  const Params p = ParamsOf(c);
-  return VisitOwnKind(c.kind, 0.0f,
-                      [&](auto k) { return OneOf<decltype(k)::value>(p, x); });
+  const Params<double> p = ParamsOf<double>(c);
+  return VisitOwnShape(c.kind, 0.0f,
+                       [&](auto e) { return OneOf<decltype(e)>(p, x); });
 }
 
 // The functions on one double, for the error-bound tests: 0 e^x, 1 e^x - 1,
@@ -96,14 +96,8 @@ namespace utilityd::engine::internal {
 HWY_EXPORT(Column);
 
 bool UsesOwnMaths(const CompiledCurve& curve) {
-  return VisitCurveKind(curve.kind, [&](auto k) {
-    using K = decltype(k);
-    if constexpr (requires { K::OwnMathsFor(curve); }) {
-      return K::kOwnMaths && K::OwnMathsFor(curve);
-    } else {
-      return K::kOwnMaths;
-    }
-  });
+  return VisitCurveKind(curve.kind,
+                        [&](auto k) { return OwnMathsOf<decltype(k)>(curve); });
 }
 
 // One value: the baseline target, always compiled.

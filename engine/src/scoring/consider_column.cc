@@ -7,6 +7,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 //
 #include "curves/curve_kernels.h"
+#include "curves/curve_kinds.h"
 #include "curves/curve_math-inl.h"
 #include "curves/curve_math.h"
 #include "hwy/highway.h"
@@ -107,59 +108,32 @@ HWY_INLINE void FoldRow(DF df, const Constants& k, Shape shape, const float* x,
 
 // Calls visit(df, shape) with the shape of the curve and the tag of the
 // vectors it runs on: own maths in double (half a vector of floats at a
-// time), plain arithmetic in float.
+// time), plain arithmetic in float; both the expression of the kind's block
+// (curve_kinds.h). Calls nothing for a curve that is not fused
+// (FusesCurve).
 template <class Visit>
 void WithShape(const CompiledCurve& curve, Visit&& visit) {
-  if (UsesOwnMaths(curve)) {
-    const Params p = ParamsOf(curve);
-    const hn::Rebind<float, hn::ScalableTag<double>> dh;
-    VisitOwnKind(curve.kind, 0, [&](auto kind) {
-      using K = decltype(kind);
-      visit(dh, [&p](auto df, Vec<decltype(df)> v) {
-        const hn::Rebind<double, decltype(df)> d;
-        return hn::DemoteTo(df, Shape<K::value>(d, p, hn::PromoteTo(d, v)));
-      });
-      return 0;
-    });
-    return;
-  }
-  const hn::ScalableTag<float> df;
-  const float a = curve.a, b = curve.b;
-  switch (curve.kind) {
-    case CurveKind::kLinear:  // a x + b
-      return visit(df, [a, b](auto d, auto v) {
-        return hn::Add(hn::Mul(hn::Set(d, a), v), hn::Set(d, b));
-      });
-    case CurveKind::kPolynomial:  // the exponents PowerCase names
-      switch (PowerCase(a)) {
-        case 0:
-          return visit(df, [](auto, auto v) { return hn::Mul(v, v); });
-        case 1:
-          return visit(df,
-                       [](auto, auto v) { return hn::Mul(hn::Mul(v, v), v); });
-        case 2:
-          return visit(df, [](auto, auto v) { return hn::Sqrt(v); });
-        default:
-          return visit(df, [](auto, auto v) { return v; });
+  VisitCurveKind(curve.kind, [&](auto kind) {
+    using K = decltype(kind);
+    if constexpr (HasOwnShape<K>) {
+      if (OwnMathsOf<K>(curve)) {
+        const Params<double> p = ParamsOf<double>(curve);
+        const hn::Rebind<float, hn::ScalableTag<double>> dh;
+        visit(dh, [&p](auto df, Vec<decltype(df)> v) {
+          const hn::Rebind<double, decltype(df)> d;
+          return hn::DemoteTo(df, VectorShape<typename K::OwnShape>::Run(
+                                      d, p, hn::PromoteTo(d, v)));
+        });
+        return;
       }
-    case CurveKind::kInverseQuadratic:  // 1 - (1 - x)^2
-      return visit(df, [](auto d, auto v) {
-        const auto one = hn::Set(d, 1.0f);
-        const auto r = hn::Sub(one, v);
-        return hn::Sub(one, hn::Mul(r, r));
+    }
+    const Params<float> p = ParamsOf<float>(curve);
+    VisitFloatShape<K>(curve, [&](auto e) {
+      visit(hn::ScalableTag<float>(), [p](auto df, Vec<decltype(df)> v) {
+        return VectorShape<decltype(e)>::Run(df, p, v);
       });
-    case CurveKind::kSmoothstep:  // x x (3 - 2 x)
-      return visit(df, [](auto d, auto v) {
-        return hn::Mul(hn::Mul(v, v),
-                       hn::Sub(hn::Set(d, 3.0f), hn::Mul(hn::Set(d, 2.0f), v)));
-      });
-    case CurveKind::kStep:  // x >= threshold
-      return visit(df, [a](auto d, auto v) {
-        return hn::IfThenElseZero(hn::Ge(v, hn::Set(d, a)), hn::Set(d, 1.0f));
-      });
-    default:
-      return;  // not fused (FusesCurve)
-  }
+    });
+  });
 }
 
 // Calls visit(std::integral_constant<Fold, F>{}) for the rule's fold F.
@@ -240,7 +214,10 @@ HWY_EXPORT(OutputColumn);
 HWY_EXPORT(FoldGathered);
 
 bool FusesCurve(const CompiledCurve& curve) {
-  return curve.kind != CurveKind::kPiecewiseLinear;
+  return VisitCurveKind(curve.kind, [&](auto kind) {
+    using K = decltype(kind);
+    return OwnMathsOf<K>(curve) || VisitFloatShape<K>(curve, [](auto) {});
+  });
 }
 
 void ConsiderColumn(const CompiledConsideration& c, const FoldRule& rule,
