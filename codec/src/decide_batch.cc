@@ -8,6 +8,8 @@
 #include "absl/algorithm/container.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "answer_columns.h"
+#include "blocks.h"
 #include "coordination.h"
 #include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/error_reason.h"
@@ -146,24 +148,6 @@ void ResolveOne(const loader::Catalog& catalog,
   work.sets[i] = set;
 }
 
-// Writes agent i's numbers into the compact form's pre-sized arrays.
-void WriteCompact(const e::BatchDecision& d, int i, v1::CompactDecisions* c) {
-  c->mutable_action_index()->Set(i, d.action);
-  c->mutable_target_index()->Set(i, d.target);
-  c->mutable_score()->Set(i, d.score);
-  (*c->mutable_flags())[i] =
-      static_cast<char>((d.switched ? v1::COMPACT_FLAG_SWITCHED : 0) |
-                        (d.fallback ? v1::COMPACT_FLAG_FALLBACK : 0));
-}
-
-// Sizes the compact form's arrays for `n` agents: no action, no target.
-void StartCompact(int n, v1::CompactDecisions* c) {
-  c->mutable_action_index()->Resize(n, -1);
-  c->mutable_target_index()->Resize(n, -1);
-  c->mutable_score()->Resize(n, 0.0f);
-  c->mutable_flags()->assign(n, '\0');
-}
-
 // Writes agent i's decision `d` (its trace at explain full) in the
 // request's form, with its sensitivity when asked, and, for agent k of
 // `coordinator`, its coordination; and shows it to the observer.
@@ -176,7 +160,7 @@ void WriteDecided(const loader::LoadedSet& set, int i,
   v1::Decision* out = nullptr;
   if (work.compact != nullptr) {
     // Numbers only; a message just for an observer that asks.
-    WriteCompact(d, i, work.compact);
+    internal::WriteColumns(d, i, work.compact);
     if (observer != nullptr && observer->WantsMessage(i)) {
       out = &work.message;
       out->Clear();
@@ -293,7 +277,7 @@ void DecideBatch(const loader::Catalog& catalog,
   work.listed.clear();
   response->set_request_id(request.request_id());
   if (compact) {
-    StartCompact(n, work.compact);
+    internal::StartColumns(n, work.compact);
   } else {
     response->mutable_decisions()->Reserve(n);
     for (int i = 0; i < n; ++i) response->add_decisions();
@@ -329,6 +313,17 @@ void DecideBatch(const loader::Catalog& catalog,
   }
   work.response = nullptr;
   work.compact = nullptr;
+  if (request.blocks_size() > 0) {
+    internal::DecideBlocks(catalog, request, response, observer);
+  }
+}
+
+int RequestRows(const v1::DecideRequest& request) {
+  int rows = request.agents_size();
+  for (const v1::AgentBlock& block : request.blocks()) {
+    rows += block.agent_ids_size();
+  }
+  return rows;
 }
 
 absl::Status CheckForm(const v1::DecideRequest& request) {
@@ -345,6 +340,16 @@ absl::Status CheckForm(const v1::DecideRequest& request) {
         absl::StatusCode::kInvalidArgument, e::ErrorReason::kUnspecified,
         "sensitivity",
         "the compact form carries no sensitivity: ask for the full form");
+  }
+  if (request.blocks_size() > 0 &&
+      (ToExplainLevel(request.explain()) != e::ExplainLevel::kNone ||
+       request.sensitivity())) {
+    return e::FieldError(
+        absl::StatusCode::kInvalidArgument, e::ErrorReason::kUnspecified,
+        "blocks",
+        "blocks are answered as numbers, without explanations or "
+        "sensitivity: ask for explain none, or send those agents as "
+        "snapshots (agents)");
   }
   return absl::OkStatus();
 }

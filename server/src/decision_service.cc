@@ -166,12 +166,14 @@ void DecisionServiceImpl::StartDraining() {
 
 absl::Status DecisionServiceImpl::CheckRequest(
     const v1::DecideRequest& request) const {
-  if (request.agents_size() > options_.max_agents_per_request) {
+  if (const int rows = codec::RequestRows(request);
+      rows > options_.max_agents_per_request) {
     return engine::FieldError(
         absl::StatusCode::kResourceExhausted,
         engine::ErrorReason::kBatchTooLarge, "agents",
         absl::StrCat(
-            request.agents_size(), " agents in one request; the limit is ",
+            rows,
+            " agents in one request (snapshots and block rows); the limit is ",
             options_.max_agents_per_request, " (--max_agents_per_request)"));
   }
   return codec::CheckForm(request);
@@ -203,15 +205,22 @@ absl::Status DecisionServiceImpl::DecideBatch(const v1::DecideRequest& request,
   const absl::Time start = absl::Now();
   if (options_.answer_without_scoring) {
     options_.answer_without_scoring(request, response);
-    metrics_->RecordBatch(absl::Now() - start, request.agents_size());
+    metrics_->RecordBatch(absl::Now() - start, codec::RequestRows(request));
     return absl::OkStatus();
   }
-  BatchRecorder recorder(this, generation, request.agents_size());
+  const int rows = codec::RequestRows(request);
+  BatchRecorder recorder(this, generation, rows);
   codec::DecideBatch(generation->catalog, request, response, &recorder);
   if (response->has_compact()) {
     response->mutable_compact()->set_decision_id_base(recorder.first_id());
   }
-  metrics_->RecordBatch(absl::Now() - start, request.agents_size());
+  // Block b's rows are numbered after the snapshots and the blocks before.
+  uint64_t base = recorder.first_id() + request.agents_size();
+  for (int b = 0; b < response->blocks_size(); ++b) {
+    response->mutable_blocks(b)->set_decision_id_base(base);
+    base += request.blocks(b).agent_ids_size();
+  }
+  metrics_->RecordBatch(absl::Now() - start, rows);
   return absl::OkStatus();
 }
 

@@ -161,13 +161,20 @@ class BatchObserver {
 //
 // When the request asks for DECISION_FORM_COMPACT the answer is
 // `response->compact()` (decided at explain none; check the request with
-// CheckForm first), else `response->decisions()`.
+// CheckForm first), else `response->decisions()`. Its blocks are answered
+// in `response->blocks()`, one per block; the observer sees block b's row
+// r as agent agents_size() + (rows of the blocks before b) + r, and a
+// row's errors are prefixed "blocks[b].rows[r].".
 void DecideBatch(const loader::Catalog& catalog,
                  const v1::DecideRequest& request, v1::DecideResponse* response,
                  BatchObserver* observer = nullptr);
 
+// The agents of a request: its snapshots and its blocks' rows.
+[[nodiscard]] int RequestRows(const v1::DecideRequest& request);
+
 // INVALID_ARGUMENT for a compact request that asks for an explanation
-// (field `form`) or for sensitivity (field `sensitivity`).
+// (field `form`) or for sensitivity (field `sensitivity`), and for a
+// request with blocks that asks for either (field `blocks`).
 [[nodiscard]] absl::Status CheckForm(const v1::DecideRequest& request);
 
 // Returns the snapshot a scenario of set `set_name` describes (agent id =

@@ -1,0 +1,339 @@
+// The block form: each AgentBlock's columns become engine input in place
+// (spans into the parsed message; a copy only for the factor-major layout
+// and for cooldown clocks that say "never" with NaN), one engine pass per
+// block, and the answer written as columns.
+#include "blocks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "answer_columns.h"
+#include "utilityd/engine/error_reason.h"
+
+namespace utilityd::codec::internal {
+namespace {
+
+namespace e = engine;
+
+// Per-thread working memory, reused from block to block.
+struct BlockWork {
+  std::vector<e::AgentInput> inputs;  // the rows the engine decides
+  std::vector<int> rows;              // their row numbers
+  std::vector<e::BatchDecision> out;
+  std::vector<absl::Status> errors;
+  std::vector<float> factors;  // factor-major input, as rows
+  std::vector<float> seconds;  // the clocks, NaN made "never"
+  e::BatchDecider decider;
+  // For an observer that asks for a row's message (a sampled decision).
+  v1::AgentSnapshot snapshot;
+  v1::Decision message;
+};
+
+// The columns of one block, checked against its set.
+struct Columns {
+  int rows = 0;
+  int factors = 0;                 // per row
+  int actions = 0;                 // per row, in seconds_since_action
+  const float* values = nullptr;   // row-major factors
+  const float* seconds = nullptr;  // row-major clocks, or null
+};
+
+absl::Status Refuse(absl::StatusCode code, e::ErrorReason reason,
+                    absl::string_view field, absl::string_view detail) {
+  return e::FieldError(code, reason, field, detail);
+}
+
+// A column of one value per row (`per_row` of them) that is longer than
+// its rows.
+absl::Status CheckLength(absl::string_view field, int size, int rows,
+                         int per_row) {
+  if (static_cast<int64_t>(size) <= static_cast<int64_t>(rows) * per_row) {
+    return absl::OkStatus();
+  }
+  return Refuse(absl::StatusCode::kInvalidArgument,
+                e::ErrorReason::kFactorCount, field,
+                absl::StrCat("has ", size, " values for ", rows, " rows (",
+                             per_row, " a row); a column holds one value ",
+                             per_row == 1 ? "per row" : "per row and column"));
+}
+
+// The set of `block`, or the error that refuses the whole block.
+absl::Status FindSet(const loader::Catalog& catalog,
+                     const v1::AgentBlock& block,
+                     const loader::LoadedSet** out) {
+  if (block.behaviour_set().empty()) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kMissingSet, "behaviour_set", "is required");
+  }
+  const loader::LoadedSet* set = catalog.Find(block.behaviour_set()).get();
+  if (set == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& [name, _] : catalog.sets()) names.push_back(name);
+    return Refuse(absl::StatusCode::kNotFound, e::ErrorReason::kUnknownSet,
+                  "behaviour_set",
+                  e::UnknownNameMessage("set", block.behaviour_set(), names));
+  }
+  if (!block.expected_revision().empty() &&
+      block.expected_revision() != set->revision()) {
+    return Refuse(
+        absl::StatusCode::kFailedPrecondition, e::ErrorReason::kStaleRevision,
+        "expected_revision",
+        absl::StrCat(set->name(), " is at revision ", set->revision(),
+                     ", the block expects ", block.expected_revision(),
+                     " (refresh the factor order with GetBehaviourSet)"));
+  }
+  // Trees and coordination answer with more than numbers per row: their
+  // agents go as snapshots until the block form carries their columns.
+  if (set->compiled.tree() != nullptr || set->compiled.has_resources()) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kUnspecified, "behaviour_set",
+                  absl::StrCat(set->name(),
+                               set->compiled.tree() != nullptr
+                                   ? " has a behaviour tree"
+                                   : " shares resources (coordination)",
+                               ": send its agents as snapshots (agents); "
+                               "blocks carry neither yet"));
+  }
+  *out = set;
+  return absl::OkStatus();
+}
+
+// Checks the columns' lengths and lays the factors out as rows (copied
+// only when the block sends them factor-major).
+absl::Status ReadColumns(const loader::LoadedSet& set,
+                         const v1::AgentBlock& block, BlockWork& work,
+                         Columns* c) {
+  c->rows = block.agent_ids_size();
+  c->factors = set.compiled.factor_count();
+  c->actions = set.compiled.action_count();
+  const int n = c->rows;
+  if (absl::Status s =
+          CheckLength("factors", block.factors_size(), n, c->factors);
+      !s.ok()) {
+    return s;
+  }
+  for (auto [field, size, per_row] :
+       {std::tuple<const char*, int, int>{"current_action",
+                                          block.current_action_size(), 1},
+        {"seconds_since_action", block.seconds_since_action_size(), c->actions},
+        {"seeds", block.seeds_size(), 1},
+        {"personality", block.personality_size(), 1}}) {
+    if (absl::Status s = CheckLength(field, size, n, per_row); !s.ok()) {
+      return s;
+    }
+  }
+  c->values = block.factors().data();
+  if (block.layout() == v1::FACTOR_LAYOUT_COLUMNS) {
+    // Factor-major: its rows cannot be told apart unless it is whole.
+    if (block.factors_size() != n * c->factors) {
+      return Refuse(
+          absl::StatusCode::kInvalidArgument, e::ErrorReason::kFactorCount,
+          "factors",
+          absl::StrCat("factor-major: expected ", n * c->factors, " values (",
+                       n, " rows x ", c->factors, " factors of ", set.name(),
+                       "), got ", block.factors_size()));
+    }
+    work.factors.resize(block.factors_size());
+    for (int f = 0; f < c->factors; ++f) {
+      const float* column = block.factors().data() + f * n;
+      for (int r = 0; r < n; ++r) work.factors[r * c->factors + f] = column[r];
+    }
+    c->values = work.factors.data();
+  }
+  c->seconds = block.seconds_since_action().data();
+  bool never = false;
+  for (float s : block.seconds_since_action()) never |= std::isnan(s);
+  if (never) {
+    work.seconds.assign(block.seconds_since_action().begin(),
+                        block.seconds_since_action().end());
+    for (float& s : work.seconds) {
+      if (std::isnan(s)) s = e::kNeverRan;
+    }
+    c->seconds = work.seconds.data();
+  }
+  return absl::OkStatus();
+}
+
+// Row r's engine input, or the error naming the column it lacks.
+absl::Status RowInput(const v1::AgentBlock& block, const Columns& c, int r,
+                      e::AgentInput* in) {
+  auto short_column = [&](absl::string_view field, int size, int per_row) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kFactorCount, field,
+                  absl::StrCat("the column has ", size, " values, ", per_row,
+                               " a row: it ends before this row"));
+  };
+  *in = e::AgentInput{};
+  const int f = c.factors;
+  if (block.factors_size() < (r + 1) * f) {
+    return short_column("factors", block.factors_size(), f);
+  }
+  in->factors = absl::MakeConstSpan(c.values + r * f, f);
+  if (block.current_action_size() > 0) {
+    if (r >= block.current_action_size()) {
+      return short_column("current_action", block.current_action_size(), 1);
+    }
+    in->current_action = block.current_action(r);
+  }
+  if (block.seconds_since_action_size() > 0) {
+    if (block.seconds_since_action_size() < (r + 1) * c.actions) {
+      return short_column("seconds_since_action",
+                          block.seconds_since_action_size(), c.actions);
+    }
+    in->seconds_since_action =
+        absl::MakeConstSpan(c.seconds + r * c.actions, c.actions);
+  }
+  if (block.seeds_size() > 0) {
+    if (r >= block.seeds_size()) {
+      return short_column("seeds", block.seeds_size(), 1);
+    }
+    in->seed = block.seeds(r);
+  }
+  if (block.personality_size() > 0) {
+    if (r >= block.personality_size()) {
+      return short_column("personality", block.personality_size(), 1);
+    }
+    in->personality = block.personality(r);
+  }
+  in->current_target = e::kAnyTarget;
+  return absl::OkStatus();
+}
+
+// Row r as the snapshot that decides the same (for the decision log, the
+// live feed and shadow evaluation, which keep snapshots).
+void RowSnapshot(const loader::LoadedSet& set, const v1::AgentBlock& block,
+                 int r, const e::AgentInput& in, v1::AgentSnapshot* s) {
+  s->Clear();
+  s->set_agent_id(absl::StrCat(block.agent_ids(r)));
+  s->set_behaviour_set(set.name());
+  s->set_expected_revision(block.expected_revision());
+  s->mutable_factors()->Add(in.factors.begin(), in.factors.end());
+  const e::CompiledBehaviourSet& c = set.compiled;
+  if (in.current_action >= 0) {
+    s->set_current_action(c.actions()[in.current_action].name);
+  }
+  for (size_t a = 0; a < in.seconds_since_action.size(); ++a) {
+    const float v = in.seconds_since_action[a];
+    if (std::isfinite(v)) {
+      (*s->mutable_seconds_since_action())[c.actions()[a].name] = v;
+    }
+  }
+  s->set_seed(in.seed);
+  if (in.personality >= 0)
+    s->set_personality(c.personality_name(in.personality));
+}
+
+// Answers row r with `status`, prefixed with its block and row.
+void FailRow(int b, int r, int index, const loader::LoadedSet* set,
+             const absl::Status& status, v1::DecisionBlock* out,
+             BatchObserver* observer) {
+  const absl::Status at =
+      e::PrefixField(status, absl::StrCat("blocks[", b, "].rows[", r, "]."));
+  (*out->mutable_flags())[r] = v1::COMPACT_FLAG_FULL;
+  v1::IndexedDecision* x = out->add_full();
+  x->set_agent(r);
+  WriteError(at, x->mutable_decision());
+  if (observer != nullptr) {
+    static const v1::AgentSnapshot* const kNone = new v1::AgentSnapshot();
+    observer->OnFailed(index, set, *kNone, at);
+  }
+}
+
+// Writes the engine's answers for the block's decided rows.
+void WriteRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
+               int first_index, BlockWork& work, v1::DecisionBlock* out,
+               BatchObserver* observer) {
+  static const v1::AgentSnapshot* const kNone = new v1::AgentSnapshot();
+  for (size_t g = 0; g < work.rows.size(); ++g) {
+    const int r = work.rows[g];
+    const int index = first_index + r;
+    if (!work.errors[g].ok()) {
+      FailRow(b, r, index, &set, work.errors[g], out, observer);
+      continue;
+    }
+    const e::BatchDecision& d = work.out[g];
+    WriteColumns(d, r, out);
+    if (observer == nullptr) continue;
+    const v1::AgentSnapshot* agent = kNone;
+    v1::Decision* message = nullptr;
+    if (observer->WantsMessage(index)) {
+      RowSnapshot(set, block, r, work.inputs[g], &work.snapshot);
+      agent = &work.snapshot;
+      message = &work.message;
+      message->Clear();
+      WriteDecision(set, work.snapshot, d, v1::EXPLAIN_NONE, message);
+    }
+    observer->OnDecided(index, set, *agent, work.inputs[g], d, message);
+  }
+}
+
+// Decides block b, whose rows are observer indexes first_index on.
+void DecideBlock(const loader::Catalog& catalog, int b,
+                 const v1::AgentBlock& block, int first_index, BlockWork& work,
+                 v1::DecisionBlock* out, BatchObserver* observer) {
+  const loader::LoadedSet* set = nullptr;
+  Columns columns;
+  absl::Status s = FindSet(catalog, block, &set);
+  if (s.ok()) s = ReadColumns(*set, block, work, &columns);
+  if (!s.ok()) {
+    const absl::Status at = e::PrefixField(s, absl::StrCat("blocks[", b, "]."));
+    ToError(at, out->mutable_error());
+    if (observer != nullptr) {
+      for (int r = 0; r < block.agent_ids_size(); ++r) {
+        observer->OnFailed(first_index + r, set, v1::AgentSnapshot(), at);
+      }
+    }
+    return;
+  }
+  StartColumns(columns.rows, out);
+  out->set_revision(set->revision());
+  work.inputs.clear();
+  work.rows.clear();
+  e::AgentInput in;
+  for (int r = 0; r < columns.rows; ++r) {
+    if (absl::Status row = RowInput(block, columns, r, &in); !row.ok()) {
+      FailRow(b, r, first_index + r, set, row, out, observer);
+      continue;
+    }
+    work.inputs.push_back(in);
+    work.rows.push_back(r);
+  }
+  work.out.resize(work.inputs.size());
+  work.decider.set_keep_candidates(false);
+  work.decider.Decide(set->compiled, work.inputs, e::ExplainLevel::kNone,
+                      absl::MakeSpan(work.out), &work.errors);
+  WriteRows(*set, b, block, first_index, work, out, observer);
+  // Failed rows were added as found: back into row order.
+  auto* full = out->mutable_full();
+  std::stable_sort(
+      full->pointer_begin(), full->pointer_end(),
+      [](const v1::IndexedDecision* x, const v1::IndexedDecision* y) {
+        return x->agent() < y->agent();
+      });
+  if (observer != nullptr) {
+    observer->OnVetoes(*set, work.decider.vetoes_by_action(),
+                       work.decider.agents_with_invalid_input());
+  }
+}
+
+}  // namespace
+
+void DecideBlocks(const loader::Catalog& catalog,
+                  const v1::DecideRequest& request,
+                  v1::DecideResponse* response, BatchObserver* observer) {
+  thread_local BlockWork work;
+  int index = request.agents_size();
+  response->mutable_blocks()->Reserve(request.blocks_size());
+  for (int b = 0; b < request.blocks_size(); ++b) {
+    const v1::AgentBlock& block = request.blocks(b);
+    DecideBlock(catalog, b, block, index, work, response->add_blocks(),
+                observer);
+    index += block.agent_ids_size();
+  }
+}
+
+}  // namespace utilityd::codec::internal

@@ -1,0 +1,390 @@
+// The block form (DecideRequest.blocks): the same decisions as snapshots,
+// bit for bit, in both factor layouts; every bad shape its error, and the
+// other rows decided.
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "utilityd/codec/decide_codec.h"
+
+namespace utilityd::codec {
+namespace {
+
+using loader::Catalog;
+using loader::LoadedSet;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using ::utilityd::testing::IsOk;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Random rows of `set`: factors over and beyond their ranges with a few
+// NaN and infinities, current actions, cooldown clocks (some "never"),
+// seeds and personalities.
+struct Rows {
+  std::vector<uint64_t> ids;
+  std::vector<float> factors;  // row-major
+  std::vector<int> current;
+  std::vector<float> seconds;  // row-major
+  std::vector<uint64_t> seeds;
+  std::vector<int> personality;
+};
+
+Rows RandomRows(const LoadedSet& set, int n, uint32_t seed) {
+  const engine::CompiledBehaviourSet& c = set.compiled;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> unit(-0.2f, 1.2f);
+  auto chance = [&](int percent) {
+    return static_cast<int>(rng() % 100) < percent;
+  };
+  Rows rows;
+  for (int r = 0; r < n; ++r) {
+    rows.ids.push_back(1'000'000'007ull * (r + 1));
+    for (const engine::FactorDefinition& f : c.factors()) {
+      float v = static_cast<float>(f.min + (f.max - f.min) * unit(rng));
+      if (chance(2)) v = chance(50) ? kNaN : -kInf;
+      rows.factors.push_back(v);
+    }
+    rows.current.push_back(static_cast<int>(rng() % (c.action_count() + 1)) -
+                           1);
+    for (int a = 0; a < c.action_count(); ++a) {
+      rows.seconds.push_back(chance(30)   ? kNaN
+                             : chance(10) ? kInf
+                                          : 30.0f * unit(rng) + 6.0f);
+    }
+    rows.seeds.push_back(rng());
+    rows.personality.push_back(
+        static_cast<int>(rng() % (c.personality_count() + 1)) - 1);
+  }
+  return rows;
+}
+
+v1::AgentSnapshot Snapshot(const LoadedSet& set, const Rows& rows, int r) {
+  const engine::CompiledBehaviourSet& c = set.compiled;
+  const int f = c.factor_count(), a = c.action_count();
+  v1::AgentSnapshot s;
+  s.set_agent_id(std::to_string(rows.ids[r]));
+  s.set_behaviour_set(set.name());
+  for (int i = 0; i < f; ++i) s.add_factors(rows.factors[r * f + i]);
+  if (rows.current[r] >= 0) {
+    s.set_current_action(c.actions()[rows.current[r]].name);
+  }
+  for (int i = 0; i < a; ++i) {
+    (*s.mutable_seconds_since_action())[c.actions()[i].name] =
+        rows.seconds[r * a + i];
+  }
+  s.set_seed(rows.seeds[r]);
+  if (rows.personality[r] >= 0) {
+    s.set_personality(c.personality_name(rows.personality[r]));
+  }
+  return s;
+}
+
+v1::AgentBlock Block(const LoadedSet& set, const Rows& rows,
+                     v1::FactorLayout layout) {
+  v1::AgentBlock b;
+  b.set_behaviour_set(set.name());
+  b.set_expected_revision(set.revision());
+  b.set_layout(layout);
+  const int n = static_cast<int>(rows.ids.size());
+  const int f = set.compiled.factor_count();
+  b.mutable_agent_ids()->Add(rows.ids.begin(), rows.ids.end());
+  if (layout == v1::FACTOR_LAYOUT_COLUMNS) {
+    for (int i = 0; i < f; ++i) {
+      for (int r = 0; r < n; ++r) b.add_factors(rows.factors[r * f + i]);
+    }
+  } else {
+    b.mutable_factors()->Add(rows.factors.begin(), rows.factors.end());
+  }
+  b.mutable_current_action()->Add(rows.current.begin(), rows.current.end());
+  b.mutable_seconds_since_action()->Add(rows.seconds.begin(),
+                                        rows.seconds.end());
+  b.mutable_seeds()->Add(rows.seeds.begin(), rows.seeds.end());
+  b.mutable_personality()->Add(rows.personality.begin(),
+                               rows.personality.end());
+  return b;
+}
+
+uint32_t Bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+class BlocksTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The forager once more, choosing by softmax: rows' seeds matter.
+    std::ifstream in("examples/behaviour_sets/eat_hide_wander.yaml");
+    std::string text((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+    ASSERT_TRUE(absl::StrReplaceAll(
+                    {{"name: eat_hide_wander", "name: forager_softmax"},
+                     {"  highest: {}", "  softmax: {temperature: 0.3}"}},
+                    &text) == 2);
+    std::ofstream(dir_.path() / "forager_softmax.yaml") << text;
+    absl::StatusOr<Catalog> catalog =
+        loader::LoadCatalog({"examples/behaviour_sets", dir_.path().string()});
+    ASSERT_THAT(catalog, IsOk());
+    catalog_ = *std::move(catalog);
+    mage_ = catalog_.Find("arena_mage");
+    ASSERT_NE(mage_, nullptr);
+  }
+
+  v1::DecideResponse Run(const v1::DecideRequest& request,
+                         BatchObserver* observer = nullptr) {
+    EXPECT_THAT(CheckForm(request), IsOk());
+    v1::DecideResponse response;
+    DecideBatch(catalog_, request, &response, observer);
+    EXPECT_EQ(response.blocks_size(), request.blocks_size());
+    return response;
+  }
+
+  ::utilityd::testing::TempDir dir_{"utilityd_blocks"};
+  Catalog catalog_;
+  std::shared_ptr<const LoadedSet> mage_;
+};
+
+// Every set the block form takes, as snapshots (compact) and as a block in
+// each layout, in one request: the same numbers, score bits included.
+TEST_F(BlocksTest, EveryExampleSetDecidesAlikeAsSnapshotsAndAsBlocks) {
+  int sets = 0;
+  for (const auto& [name, set] : catalog_.sets()) {
+    if (set->compiled.tree() != nullptr || set->compiled.has_resources()) {
+      continue;  // refused, below
+    }
+    ++sets;
+    const Rows rows = RandomRows(*set, 300, 7u + sets);
+    v1::DecideRequest request;
+    request.set_form(v1::DECISION_FORM_COMPACT);
+    for (int r = 0; r < 300; ++r)
+      *request.add_agents() = Snapshot(*set, rows, r);
+    *request.add_blocks() = Block(*set, rows, v1::FACTOR_LAYOUT_ROWS);
+    *request.add_blocks() = Block(*set, rows, v1::FACTOR_LAYOUT_COLUMNS);
+    const v1::DecideResponse response = Run(request);
+    const v1::CompactDecisions& want = response.compact();
+    ASSERT_EQ(want.full_size(), 0) << name;
+    int switched = 0, acted = 0;
+    for (const v1::DecisionBlock& got : response.blocks()) {
+      ASSERT_FALSE(got.has_error()) << name << ": " << got.error().message();
+      EXPECT_EQ(got.revision(), set->revision());
+      ASSERT_EQ(got.action_index_size(), 300);
+      for (int r = 0; r < 300; ++r) {
+        SCOPED_TRACE(absl::StrCat(name, " row ", r));
+        EXPECT_EQ(got.action_index(r), want.action_index(r));
+        EXPECT_EQ(got.target_index(r), want.target_index(r));
+        EXPECT_EQ(Bits(got.score(r)), Bits(want.score(r)));
+        EXPECT_EQ(got.flags()[r], want.flags()[r]);
+        switched += (got.flags()[r] & v1::COMPACT_FLAG_SWITCHED) != 0;
+        acted += got.action_index(r) >= 0;
+      }
+    }
+    // The rows were varied enough to mean something.
+    EXPECT_GT(switched, 0) << name;
+    EXPECT_GT(acted, 300) << name;
+  }
+  EXPECT_GE(sets, 4);
+}
+
+TEST_F(BlocksTest, ShortColumnsCostOnlyTheRowsTheyMiss) {
+  const Rows rows = RandomRows(*mage_, 6, 1);
+  v1::DecideRequest request;
+  v1::AgentBlock* b = request.add_blocks();
+  *b = Block(*mage_, rows, v1::FACTOR_LAYOUT_ROWS);
+  const int f = mage_->compiled.factor_count();
+  b->mutable_factors()->Truncate(4 * f + 1);  // row 4 partly, row 5 not
+  b->mutable_seeds()->Truncate(5);
+  b->set_current_action(1, 99);
+  const v1::DecideResponse response = Run(request);
+  const v1::DecisionBlock& got = response.blocks(0);
+  ASSERT_FALSE(got.has_error()) << got.error().message();
+  ASSERT_EQ(got.full_size(), 3);
+  EXPECT_EQ(got.full(0).agent(), 1);
+  EXPECT_THAT(got.full(0).decision().error().message(),
+              StartsWith("blocks[0].rows[1].current_action: index 99 is out "
+                         "of range"));
+  EXPECT_EQ(got.full(1).agent(), 4);
+  EXPECT_THAT(got.full(1).decision().error().message(),
+              StartsWith("blocks[0].rows[4].factors: the column has"));
+  EXPECT_EQ(got.full(2).agent(), 5);
+  EXPECT_THAT(got.full(2).decision().error().message(),
+              StartsWith("blocks[0].rows[5].factors:"));
+  // The other rows are decided, as their snapshots would be.
+  for (int r : {0, 2, 3}) {
+    v1::DecideRequest one;
+    one.set_form(v1::DECISION_FORM_COMPACT);
+    *one.add_agents() = Snapshot(*mage_, rows, r);
+    const v1::DecideResponse alone = Run(one);
+    EXPECT_EQ(got.flags()[r] & v1::COMPACT_FLAG_FULL, 0) << r;
+    EXPECT_EQ(got.action_index(r), alone.compact().action_index(0)) << r;
+    EXPECT_EQ(Bits(got.score(r)), Bits(alone.compact().score(0))) << r;
+  }
+  for (int r : {1, 4, 5}) {
+    EXPECT_EQ(got.flags()[r], v1::COMPACT_FLAG_FULL);
+    EXPECT_EQ(got.action_index(r), -1);
+  }
+}
+
+TEST_F(BlocksTest, ABlockThatCannotBeReadIsRefusedAndTheNextIsDecided) {
+  const Rows rows = RandomRows(*mage_, 4, 2);
+  const v1::AgentBlock good = Block(*mage_, rows, v1::FACTOR_LAYOUT_ROWS);
+  struct Case {
+    std::string name;
+    std::function<void(v1::AgentBlock*)> spoil;
+    absl::StatusCode code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"unknown set", [](v1::AgentBlock* b) { b->set_behaviour_set("arena"); },
+       absl::StatusCode::kNotFound, "blocks[0].behaviour_set: unknown set"},
+      {"no set", [](v1::AgentBlock* b) { b->clear_behaviour_set(); },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].behaviour_set: is required"},
+      {"stale revision",
+       [](v1::AgentBlock* b) { b->set_expected_revision("0123"); },
+       absl::StatusCode::kFailedPrecondition,
+       "blocks[0].expected_revision: arena_mage is at revision"},
+      {"long column", [](v1::AgentBlock* b) { b->add_seeds(1); },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].seeds: has 5 values for 4 rows"},
+      {"long factors", [](v1::AgentBlock* b) { b->add_factors(1); },
+       absl::StatusCode::kInvalidArgument, "blocks[0].factors: has"},
+      {"short factor-major",
+       [](v1::AgentBlock* b) {
+         b->set_layout(v1::FACTOR_LAYOUT_COLUMNS);
+         b->mutable_factors()->RemoveLast();
+       },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].factors: factor-major: expected"},
+      {"a tree",
+       [](v1::AgentBlock* b) {
+         b->set_behaviour_set("guard_tree");
+         b->clear_expected_revision();
+       },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].behaviour_set: guard_tree has a behaviour tree"},
+      {"coordination",
+       [](v1::AgentBlock* b) {
+         b->set_behaviour_set("arena_goblin");
+         b->clear_expected_revision();
+       },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].behaviour_set: arena_goblin shares resources"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    v1::DecideRequest request;
+    *request.add_blocks() = good;
+    c.spoil(request.mutable_blocks(0));
+    *request.add_blocks() = good;
+    const v1::DecideResponse response = Run(request);
+    const v1::DecisionBlock& refused = response.blocks(0);
+    ASSERT_TRUE(refused.has_error());
+    EXPECT_EQ(refused.error().code(), static_cast<int>(c.code));
+    EXPECT_THAT(refused.error().message(), StartsWith(c.message));
+    EXPECT_EQ(refused.action_index_size(), 0);
+    const v1::DecisionBlock& next = response.blocks(1);
+    EXPECT_FALSE(next.has_error());
+    EXPECT_EQ(next.action_index_size(), 4);
+    EXPECT_EQ(next.full_size(), 0);
+  }
+}
+
+TEST(BlocksFormTest, BlocksRefuseExplanationsAndSensitivity) {
+  v1::DecideRequest request;
+  request.add_blocks()->set_behaviour_set("arena_mage");
+  request.set_explain(v1::EXPLAIN_TOP);
+  absl::Status s = CheckForm(request);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), StartsWith("blocks: "));
+  request.set_explain(v1::EXPLAIN_NONE);
+  request.set_sensitivity(true);
+  EXPECT_EQ(CheckForm(request).code(), absl::StatusCode::kInvalidArgument);
+  request.set_sensitivity(false);
+  EXPECT_THAT(CheckForm(request), IsOk());
+}
+
+// Sees what the service's recorder sees: every row once, at its index
+// after the snapshots, and for a row it asks for, the snapshot that the
+// decision log keeps.
+class Watcher final : public BatchObserver {
+ public:
+  bool WantsMessage(int i) override { return i % 3 == 0; }
+  void OnDecided(int i, const LoadedSet&, const v1::AgentSnapshot& agent,
+                 const engine::AgentInput&,
+                 const engine::BatchDecision& decision,
+                 v1::Decision* out) override {
+    decided.push_back(i);
+    if (out != nullptr) {
+      logged.push_back({agent, *out});
+      EXPECT_EQ(out->action_index(), decision.action);
+    }
+  }
+  void OnVetoes(const LoadedSet&, absl::Span<const uint32_t>,
+                uint32_t) override {
+    ++veto_reports;
+  }
+  void OnFailed(int i, const LoadedSet*, const v1::AgentSnapshot&,
+                const absl::Status&) override {
+    failed.push_back(i);
+  }
+  void OnTicked(int, const LoadedSet&, const v1::AgentSnapshot&,
+                const engine::AgentInput&, const engine::TreeTick&,
+                v1::Decision*) override {}
+
+  std::vector<int> decided, failed;
+  std::vector<std::pair<v1::AgentSnapshot, v1::Decision>> logged;
+  int veto_reports = 0;
+};
+
+TEST_F(BlocksTest, ObserverSeesEveryRowAndItsSnapshotReplaysIt) {
+  const Rows rows = RandomRows(*mage_, 10, 3);
+  v1::DecideRequest request;
+  *request.add_agents() = Snapshot(*mage_, rows, 0);  // index 0
+  v1::AgentBlock* refused = request.add_blocks();     // indexes 1-10
+  *refused = Block(*mage_, rows, v1::FACTOR_LAYOUT_ROWS);
+  refused->set_behaviour_set("nope");
+  *request.add_blocks() = Block(*mage_, rows, v1::FACTOR_LAYOUT_ROWS);
+  request.mutable_blocks(1)->set_current_action(2, -7);  // index 13 fails
+  Watcher watcher;
+  Run(request, &watcher);
+  std::vector<int> decided = {0};
+  for (int i = 11; i <= 20; ++i) {
+    if (i != 13) decided.push_back(i);
+  }
+  EXPECT_EQ(watcher.decided, decided);
+  std::vector<int> failed;
+  for (int i = 1; i <= 10; ++i) failed.push_back(i);
+  failed.push_back(13);
+  EXPECT_EQ(watcher.failed, failed);
+  EXPECT_EQ(watcher.veto_reports, 2);  // the snapshots' set, the block
+  // Rows 12, 15, 18 (and the snapshot, 0) were asked for: their snapshots
+  // decide as the rows did.
+  ASSERT_EQ(watcher.logged.size(), 4u);
+  for (size_t k = 1; k < watcher.logged.size(); ++k) {
+    const auto& [snapshot, decision] = watcher.logged[k];
+    EXPECT_EQ(snapshot.agent_id(), std::to_string(rows.ids[3 * k - 2])) << k;
+    v1::DecideRequest again;
+    *again.add_agents() = snapshot;
+    v1::DecideResponse replayed;
+    DecideBatch(catalog_, again, &replayed);
+    EXPECT_EQ(replayed.decisions(0).action(), decision.action());
+    EXPECT_EQ(Bits(replayed.decisions(0).score()), Bits(decision.score()));
+  }
+}
+
+}  // namespace
+}  // namespace utilityd::codec
