@@ -4,6 +4,7 @@
 #include <httplib.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -64,7 +65,28 @@ class ObservabilityTest : public ::testing::Test {
     return res->body;
   }
 
-  void Traffic(v1::DecisionForm form = v1::DECISION_FORM_FULL) {
+  // Each snapshot of `request` as a block of one row (entity id i + 1).
+  static void AsBlocks(v1::DecideRequest* request) {
+    const std::vector<std::string> actions = {"eat", "hide", "wander"};
+    for (int i = 0; i < request->agents_size(); ++i) {
+      const v1::AgentSnapshot& a = request->agents(i);
+      v1::AgentBlock* b = request->add_blocks();
+      b->set_behaviour_set(a.behaviour_set());
+      b->add_agent_ids(i + 1);
+      *b->mutable_factors() = a.factors();
+      if (!a.current_action().empty()) {
+        b->add_current_action(static_cast<int>(
+            std::find(actions.begin(), actions.end(), a.current_action()) -
+            actions.begin()));
+      }
+    }
+    request->clear_agents();
+  }
+
+  // The traffic in one of three forms: full, compact, or blocks (form
+  // unspecified, every agent a block row).
+  void Traffic(v1::DecisionForm form = v1::DECISION_FORM_FULL,
+               bool blocks = false) {
     // Unary: two good agents (one switches), one unknown set, one NaN.
     v1::DecideRequest request;
     request.set_form(form);
@@ -78,9 +100,14 @@ class ObservabilityTest : public ::testing::Test {
     v1::AgentSnapshot nan = Forager(0.5f, 0.1f);
     nan.set_factors(1, NAN);
     *request.add_agents() = nan;
+    if (blocks) AsBlocks(&request);
     grpc::ClientContext context;
     v1::DecideResponse response;
     ASSERT_TRUE(stub_->Decide(&context, request, &response).ok());
+    if (blocks) {
+      EXPECT_EQ(response.blocks_size(), 4);
+      EXPECT_TRUE(response.blocks(2).has_error());  // the unknown set
+    }
     // A stream of three batches.
     grpc::ClientContext stream_context;
     auto stream = stub_->DecideStream(&stream_context);
@@ -89,6 +116,7 @@ class ObservabilityTest : public ::testing::Test {
       batch.set_request_id(i);
       batch.set_form(form);
       *batch.add_agents() = Forager(0.1f, 0.05f);
+      if (blocks) AsBlocks(&batch);
       ASSERT_TRUE(stream->Write(batch));
       ASSERT_TRUE(stream->Read(&response));
     }
@@ -103,20 +131,25 @@ class ObservabilityTest : public ::testing::Test {
 
 // The same counts whichever form the decisions travel in: metrics are
 // counted per batch from the engine's outcomes, before the answer is packed.
-class MetricsFormTest : public ObservabilityTest,
-                        public ::testing::WithParamInterface<v1::DecisionForm> {
-};
+enum class Wire { kFull, kCompact, kBlocks };
 
-INSTANTIATE_TEST_SUITE_P(
-    Forms, MetricsFormTest,
-    ::testing::Values(v1::DECISION_FORM_FULL, v1::DECISION_FORM_COMPACT),
-    [](const auto& info) {
-      return std::string(info.param == v1::DECISION_FORM_FULL ? "Full"
-                                                              : "Compact");
-    });
+class MetricsFormTest : public ObservabilityTest,
+                        public ::testing::WithParamInterface<Wire> {};
+
+INSTANTIATE_TEST_SUITE_P(Forms, MetricsFormTest,
+                         ::testing::Values(Wire::kFull, Wire::kCompact,
+                                           Wire::kBlocks),
+                         [](const auto& info) {
+                           return std::string(info.param == Wire::kFull ? "Full"
+                                              : info.param == Wire::kCompact
+                                                  ? "Compact"
+                                                  : "Blocks");
+                         });
 
 TEST_P(MetricsFormTest, MetricsCountRealTraffic) {
-  Traffic(GetParam());
+  Traffic(GetParam() == Wire::kCompact ? v1::DECISION_FORM_COMPACT
+                                       : v1::DECISION_FORM_FULL,
+          GetParam() == Wire::kBlocks);
   // The server ends a stream's call (and decrements the gauge) just after
   // the client sees it finish: wait for it.
   std::string m = Get("/metrics");

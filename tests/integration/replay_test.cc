@@ -24,6 +24,7 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
+#include "utilityd/base/decision_id.h"
 #include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/replay/log_reader.h"
@@ -251,6 +252,90 @@ TEST_F(ReplayIntegrationTest, ACutLogNamesTheOffsetAndFails) {
   EXPECT_EQ(code, 1);
   EXPECT_THAT(err, HasSubstr("byte offset"));
   EXPECT_GT(r.entries_read(), 0);  // what came before the cut is replayed
+}
+
+// Rows of a block are logged as the snapshots that decide the same: with
+// their decision ids and entity ids, replayable, and counted by replay as
+// the independent count says.
+TEST(BlockReplayTest, ALoggedBlockReplaysAsItsRowsDecided) {
+  testing::TempDir dir("utilityd_block_replay");
+  const std::string log = (dir.path() / "decisions.jsonl").string();
+  testing::UtilitydProcess server(
+      {"--config_dir=examples/behaviour_sets", "--decision_log=" + log});
+  ASSERT_THAT(server.StartServing(), IsOk());
+  auto catalog = loader::LoadCatalog({"examples/behaviour_sets"});
+  ASSERT_THAT(catalog.status(), IsOk());
+  const auto mage = catalog->Find("arena_mage");
+  const engine::CompiledBehaviourSet& set = mage->compiled;
+  constexpr int kRows = 96;
+  v1::DecideRequest request;
+  v1::AgentBlock* block = request.add_blocks();
+  block->set_behaviour_set("arena_mage");
+  block->set_layout(v1::FACTOR_LAYOUT_COLUMNS);
+  for (int r = 0; r < kRows; ++r) block->add_agent_ids(9000 + 7 * r);
+  for (int f = 0; f < set.factor_count(); ++f) {
+    const engine::FactorDefinition& d = set.factors()[f];
+    for (int r = 0; r < kRows; ++r) {
+      const double t = ((r * 37 + f * 11) % kRows) / double{kRows - 1};
+      block->add_factors(static_cast<float>(d.min + (d.max - d.min) * t));
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    block->add_current_action(r % (set.action_count() + 1) - 1);
+  }
+  auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
+      server.address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  v1::DecideResponse response;
+  ASSERT_TRUE(stub->Decide(&context, request, &response).ok());
+  server.Signal(SIGTERM);  // writes what is queued
+  ASSERT_EQ(server.Wait(), 0) << server.Log();
+  const v1::DecisionBlock& got = response.blocks(0);
+  ASSERT_FALSE(got.has_error()) << got.error().message();
+  ASSERT_TRUE(got.has_decision_id_base());
+
+  auto reader = replay::LogReader::Open(log);
+  ASSERT_THAT(reader.status(), IsOk());
+  v1::DecisionLogEntry e;
+  int r = 0;
+  std::map<std::string, int> actions;
+  while (*(*reader)->Next(&e)) {
+    ASSERT_LT(r, kRows);
+    SCOPED_TRACE(r);
+    EXPECT_EQ(
+        e.decision_id(),
+        std::string(DecisionIdHex(DecisionId(got.decision_id_base(), r)).data(),
+                    16));
+    EXPECT_EQ(e.snapshot().agent_id(), absl::StrCat(9000 + 7 * r));
+    const int a = got.action_index(r);
+    EXPECT_EQ(e.action(), a >= 0 ? set.actions()[a].name : "");
+    ++actions[e.action()];
+    ++r;
+  }
+  EXPECT_EQ(r, kRows);
+  EXPECT_GE(actions.size(), 3u) << "the rows should choose variously";
+
+  int code = 0;
+  const v1::ReplayReport same =
+      RunReplay({"--log", log, "--candidate", "examples/behaviour_sets",
+                 "--max_churn", "0"},
+                &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(same.replayed(), kRows);
+  EXPECT_EQ(same.flipped(), 0);
+  const fs::path halved = dir.path() / "halved";
+  WriteCandidate(halved, true);
+  auto candidate = loader::LoadCatalog({halved.string()});
+  ASSERT_THAT(candidate.status(), IsOk());
+  int64_t entries = 0;
+  const Moves expected = CountFlips(log, *candidate, &entries);
+  int64_t flips = 0;
+  for (const auto& [key, n] : expected) flips += n;
+  EXPECT_GT(flips, 0) << "halving take_cover should move some rows";
+  const v1::ReplayReport moved =
+      RunReplay({"--log", log, "--candidate", halved.string()}, &code);
+  EXPECT_EQ(moved.replayed(), kRows);
+  EXPECT_EQ(moved.flipped(), flips);
 }
 
 // A log written with masked ids and without factor values: every entry is
