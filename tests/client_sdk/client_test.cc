@@ -20,6 +20,7 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
+#include "utilityd/client/block.h"
 #include "utilityd/client/compact.h"
 #include "utilityd/client/tree_tracker.h"
 
@@ -445,6 +446,136 @@ TEST_F(ClientTest, StreamSurvivesAKilledServerWithoutLosingOrDuplicating) {
             << stream->reconnects() << " reconnect(s), "
             << absl::FormatDuration(absl::Now() - start) << " in all\n";
   stream->Close();
+}
+
+// An ECS chunk: components as the caller's arrays, factor-major.
+struct MageChunk {
+  std::vector<uint64_t> ids;
+  std::vector<float> factors;  // factor-major
+  std::vector<int32_t> running;
+};
+
+MageChunk Chunk(int rows, std::mt19937& rng) {
+  MageChunk c;
+  std::vector<v1::AgentSnapshot> mages;
+  for (int r = 0; r < rows; ++r) {
+    mages.push_back(Mage(r, rng));
+    c.ids.push_back(70'000 + r);
+    c.running.push_back(r % 4 - 1);  // none, attack, recharge, flee
+  }
+  for (int f = 0; f < mages[0].factors_size(); ++f) {
+    for (int r = 0; r < rows; ++r) c.factors.push_back(mages[r].factors(f));
+  }
+  return c;
+}
+
+TEST_F(ClientTest, BlocksFromCallerArraysSurviveAKilledServerExactlyOnce) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const int port = server_->port();
+  auto client = Connect();
+  std::mt19937 rng(11);
+  constexpr int kRows = 256;
+  const MageChunk chunk = Chunk(kRows, rng);
+  const BlockColumns in{.behaviour_set = "arena_mage",
+                        .agent_ids = chunk.ids,
+                        .factors = chunk.factors,
+                        .layout = v1::FACTOR_LAYOUT_COLUMNS,
+                        .current_action = chunk.running};
+  // What the rows decide, asked once, unary.
+  v1::DecideRequest once;
+  WriteBlock(in, once.add_blocks());
+  absl::StatusOr<v1::DecideResponse> first = client->Decide(once);
+  ASSERT_THAT(first, IsOk());
+  std::vector<int32_t> want(kRows);
+  std::vector<float> want_score(kRows);
+  ASSERT_THAT(ReadBlock(first->blocks(0), kRows,
+                        {.action_index = absl::MakeSpan(want),
+                         .score = absl::MakeSpan(want_score)}),
+              IsOk());
+  EXPECT_GT(std::set<int32_t>(want.begin(), want.end()).size(), 1u);
+
+  std::unique_ptr<DecisionStream> stream =
+      client->OpenStream({.max_in_flight = 4});
+  constexpr int kBatches = 120;
+  std::vector<std::future<BatchResult>> futures;
+  std::thread restart([&] {
+    absl::SleepFor(absl::Milliseconds(100));
+    server_->Signal(SIGKILL);
+    server_->Wait();
+    absl::SleepFor(absl::Milliseconds(300));
+    server_ = std::make_unique<UtilitydProcess>(
+        std::vector<std::string>{"--config_dir=" + dir_.string()}, port);
+    ASSERT_THAT(server_->Start(), IsOk());
+  });
+  v1::DecideRequest batch;  // reused: its columns keep their capacity
+  for (int i = 0; i < kBatches; ++i) {
+    batch.clear_request_id();
+    WriteBlock(in, batch.blocks_size() > 0 ? batch.mutable_blocks(0)
+                                           : batch.add_blocks());
+    futures.push_back(stream->Submit(batch));
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  restart.join();
+  std::set<uint64_t> ids;
+  std::vector<int32_t> action(kRows);
+  std::vector<float> score(kRows);
+  std::vector<uint8_t> flags(kRows);
+  for (int i = 0; i < kBatches; ++i) {
+    ASSERT_EQ(futures[i].wait_for(std::chrono::seconds(30)),
+              std::future_status::ready)
+        << "batch " << i << " got no result";
+    BatchResult r = futures[i].get();
+    ASSERT_THAT(r.status, IsOk()) << i;
+    EXPECT_TRUE(ids.insert(r.request_id).second) << r.request_id;
+    ASSERT_EQ(r.response.blocks_size(), 1);
+    std::vector<RowError> errors;
+    ASSERT_THAT(ReadBlock(r.response.blocks(0), kRows,
+                          {.action_index = absl::MakeSpan(action),
+                           .score = absl::MakeSpan(score),
+                           .flags = absl::MakeSpan(flags)},
+                          &errors),
+                IsOk());
+    EXPECT_TRUE(errors.empty());
+    EXPECT_EQ(action, want) << i;
+    EXPECT_EQ(score, want_score) << i;
+  }
+  EXPECT_GE(stream->reconnects(), 1);
+  stream->Close();
+}
+
+TEST(ReadBlockTest, NamesWhatDoesNotFit) {
+  v1::DecisionBlock answer;
+  for (int v : {2, -1}) answer.add_action_index(v);
+  for (int v : {-1, -1}) answer.add_target_index(v);
+  for (float v : {0.5f, 0.0f}) answer.add_score(v);
+  answer.set_flags(std::string("\0\4", 2));
+  v1::IndexedDecision* failed = answer.add_full();
+  failed->set_agent(1);
+  failed->mutable_decision()->mutable_error()->set_code(
+      v1::ERROR_CODE_INVALID_ARGUMENT);
+  failed->mutable_decision()->mutable_error()->set_message(
+      "blocks[0].rows[1].current_action: index 9 is out of range");
+  std::vector<int32_t> action(2);
+  std::vector<RowError> errors;
+  ASSERT_THAT(
+      ReadBlock(answer, 2, {.action_index = absl::MakeSpan(action)}, &errors),
+      IsOk());
+  EXPECT_EQ(action, (std::vector<int32_t>{2, -1}));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].row, 1);
+  EXPECT_THAT(errors[0].status, StatusIs(absl::StatusCode::kInvalidArgument,
+                                         HasSubstr("rows[1].current_action")));
+  std::vector<float> short_score(1);
+  EXPECT_THAT(ReadBlock(answer, 2, {.score = absl::MakeSpan(short_score)}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("BlockAnswers.score: sized for 1 rows")));
+  EXPECT_THAT(ReadBlock(answer, 3, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("expected 3 rows")));
+  answer.mutable_error()->set_code(v1::ERROR_CODE_NOT_FOUND);
+  answer.mutable_error()->set_message("blocks[0].behaviour_set: unknown set");
+  EXPECT_THAT(ReadBlock(answer, 2, {}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("unknown set")));
 }
 
 TEST_F(ClientTest, CloseAnswersUnansweredBatchesWithAnError) {

@@ -1,0 +1,85 @@
+#include "utilityd/client/block.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace utilityd::client {
+namespace {
+
+template <typename Field, typename T>
+void Put(absl::Span<const T> in, Field* out) {
+  out->Reserve(static_cast<int>(in.size()));
+  out->Add(in.begin(), in.end());
+}
+
+absl::Status StatusOf(const v1::Error& e) {
+  return absl::Status(static_cast<absl::StatusCode>(e.code()), e.message());
+}
+
+// An output column is empty (not wanted) or sized for the rows.
+template <typename T>
+absl::Status CheckColumn(absl::Span<T> column, const char* name, int rows) {
+  if (column.empty() || column.size() == static_cast<size_t>(rows)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("BlockAnswers.", name, ": sized for ", column.size(),
+                   " rows, the block has ", rows));
+}
+
+template <typename T, typename Field>
+void Copy(const Field& from, absl::Span<T> to) {
+  if (!to.empty()) std::copy(from.begin(), from.end(), to.begin());
+}
+
+}  // namespace
+
+void WriteBlock(const BlockColumns& in, v1::AgentBlock* out) {
+  out->Clear();
+  out->set_behaviour_set(in.behaviour_set.data(), in.behaviour_set.size());
+  if (!in.expected_revision.empty()) {
+    out->set_expected_revision(in.expected_revision.data(),
+                               in.expected_revision.size());
+  }
+  out->set_layout(in.layout);
+  Put(in.agent_ids, out->mutable_agent_ids());
+  Put(in.factors, out->mutable_factors());
+  Put(in.current_action, out->mutable_current_action());
+  Put(in.seconds_since_action, out->mutable_seconds_since_action());
+  Put(in.seeds, out->mutable_seeds());
+  Put(in.personality, out->mutable_personality());
+}
+
+absl::Status ReadBlock(const v1::DecisionBlock& answer, int rows,
+                       const BlockAnswers& out, std::vector<RowError>* errors) {
+  if (errors != nullptr) errors->clear();
+  if (answer.has_error()) return StatusOf(answer.error());
+  if (answer.action_index_size() != rows ||
+      answer.target_index_size() != rows || answer.score_size() != rows ||
+      answer.flags().size() != static_cast<size_t>(rows)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DecisionBlock: expected ", rows, " rows in every column, got ",
+        answer.action_index_size(), " actions, ", answer.target_index_size(),
+        " targets, ", answer.score_size(), " scores, ", answer.flags().size(),
+        " flags"));
+  }
+  for (absl::Status s : {CheckColumn(out.action_index, "action_index", rows),
+                         CheckColumn(out.target_index, "target_index", rows),
+                         CheckColumn(out.score, "score", rows),
+                         CheckColumn(out.flags, "flags", rows)}) {
+    if (!s.ok()) return s;
+  }
+  Copy(answer.action_index(), out.action_index);
+  Copy(answer.target_index(), out.target_index);
+  Copy(answer.score(), out.score);
+  Copy(answer.flags(), out.flags);
+  if (errors != nullptr) {
+    for (const v1::IndexedDecision& x : answer.full()) {
+      errors->push_back({x.agent(), StatusOf(x.decision().error())});
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace utilityd::client
