@@ -2,7 +2,8 @@
 # Measures utilityd against the performance targets on this machine and
 # prints one table: the engine in process (batch path, one-at-a-time path
 # and the straightforward baseline), the service against the echo baseline
-# side by side in the full and the compact form, latency at half of the maximum throughput, unary latency
+# side by side in the full, the compact and the columnar form (blocks of
+# 256 and 1,024), latency at half of the maximum throughput, unary latency
 # unloaded, memory idle and per idle stream, the cost of the live feed's
 # sampled full breakdowns, and the request path with and without shadow
 # evaluation. Each service figure is the median of ROUNDS runs, utilityd,
@@ -88,6 +89,18 @@ for _ in $(seq "$rounds"); do
   bench utilityd maxc "${load[@]}" --form compact
   bench echo echoc "${load[@]}" --form compact
 done
+echo "== the columnar form: one block of 256, then of 1,024 ($rounds rounds)" >&2
+for _ in $(seq "$rounds"); do
+  bench utilityd col256 "${load[@]}" --form columnar
+  bench echo ecol256 "${load[@]}" --form columnar
+  bench utilityd col1024 --batch 1024 --streams 2 --in_flight 4 --connections 2 \
+    --form columnar
+  bench echo ecol1024 --batch 1024 --streams 2 --in_flight 4 --connections 2 \
+    --form columnar
+done
+echo "== unary, one block of 1,024 per call, one caller, unloaded" >&2
+bench utilityd unary1024 --unary --batch 1024 --streams 1 --in_flight 1 \
+  --rate 100 --form columnar
 half=$(python3 -c "
 import json, statistics
 r = [json.loads(l)['batches_per_second'] for l in open('$work/max.jsonl')]
@@ -129,14 +142,21 @@ def engine_spread(name):
 BATCH, SINGLE, BASE = ("BM_EngineBatch/explain_none/256",
                        "BM_EngineDecide/explain_none/256", "BM_Baseline/256")
 batch, single, base = (engine_rate(n) for n in (BATCH, SINGLE, BASE))
-(mx, echo, mxc, echoc, half, unary, unarybb, nofeed, shmx,
- shhalf) = (lines(n) for n in ("max", "echo", "maxc", "echoc", "half",
-                                "unary", "unarybb", "nofeed", "shadowmax",
-                                "shadowhalf"))
+(mx, echo, mxc, echoc, half, unary, unarybb, nofeed, shmx, shhalf, col256,
+ ecol256, col1024, ecol1024, unary1024) = (
+    lines(n) for n in ("max", "echo", "maxc", "echoc", "half", "unary",
+                       "unarybb", "nofeed", "shadowmax", "shadowhalf",
+                       "col256", "ecol256", "col1024", "ecol1024",
+                       "unary1024"))
 idle = json.load(open(f"{work}/idle.json"))
-svc, eco, svcc, ecoc, nof, shd = (med(r, "decisions_per_second")
-                                  for r in (mx, echo, mxc, echoc, nofeed,
-                                            shmx))
+svc, eco, svcc, ecoc, nof, shd, c256, e256, c1k, e1k = (
+    med(r, "decisions_per_second")
+    for r in (mx, echo, mxc, echoc, nofeed, shmx, col256, ecol256, col1024,
+              ecol1024))
+# The set's factors, for the request's bytes per agent.
+FACTORS = col256[0]["factors"]
+def cores(rows):
+    return f"{med(rows, 'server_cpu_cores'):.2f}"
 rows = [
     ("engine batch path, decisions/s/core",
      f"{batch/1e6:.2f} M ({engine_spread(BATCH)})", ">= 25 M", batch >= 25e6),
@@ -164,6 +184,33 @@ rows = [
      "", None),
     ("  answer, compact, bytes per decision",
      f"{mxc[0]['answer_bytes']/256:.1f}", "<= 16", mxc[0]["answer_bytes"] <= 16 * 256),
+    ("service, columnar, 256 a block, decisions/s", f"{c256/1e6:.2f} M", "",
+     None),
+    ("  echo baseline, columnar 256, decisions/s", f"{e256/1e6:.2f} M", "",
+     None),
+    ("  utilityd / echo, columnar 256", f"{c256/e256:.2f}", ">= 0.85",
+     c256 / e256 >= 0.85),
+    ("  columnar 256 / full form", f"{c256/svc:.1f}x", ">= 3x",
+     c256 / svc >= 3),
+    ("  server CPU (utilityd, echo)",
+     f"{cores(col256)}, {cores(ecol256)} cores", "", None),
+    ("  request, bytes per agent", f"{col256[0]['request_bytes']/256:.1f}",
+     f"<= {4*FACTORS+10}",
+     col256[0]["request_bytes"] <= (4 * FACTORS + 10) * 256),
+    ("  answer, bytes per decision",
+     f"{col256[0]['answer_bytes']/256:.1f}", "<= 8",
+     col256[0]["answer_bytes"] <= 8 * 256),
+    ("service, columnar, 1,024 a block, decisions/s", f"{c1k/1e6:.2f} M",
+     "", None),
+    ("  echo baseline, columnar 1,024, decisions/s", f"{e1k/1e6:.2f} M", "",
+     None),
+    ("  utilityd / echo, columnar 1,024", f"{c1k/e1k:.2f}", ">= 0.85",
+     c1k / e1k >= 0.85),
+    ("  server CPU (utilityd, echo)",
+     f"{cores(col1024)}, {cores(ecol1024)} cores", "", None),
+    ("  unary call of 1,024, unloaded, p50 / p99",
+     f"{unary1024[0]['p50_ms']:.2f} / {unary1024[0]['p99_ms']:.2f} ms", "",
+     None),
     ("p99 batch round trip at half of max", f"{half[0]['p99_ms']:.2f} ms",
      "<= 2 ms", half[0]["p99_ms"] <= 2),
     ("  p50 / p90 / p99.9 there",

@@ -32,10 +32,21 @@ namespace {
 // agent's id, an action name and index, the first target, a score, the
 // set's revision and a 16-digit decision id; in the compact form an action
 // and target index, a score and flags per agent, the revision once and a
-// decision-id base.
+// decision-id base; a block as the block form's columns.
 void Echo(const utilityd::v1::DecideRequest& request,
           utilityd::v1::DecideResponse* response) {
   response->set_request_id(request.request_id());
+  // Blocks: the block form's columns, one row per entity id.
+  for (const auto& block : request.blocks()) {
+    utilityd::v1::DecisionBlock* b = response->add_blocks();
+    const int n = block.agent_ids_size();
+    b->mutable_action_index()->Resize(n, 1);
+    b->mutable_target_index()->Resize(n, -1);
+    b->mutable_score()->Resize(n, 0.5f);
+    b->mutable_flags()->assign(n, '\0');
+    b->set_revision("0123456789abcdef");
+    b->set_decision_id_base(1);
+  }
   if (request.form() == utilityd::v1::DECISION_FORM_COMPACT) {
     utilityd::v1::CompactDecisions* c = response->mutable_compact();
     for (const auto& agent : request.agents()) {

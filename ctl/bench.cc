@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "utilityd/base/sync.h"
+#include "utilityd/client/block.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 
 namespace utilityd::ctl {
@@ -36,7 +37,8 @@ int64_t NowNanos() { return absl::GetCurrentTimeNanos(); }
 struct Run {
   grpc::ByteBuffer request;
   int batch = 0;
-  bool compact = false;
+  int factors = 0;  // the set's, per agent
+  BenchOptions::Form form = BenchOptions::Form::kFull;
   int in_flight = 1;
   int64_t measure_from = 0;  // ns; answers before it are warm-up
   int64_t stop_at = 0;
@@ -54,6 +56,44 @@ struct Run {
   }
 };
 
+const char* FormName(BenchOptions::Form form) {
+  switch (form) {
+    case BenchOptions::Form::kCompact:
+      return "compact";
+    case BenchOptions::Form::kColumnar:
+      return "columnar";
+    case BenchOptions::Form::kFull:
+      break;
+  }
+  return "full";
+}
+
+// What a failed agent or row says, if the answer has one.
+std::string FirstAgentError(const v1::DecideResponse& response,
+                            BenchOptions::Form form) {
+  const google::protobuf::RepeatedPtrField<v1::IndexedDecision>* full = nullptr;
+  switch (form) {
+    case BenchOptions::Form::kFull:
+      if (response.decisions(0).has_error()) {
+        return response.decisions(0).error().message();
+      }
+      return "";
+    case BenchOptions::Form::kCompact:
+      full = &response.compact().full();
+      break;
+    case BenchOptions::Form::kColumnar:
+      if (response.blocks(0).has_error()) {
+        return response.blocks(0).error().message();
+      }
+      full = &response.blocks(0).full();
+      break;
+  }
+  for (const v1::IndexedDecision& x : *full) {
+    if (x.decision().has_error()) return x.decision().error().message();
+  }
+  return "";
+}
+
 // Checks one answer: the right number of decisions, in the form asked
 // for, and no error; notes its size.
 void CheckAnswer(Run* run, const grpc::ByteBuffer& bytes) {
@@ -66,22 +106,21 @@ void CheckAnswer(Run* run, const grpc::ByteBuffer& bytes) {
     run->Fail("an answer did not parse as a DecideResponse");
     return;
   }
-  const v1::CompactDecisions& compact = response.compact();
-  const int got =
-      run->compact ? compact.action_index_size() : response.decisions_size();
+  int got = response.decisions_size();
+  if (run->form == BenchOptions::Form::kCompact) {
+    got = response.compact().action_index_size();
+  } else if (run->form == BenchOptions::Form::kColumnar) {
+    got = response.blocks_size() == 1 ? response.blocks(0).action_index_size()
+                                      : -1;
+  }
   if (response.has_error()) {
     run->Fail(absl::StrCat("the batch failed: ", response.error().message()));
   } else if (got != run->batch) {
-    run->Fail(absl::StrCat("expected ", run->batch, " decisions",
-                           run->compact ? " in the compact form" : "", ", got ",
-                           got));
-  } else if (!run->compact && response.decisions(0).has_error()) {
-    run->Fail(absl::StrCat("an agent failed: ",
-                           response.decisions(0).error().message()));
-  } else if (run->compact && compact.full_size() > 0 &&
-             compact.full(0).decision().has_error()) {
-    run->Fail(absl::StrCat("an agent failed: ",
-                           compact.full(0).decision().error().message()));
+    run->Fail(absl::StrCat("expected ", run->batch, " decisions in the ",
+                           FormName(run->form), " form, got ",
+                           got < 0 ? "no single block" : absl::StrCat(got)));
+  } else if (std::string e = FirstAgentError(response, run->form); !e.empty()) {
+    run->Fail(absl::StrCat("an agent failed: ", e));
   }
 }
 
@@ -289,18 +328,43 @@ class UnaryLane {
   Tally tally_ ABSL_GUARDED_BY(mu_);
 };
 
-// A batch of agents with factors drawn over each factor's declared range.
+// A batch of agents with factors drawn over each factor's declared range:
+// snapshots, or (columnar) one block whose columns are written as a game
+// server's ECS system would, factor-major through the SDK's WriteBlock:
+// entity ids, factors and running actions (no seeds: each would add 8
+// bytes an agent, and only random selection reads them).
 v1::DecideRequest MakeBatch(const v1::BehaviourSet& set, int agents,
-                            v1::Explain explain, v1::DecisionForm form) {
+                            v1::Explain explain, BenchOptions::Form form) {
   std::mt19937 rng(2026);
   auto draw = [&](const v1::Factor& f) {
     return std::uniform_real_distribution<float>(f.min(), f.max())(rng);
   };
-  bool per_target = false;
-  for (const auto& a : set.actions()) per_target |= a.per_target();
   v1::DecideRequest request;
   request.set_explain(explain);
-  request.set_form(form);
+  if (form == BenchOptions::Form::kColumnar) {
+    const int n = set.factors_size();
+    std::vector<uint64_t> ids(agents);
+    std::vector<int32_t> current(agents);
+    std::vector<float> factors(static_cast<size_t>(agents) * n);
+    for (int i = 0; i < agents; ++i) {
+      ids[i] = 1000000 + i;
+      current[i] = i % set.actions_size();
+      for (int f = 0; f < n; ++f)
+        factors[f * agents + i] = draw(set.factors(f));
+    }
+    client::WriteBlock({.behaviour_set = set.name(),
+                        .agent_ids = ids,
+                        .factors = factors,
+                        .layout = v1::FACTOR_LAYOUT_COLUMNS,
+                        .current_action = current},
+                       request.add_blocks());
+    return request;
+  }
+  bool per_target = false;
+  for (const auto& a : set.actions()) per_target |= a.per_target();
+  request.set_form(form == BenchOptions::Form::kCompact
+                       ? v1::DECISION_FORM_COMPACT
+                       : v1::DECISION_FORM_FULL);
   for (int i = 0; i < agents; ++i) {
     v1::AgentSnapshot* agent = request.add_agents();
     agent->set_agent_id(absl::StrCat("bench-", i));
@@ -470,18 +534,20 @@ void Report(const BenchOptions& o, int lanes, const Run& run, const Measured& m,
   const std::vector<uint32_t>& rt = m.all.micros;
   if (o.json) {
     out << absl::StrFormat(
-        "{\"mode\":\"%s\",\"set\":\"%s\",\"batch\":%d,\"lanes\":%d,"
+        "{\"mode\":\"%s\",\"set\":\"%s\",\"factors\":%d,\"batch\":%d,"
+        "\"lanes\":%d,"
         "\"connections\":%d,\"in_flight\":%d,\"rate\":%g,\"seconds\":%g,"
         "\"batches_per_second\":%.1f,\"decisions_per_second\":%.0f,"
         "\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,"
         "\"max_ms\":%.3f,\"server_cpu_cores\":%.3f,"
-        "\"server_rss_bytes\":%.0f,\"form\":\"%s\",\"answer_bytes\":%d,"
-        "\"errors\":%d}\n",
-        o.unary ? "unary" : "stream", o.set, o.batch, lanes, o.connections,
-        run.in_flight, o.rate, m.seconds, batches_per_s, decisions_per_s,
-        Percentile(rt, 0.5), Percentile(rt, 0.9), Percentile(rt, 0.99),
-        Percentile(rt, 0.999), rt.empty() ? 0.0 : rt.back() / 1000.0, m.cores,
-        m.resident, o.compact ? "compact" : "full", run.answer_bytes.load(),
+        "\"server_rss_bytes\":%.0f,\"form\":\"%s\",\"request_bytes\":%d,"
+        "\"answer_bytes\":%d,\"errors\":%d}\n",
+        o.unary ? "unary" : "stream", o.set, run.factors, o.batch, lanes,
+        o.connections, run.in_flight, o.rate, m.seconds, batches_per_s,
+        decisions_per_s, Percentile(rt, 0.5), Percentile(rt, 0.9),
+        Percentile(rt, 0.99), Percentile(rt, 0.999),
+        rt.empty() ? 0.0 : rt.back() / 1000.0, m.cores, m.resident,
+        FormName(o.form), run.request.Length(), run.answer_bytes.load(),
         run.errors.load());
     return;
   }
@@ -494,10 +560,13 @@ void Report(const BenchOptions& o, int lanes, const Run& run, const Measured& m,
       absl::FormatDuration(o.duration), absl::FormatDuration(o.warmup));
   out << absl::StrFormat("  decisions/s   %.0f\n  batches/s     %.1f\n",
                          decisions_per_s, batches_per_s);
+  out << absl::StrFormat("  request       %d bytes, %.1f per agent\n",
+                         run.request.Length(),
+                         static_cast<double>(run.request.Length()) / o.batch);
   out << absl::StrFormat("  answer        %d bytes, %.1f per decision (%s)\n",
                          run.answer_bytes.load(),
                          static_cast<double>(run.answer_bytes.load()) / o.batch,
-                         o.compact ? "compact" : "full");
+                         FormName(o.form));
   out << absl::StrFormat(
       "  round trip    p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  p99.9 %.3f "
       "ms\n",
@@ -544,11 +613,16 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   }
   Run run;
   run.batch = o.batch;
-  run.compact = o.compact;
+  run.form = o.form;
+  run.factors = set->factors_size();
   run.in_flight = o.unary ? 1 : o.in_flight;
-  const v1::DecideRequest request =
-      MakeBatch(*set, o.batch, o.explain,
-                o.compact ? v1::DECISION_FORM_COMPACT : v1::DECISION_FORM_FULL);
+  if (o.form == BenchOptions::Form::kColumnar &&
+      o.explain != v1::EXPLAIN_NONE) {
+    err << "utilityctl bench: --form columnar answers numbers only: drop "
+           "--explain\n";
+    return 2;
+  }
+  const v1::DecideRequest request = MakeBatch(*set, o.batch, o.explain, o.form);
   bool own = false;
   if (!grpc::GenericSerialize<grpc::ProtoBufferWriter, v1::DecideRequest>(
            request, &run.request, &own)

@@ -1,7 +1,8 @@
 // `utilityctl bench`: a load generator for a running utilityd.
 //
 // It asks the server for the behaviour set, builds one batch of agents with
-// random packed factors (two targets each for per-target sets), serialises
+// random packed factors (two targets each for per-target sets; in the
+// columnar form one block of columns, without targets), serialises
 // it once, and sends it over DecideStream (or unary Decide) from gRPC's
 // callback API — no thread per stream, and no parsing of answers beyond a
 // check of the first — so that on a shared machine the generator takes as
@@ -37,8 +38,11 @@ struct BenchOptions {
   absl::Duration warmup = absl::Seconds(2);
   bool unary = false;
   v1::Explain explain = v1::EXPLAIN_NONE;
-  // Ask for the compact form of the decisions (DECISION_FORM_COMPACT).
-  bool compact = false;
+  // How the batch travels: snapshots answered in the full or the compact
+  // form, or one block of columns (docs/SERVICE.md, "Blocks") written with
+  // the SDK's WriteBlock, factor-major as an ECS chunk holds them.
+  enum class Form { kFull, kCompact, kColumnar };
+  Form form = Form::kFull;
   // Print one line of JSON instead of the table.
   bool json = false;
   // Instead of load: open this many streams that send nothing, hold them

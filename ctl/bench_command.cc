@@ -73,11 +73,16 @@ int Bench(const Parsed& p, std::ostream& out, std::ostream& err) {
     return kUsage;
   }
   const std::string form = p.get("form", "full");
-  if (form != "full" && form != "compact") {
-    err << "utilityctl bench: --form: expected full or compact\n";
+  if (form == "full") {
+    o.form = BenchOptions::Form::kFull;
+  } else if (form == "compact") {
+    o.form = BenchOptions::Form::kCompact;
+  } else if (form == "columnar") {
+    o.form = BenchOptions::Form::kColumnar;
+  } else {
+    err << "utilityctl bench: --form: expected full, compact or columnar\n";
     return kUsage;
   }
-  o.compact = form == "compact";
   return RunBench(o, out, err);
 }
 
@@ -92,8 +97,9 @@ Command BenchCommand() {
           "                        [--streams N] [--connections N] "
           "[--in_flight N] [--rate R]\n"
           "                        [--duration 10s] [--warmup 2s] "
-          "[--unary] [--form full|compact]\n"
-          "                        [--format table|json]",
+          "[--unary]\n"
+          "                        [--form full|compact|columnar] "
+          "[--format table|json]",
       .description =
           "Load-tests a running utilityd. Sends one batch of agents with "
           "random factors\nover DecideStream (or unary Decide) as fast as "
@@ -117,8 +123,8 @@ Command BenchCommand() {
                   {"warmup", "DURATION", "time before measuring (default 2s)"},
                   {"explain", "LEVEL", "none (default), top or full"},
                   {"form", "FORM",
-                   "full (default) or compact: the decisions' form "
-                   "(docs/SERVICE.md)"},
+                   "full (default), compact, or columnar: one factor-major "
+                   "block (docs/SERVICE.md)"},
                   {"unary", "", "unary Decide calls instead of streams"},
                   {"idle_streams", "N",
                    "hold N idle streams for --duration and report the "

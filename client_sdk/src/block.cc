@@ -49,6 +49,10 @@ void WriteBlock(const BlockColumns& in, v1::AgentBlock* out) {
   Put(in.seconds_since_action, out->mutable_seconds_since_action());
   Put(in.seeds, out->mutable_seeds());
   Put(in.personality, out->mutable_personality());
+  Put(in.target_offsets, out->mutable_target_offsets());
+  Put(in.target_factors, out->mutable_target_factors());
+  Put(in.target_ids, out->mutable_target_ids());
+  Put(in.current_target, out->mutable_current_target());
 }
 
 absl::Status ReadBlock(const v1::DecisionBlock& answer, int rows,

@@ -25,8 +25,9 @@ struct BlockWork {
   std::vector<int> rows;              // their row numbers
   std::vector<e::BatchDecision> out;
   std::vector<absl::Status> errors;
-  std::vector<float> factors;  // factor-major input, as rows
-  std::vector<float> seconds;  // the clocks, NaN made "never"
+  std::vector<float> factors;           // factor-major input, as rows
+  std::vector<float> seconds;           // the clocks, NaN made "never"
+  std::vector<e::TargetInput> targets;  // the block's, spans into the message
   e::BatchDecider decider;
   // For an observer that asks for a row's message (a sampled decision).
   v1::AgentSnapshot snapshot;
@@ -40,6 +41,7 @@ struct Columns {
   int actions = 0;                 // per row, in seconds_since_action
   const float* values = nullptr;   // row-major factors
   const float* seconds = nullptr;  // row-major clocks, or null
+  uint32_t targets = 0;            // the block's (last target offset)
 };
 
 absl::Status Refuse(absl::StatusCode code, e::ErrorReason reason,
@@ -102,6 +104,56 @@ absl::Status FindSet(const loader::Catalog& catalog,
   return absl::OkStatus();
 }
 
+// Checks the target columns as a whole (each row's offsets are checked
+// with its row) and points one TargetInput per target into the message.
+absl::Status ReadTargets(const loader::LoadedSet& set,
+                         const v1::AgentBlock& block, BlockWork& work,
+                         Columns* c) {
+  const int offsets = block.target_offsets_size();
+  const int64_t per_target = set.compiled.target_factor_count();
+  work.targets.clear();
+  if (offsets == 0) {
+    if (block.target_factors_size() == 0 && block.target_ids_size() == 0) {
+      return absl::OkStatus();
+    }
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kFactorCount, "target_offsets",
+                  "is empty, but the block has target_factors or target_ids: "
+                  "say which targets are each row's");
+  }
+  if (offsets != c->rows + 1) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kFactorCount, "target_offsets",
+                  absl::StrCat("has ", offsets, " values for ", c->rows,
+                               " rows; it holds one per row and one more "
+                               "(where the last row's targets end)"));
+  }
+  c->targets = block.target_offsets(c->rows);
+  if (block.target_factors_size() != c->targets * per_target) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kFactorCount, "target_factors",
+                  absl::StrCat("expected ", c->targets * per_target,
+                               " values (", c->targets, " targets x ",
+                               per_target, " target factors of ", set.name(),
+                               "), got ", block.target_factors_size()));
+  }
+  if (block.target_ids_size() != 0 &&
+      static_cast<uint32_t>(block.target_ids_size()) != c->targets) {
+    return Refuse(
+        absl::StatusCode::kInvalidArgument, e::ErrorReason::kFactorCount,
+        "target_ids",
+        absl::StrCat("has ", block.target_ids_size(), " ids for ", c->targets,
+                     " targets; send one per target, "
+                     "or none"));
+  }
+  work.targets.resize(c->targets);
+  for (uint32_t t = 0; t < c->targets; ++t) {
+    work.targets[t].factors = absl::MakeConstSpan(
+        block.target_factors().data() + t * per_target, per_target);
+  }
+  return absl::OkStatus();
+}
+
 // Checks the columns' lengths and lays the factors out as rows (copied
 // only when the block sends them factor-major).
 absl::Status ReadColumns(const loader::LoadedSet& set,
@@ -121,11 +173,13 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
                                           block.current_action_size(), 1},
         {"seconds_since_action", block.seconds_since_action_size(), c->actions},
         {"seeds", block.seeds_size(), 1},
-        {"personality", block.personality_size(), 1}}) {
+        {"personality", block.personality_size(), 1},
+        {"current_target", block.current_target_size(), 1}}) {
     if (absl::Status s = CheckLength(field, size, n, per_row); !s.ok()) {
       return s;
     }
   }
+  if (absl::Status s = ReadTargets(set, block, work, c); !s.ok()) return s;
   c->values = block.factors().data();
   if (block.layout() == v1::FACTOR_LAYOUT_COLUMNS) {
     // Factor-major: its rows cannot be told apart unless it is whole.
@@ -159,8 +213,8 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
 }
 
 // Row r's engine input, or the error naming the column it lacks.
-absl::Status RowInput(const v1::AgentBlock& block, const Columns& c, int r,
-                      e::AgentInput* in) {
+absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
+                      const BlockWork& work, int r, e::AgentInput* in) {
   auto short_column = [&](absl::string_view field, int size, int per_row) {
     return Refuse(absl::StatusCode::kInvalidArgument,
                   e::ErrorReason::kFactorCount, field,
@@ -200,6 +254,38 @@ absl::Status RowInput(const v1::AgentBlock& block, const Columns& c, int r,
     in->personality = block.personality(r);
   }
   in->current_target = e::kAnyTarget;
+  if (block.target_offsets_size() > 0) {
+    const uint32_t first = block.target_offsets(r);
+    const uint32_t end = block.target_offsets(r + 1);
+    if (first > end) {
+      return Refuse(absl::StatusCode::kInvalidArgument,
+                    e::ErrorReason::kOutOfRange, "target_offsets",
+                    absl::StrCat("out of order: the row's targets would run "
+                                 "from ",
+                                 first, " back to ", end));
+    }
+    if (end > c.targets) {
+      return Refuse(absl::StatusCode::kInvalidArgument,
+                    e::ErrorReason::kOutOfRange, "target_offsets",
+                    absl::StrCat("out of range: the row's targets end at ", end,
+                                 ", the block has ", c.targets));
+    }
+    in->targets = absl::MakeConstSpan(work.targets.data() + first, end - first);
+  }
+  if (block.current_target_size() > 0) {
+    if (r >= block.current_target_size()) {
+      return short_column("current_target", block.current_target_size(), 1);
+    }
+    const int t = block.current_target(r);
+    if (t < e::kTargetGone || t >= static_cast<int>(in->targets.size())) {
+      return Refuse(absl::StatusCode::kInvalidArgument,
+                    e::ErrorReason::kOutOfRange, "current_target",
+                    absl::StrCat("index ", t, " is out of range: the row has ",
+                                 in->targets.size(),
+                                 " targets (-1: not given, -2: gone)"));
+    }
+    in->current_target = t;
+  }
   return absl::OkStatus();
 }
 
@@ -225,6 +311,25 @@ void RowSnapshot(const loader::LoadedSet& set, const v1::AgentBlock& block,
   s->set_seed(in.seed);
   if (in.personality >= 0)
     s->set_personality(c.personality_name(in.personality));
+  // Targets by their entity id, or their number within the row.
+  const uint32_t first =
+      block.target_offsets_size() > 0 ? block.target_offsets(r) : 0;
+  auto target_id = [&](size_t t) {
+    return block.target_ids_size() > 0
+               ? absl::StrCat(block.target_ids(first + t))
+               : absl::StrCat(t);
+  };
+  for (size_t t = 0; t < in.targets.size(); ++t) {
+    v1::TargetSnapshot* target = s->add_targets();
+    target->set_target_id(target_id(t));
+    target->mutable_factors()->Add(in.targets[t].factors.begin(),
+                                   in.targets[t].factors.end());
+  }
+  if (in.current_target >= 0) {
+    s->set_current_target(target_id(in.current_target));
+  } else if (in.current_target == e::kTargetGone) {
+    s->set_current_target("gone");
+  }
 }
 
 // Answers row r with `status`, prefixed with its block and row.
@@ -295,7 +400,7 @@ void DecideBlock(const loader::Catalog& catalog, int b,
   work.rows.clear();
   e::AgentInput in;
   for (int r = 0; r < columns.rows; ++r) {
-    if (absl::Status row = RowInput(block, columns, r, &in); !row.ok()) {
+    if (absl::Status row = RowInput(block, columns, work, r, &in); !row.ok()) {
       FailRow(b, r, first_index + r, set, row, out, observer);
       continue;
     }

@@ -41,6 +41,11 @@ struct Rows {
   std::vector<float> seconds;  // row-major
   std::vector<uint64_t> seeds;
   std::vector<int> personality;
+  // Targets: row r's are numbers offsets[r] .. offsets[r + 1].
+  std::vector<uint32_t> offsets = {0};
+  std::vector<float> target_factors;  // target after target
+  std::vector<uint64_t> target_ids;
+  std::vector<int> current_target;  // -1 not given, -2 gone, or an index
 };
 
 Rows RandomRows(const LoadedSet& set, int n, uint32_t seed) {
@@ -68,6 +73,17 @@ Rows RandomRows(const LoadedSet& set, int n, uint32_t seed) {
     rows.seeds.push_back(rng());
     rows.personality.push_back(
         static_cast<int>(rng() % (c.personality_count() + 1)) - 1);
+    const int targets = static_cast<int>(rng() % 4);  // 0 to 3
+    for (int t = 0; t < targets; ++t) {
+      rows.target_ids.push_back(7'000'000'000ull + rows.target_ids.size());
+      for (const engine::FactorDefinition& f : c.target_factors()) {
+        float v = static_cast<float>(f.min + (f.max - f.min) * unit(rng));
+        if (chance(2)) v = kNaN;
+        rows.target_factors.push_back(v);
+      }
+    }
+    rows.offsets.push_back(rows.offsets.back() + targets);
+    rows.current_target.push_back(static_cast<int>(rng() % (targets + 2)) - 2);
   }
   return rows;
 }
@@ -89,6 +105,20 @@ v1::AgentSnapshot Snapshot(const LoadedSet& set, const Rows& rows, int r) {
   s.set_seed(rows.seeds[r]);
   if (rows.personality[r] >= 0) {
     s.set_personality(c.personality_name(rows.personality[r]));
+  }
+  const int tf = c.target_factor_count();
+  for (uint32_t t = rows.offsets[r]; t < rows.offsets[r + 1]; ++t) {
+    v1::TargetSnapshot* target = s.add_targets();
+    target->set_target_id(std::to_string(rows.target_ids[t]));
+    for (int i = 0; i < tf; ++i) {
+      target->add_factors(rows.target_factors[t * tf + i]);
+    }
+  }
+  if (rows.current_target[r] >= 0) {
+    s.set_current_target(std::to_string(
+        rows.target_ids[rows.offsets[r] + rows.current_target[r]]));
+  } else if (rows.current_target[r] == engine::kTargetGone) {
+    s.set_current_target("long gone");
   }
   return s;
 }
@@ -115,6 +145,12 @@ v1::AgentBlock Block(const LoadedSet& set, const Rows& rows,
   b.mutable_seeds()->Add(rows.seeds.begin(), rows.seeds.end());
   b.mutable_personality()->Add(rows.personality.begin(),
                                rows.personality.end());
+  b.mutable_target_offsets()->Add(rows.offsets.begin(), rows.offsets.end());
+  b.mutable_target_factors()->Add(rows.target_factors.begin(),
+                                  rows.target_factors.end());
+  b.mutable_target_ids()->Add(rows.target_ids.begin(), rows.target_ids.end());
+  b.mutable_current_target()->Add(rows.current_target.begin(),
+                                  rows.current_target.end());
   return b;
 }
 
@@ -177,7 +213,7 @@ TEST_F(BlocksTest, EveryExampleSetDecidesAlikeAsSnapshotsAndAsBlocks) {
     const v1::DecideResponse response = Run(request);
     const v1::CompactDecisions& want = response.compact();
     ASSERT_EQ(want.full_size(), 0) << name;
-    int switched = 0, acted = 0;
+    int switched = 0, acted = 0, targeted = 0;
     for (const v1::DecisionBlock& got : response.blocks()) {
       ASSERT_FALSE(got.has_error()) << name << ": " << got.error().message();
       EXPECT_EQ(got.revision(), set->revision());
@@ -190,8 +226,10 @@ TEST_F(BlocksTest, EveryExampleSetDecidesAlikeAsSnapshotsAndAsBlocks) {
         EXPECT_EQ(got.flags()[r], want.flags()[r]);
         switched += (got.flags()[r] & v1::COMPACT_FLAG_SWITCHED) != 0;
         acted += got.action_index(r) >= 0;
+        targeted += got.target_index(r) >= 0;
       }
     }
+    if (name == "arena_mage") EXPECT_GT(targeted, 0) << name;
     // The rows were varied enough to mean something.
     EXPECT_GT(switched, 0) << name;
     EXPECT_GT(acted, 300) << name;
@@ -269,6 +307,25 @@ TEST_F(BlocksTest, ABlockThatCannotBeReadIsRefusedAndTheNextIsDecided) {
        },
        absl::StatusCode::kInvalidArgument,
        "blocks[0].factors: factor-major: expected"},
+      {"target offsets, one too few",
+       [](v1::AgentBlock* b) { b->mutable_target_offsets()->RemoveLast(); },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].target_offsets: has 4 values for 4 rows"},
+      {"target factors, one too many",
+       [](v1::AgentBlock* b) { b->add_target_factors(1); },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].target_factors: expected"},
+      {"target ids, one too many",
+       [](v1::AgentBlock* b) { b->add_target_ids(1); },
+       absl::StatusCode::kInvalidArgument, "blocks[0].target_ids: has"},
+      {"targets without offsets",
+       [](v1::AgentBlock* b) { b->clear_target_offsets(); },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].target_offsets: is empty, but"},
+      {"long current target",
+       [](v1::AgentBlock* b) { b->add_current_target(-1); },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].current_target: has 5 values for 4 rows"},
       {"a tree",
        [](v1::AgentBlock* b) {
          b->set_behaviour_set("guard_tree");
@@ -300,6 +357,53 @@ TEST_F(BlocksTest, ABlockThatCannotBeReadIsRefusedAndTheNextIsDecided) {
     EXPECT_FALSE(next.has_error());
     EXPECT_EQ(next.action_index_size(), 4);
     EXPECT_EQ(next.full_size(), 0);
+  }
+}
+
+// Offsets out of order or out of range, and a current target beyond the
+// row's targets, cost only their rows.
+TEST_F(BlocksTest, BadTargetOffsetsCostOnlyTheirRows) {
+  Rows rows = RandomRows(*mage_, 6, 4);
+  // Two targets a row, the current one given.
+  const int tf = mage_->compiled.target_factor_count();
+  rows.offsets = {0, 2, 4, 6, 8, 10, 12};
+  rows.target_ids.resize(12);
+  rows.target_factors.assign(12 * tf, 5.0f);
+  for (int t = 0; t < 12; ++t) rows.target_ids[t] = 90 + t;
+  rows.current_target.assign(6, 1);
+  v1::DecideRequest request;
+  v1::AgentBlock* b = request.add_blocks();
+  *b = Block(*mage_, rows, v1::FACTOR_LAYOUT_ROWS);
+  b->set_target_offsets(2, 1);   // row 1 runs back (2 to 1), row 2 is 1..6
+  b->set_target_offsets(4, 13);  // row 3 ends past the 12, row 4 runs back
+  b->set_current_target(5, 2);   // row 5 has two targets
+  const v1::DecisionBlock got = Run(request).blocks(0);
+  ASSERT_FALSE(got.has_error()) << got.error().message();
+  std::vector<std::string> errors;
+  for (const v1::IndexedDecision& x : got.full()) {
+    errors.push_back(
+        absl::StrCat(x.agent(), " ", x.decision().error().message()));
+  }
+  EXPECT_THAT(
+      errors,
+      ::testing::ElementsAre(
+          StartsWith("1 blocks[0].rows[1].target_offsets: out of order"),
+          StartsWith("3 blocks[0].rows[3].target_offsets: out of range: the "
+                     "row's targets end at 13, the block has 12"),
+          StartsWith("4 blocks[0].rows[4].target_offsets: out of order"),
+          StartsWith("5 blocks[0].rows[5].current_target: index 2 is out of "
+                     "range: the row has 2 targets")));
+  // Rows 0 and 2 are decided as their snapshots (row 2 with targets 1..6).
+  rows.offsets = {0, 2, 1, 6, 8, 10, 12};
+  for (int r : {0, 2}) {
+    v1::DecideRequest one;
+    one.set_form(v1::DECISION_FORM_COMPACT);
+    *one.add_agents() = Snapshot(*mage_, rows, r);
+    const v1::DecideResponse alone = Run(one);
+    EXPECT_EQ(got.flags()[r] & v1::COMPACT_FLAG_FULL, 0) << r;
+    EXPECT_EQ(got.action_index(r), alone.compact().action_index(0)) << r;
+    EXPECT_EQ(got.target_index(r), alone.compact().target_index(0)) << r;
+    EXPECT_EQ(Bits(got.score(r)), Bits(alone.compact().score(0))) << r;
   }
 }
 

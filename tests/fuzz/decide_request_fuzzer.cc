@@ -1,6 +1,7 @@
 // Fuzzes the request path: arbitrary bytes as a DecideRequest (binary
 // protobuf when the first byte is even, protobuf JSON/YAML text otherwise)
-// through resolution, scoring and the response, against the bundled sets.
+// through resolution, scoring and the response, against the bundled sets;
+// snapshots and blocks (the columnar form) alike.
 #include <cstddef>
 #include <cstdint>
 
@@ -40,9 +41,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                   .ok()) {
     return 0;
   }
-  if (request.agents_size() > 256) return 0;  // the service's limit applies
+  // The service's checks come first: its agent limit (snapshots and block
+  // rows together) and the form's.
+  if (utilityd::codec::RequestRows(request) > 256) return 0;
+  if (!utilityd::codec::CheckForm(request).ok()) return 0;
   utilityd::v1::DecideResponse response;
   utilityd::codec::DecideBatch(Sets(), request, &response);
-  if (response.decisions_size() != request.agents_size()) std::abort();
+  const int answered = request.form() == utilityd::v1::DECISION_FORM_COMPACT
+                           ? response.compact().action_index_size()
+                           : response.decisions_size();
+  if (answered != request.agents_size()) std::abort();
+  // Every block is answered: refused with its error, or one row per id.
+  if (response.blocks_size() != request.blocks_size()) std::abort();
+  for (int b = 0; b < request.blocks_size(); ++b) {
+    const auto& answer = response.blocks(b);
+    const int rows =
+        answer.has_error() ? 0 : request.blocks(b).agent_ids_size();
+    if (answer.action_index_size() != rows || answer.score_size() != rows ||
+        static_cast<int>(answer.flags().size()) != rows) {
+      std::abort();
+    }
+  }
   return 0;
 }

@@ -43,6 +43,14 @@ struct BlockColumns {
   absl::Span<const float> seconds_since_action;
   absl::Span<const uint64_t> seeds;
   absl::Span<const int32_t> personality;
+  // Targets, for per-target actions: row r's are numbers target_offsets[r]
+  // up to target_offsets[r + 1] (rows + 1 offsets), each with its target
+  // factors in target_factors; target_ids optional; current_target an
+  // index within the row's targets (-1 not given, -2 gone).
+  absl::Span<const uint32_t> target_offsets;
+  absl::Span<const float> target_factors;
+  absl::Span<const uint64_t> target_ids;
+  absl::Span<const int32_t> current_target;
 };
 
 // Writes `in` into `out` (cleared first, so a reused message keeps its
