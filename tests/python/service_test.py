@@ -336,11 +336,12 @@ class ServiceTest(unittest.TestCase):
         def f32(x):
             return struct.unpack("<f", struct.pack("<f", x))[0]
 
-        compared = 0
+        compared = targeted = 0
         for name in ("arena_mage", "eat_hide_wander", "villager_needs"):
             got = self.stub.GetBehaviourSet(pb.GetBehaviourSetRequest(name=name))
             summary, definition = got.summary, got.behaviour_set
             ranges = {f.name: (f.min, f.max) for f in definition.factors}
+            tranges = {f.name: (f.min, f.max) for f in definition.target_factors}
             actions, people = list(summary.actions), list(summary.personalities)
             for layout in (pb.FACTOR_LAYOUT_ROWS, pb.FACTOR_LAYOUT_COLUMNS):
                 n, nf, na = 40, len(summary.factors), len(actions)
@@ -352,8 +353,13 @@ class ServiceTest(unittest.TestCase):
                             [math.nan, math.inf, -math.inf])
                     clocks = [rng.choice([math.nan, math.inf, f32(rng.uniform(0, 30))])
                               for _ in actions]
+                    targets = [[f32(rng.uniform(*tranges[f]))
+                                for f in summary.target_factors]
+                               for _ in range(rng.randrange(4))]
                     rows.append(dict(
-                        id=rng.getrandbits(64), factors=values,
+                        id=rng.getrandbits(64), factors=values, targets=targets,
+                        tids=[rng.getrandbits(64) for _ in targets],
+                        current_target=rng.randrange(-2, len(targets)),
                         current=rng.randrange(-1, na), clocks=clocks,
                         seed=rng.getrandbits(64),
                         person=rng.randrange(-1, len(people)) if people else -1))
@@ -363,7 +369,12 @@ class ServiceTest(unittest.TestCase):
                     current_action=[x["current"] for x in rows],
                     seconds_since_action=[c for x in rows for c in x["clocks"]],
                     seeds=[x["seed"] for x in rows],
-                    personality=[x["person"] for x in rows] if people else [])
+                    personality=[x["person"] for x in rows] if people else [],
+                    target_offsets=[0] + [sum(len(x["targets"]) for x in rows[:r + 1])
+                                          for r in range(n)],
+                    target_factors=[v for x in rows for t in x["targets"] for v in t],
+                    target_ids=[i for x in rows for i in x["tids"]],
+                    current_target=[x["current_target"] for x in rows])
                 if layout == pb.FACTOR_LAYOUT_ROWS:
                     block.factors.extend(v for x in rows for v in x["factors"])
                 else:
@@ -376,7 +387,12 @@ class ServiceTest(unittest.TestCase):
                     seconds_since_action={a: c for a, c in zip(actions, x["clocks"])
                                           if math.isfinite(c)},
                     seed=x["seed"],
-                    personality=people[x["person"]] if x["person"] >= 0 else "")
+                    personality=people[x["person"]] if x["person"] >= 0 else "",
+                    targets=[pb.TargetSnapshot(target_id=str(i), factors=t)
+                             for i, t in zip(x["tids"], x["targets"])],
+                    current_target=(str(x["tids"][x["current_target"]])
+                                    if x["current_target"] >= 0 else
+                                    "gone" if x["current_target"] == -2 else ""))
                     for x in rows]
                 by_block = self.stub.Decide(pb.DecideRequest(blocks=[block]))
                 by_agent = self.stub.Decide(pb.DecideRequest(
@@ -392,7 +408,9 @@ class ServiceTest(unittest.TestCase):
                                  name)
                 self.assertEqual(len(b.full), 0)
                 compared += n
+                targeted += sum(t >= 0 for t in b.target_index)
         self.assertEqual(compared, 240)
+        self.assertGreater(targeted, 0)  # the mages chose targets
 
     def test_a_bad_block_row_costs_only_its_own_decision(self):
         summary = self.stub.GetBehaviourSet(
