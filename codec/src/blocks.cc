@@ -1,7 +1,8 @@
 // The block form: each AgentBlock's columns become engine input in place
-// (spans into the parsed message; a copy only for the factor-major layout
-// and for cooldown clocks that say "never" with NaN), one engine pass per
-// block, and the answer written as columns.
+// (spans into the parsed message; factor-major factors are the engine's
+// working columns as they stand; a copy only of cooldown clocks that say
+// "never" with NaN), one engine pass per block, and the answer written as
+// columns.
 #include "blocks.h"
 
 #include <algorithm>
@@ -25,7 +26,7 @@ struct BlockWork {
   std::vector<int> rows;              // their row numbers
   std::vector<e::BatchDecision> out;
   std::vector<absl::Status> errors;
-  std::vector<float> factors;           // factor-major input, as rows
+  std::vector<float> row_factors;       // a sampled factor-major row's
   std::vector<float> seconds;           // the clocks, NaN made "never"
   std::vector<e::TargetInput> targets;  // the block's, spans into the message
   e::BatchDecider decider;
@@ -39,7 +40,7 @@ struct Columns {
   int rows = 0;
   int factors = 0;                 // per row
   int actions = 0;                 // per row, in seconds_since_action
-  const float* values = nullptr;   // row-major factors
+  const float* values = nullptr;   // row-major factors; null factor-major
   const float* seconds = nullptr;  // row-major clocks, or null
   uint32_t targets = 0;            // the block's (last target offset)
 };
@@ -154,8 +155,7 @@ absl::Status ReadTargets(const loader::LoadedSet& set,
   return absl::OkStatus();
 }
 
-// Checks the columns' lengths and lays the factors out as rows (copied
-// only when the block sends them factor-major).
+// Checks the columns' lengths.
 absl::Status ReadColumns(const loader::LoadedSet& set,
                          const v1::AgentBlock& block, BlockWork& work,
                          Columns* c) {
@@ -191,12 +191,7 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
                        n, " rows x ", c->factors, " factors of ", set.name(),
                        "), got ", block.factors_size()));
     }
-    work.factors.resize(block.factors_size());
-    for (int f = 0; f < c->factors; ++f) {
-      const float* column = block.factors().data() + f * n;
-      for (int r = 0; r < n; ++r) work.factors[r * c->factors + f] = column[r];
-    }
-    c->values = work.factors.data();
+    c->values = nullptr;  // the engine reads the columns themselves
   }
   c->seconds = block.seconds_since_action().data();
   bool never = false;
@@ -223,10 +218,12 @@ absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
   };
   *in = e::AgentInput{};
   const int f = c.factors;
-  if (block.factors_size() < (r + 1) * f) {
-    return short_column("factors", block.factors_size(), f);
+  if (c.values != nullptr) {  // factor-major factors stay in their columns
+    if (block.factors_size() < (r + 1) * f) {
+      return short_column("factors", block.factors_size(), f);
+    }
+    in->factors = absl::MakeConstSpan(c.values + r * f, f);
   }
-  in->factors = absl::MakeConstSpan(c.values + r * f, f);
   if (block.current_action_size() > 0) {
     if (r >= block.current_action_size()) {
       return short_column("current_action", block.current_action_size(), 1);
@@ -365,14 +362,28 @@ void WriteRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
     if (observer == nullptr) continue;
     const v1::AgentSnapshot* agent = kNone;
     v1::Decision* message = nullptr;
-    if (observer->WantsMessage(index)) {
-      RowSnapshot(set, block, r, work.inputs[g], &work.snapshot);
-      agent = &work.snapshot;
-      message = &work.message;
-      message->Clear();
-      WriteDecision(set, work.snapshot, d, v1::EXPLAIN_NONE, message);
+    if (!observer->WantsMessage(index)) {
+      // Factor-major rows' inputs carry no factors here: the tally reads
+      // none.
+      observer->OnDecided(index, set, *agent, work.inputs[g], d, message);
+      continue;
     }
-    observer->OnDecided(index, set, *agent, work.inputs[g], d, message);
+    e::AgentInput in = work.inputs[g];
+    if (in.factors.empty() && set.compiled.factor_count() > 0) {
+      // Factor-major: the row's factors gathered from their columns.
+      const int rows = block.agent_ids_size();
+      work.row_factors.resize(set.compiled.factor_count());
+      for (size_t f = 0; f < work.row_factors.size(); ++f) {
+        work.row_factors[f] = block.factors(static_cast<int>(f) * rows + r);
+      }
+      in.factors = work.row_factors;
+    }
+    RowSnapshot(set, block, r, in, &work.snapshot);
+    agent = &work.snapshot;
+    message = &work.message;
+    message->Clear();
+    WriteDecision(set, work.snapshot, d, v1::EXPLAIN_NONE, message);
+    observer->OnDecided(index, set, *agent, in, d, message);
   }
 }
 
@@ -409,8 +420,16 @@ void DecideBlock(const loader::Catalog& catalog, int b,
   }
   work.out.resize(work.inputs.size());
   work.decider.set_keep_candidates(false);
-  work.decider.Decide(set->compiled, work.inputs, e::ExplainLevel::kNone,
-                      absl::MakeSpan(work.out), &work.errors);
+  if (columns.values == nullptr) {
+    work.decider.DecideFactorMajor(set->compiled, work.inputs,
+                                   {.data = block.factors().data(),
+                                    .rows = static_cast<size_t>(columns.rows),
+                                    .row_of = work.rows},
+                                   absl::MakeSpan(work.out), &work.errors);
+  } else {
+    work.decider.Decide(set->compiled, work.inputs, e::ExplainLevel::kNone,
+                        absl::MakeSpan(work.out), &work.errors);
+  }
   WriteRows(*set, b, block, first_index, work, out, observer);
   // Failed rows were added as found: back into row order.
   auto* full = out->mutable_full();

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
@@ -34,16 +36,33 @@ Histogram::Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)) {
     s.counts = std::make_unique<std::atomic<uint64_t>[]>(bounds_.size() + 1);
     for (size_t i = 0; i <= bounds_.size(); ++i) s.counts[i].store(0);
   }
+  // Padded to whole vectors with +Inf, which lies below no value.
+  padded_ = bounds_;
+  padded_.resize((bounds_.size() + kLanes - 1) / kLanes * kLanes,
+                 std::numeric_limits<double>::infinity());
 }
 
 size_t Histogram::BucketOf(double v) const {
   // The first bucket whose upper bound is >= v (le semantics): the bounds
-  // are sorted, so that is how many lie below v — counted without a branch
+  // are sorted, so that is how many lie below v. Counted without a branch
   // (a binary search mispredicts on scores that vary from agent to agent;
-  // these lists are short). NaN lies below none: bucket 0.
-  size_t below = 0;
-  for (double b : bounds_) below += b < v;
-  return below;
+  // these lists are short), two bounds to a comparison with the compiler's
+  // vector extension (SSE2's width, in every x86-64 build), two comparisons
+  // a step. One scalar comparison after another was a tenth of the
+  // service's time on the block form. NaN lies below none: bucket 0.
+  using Pair = double __attribute__((vector_size(2 * sizeof(double))));
+  using Masks = int64_t __attribute__((vector_size(2 * sizeof(double))));
+  const Pair x = {v, v};
+  Masks low = {}, high = {};
+  for (size_t i = 0; i < padded_.size(); i += kLanes) {
+    Pair a, b;
+    std::memcpy(&a, padded_.data() + i, sizeof a);
+    std::memcpy(&b, padded_.data() + i + 2, sizeof b);
+    low += a < x;  // -1 in each lane where the bound lies below
+    high += b < x;
+  }
+  const Masks sum = low + high;
+  return static_cast<size_t>(-(sum[0] + sum[1]));
 }
 
 void Histogram::Observe(double v) {

@@ -8,6 +8,7 @@
 #include "utilityd/engine/batch.h"
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "gmock/gmock.h"
@@ -230,6 +231,80 @@ TEST_P(BatchTest, SameAsReferenceWithMinScoreAndFallback) {
     SCOPED_TRACE(::testing::Message() << "strategy " << strategy);
     ExpectSameAsReference((*set)->compiled, ExplainLevel::kTop, 99);
     ExpectSameAsReference((*set)->compiled, ExplainLevel::kFull, 100);
+  }
+}
+
+uint32_t Bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+// Factor-major columns (an ECS chunk's layout) decide as the same factors
+// in each input, bit for bit: a whole block read in place, and a block
+// whose rows are only partly inputs (gathered), with inputs that fail.
+TEST_P(BatchTest, FactorMajorColumnsDecideAsRowsDo) {
+  auto set = loader::LoadSetProto(Load(), "variant");
+  ASSERT_TRUE(set.ok()) << set.status();
+  const CompiledBehaviourSet& c = (*set)->compiled;
+  const int nf = c.factor_count();
+  std::vector<Agent> agents = RandomAgents(c, 300, 41);
+  const size_t rows = agents.size();
+  std::vector<AgentInput> by_row, by_column;
+  std::vector<float> columns(rows * nf);
+  for (size_t r = 0; r < rows; ++r) {
+    by_row.push_back(agents[r].input);
+    AgentInput without = agents[r].input;
+    without.factors = {};
+    by_column.push_back(without);
+    for (int f = 0; f < nf; ++f) columns[f * rows + r] = agents[r].factors[f];
+  }
+  auto expect_same = [&](absl::Span<const AgentInput> rows_in,
+                         absl::Span<const AgentInput> columns_in,
+                         absl::Span<const int> row_of) {
+    BatchDecider a, b;
+    std::vector<BatchDecision> want(rows_in.size()), got(rows_in.size());
+    std::vector<absl::Status> want_errors, got_errors;
+    a.Decide(c, rows_in, ExplainLevel::kNone, absl::MakeSpan(want),
+             &want_errors);
+    b.DecideFactorMajor(
+        c, columns_in, {.data = columns.data(), .rows = rows, .row_of = row_of},
+        absl::MakeSpan(got), &got_errors);
+    int decided = 0;
+    for (size_t i = 0; i < rows_in.size(); ++i) {
+      SCOPED_TRACE(::testing::Message() << "input " << i);
+      EXPECT_EQ(got_errors[i], want_errors[i]);
+      EXPECT_EQ(got[i].action, want[i].action);
+      EXPECT_EQ(got[i].target, want[i].target);
+      EXPECT_EQ(Bits(got[i].score), Bits(want[i].score));
+      EXPECT_EQ(got[i].switched, want[i].switched);
+      decided += want[i].action >= 0;
+    }
+    EXPECT_THAT(b.vetoes_by_action(),
+                ::testing::ElementsAreArray(a.vetoes_by_action()));
+    EXPECT_EQ(b.agents_with_invalid_input(), a.agents_with_invalid_input());
+    EXPECT_GT(decided, 0);
+  };
+  {
+    SCOPED_TRACE("every row an input: read in place");
+    expect_same(by_row, by_column, {});
+  }
+  {
+    SCOPED_TRACE("every row an input, one fails");
+    std::vector<AgentInput> bad_rows = by_row, bad_columns = by_column;
+    bad_rows[7].current_action = bad_columns[7].current_action = 99;
+    expect_same(bad_rows, bad_columns, {});
+  }
+  {
+    SCOPED_TRACE("every third row, in order");
+    std::vector<AgentInput> some_rows, some_columns;
+    std::vector<int> row_of;
+    for (size_t r = 0; r < rows; r += 3) {
+      some_rows.push_back(by_row[r]);
+      some_columns.push_back(by_column[r]);
+      row_of.push_back(static_cast<int>(r));
+    }
+    expect_same(some_rows, some_columns, row_of);
   }
 }
 

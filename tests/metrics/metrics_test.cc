@@ -1,6 +1,7 @@
 #include "utilityd/metrics/metrics.h"
 
 #include <cmath>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -112,6 +113,31 @@ TEST(MetricsTest, HistogramTallyAddsWhatObserveWould) {
   EXPECT_EQ(batched.BucketOf(0.01), 0u);
   EXPECT_EQ(batched.BucketOf(0.0100001), 1u);
   EXPECT_EQ(batched.BucketOf(1e9), 8u);  // +Inf
+}
+
+// BucketOf counts the bounds below a value, four to a comparison: the
+// same bucket as one bound at a time, for every list length around the
+// padding (1 to 9 bounds) and for values on, between and beyond the bounds,
+// the infinities and NaN.
+TEST(MetricsTest, BucketOfIsTheNumberOfBoundsBelow) {
+  std::vector<double> values = {-std::numeric_limits<double>::infinity(),
+                                std::numeric_limits<double>::infinity(),
+                                std::nan(""), -1e300, 1e300};
+  for (int i = -5; i <= 50; ++i) {
+    values.push_back(i * 0.05);
+    values.push_back(std::nextafter(i * 0.05, 1e9));
+    values.push_back(std::nextafter(i * 0.05, -1e9));
+  }
+  for (size_t n = 1; n <= 9; ++n) {
+    std::vector<double> bounds;
+    for (size_t k = 0; k < n; ++k) bounds.push_back(0.05 + 0.3 * k);
+    const Histogram h(bounds);
+    for (double v : values) {
+      size_t below = 0;
+      for (double b : bounds) below += b < v;
+      EXPECT_EQ(h.BucketOf(v), below) << n << " bounds, value " << v;
+    }
+  }
 }
 
 TEST(MetricsTest, FormatsSpecialValues) {

@@ -40,6 +40,15 @@ void BatchDecider::DecideChecked(const CompiledBehaviourSet& set,
   pass_->Run(set, inputs, level, out, nullptr, traces, /*check=*/false);
 }
 
+void BatchDecider::DecideFactorMajor(const CompiledBehaviourSet& set,
+                                     absl::Span<const AgentInput> inputs,
+                                     const FactorMajorColumns& columns,
+                                     absl::Span<BatchDecision> out,
+                                     std::vector<absl::Status>* errors) {
+  pass_->Run(set, inputs, ExplainLevel::kNone, out, errors, {},
+             /*check=*/true, &columns);
+}
+
 absl::Span<const uint32_t> BatchDecider::vetoes_by_action() const {
   return pass_->vetoes();
 }
@@ -67,11 +76,13 @@ void BatchPass::Run(const CompiledBehaviourSet& set,
                     absl::Span<const AgentInput> inputs, ExplainLevel level,
                     absl::Span<BatchDecision> out,
                     std::vector<absl::Status>* errors,
-                    absl::Span<Decision> traces, bool check) {
+                    absl::Span<Decision> traces, bool check,
+                    const FactorMajorColumns* columns) {
   tracing_ = !traces.empty();
   full_ = tracing_ && level == ExplainLevel::kFull;
+  factor_major_ = columns != nullptr;
   Admit(set, inputs, out, errors, check);
-  Transpose(set, inputs);
+  Transpose(set, inputs, columns);
   LayOutRows(set);
   open_words_ = keep_ ? (set.action_count() + 63) / 64 : 0;
   open_.assign(agents_.size() * open_words_, 0);
@@ -135,8 +146,10 @@ void BatchPass::Admit(const CompiledBehaviourSet& set,
   for (size_t i = 0; i < inputs.size(); ++i) {
     out[i] = BatchDecision();
     const AgentInput& in = inputs[i];
-    if (check && !AgentInputFits(set, in)) {
-      absl::Status s = CheckAgentInput(set, in);
+    if (check &&
+        !(factor_major_ ? AgentFieldsFit(set, in) : AgentInputFits(set, in))) {
+      absl::Status s =
+          factor_major_ ? CheckAgentFields(set, in) : CheckAgentInput(set, in);
       if (!s.ok()) {
         if (errors != nullptr) (*errors)[i] = std::move(s);
         continue;
@@ -165,7 +178,8 @@ void BatchPass::Admit(const CompiledBehaviourSet& set,
 // when a per-target action reads them (FactorColumn).
 UTILITYD_VECTOR_CLONES
 void BatchPass::Transpose(const CompiledBehaviourSet& set,
-                          absl::Span<const AgentInput> inputs) {
+                          absl::Span<const AgentInput> inputs,
+                          const FactorMajorColumns* columns) {
   const size_t n_agents = agents_.size();
   const int nf = set.factor_count(), ntf = set.target_factor_count();
   // Every (agent, target) pair, and each row's factors: the agents' (from
@@ -221,8 +235,12 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
       for (size_t m = 0; m < count; ++m) col[m] = rows[m][k];
     }
   };
-  agent_columns_.resize(static_cast<size_t>(nf) * n_agents);
-  transpose(agent_rows, n_agents, nf, agent_columns_.data());
+  agent_base_ = FactorMajorAgents(nf, columns);
+  if (agent_base_ == nullptr) {
+    agent_columns_.resize(static_cast<size_t>(nf) * n_agents);
+    transpose(agent_rows, n_agents, nf, agent_columns_.data());
+    agent_base_ = agent_columns_.data();
+  }
   target_columns_.resize(static_cast<size_t>(ntf) * n_pairs);
   transpose(pair_rows, n_pairs, ntf, target_columns_.data());
   // Which columns hold a NaN or an infinity (rare): only those are checked
@@ -239,8 +257,7 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
   };
   agent_nonfinite_.resize(nf);
   for (int k = 0; k < nf; ++k) {
-    agent_nonfinite_[k] =
-        any_nonfinite(agent_columns_.data() + k * n_agents, n_agents);
+    agent_nonfinite_[k] = any_nonfinite(agent_base_ + k * n_agents, n_agents);
   }
   target_nonfinite_.resize(ntf);
   for (int k = 0; k < ntf; ++k) {
@@ -249,6 +266,30 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
   }
   pair_columns_.resize(static_cast<size_t>(nf) * n_pairs);
   pair_column_ready_.assign(nf, 0);
+}
+
+// The admitted agents' factor columns from a factor-major block: the
+// block's own columns when every row is an admitted agent in order, else
+// gathered into agent_columns_; null without a block (rows transposed).
+const float* BatchPass::FactorMajorAgents(int nf,
+                                          const FactorMajorColumns* columns) {
+  if (columns == nullptr) return nullptr;
+  const size_t n_agents = agents_.size();
+  auto row = [&](size_t j) -> size_t {
+    const uint32_t i = agents_[j];
+    return columns->row_of.empty() ? i
+                                   : static_cast<size_t>(columns->row_of[i]);
+  };
+  bool whole = n_agents == columns->rows;
+  for (size_t j = 0; whole && j < n_agents; ++j) whole = row(j) == j;
+  if (whole) return columns->data;
+  agent_columns_.resize(static_cast<size_t>(nf) * n_agents);
+  for (int k = 0; k < nf; ++k) {
+    const float* from = columns->data + k * columns->rows;
+    float* to = agent_columns_.data() + k * n_agents;
+    for (size_t j = 0; j < n_agents; ++j) to[j] = from[row(j)];
+  }
+  return agent_columns_.data();
 }
 
 // Sizes the score rows, the per-element working columns and the traces.
@@ -284,10 +325,10 @@ const float* BatchPass::FactorColumn(const CompiledConsideration& c,
   const size_t n_agents = agents_.size(), n_pairs = pair_agent_.size();
   const size_t k = static_cast<size_t>(c.factor);
   if (c.per_target) return target_columns_.data() + k * n_pairs;
-  if (!per_target) return agent_columns_.data() + k * n_agents;
+  if (!per_target) return agent_base_ + k * n_agents;
   float* col = pair_columns_.data() + k * n_pairs;
   if (!pair_column_ready_[k]) {
-    const float* src = agent_columns_.data() + k * n_agents;
+    const float* src = agent_base_ + k * n_agents;
     for (size_t p = 0; p < n_pairs; ++p) col[p] = src[pair_agent_[p]];
     pair_column_ready_[k] = 1;
   }
@@ -337,8 +378,8 @@ void BatchPass::Considerations(const CompiledBehaviourSet& set, int action) {
         // each of the agent's pairs.
         const size_t n_agents = agents_.size();
         agent_outputs_.resize(n_agents);
-        internal::OutputColumn(c, agent_columns_.data() + c.factor * n_agents,
-                               n_agents, agent_outputs_.data());
+        internal::OutputColumn(c, agent_base_ + c.factor * n_agents, n_agents,
+                               agent_outputs_.data());
         internal::FoldGathered(c, rule, agent_outputs_.data(),
                                pair_agent_.data(), count, acc);
       } else {

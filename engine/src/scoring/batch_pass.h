@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "utilityd/engine/batch.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/engine/explain.h"
@@ -19,11 +20,12 @@ namespace utilityd::engine::internal {
 
 class BatchPass {
  public:
-  // Decide and DecideChecked: `check` runs CheckAgentInput on each input.
+  // Decide and DecideChecked: `check` runs CheckAgentInput on each input;
+  // with `columns` (DecideFactorMajor) the factors come from there.
   void Run(const CompiledBehaviourSet& set, absl::Span<const AgentInput> inputs,
            ExplainLevel level, absl::Span<BatchDecision> out,
            std::vector<absl::Status>* errors, absl::Span<Decision> traces,
-           bool check);
+           bool check, const FactorMajorColumns* columns = nullptr);
   bool ActionOpen(size_t input, int action) const;
   float CandidateScore(const CompiledBehaviourSet& set, size_t input,
                        int action, int target) const;
@@ -44,7 +46,9 @@ class BatchPass {
              absl::Span<const AgentInput> inputs, absl::Span<BatchDecision> out,
              std::vector<absl::Status>* errors, bool check);
   void Transpose(const CompiledBehaviourSet& set,
-                 absl::Span<const AgentInput> inputs);
+                 absl::Span<const AgentInput> inputs,
+                 const FactorMajorColumns* columns);
+  const float* FactorMajorAgents(int nf, const FactorMajorColumns* columns);
   void LayOutRows(const CompiledBehaviourSet& set);
   const float* FactorColumn(const CompiledConsideration& c, bool per_target);
   void Considerations(const CompiledBehaviourSet& set, int action);
@@ -77,7 +81,8 @@ class BatchPass {
     return per_target ? pair_agent_[m] : m;
   }
 
-  bool tracing_ = false;  // candidate traces wanted
+  bool tracing_ = false;       // candidate traces wanted
+  bool factor_major_ = false;  // factors from DecideFactorMajor's columns
   // set_keep_candidates: open-action bits per admitted agent, then per
   // input; each input's position in agents_ (-1 when it failed).
   bool keep_ = false;
@@ -98,6 +103,9 @@ class BatchPass {
   // Factor columns: agent factors over agents, target factors over pairs,
   // and agent factors over pairs (filled on first use).
   std::vector<float> agent_columns_, target_columns_, pair_columns_;
+  // Where agent factor k's column starts: agent_base_ + k * n_agents, in
+  // agent_columns_ or, factor-major and whole, in the caller's columns.
+  const float* agent_base_ = nullptr;
   std::vector<const float*> rows_;  // Transpose's: each row's factors
   size_t target_total_ = 0;         // the admitted agents' targets (Admit)
   std::vector<uint8_t> pair_column_ready_;

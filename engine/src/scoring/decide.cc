@@ -8,17 +8,22 @@ namespace utilityd::engine {
 
 absl::Status CheckAgentInput(const CompiledBehaviourSet& set,
                              const AgentInput& in) {
-  if (AgentInputFits(set, in)) return absl::OkStatus();
-  auto out_of_range = [](absl::string_view field, auto&&... detail) {
-    return FieldError(absl::StatusCode::kInvalidArgument,
-                      ErrorReason::kOutOfRange, field, absl::StrCat(detail...));
-  };
   if (static_cast<int>(in.factors.size()) != set.factor_count()) {
     return FieldError(absl::StatusCode::kInvalidArgument,
                       ErrorReason::kFactorCount, "factors",
                       absl::StrCat("expected ", set.factor_count(), " values (",
                                    set.name(), "), got ", in.factors.size()));
   }
+  return CheckAgentFields(set, in);
+}
+
+absl::Status CheckAgentFields(const CompiledBehaviourSet& set,
+                              const AgentInput& in) {
+  if (AgentFieldsFit(set, in)) return absl::OkStatus();
+  auto out_of_range = [](absl::string_view field, auto&&... detail) {
+    return FieldError(absl::StatusCode::kInvalidArgument,
+                      ErrorReason::kOutOfRange, field, absl::StrCat(detail...));
+  };
   if (in.current_action < -1 || in.current_action >= set.action_count()) {
     return out_of_range("current_action", "index ", in.current_action,
                         " is out of range");

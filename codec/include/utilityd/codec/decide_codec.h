@@ -124,7 +124,8 @@ class BatchObserver {
   virtual bool WantsMessage(int /*agent_index*/) { return false; }
   // An agent was decided; `out` is its message, already written — in the
   // compact form a scratch message valid for the call, and null unless
-  // WantsMessage said yes.
+  // WantsMessage said yes. A factor-major block row's `input` has no
+  // factors unless WantsMessage said yes.
   virtual void OnDecided(int agent_index, const loader::LoadedSet& set,
                          const v1::AgentSnapshot& agent,
                          const engine::AgentInput& input,

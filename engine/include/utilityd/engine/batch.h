@@ -37,6 +37,15 @@ namespace internal {
 class BatchPass;
 }  // namespace internal
 
+// A block's factors as an ECS chunk holds them, factor-major: factor f of
+// row r at data[f * rows + r]. inputs[i] of the call is row row_of[i]
+// (row_of empty: row i).
+struct FactorMajorColumns {
+  const float* data = nullptr;
+  size_t rows = 0;
+  absl::Span<const int> row_of;
+};
+
 class BatchDecider {
  public:
   // Decides inputs[i] into out[i] (out.size() >= inputs.size()). An agent
@@ -61,6 +70,17 @@ class BatchDecider {
                      absl::Span<const AgentInput> inputs, ExplainLevel level,
                      absl::Span<BatchDecision> out,
                      absl::Span<Decision> traces = {});
+
+  // As Decide at ExplainLevel::kNone, each input's factors read from
+  // `columns` instead of its own `factors` (left empty): the columns are
+  // the engine's working columns as they stand when every row is an input
+  // and fits (no transpose, no copy), else gathered once. Bit for bit the
+  // decisions Decide makes with the same factors in each input.
+  void DecideFactorMajor(const CompiledBehaviourSet& set,
+                         absl::Span<const AgentInput> inputs,
+                         const FactorMajorColumns& columns,
+                         absl::Span<BatchDecision> out,
+                         std::vector<absl::Status>* errors = nullptr);
 
   BatchDecider();
   ~BatchDecider();

@@ -142,6 +142,9 @@ struct Decision : BatchDecision {
 // checks first).
 [[nodiscard]] absl::Status CheckAgentInput(const CompiledBehaviourSet& set,
                                            const AgentInput& input);
+// The same for every field but the factors (AgentFieldsFit).
+[[nodiscard]] absl::Status CheckAgentFields(const CompiledBehaviourSet& set,
+                                            const AgentInput& input);
 
 // Dave Mark's compensation (seed 004) of one value for n considerations:
 // s + (1 - s)(1 - 1/n)s. The modifier (1 - 1/n) is computed once per action.
@@ -159,13 +162,11 @@ inline constexpr int kAnyTarget = -1;
 inline constexpr int kTargetGone = -2;
 inline constexpr float kNeverRan = std::numeric_limits<float>::infinity();
 
-// Whether CheckAgentInput finds nothing wrong, without building a status:
-// the batch path's check of every agent (CheckAgentInput then names what
-// is wrong with the few that do not fit).
-[[nodiscard]] inline bool AgentInputFits(const CompiledBehaviourSet& set,
+// Whether `in`'s fields other than its factors fit `set` (for inputs
+// whose factors the caller hands over as columns instead).
+[[nodiscard]] inline bool AgentFieldsFit(const CompiledBehaviourSet& set,
                                          const AgentInput& in) {
-  if (static_cast<int>(in.factors.size()) != set.factor_count() ||
-      in.current_action < -1 || in.current_action >= set.action_count() ||
+  if (in.current_action < -1 || in.current_action >= set.action_count() ||
       (!in.seconds_since_action.empty() &&
        static_cast<int>(in.seconds_since_action.size()) !=
            set.action_count()) ||
@@ -180,6 +181,15 @@ inline constexpr float kNeverRan = std::numeric_limits<float>::infinity();
     }
   }
   return true;
+}
+
+// Whether CheckAgentInput finds nothing wrong, without building a status:
+// the batch path's check of every agent (CheckAgentInput then names what
+// is wrong with the few that do not fit).
+[[nodiscard]] inline bool AgentInputFits(const CompiledBehaviourSet& set,
+                                         const AgentInput& in) {
+  return static_cast<int>(in.factors.size()) == set.factor_count() &&
+         AgentFieldsFit(set, in);
 }
 
 // Whether choosing (action, target) switches from what `in` is running: a

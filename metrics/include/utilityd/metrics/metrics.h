@@ -94,7 +94,9 @@ class Histogram {
     std::unique_ptr<std::atomic<uint64_t>[]> counts;  // bounds + 1 buckets
     std::atomic<double> sum{0};
   };
+  static constexpr size_t kLanes = 4;  // BucketOf's bounds per comparison
   std::vector<double> bounds_;
+  std::vector<double> padded_;  // bounds_, then +Inf to whole kLanes
   Shard shards_[kShards];
 };
 
