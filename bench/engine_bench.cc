@@ -31,6 +31,15 @@ std::shared_ptr<const loader::LoadedSet> Arena() {
   return set;
 }
 
+// Decisions per second and ns per decision, for `agents` per iteration.
+void PerDecision(benchmark::State& state, int agents) {
+  state.SetItemsProcessed(state.iterations() * agents);
+  state.counters["ns_per_decision"] =
+      benchmark::Counter(static_cast<double>(agents),
+                         benchmark::Counter::kIsIterationInvariantRate |
+                             benchmark::Counter::kInvert);
+}
+
 // Agents with factors drawn uniformly over each factor's declared range.
 struct Batch {
   std::vector<float> factors;         // agents x factors
@@ -80,11 +89,7 @@ void BM_EngineDecide(benchmark::State& state, engine::ExplainLevel level) {
       benchmark::DoNotOptimize(decision.action);
     }
   }
-  state.SetItemsProcessed(state.iterations() * agents);
-  state.counters["ns_per_decision"] =
-      benchmark::Counter(static_cast<double>(agents),
-                         benchmark::Counter::kIsIterationInvariantRate |
-                             benchmark::Counter::kInvert);
+  PerDecision(state, agents);
 }
 BENCHMARK_CAPTURE(BM_EngineDecide, explain_none, engine::ExplainLevel::kNone)
     ->Arg(256);
@@ -103,14 +108,39 @@ void BM_EngineBatch(benchmark::State& state, engine::ExplainLevel level) {
     decider.Decide(set, batch.inputs, level, absl::MakeSpan(out));
     benchmark::DoNotOptimize(out.data());
   }
-  state.SetItemsProcessed(state.iterations() * agents);
-  state.counters["ns_per_decision"] =
-      benchmark::Counter(static_cast<double>(agents),
-                         benchmark::Counter::kIsIterationInvariantRate |
-                             benchmark::Counter::kInvert);
+  PerDecision(state, agents);
 }
 BENCHMARK_CAPTURE(BM_EngineBatch, explain_none, engine::ExplainLevel::kNone)
     ->Arg(256);
+
+// The same batch with its factors factor-major, as an ECS chunk (and a
+// block of the columnar form) holds them: the engine reads the columns in
+// place instead of transposing rows.
+void BM_EngineFactorMajor(benchmark::State& state) {
+  const engine::CompiledBehaviourSet& set = Arena()->compiled;
+  const int agents = static_cast<int>(state.range(0));
+  const int nf = set.factor_count();
+  Batch batch = MakeBatch(set, agents);
+  std::vector<float> columns(batch.factors.size());
+  for (int a = 0; a < agents; ++a) {
+    for (int f = 0; f < nf; ++f) {
+      columns[f * agents + a] = batch.factors[a * nf + f];
+    }
+    batch.inputs[a].factors = {};
+  }
+  engine::BatchDecider decider;
+  std::vector<engine::BatchDecision> out(agents);
+  for (auto _ : state) {
+    decider.DecideFactorMajor(
+        set, batch.inputs,
+        {.data = columns.data(), .rows = static_cast<size_t>(agents)},
+        absl::MakeSpan(out));
+    benchmark::DoNotOptimize(out.data());
+  }
+  PerDecision(state, agents);
+}
+BENCHMARK(BM_EngineFactorMajor)->Arg(256)->Arg(1024);
+
 // How the cost per decision changes with the batch size.
 BENCHMARK_CAPTURE(BM_EngineBatch, batch_size, engine::ExplainLevel::kNone)
     ->Arg(1)
@@ -197,10 +227,7 @@ void BM_EngineBatchShape(benchmark::State& state) {
                    absl::MakeSpan(out));
     benchmark::DoNotOptimize(out.data());
   }
-  state.SetItemsProcessed(state.iterations() * kAgents);
-  state.counters["ns_per_decision"] = benchmark::Counter(
-      kAgents, benchmark::Counter::kIsIterationInvariantRate |
-                   benchmark::Counter::kInvert);
+  PerDecision(state, kAgents);
 }
 // {actions, considerations per action, targets per agent}
 BENCHMARK(BM_EngineBatchShape)
@@ -243,11 +270,7 @@ void BM_Baseline(benchmark::State& state) {
       benchmark::DoNotOptimize(reasoner.Decide(s));
     }
   }
-  state.SetItemsProcessed(state.iterations() * agents);
-  state.counters["ns_per_decision"] =
-      benchmark::Counter(static_cast<double>(agents),
-                         benchmark::Counter::kIsIterationInvariantRate |
-                             benchmark::Counter::kInvert);
+  PerDecision(state, agents);
 }
 BENCHMARK(BM_Baseline)->Arg(256);
 
@@ -307,11 +330,7 @@ void BM_GoblinBatch(benchmark::State& state) {
     }
     for (int k : response->compact().action_index()) attackers += k == 0;
   }
-  state.SetItemsProcessed(state.iterations() * kAgents);
-  state.counters["ns_per_decision"] =
-      benchmark::Counter(static_cast<double>(kAgents),
-                         benchmark::Counter::kIsIterationInvariantRate |
-                             benchmark::Counter::kInvert);
+  PerDecision(state, kAgents);
   state.counters["attackers"] = attackers;
 }
 BENCHMARK(BM_GoblinBatch)->ArgsProduct({{0, 1}, {0, 1}});
@@ -381,13 +400,48 @@ void BM_DecideBatchMessages(benchmark::State& state) {
     codec::DecideBatch(*catalog, request, response);
     benchmark::DoNotOptimize(response->decisions_size());
   }
-  state.SetItemsProcessed(state.iterations() * agents);
-  state.counters["ns_per_decision"] =
-      benchmark::Counter(static_cast<double>(agents),
-                         benchmark::Counter::kIsIterationInvariantRate |
-                             benchmark::Counter::kInvert);
+  PerDecision(state, agents);
 }
 BENCHMARK(BM_DecideBatchMessages)->Arg(256);
+
+// The codec on the block form: one factor-major block (ids, factors,
+// running actions, two targets a row as offsets and columns) decided into
+// a reused response, as a stream does. What it adds to
+// BM_EngineFactorMajor is the codec's work per row.
+void BM_DecideBlock(benchmark::State& state) {
+  const engine::CompiledBehaviourSet& set = Arena()->compiled;
+  const int agents = static_cast<int>(state.range(0));
+  const Batch batch = MakeBatch(set, agents);
+  const int nf = set.factor_count();
+  v1::DecideRequest request;
+  v1::AgentBlock* block = request.add_blocks();
+  block->set_behaviour_set("arena_mage");
+  block->set_layout(v1::FACTOR_LAYOUT_COLUMNS);
+  for (int f = 0; f < nf; ++f) {
+    for (int a = 0; a < agents; ++a) {
+      block->add_factors(batch.factors[a * nf + f]);
+    }
+  }
+  for (int a = 0; a < agents; ++a) {
+    block->add_agent_ids(1000 + a);
+    block->add_current_action(a % set.action_count());
+    block->add_target_offsets(2 * a);
+  }
+  block->add_target_offsets(2 * agents);
+  block->mutable_target_factors()->Add(batch.target_factors.begin(),
+                                       batch.target_factors.end());
+  absl::StatusOr<loader::Catalog> catalog =
+      loader::LoadCatalog({UTILITYD_EXAMPLES_DIR});
+  if (!catalog.ok()) std::abort();
+  v1::DecideResponse response;
+  for (auto _ : state) {
+    response.Clear();
+    codec::DecideBatch(*catalog, request, &response);
+    benchmark::DoNotOptimize(response.blocks(0).score_size());
+  }
+  PerDecision(state, agents);
+}
+BENCHMARK(BM_DecideBlock)->Arg(256)->Arg(1024);
 
 }  // namespace
 }  // namespace utilityd

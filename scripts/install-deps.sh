@@ -107,8 +107,14 @@ if ! [[ "$node_major" =~ ^[0-9]+$ ]] || [ "$node_major" -lt "$node_major_needed"
        "(found $node_version); Debian 12's nodejs package is 18" >&2
   exit 1
 fi
-browser_tests="$(dirname "$0")/../tests/browser"
-if [ ! -d "$browser_tests/node_modules/playwright-core" ]; then
-  echo "install-deps: npm ci in tests/browser"
-  npm ci --prefix "$browser_tests" --no-audit --no-fund --silent
-fi
+# tests/node's gRPC client (@grpc/grpc-js, @grpc/proto-loader) likewise
+# from its lock file; both support Node 18.
+tests="$(dirname "$0")/../tests"
+for dir_and_package in browser:playwright-core node:@grpc/grpc-js; do
+  dir=${dir_and_package%%:*}
+  package=${dir_and_package#*:}
+  if [ ! -d "$tests/$dir/node_modules/$package" ]; then
+    echo "install-deps: npm ci in tests/$dir"
+    npm ci --prefix "$tests/$dir" --no-audit --no-fund --silent
+  fi
+done

@@ -5,6 +5,10 @@
 // state). It reports decisions per second, switches per agent per minute and,
 // for the arena, how long mages survive.
 //
+// With --form=columnar the worlds of flat sets send their agents as one
+// block of columns each, through the SDK's WriteBlock and ReadBlock, as an
+// ECS game server would; the same seed then runs the same game.
+//
 //   utilityd-sim --target=localhost:50051 --world=all --agents=100 --hz=10
 //   utilityd-sim --world=forager --realtime=false --duration=300s --seed=3
 #include <signal.h>
@@ -24,9 +28,11 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "utilityd/client/block.h"
 #include "utilityd/client/client.h"
 #include "utilityd/client/tree_tracker.h"
 
@@ -34,6 +40,10 @@ ABSL_FLAG(std::string, target, "localhost:50051", "utilityd to ask.");
 ABSL_FLAG(std::string, world, "all",
           "villager, arena, guard (a behaviour tree), forager, goblins "
           "(attack tokens), or all (villager, arena and guard).");
+ABSL_FLAG(std::string, form, "snapshots",
+          "How worlds send their agents: snapshots (a message per agent) or "
+          "columnar (a block of columns per world of a flat set; tree and "
+          "coordination worlds stay snapshots).");
 ABSL_FLAG(bool, tokens, true,
           "goblins: two attack tokens per mage, allocated by the service; "
           "false offers as many tokens as there are goblins.");
@@ -139,8 +149,8 @@ class World {
                      d.error().message().c_str());
         continue;
       }
-      Memory& m = memory_[i];
       if (tree_) {
+        Memory& m = memory_[i];
         trees_.Update(d);
         // A leaf switch: a leaf starts while another was running.
         for (const v1::TreeLeaf& leaf : d.run_leaves()) {
@@ -150,32 +160,157 @@ class World {
         Act(i, d, dt);
         continue;
       }
-      // Like a game server, keep running an action until its minimum time
-      // is up (a cast or a recharge is not interrupted halfway); the
-      // decision is then simply not taken up this tick.
-      if (!m.current_action.empty() && d.action() != m.current_action &&
-          now - m.started < MinDuration(m.current_action)) {
-        v1::Decision keep = d;
-        keep.set_action(m.current_action);
-        keep.set_target_id(m.current_target);
-        Act(i, keep, dt);
-        continue;
-      }
-      if (d.action() != m.current_action) m.started = now;
-      if (d.action() != m.current_action && !m.current_action.empty()) {
-        ++m.switches;
-        // The action that stops now starts its cooldown.
-        for (int k = 0; k < schema_->summary().actions_size(); ++k) {
-          if (schema_->summary().actions(k) == m.current_action)
-            m.last_ran[k] = now;
-        }
-      }
-      m.current_action = d.action();
-      m.current_target = d.target_id();
-      Act(i, d, dt);
+      Take(i, d, now, dt);
     }
     Step(dt);
   }
+
+  // The block form (--form=columnar), for a flat set without shared
+  // resources: the world's agents as one block, sensed as for snapshots
+  // and laid out as an ECS holds its components (factors factor-major,
+  // running actions and targets by index).
+  virtual bool SharesResources() const { return false; }
+  bool TakesBlocks() const { return !tree_ && !SharesResources(); }
+  void set_columnar(bool on) { columnar_ = on; }
+  bool columnar() const { return columnar_; }
+
+  void FillBlock(double now, uint64_t tick, v1::DecideRequest* batch) {
+    const v1::BehaviourSetSummary& s = schema_->summary();
+    const int n = agents(), nf = s.factors_size(), na = s.actions_size();
+    Columns& c = columns_;
+    c.ids.resize(n);
+    c.factors.assign(static_cast<size_t>(nf) * n, 0.0f);
+    c.current.resize(n);
+    c.seconds.resize(static_cast<size_t>(na) * n);
+    c.seeds.resize(n);
+    c.offsets.assign(1, 0);
+    c.target_factors.clear();
+    c.current_target.resize(n);
+    c.target_ids.resize(n);
+    for (int i = 0; i < n; ++i) {
+      sensed_.Clear();
+      sensed_.mutable_factors()->Resize(nf, 0.0f);
+      Sense(i, &sensed_);
+      c.ids[i] = static_cast<uint64_t>(i);
+      for (int f = 0; f < nf; ++f) c.factors[f * n + i] = sensed_.factors(f);
+      const Memory& m = memory_[i];
+      c.current[i] = ActionIndex(m.current_action);
+      for (int k = 0; k < na; ++k) {
+        const double since = now - m.last_ran[k];
+        c.seconds[i * na + k] = since < 3600 ? static_cast<float>(since)
+                                             : std::nanf("");  // not recently
+      }
+      c.seeds[i] = tick * 1000003 + i;
+      c.target_ids[i].clear();
+      c.current_target[i] = m.current_target.empty() ? -1 : -2;  // -2: gone
+      for (const v1::TargetSnapshot& t : sensed_.targets()) {
+        if (t.target_id() == m.current_target) {
+          c.current_target[i] = static_cast<int32_t>(c.target_ids[i].size());
+        }
+        c.target_ids[i].push_back(t.target_id());
+        c.target_factors.insert(c.target_factors.end(), t.factors().begin(),
+                                t.factors().end());
+      }
+      c.offsets.push_back(c.offsets.back() +
+                          static_cast<uint32_t>(sensed_.targets_size()));
+    }
+    client::WriteBlock({.behaviour_set = set_,
+                        .expected_revision = schema_->revision(),
+                        .agent_ids = c.ids,
+                        .factors = c.factors,
+                        .layout = v1::FACTOR_LAYOUT_COLUMNS,
+                        .current_action = c.current,
+                        .seconds_since_action = c.seconds,
+                        .seeds = c.seeds,
+                        .target_offsets = c.offsets,
+                        .target_factors = c.target_factors,
+                        .current_target = c.current_target},
+                       batch->add_blocks());
+  }
+
+  // Applies the block's answers, read into columns, as Apply applies
+  // decisions: each row's action and target named again for Act.
+  void ApplyBlock(const v1::DecisionBlock& block, double now, double dt) {
+    const int n = agents();
+    Columns& c = columns_;
+    c.action.resize(n);
+    c.target.resize(n);
+    std::vector<client::RowError> errors;
+    if (absl::Status s =
+            client::ReadBlock(block, n,
+                              {.action_index = absl::MakeSpan(c.action),
+                               .target_index = absl::MakeSpan(c.target)},
+                              &errors);
+        !s.ok()) {
+      std::fprintf(stderr, "%s: %s\n", set_.c_str(),
+                   std::string(s.message()).c_str());
+      return;
+    }
+    for (const client::RowError& e : errors) {
+      std::fprintf(stderr, "%s row %d: %s\n", set_.c_str(), e.row,
+                   std::string(e.status.message()).c_str());
+    }
+    const v1::BehaviourSetSummary& s = schema_->summary();
+    for (int i = 0; i < n; ++i) {
+      if (block.flags()[i] & v1::COMPACT_FLAG_FULL) continue;  // its error
+      decision_.Clear();
+      if (c.action[i] >= 0) decision_.set_action(s.actions(c.action[i]));
+      if (c.target[i] >= 0)
+        decision_.set_target_id(c.target_ids[i][c.target[i]]);
+      Take(i, decision_, now, dt);
+    }
+    Step(dt);
+  }
+
+ private:
+  // The columns of the block form, kept from tick to tick.
+  struct Columns {
+    std::vector<uint64_t> ids, seeds;
+    std::vector<float> factors, seconds, target_factors;
+    std::vector<int32_t> current, current_target, action, target;
+    std::vector<uint32_t> offsets;
+    std::vector<std::vector<std::string>> target_ids;  // per row
+  };
+
+  int ActionIndex(const std::string& action) const {
+    const auto& names = schema_->summary().actions();
+    for (int k = 0; k < names.size(); ++k) {
+      if (names[k] == action) return k;
+    }
+    return -1;
+  }
+
+  // Takes agent i's decision of a flat set: like a game server, keeps
+  // running an action until its minimum time is up (a cast or a recharge is
+  // not interrupted halfway); the decision is then simply not taken up.
+  void Take(int i, const v1::Decision& d, double now, double dt) {
+    Memory& m = memory_[i];
+    if (!m.current_action.empty() && d.action() != m.current_action &&
+        now - m.started < MinDuration(m.current_action)) {
+      v1::Decision keep = d;
+      keep.set_action(m.current_action);
+      keep.set_target_id(m.current_target);
+      Act(i, keep, dt);
+      return;
+    }
+    if (d.action() != m.current_action) m.started = now;
+    if (d.action() != m.current_action && !m.current_action.empty()) {
+      ++m.switches;
+      // The action that stops now starts its cooldown.
+      for (int k = 0; k < schema_->summary().actions_size(); ++k) {
+        if (schema_->summary().actions(k) == m.current_action)
+          m.last_ran[k] = now;
+      }
+    }
+    m.current_action = d.action();
+    m.current_target = d.target_id();
+    Act(i, d, dt);
+  }
+
+  bool columnar_ = false;
+  Columns columns_;
+  v1::AgentSnapshot sensed_;  // one agent, sensed for its columns
+  v1::Decision decision_;     // one row, as Act reads it
 
  protected:
   void Set(v1::AgentSnapshot* a, const char* factor, float value) {
@@ -409,6 +544,8 @@ class GoblinWorld final : public World {
     }
     for (Goblin& g : g_) Respawn(g);
   }
+
+  bool SharesResources() const override { return true; }
 
   // Attackers per mage: the mean over ticks and mages, and the most ever.
   std::string Extra() const override {
@@ -783,18 +920,43 @@ int Run() {
   const double dt = 1.0 / hz;
   const bool realtime = absl::GetFlag(FLAGS_realtime);
   const double end = absl::ToDoubleSeconds(absl::GetFlag(FLAGS_duration));
+  const std::string form = absl::GetFlag(FLAGS_form);
+  if (form != "snapshots" && form != "columnar") {
+    std::fprintf(stderr, "--form: expected snapshots or columnar\n");
+    return 2;
+  }
+  for (auto& w : worlds)
+    w->set_columnar(form == "columnar" && w->TakesBlocks());
+  if (form == "columnar" && absl::GetFlag(FLAGS_trace) > 0) {
+    std::fprintf(stderr,
+                 "--trace: blocks answer numbers only; use --form=snapshots\n");
+    return 2;
+  }
   std::unique_ptr<client::DecisionStream> stream = (*client)->OpenStream();
   Reporter reporter(worlds);
   const absl::Time start = reporter.start();
   absl::Time next_report = start + absl::GetFlag(FLAGS_report_every);
   double now = 0;
-  std::printf("utilityd-sim: %zu world(s) x %d agents at %.0f Hz against %s\n",
-              worlds.size(), agents, hz, options.target.c_str());
+  std::string blocks;
+  for (auto& w : worlds) {
+    if (w->columnar())
+      absl::StrAppend(&blocks, blocks.empty() ? "" : ", ", w->set());
+  }
+  std::printf(
+      "utilityd-sim: %zu world(s) x %d agents at %.0f Hz against %s%s\n",
+      worlds.size(), agents, hz, options.target.c_str(),
+      blocks.empty() ? "" : absl::StrCat(" (as blocks: ", blocks, ")").c_str());
   std::fflush(stdout);
   for (uint64_t tick = 0; !stop_requested.load(); ++tick) {
     if (end > 0 && now >= end) break;
     v1::DecideRequest batch;
-    for (auto& w : worlds) w->Fill(now, tick, &batch);
+    for (auto& w : worlds) {
+      if (w->columnar()) {
+        w->FillBlock(now, tick, &batch);
+      } else {
+        w->Fill(now, tick, &batch);
+      }
+    }
     const bool trace = tick < static_cast<uint64_t>(absl::GetFlag(FLAGS_trace));
     if (trace) batch.set_explain(v1::EXPLAIN_FULL);
     client::BatchResult result = stream->Submit(std::move(batch)).get();
@@ -804,8 +966,13 @@ int Run() {
                    std::string(result.status.message()).c_str());
       continue;
     }
-    int first = 0;
+    int first = 0, block = 0;
     for (auto& w : worlds) {
+      if (w->columnar()) {
+        w->ApplyBlock(result.response.blocks(block++), now, dt);
+        reporter.Count(w->agents());
+        continue;
+      }
       if (trace) {
         const v1::Decision& d = result.response.decisions(first);
         std::printf("t=%.1f %s: %s\n", now, d.agent_id().c_str(),
