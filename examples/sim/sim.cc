@@ -894,6 +894,48 @@ class Reporter {
   int64_t decisions_ = 0, since_last_ = 0;
 };
 
+// --form: which worlds send blocks. False, with the reason printed, for a
+// flag that does not fit.
+bool ChooseForms(std::vector<std::unique_ptr<World>>& worlds) {
+  const std::string form = absl::GetFlag(FLAGS_form);
+  if (form != "snapshots" && form != "columnar") {
+    std::fprintf(stderr, "--form: expected snapshots or columnar\n");
+    return false;
+  }
+  if (form == "columnar" && absl::GetFlag(FLAGS_trace) > 0) {
+    std::fprintf(stderr,
+                 "--trace: blocks answer numbers only; use --form=snapshots\n");
+    return false;
+  }
+  for (auto& w : worlds) {
+    w->set_columnar(form == "columnar" && w->TakesBlocks());
+  }
+  return true;
+}
+
+// Hands each world its part of one answer (its block, or its decisions in
+// request order) and counts them.
+void ApplyAnswer(const v1::DecideResponse& response, bool trace, double now,
+                 double dt, std::vector<std::unique_ptr<World>>& worlds,
+                 Reporter& reporter) {
+  int first = 0, block = 0;
+  for (auto& w : worlds) {
+    if (w->columnar()) {
+      w->ApplyBlock(response.blocks(block++), now, dt);
+      reporter.Count(w->agents());
+      continue;
+    }
+    if (trace) {
+      const v1::Decision& d = response.decisions(first);
+      std::printf("t=%.1f %s: %s\n", now, d.agent_id().c_str(),
+                  d.explanation().summary().c_str());
+    }
+    w->Apply(response, first, now, dt);
+    first += w->agents();
+  }
+  reporter.Count(response.decisions_size());
+}
+
 int Run() {
   client::ClientOptions options;
   options.target = absl::GetFlag(FLAGS_target);
@@ -920,18 +962,7 @@ int Run() {
   const double dt = 1.0 / hz;
   const bool realtime = absl::GetFlag(FLAGS_realtime);
   const double end = absl::ToDoubleSeconds(absl::GetFlag(FLAGS_duration));
-  const std::string form = absl::GetFlag(FLAGS_form);
-  if (form != "snapshots" && form != "columnar") {
-    std::fprintf(stderr, "--form: expected snapshots or columnar\n");
-    return 2;
-  }
-  for (auto& w : worlds)
-    w->set_columnar(form == "columnar" && w->TakesBlocks());
-  if (form == "columnar" && absl::GetFlag(FLAGS_trace) > 0) {
-    std::fprintf(stderr,
-                 "--trace: blocks answer numbers only; use --form=snapshots\n");
-    return 2;
-  }
+  if (!ChooseForms(worlds)) return 2;
   std::unique_ptr<client::DecisionStream> stream = (*client)->OpenStream();
   Reporter reporter(worlds);
   const absl::Time start = reporter.start();
@@ -940,12 +971,13 @@ int Run() {
   std::string blocks;
   for (auto& w : worlds) {
     if (w->columnar())
-      absl::StrAppend(&blocks, blocks.empty() ? "" : ", ", w->set());
+      absl::StrAppend(&blocks, blocks.empty() ? " (as blocks: " : ", ",
+                      w->set());
   }
   std::printf(
       "utilityd-sim: %zu world(s) x %d agents at %.0f Hz against %s%s\n",
       worlds.size(), agents, hz, options.target.c_str(),
-      blocks.empty() ? "" : absl::StrCat(" (as blocks: ", blocks, ")").c_str());
+      blocks.empty() ? "" : (blocks + ")").c_str());
   std::fflush(stdout);
   for (uint64_t tick = 0; !stop_requested.load(); ++tick) {
     if (end > 0 && now >= end) break;
@@ -966,22 +998,7 @@ int Run() {
                    std::string(result.status.message()).c_str());
       continue;
     }
-    int first = 0, block = 0;
-    for (auto& w : worlds) {
-      if (w->columnar()) {
-        w->ApplyBlock(result.response.blocks(block++), now, dt);
-        reporter.Count(w->agents());
-        continue;
-      }
-      if (trace) {
-        const v1::Decision& d = result.response.decisions(first);
-        std::printf("t=%.1f %s: %s\n", now, d.agent_id().c_str(),
-                    d.explanation().summary().c_str());
-      }
-      w->Apply(result.response, first, now, dt);
-      first += w->agents();
-    }
-    reporter.Count(result.response.decisions_size());
+    ApplyAnswer(result.response, trace, now, dt, worlds, reporter);
     now += dt;
     if (realtime) {
       absl::SleepFor(start + absl::Seconds(now) - absl::Now());
