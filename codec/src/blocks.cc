@@ -138,6 +138,17 @@ absl::Status ReadTargets(const loader::LoadedSet& set,
                                per_target, " target factors of ", set.name(),
                                "), got ", block.target_factors_size()));
   }
+  // Targets without factors are counted by their ids, so that every
+  // target the block claims is backed by bytes it carries.
+  if (per_target == 0 && c->targets > 0 &&
+      static_cast<uint32_t>(block.target_ids_size()) != c->targets) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kFactorCount, "target_ids",
+                  absl::StrCat("has ", block.target_ids_size(), " ids for ",
+                               c->targets, " targets; ", set.name(),
+                               "'s targets have no factors, so each needs its "
+                               "id"));
+  }
   if (block.target_ids_size() != 0 &&
       static_cast<uint32_t>(block.target_ids_size()) != c->targets) {
     return Refuse(

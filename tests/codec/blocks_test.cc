@@ -407,6 +407,34 @@ TEST_F(BlocksTest, BadTargetOffsetsCostOnlyTheirRows) {
   }
 }
 
+// A set whose targets have no factors counts them by their ids: a block
+// cannot claim more targets than it carries bytes for.
+TEST_F(BlocksTest, TargetsWithoutFactorsNeedTheirIds) {
+  std::shared_ptr<const LoadedSet> forager = catalog_.Find("eat_hide_wander");
+  ASSERT_NE(forager, nullptr);
+  ASSERT_EQ(forager->compiled.target_factor_count(), 0);
+  v1::DecideRequest request;
+  v1::AgentBlock* b = request.add_blocks();
+  b->set_behaviour_set("eat_hide_wander");
+  b->add_agent_ids(1);
+  b->mutable_factors()->Resize(forager->compiled.factor_count(), 0.5f);
+  b->add_target_offsets(0);
+  b->add_target_offsets(4'000'000'000u);
+  const v1::DecideResponse refused = Run(request);
+  ASSERT_TRUE(refused.blocks(0).has_error());
+  EXPECT_THAT(refused.blocks(0).error().message(),
+              StartsWith("blocks[0].target_ids: has 0 ids for 4000000000 "
+                         "targets; eat_hide_wander's targets have no factors"));
+  // With an id per target it is decided.
+  b->set_target_offsets(1, 2);
+  b->add_target_ids(70);
+  b->add_target_ids(71);
+  const v1::DecideResponse decided = Run(request);
+  ASSERT_FALSE(decided.blocks(0).has_error())
+      << decided.blocks(0).error().message();
+  EXPECT_EQ(decided.blocks(0).action_index_size(), 1);
+}
+
 TEST(BlocksFormTest, BlocksRefuseExplanationsAndSensitivity) {
   v1::DecideRequest request;
   request.add_blocks()->set_behaviour_set("arena_mage");
