@@ -80,7 +80,11 @@ absl::Status ReadBlock(const v1::DecisionBlock& answer, int rows,
   Copy(answer.flags(), out.flags);
   if (errors != nullptr) {
     for (const v1::IndexedDecision& x : answer.full()) {
-      errors->push_back({x.agent(), StatusOf(x.decision().error())});
+      // An explained row (AgentBlock.explain_rows) is there too, without
+      // an error.
+      if (x.decision().has_error()) {
+        errors->push_back({x.agent(), StatusOf(x.decision().error())});
+      }
     }
   }
   return absl::OkStatus();

@@ -27,6 +27,8 @@ struct BlockWork {
   std::vector<e::BatchDecision> out;
   std::vector<absl::Status> errors;
   std::vector<float> row_factors;       // a sampled factor-major row's
+  std::vector<uint32_t> explain;        // the rows to explain, once each
+  e::Decision decision;                 // an explained row's
   std::vector<float> seconds;           // the clocks, NaN made "never"
   std::vector<e::TargetInput> targets;  // the block's, spans into the message
   e::BatchDecider decider;
@@ -168,8 +170,8 @@ absl::Status ReadTargets(const loader::LoadedSet& set,
 
 // Checks the columns' lengths.
 absl::Status ReadColumns(const loader::LoadedSet& set,
-                         const v1::AgentBlock& block, BlockWork& work,
-                         Columns* c) {
+                         const v1::AgentBlock& block, e::ExplainLevel level,
+                         BlockWork& work, Columns* c) {
   c->rows = block.agent_ids_size();
   c->factors = set.compiled.factor_count();
   c->actions = set.compiled.action_count();
@@ -191,6 +193,20 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
     }
   }
   if (absl::Status s = ReadTargets(set, block, work, c); !s.ok()) return s;
+  if (block.explain_rows_size() > 0 && level == e::ExplainLevel::kNone) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kUnspecified, "explain_rows",
+                  "names rows to explain, but the request asks for explain "
+                  "none: set DecideRequest.explain to top or full");
+  }
+  for (uint32_t r : block.explain_rows()) {
+    if (r >= static_cast<uint32_t>(n)) {
+      return Refuse(absl::StatusCode::kInvalidArgument,
+                    e::ErrorReason::kOutOfRange, "explain_rows",
+                    absl::StrCat("row ", r, " is out of range: the block has ",
+                                 n, " rows"));
+    }
+  }
   c->values = block.factors().data();
   if (block.layout() == v1::FACTOR_LAYOUT_COLUMNS) {
     // Factor-major: its rows cannot be told apart unless it is whole.
@@ -340,6 +356,21 @@ void RowSnapshot(const loader::LoadedSet& set, const v1::AgentBlock& block,
   }
 }
 
+// Row r's input `in` with its factors: as it is for a row-major block; a
+// factor-major row's gathered from their columns (into work.row_factors).
+e::AgentInput WithFactors(const loader::LoadedSet& set,
+                          const v1::AgentBlock& block, int r, e::AgentInput in,
+                          BlockWork& work) {
+  if (!in.factors.empty() || set.compiled.factor_count() == 0) return in;
+  const int rows = block.agent_ids_size();
+  work.row_factors.resize(set.compiled.factor_count());
+  for (size_t f = 0; f < work.row_factors.size(); ++f) {
+    work.row_factors[f] = block.factors(static_cast<int>(f) * rows + r);
+  }
+  in.factors = work.row_factors;
+  return in;
+}
+
 // Answers row r with `status`, prefixed with its block and row.
 void FailRow(int b, int r, int index, const loader::LoadedSet* set,
              const absl::Status& status, v1::DecisionBlock* out,
@@ -379,16 +410,7 @@ void WriteRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
       observer->OnDecided(index, set, *agent, work.inputs[g], d, message);
       continue;
     }
-    e::AgentInput in = work.inputs[g];
-    if (in.factors.empty() && set.compiled.factor_count() > 0) {
-      // Factor-major: the row's factors gathered from their columns.
-      const int rows = block.agent_ids_size();
-      work.row_factors.resize(set.compiled.factor_count());
-      for (size_t f = 0; f < work.row_factors.size(); ++f) {
-        work.row_factors[f] = block.factors(static_cast<int>(f) * rows + r);
-      }
-      in.factors = work.row_factors;
-    }
+    const e::AgentInput in = WithFactors(set, block, r, work.inputs[g], work);
     RowSnapshot(set, block, r, in, &work.snapshot);
     agent = &work.snapshot;
     message = &work.message;
@@ -398,14 +420,47 @@ void WriteRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
   }
 }
 
+// Answers the rows the block names in explain_rows with their explained
+// decision (each decided again alone, which the engine decides alike),
+// besides their numbers. A row that failed is answered by its error.
+void ExplainRows(const loader::LoadedSet& set, const v1::AgentBlock& block,
+                 const Columns& columns, v1::Explain explain, BlockWork& work,
+                 v1::DecisionBlock* out) {
+  if (block.explain_rows_size() == 0) return;
+  work.explain.assign(block.explain_rows().begin(), block.explain_rows().end());
+  std::sort(work.explain.begin(), work.explain.end());
+  work.explain.erase(std::unique(work.explain.begin(), work.explain.end()),
+                     work.explain.end());
+  e::AgentInput in;
+  for (uint32_t row : work.explain) {
+    const int r = static_cast<int>(row);
+    char& flags = (*out->mutable_flags())[r];
+    if (flags & v1::COMPACT_FLAG_FULL) continue;  // failed: its error
+    if (!RowInput(block, columns, work, r, &in).ok()) continue;
+    in = WithFactors(set, block, r, in, work);
+    if (!e::Decide(set.compiled, in, ToExplainLevel(explain), &work.decision)
+             .ok()) {
+      continue;  // it was decided in the batch: cannot fail here
+    }
+    RowSnapshot(set, block, r, in, &work.snapshot);
+    v1::IndexedDecision* x = out->add_full();
+    x->set_agent(r);
+    WriteDecision(set, work.snapshot, work.decision, explain,
+                  x->mutable_decision());
+    flags = static_cast<char>(flags | v1::COMPACT_FLAG_FULL);
+  }
+}
+
 // Decides block b, whose rows are observer indexes first_index on.
 void DecideBlock(const loader::Catalog& catalog, int b,
-                 const v1::AgentBlock& block, int first_index, BlockWork& work,
-                 v1::DecisionBlock* out, BatchObserver* observer) {
+                 const v1::AgentBlock& block, v1::Explain explain,
+                 int first_index, BlockWork& work, v1::DecisionBlock* out,
+                 BatchObserver* observer) {
   const loader::LoadedSet* set = nullptr;
   Columns columns;
   absl::Status s = FindSet(catalog, block, &set);
-  if (s.ok()) s = ReadColumns(*set, block, work, &columns);
+  if (s.ok())
+    s = ReadColumns(*set, block, ToExplainLevel(explain), work, &columns);
   if (!s.ok()) {
     const absl::Status at = e::PrefixField(s, absl::StrCat("blocks[", b, "]."));
     ToError(at, out->mutable_error());
@@ -442,7 +497,8 @@ void DecideBlock(const loader::Catalog& catalog, int b,
                         absl::MakeSpan(work.out), &work.errors);
   }
   WriteRows(*set, b, block, first_index, work, out, observer);
-  // Failed rows were added as found: back into row order.
+  ExplainRows(*set, block, columns, explain, work, out);
+  // Failed and explained rows were added as found: back into row order.
   auto* full = out->mutable_full();
   std::stable_sort(
       full->pointer_begin(), full->pointer_end(),
@@ -465,8 +521,8 @@ void DecideBlocks(const loader::Catalog& catalog,
   response->mutable_blocks()->Reserve(request.blocks_size());
   for (int b = 0; b < request.blocks_size(); ++b) {
     const v1::AgentBlock& block = request.blocks(b);
-    DecideBlock(catalog, b, block, index, work, response->add_blocks(),
-                observer);
+    DecideBlock(catalog, b, block, request.explain(), index, work,
+                response->add_blocks(), observer);
     index += block.agent_ids_size();
   }
 }

@@ -341,15 +341,12 @@ absl::Status CheckForm(const v1::DecideRequest& request) {
         "sensitivity",
         "the compact form carries no sensitivity: ask for the full form");
   }
-  if (request.blocks_size() > 0 &&
-      (ToExplainLevel(request.explain()) != e::ExplainLevel::kNone ||
-       request.sensitivity())) {
+  if (request.blocks_size() > 0 && request.sensitivity()) {
     return e::FieldError(
         absl::StatusCode::kInvalidArgument, e::ErrorReason::kUnspecified,
         "blocks",
-        "blocks are answered as numbers, without explanations or "
-        "sensitivity: ask for explain none, or send those agents as "
-        "snapshots (agents)");
+        "blocks are answered without sensitivity: send the agents whose "
+        "sensitivity you want as snapshots (agents)");
   }
   return absl::OkStatus();
 }

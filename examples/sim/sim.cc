@@ -246,13 +246,15 @@ class World {
                    std::string(s.message()).c_str());
       return;
     }
+    c.failed.assign(n, 0);
     for (const client::RowError& e : errors) {
       std::fprintf(stderr, "%s row %d: %s\n", set_.c_str(), e.row,
                    std::string(e.status.message()).c_str());
+      c.failed[e.row] = 1;
     }
     const v1::BehaviourSetSummary& s = schema_->summary();
     for (int i = 0; i < n; ++i) {
-      if (block.flags()[i] & v1::COMPACT_FLAG_FULL) continue;  // its error
+      if (c.failed[i]) continue;
       decision_.Clear();
       if (c.action[i] >= 0) decision_.set_action(s.actions(c.action[i]));
       if (c.target[i] >= 0)
@@ -269,6 +271,7 @@ class World {
     std::vector<float> factors, seconds, target_factors;
     std::vector<int32_t> current, current_target, action, target;
     std::vector<uint32_t> offsets;
+    std::vector<uint8_t> failed;                       // per row
     std::vector<std::vector<std::string>> target_ids;  // per row
   };
 

@@ -435,18 +435,76 @@ TEST_F(BlocksTest, TargetsWithoutFactorsNeedTheirIds) {
   EXPECT_EQ(decided.blocks(0).action_index_size(), 1);
 }
 
-TEST(BlocksFormTest, BlocksRefuseExplanationsAndSensitivity) {
+TEST(BlocksFormTest, BlocksRefuseSensitivityButTakeExplanations) {
   v1::DecideRequest request;
   request.add_blocks()->set_behaviour_set("arena_mage");
-  request.set_explain(v1::EXPLAIN_TOP);
+  request.set_sensitivity(true);
   absl::Status s = CheckForm(request);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), StartsWith("blocks: "));
-  request.set_explain(v1::EXPLAIN_NONE);
-  request.set_sensitivity(true);
-  EXPECT_EQ(CheckForm(request).code(), absl::StatusCode::kInvalidArgument);
   request.set_sensitivity(false);
+  request.set_explain(v1::EXPLAIN_TOP);  // for the rows a block names
   EXPECT_THAT(CheckForm(request), IsOk());
+}
+
+// The rows a block names in explain_rows come with their explained
+// decision, the same as the row sent as a snapshot in the full form; the
+// other rows are numbers only; bad names refuse the block.
+TEST_F(BlocksTest, ExplainRowsAnswerTheirDecisionsInFull) {
+  const Rows rows = RandomRows(*mage_, 12, 5);
+  for (v1::FactorLayout layout :
+       {v1::FACTOR_LAYOUT_ROWS, v1::FACTOR_LAYOUT_COLUMNS}) {
+    for (v1::Explain explain : {v1::EXPLAIN_TOP, v1::EXPLAIN_FULL}) {
+      SCOPED_TRACE(::testing::Message()
+                   << "layout " << layout << " explain " << explain);
+      v1::DecideRequest request;
+      request.set_explain(explain);
+      v1::AgentBlock* b = request.add_blocks();
+      *b = Block(*mage_, rows, layout);
+      b->set_current_action(3, 99);  // row 3 fails
+      for (uint32_t r : {7u, 2u, 3u, 7u}) b->add_explain_rows(r);
+      const v1::DecisionBlock got = Run(request).blocks(0);
+      ASSERT_FALSE(got.has_error()) << got.error().message();
+      ASSERT_EQ(got.full_size(), 3);  // 2, 3 (its error), 7: once each
+      EXPECT_EQ(got.full(1).agent(), 3);
+      EXPECT_TRUE(got.full(1).decision().has_error());
+      for (int k : {0, 2}) {
+        const v1::IndexedDecision& x = got.full(k);
+        const int r = x.agent();
+        EXPECT_EQ(got.flags()[r] & v1::COMPACT_FLAG_FULL,
+                  v1::COMPACT_FLAG_FULL);
+        // The numbers are there as for any row.
+        EXPECT_EQ(x.decision().action_index(), got.action_index(r));
+        EXPECT_EQ(Bits(x.decision().score()), Bits(got.score(r)));
+        v1::DecideRequest one;
+        one.set_explain(explain);
+        *one.add_agents() = Snapshot(*mage_, rows, r);
+        v1::Decision want = Run(one).decisions(0);
+        want.clear_decision_id();
+        EXPECT_EQ(x.decision().SerializeAsString(), want.SerializeAsString())
+            << "row " << r << "\n"
+            << x.decision().DebugString() << "\nwant\n"
+            << want.DebugString();
+        EXPECT_FALSE(x.decision().explanation().strategy().empty());
+      }
+      for (int r : {0, 1, 4, 5, 6, 8}) {
+        EXPECT_EQ(got.flags()[r] & v1::COMPACT_FLAG_FULL, 0) << r;
+      }
+    }
+  }
+  // Naming a row past the end, or rows at explain none, refuses the block.
+  v1::DecideRequest bad;
+  bad.set_explain(v1::EXPLAIN_TOP);
+  *bad.add_blocks() = Block(*mage_, rows, v1::FACTOR_LAYOUT_ROWS);
+  bad.mutable_blocks(0)->add_explain_rows(12);
+  EXPECT_THAT(Run(bad).blocks(0).error().message(),
+              StartsWith("blocks[0].explain_rows: row 12 is out of range: "
+                         "the block has 12 rows"));
+  bad.set_explain(v1::EXPLAIN_NONE);
+  bad.mutable_blocks(0)->set_explain_rows(0, 1);
+  EXPECT_THAT(Run(bad).blocks(0).error().message(),
+              StartsWith("blocks[0].explain_rows: names rows to explain, but "
+                         "the request asks for explain none"));
 }
 
 // Sees what the service's recorder sees: every row once, at its index

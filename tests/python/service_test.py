@@ -419,21 +419,32 @@ class ServiceTest(unittest.TestCase):
         row = [values[f] for f in summary.factors]
         eat = list(summary.actions).index("eat")
         good = pb.AgentBlock(behaviour_set="eat_hide_wander", agent_ids=[7, 8, 9],
-                             factors=row * 3, current_action=[-1, 99, eat])
+                             factors=row * 3, current_action=[-1, 99, eat],
+                             explain_rows=[2])
         # A factor column one row short, and a stale revision.
         short = pb.AgentBlock(behaviour_set="eat_hide_wander", agent_ids=[1, 2],
                               factors=row)
         stale = pb.AgentBlock(behaviour_set="eat_hide_wander", agent_ids=[3],
                               factors=row, expected_revision="0" * 16)
         response = self.stub.Decide(pb.DecideRequest(
-            agents=[self.forager(0.8, 0.1)], blocks=[good, short, stale]))
+            agents=[self.forager(0.8, 0.1)], blocks=[good, short, stale],
+            explain=pb.EXPLAIN_FULL))
         self.assertEqual(response.decisions[0].action, "eat")
         g, s, st = response.blocks
         self.assertEqual(list(g.action_index), [eat, -1, eat])
         self.assertEqual(g.flags[1], pb.COMPACT_FLAG_FULL)
-        self.assertEqual([x.agent for x in g.full], [1])
+        # Row 1 failed; row 2 was named in explain_rows: its numbers and its
+        # whole explained decision.
+        self.assertEqual([x.agent for x in g.full], [1, 2])
         self.assertEqual(g.full[0].decision.error.field,
                          "blocks[0].rows[1].current_action")
+        explained = g.full[1].decision
+        self.assertEqual(explained.action, "eat")
+        self.assertEqual(explained.agent_id, "9")
+        self.assertIn("*eat", explained.explanation.summary)
+        self.assertEqual(g.flags[2] & pb.COMPACT_FLAG_FULL, pb.COMPACT_FLAG_FULL)
+        # A block naming no rows is numbers only, whatever the request's level.
+        self.assertEqual([x.agent for x in s.full], [1])
         self.assertEqual(list(s.action_index), [eat, -1])
         self.assertEqual(s.full[0].decision.error.field, "blocks[1].rows[1].factors")
         self.assertEqual(st.error.reason, pb.ERROR_REASON_STALE_REVISION)

@@ -175,7 +175,7 @@ void DecideBatch(const loader::Catalog& catalog,
 
 // INVALID_ARGUMENT for a compact request that asks for an explanation
 // (field `form`) or for sensitivity (field `sensitivity`), and for a
-// request with blocks that asks for either (field `blocks`).
+// request with blocks that asks for sensitivity (field `blocks`).
 [[nodiscard]] absl::Status CheckForm(const v1::DecideRequest& request);
 
 // Returns the snapshot a scenario of set `set_name` describes (agent id =
