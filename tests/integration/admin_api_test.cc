@@ -17,6 +17,7 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
+#include "utilityd/base/decision_id.h"
 #include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/definition.h"
 #include "utilityd/loader/set_loader.h"
@@ -299,6 +300,61 @@ TEST_F(AdminApiTest, WhatIfScoresAnEditedSetWithoutStoringIt) {
   EXPECT_EQ(res->status, 400);
   EXPECT_THAT(res->body, HasSubstr("behaviourSet"));
   EXPECT_THAT(res->body, HasSubstr("helth"));
+}
+
+// Rows of a block enter the feed as the snapshots that decide the same:
+// the entity id in decimal as the agent id, the row's factors by name, its
+// running action, its decision id from the block's base, and the full
+// breakdown the feed makes for every sampled decision.
+TEST_F(AdminApiTest, RecentDecisionsShowBlockRows) {
+  Start({"--recent_sample=1", "--recent_decisions=10"});
+  auto set = loader::LoadSetFile("examples/behaviour_sets/arena_mage.yaml");
+  ASSERT_THAT(set, IsOk());
+  const engine::CompiledBehaviourSet& c = (*set)->compiled;
+  v1::DecideRequest request;
+  v1::AgentBlock* block = request.add_blocks();
+  block->set_behaviour_set("arena_mage");
+  block->set_layout(v1::FACTOR_LAYOUT_COLUMNS);
+  const v1::AgentSnapshot rows[] = {ArenaScenario("Staff empty, in cover"),
+                                    ArenaScenario("Quiet arena")};
+  for (int f = 0; f < c.factor_count(); ++f) {
+    for (const v1::AgentSnapshot& row : rows) {
+      block->add_factors(row.named_factors().empty()
+                             ? row.factors(f)
+                             : row.named_factors().at(c.factors()[f].name));
+    }
+  }
+  int attack = -1, patrol = -1;
+  for (int a = 0; a < c.action_count(); ++a) {
+    if (c.actions()[a].name == "attack") attack = a;
+    if (c.actions()[a].name == "patrol") patrol = a;
+  }
+  block->add_agent_ids(9000000000042ull);
+  block->add_agent_ids(43);
+  block->add_current_action(attack);
+  block->add_current_action(patrol);
+  grpc::ClientContext context;
+  v1::DecideResponse response;
+  ASSERT_TRUE(stub_->Decide(&context, request, &response).ok());
+  const v1::DecisionBlock& got = response.blocks(0);
+  ASSERT_FALSE(got.has_error()) << got.error().message();
+
+  auto res = http_->Get("/api/v1/decisions/recent");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  auto recent = FromJson<v1::RecentDecisionsResponse>(res->body);
+  ASSERT_EQ(recent.decisions_size(), 2);
+  EXPECT_EQ(recent.decisions(0).agent_id(), "43");  // newest first
+  const v1::DecisionLogEntry& e = recent.decisions(1);
+  EXPECT_EQ(e.agent_id(), "9000000000042");
+  EXPECT_EQ(e.action(), c.actions()[got.action_index(0)].name);
+  EXPECT_EQ(e.action(), "recharge");
+  EXPECT_TRUE(e.switched());
+  const std::array<char, 16> id =
+      DecisionIdHex(DecisionId(got.decision_id_base(), 0));
+  EXPECT_EQ(e.decision_id(), std::string(id.data(), id.size()));
+  EXPECT_EQ(e.factors().at("charges"), 0);
+  EXPECT_GT(e.explanation().actions_size(), 0);
 }
 
 TEST_F(AdminApiTest, RecentDecisionsShowRealTrafficAndFilter) {

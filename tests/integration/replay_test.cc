@@ -398,8 +398,16 @@ void WaitShadowSettled(const testing::UtilitydProcess& server) {
 }
 
 // With every decision shadowed and logged, the server's shadow counters and
-// its running report equal what utilityctl replay reports on the log.
-TEST(ShadowIntegrationTest, CountersEqualWhatReplayReports) {
+// its running report equal what utilityctl replay reports on the log: with
+// the simulator's agents sent as snapshots, and with its flat worlds sent
+// as blocks of columns (a sampled block row is shadowed and logged as the
+// snapshot that decides the same).
+class ShadowFormsTest : public ::testing::TestWithParam<std::string> {};
+INSTANTIATE_TEST_SUITE_P(Forms, ShadowFormsTest,
+                         ::testing::Values("snapshots", "columnar"),
+                         [](const auto& param) { return param.param; });
+
+TEST_P(ShadowFormsTest, CountersEqualWhatReplayReports) {
   testing::TempDir dir("utilityd_shadow");
   const fs::path candidate = dir.path() / "candidate";
   WriteCandidate(candidate, true);
@@ -413,11 +421,15 @@ TEST(ShadowIntegrationTest, CountersEqualWhatReplayReports) {
   auto sim = testing::SpawnProcess(
       {UTILITYD_SIM_BINARY, "--target=" + server.address(), "--world=all",
        "--agents=30", "--duration=10s", "--realtime=false",
-       "--report_every=100s"},
+       "--report_every=100s", "--form=" + GetParam()},
       sim_log);
   ASSERT_THAT(sim.status(), IsOk());
   ASSERT_EQ(testing::WaitProcess(*sim, absl::Seconds(120)), 0)
       << testing::ReadWholeFile(sim_log);
+  if (GetParam() == "columnar") {
+    EXPECT_THAT(testing::ReadWholeFile(sim_log),
+                HasSubstr("(as blocks: villager_needs, arena_mage)"));
+  }
   WaitShadowSettled(server);
   EXPECT_EQ(server.MetricTotal("utilityd_shadow_dropped_total"), 0);
   httplib::Client http("127.0.0.1", server.http_port());
