@@ -53,6 +53,19 @@ void WriteBlock(const BlockColumns& in, v1::AgentBlock* out) {
   Put(in.target_factors, out->mutable_target_factors());
   Put(in.target_ids, out->mutable_target_ids());
   Put(in.current_target, out->mutable_current_target());
+  out->set_game_time(in.game_time);
+  Put(in.tree_state_offsets, out->mutable_tree_state_offsets());
+  out->set_tree_states(in.tree_states.data(), in.tree_states.size());
+  Put(in.outcome_offsets, out->mutable_outcome_offsets());
+  Put(in.outcome_leaves, out->mutable_outcome_leaves());
+  out->mutable_outcome_statuses()->Reserve(
+      static_cast<int>(in.outcome_statuses.size()));
+  for (v1::NodeStatus s : in.outcome_statuses) out->add_outcome_statuses(s);
+}
+
+void CarryTreeState(const v1::DecisionBlock& answer, v1::AgentBlock* next) {
+  *next->mutable_tree_state_offsets() = answer.tree_state_offsets();
+  *next->mutable_tree_states() = answer.tree_states();
 }
 
 absl::Status ReadBlock(const v1::DecisionBlock& answer, int rows,

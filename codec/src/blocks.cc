@@ -13,6 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "answer_columns.h"
+#include "tree_wire.h"
+#include "utilityd/base/status_macros.h"
 #include "utilityd/engine/error_reason.h"
 
 namespace utilityd::codec::internal {
@@ -26,11 +28,13 @@ struct BlockWork {
   std::vector<int> rows;              // their row numbers
   std::vector<e::BatchDecision> out;
   std::vector<absl::Status> errors;
-  std::vector<float> row_factors;       // a sampled factor-major row's
-  std::vector<uint32_t> explain;        // the rows to explain, once each
-  e::Decision decision;                 // an explained row's
-  std::vector<float> seconds;           // the clocks, NaN made "never"
-  std::vector<e::TargetInput> targets;  // the block's, spans into the message
+  std::vector<float> row_factors;        // a sampled factor-major row's
+  std::vector<uint32_t> explain;         // the rows to explain, once each
+  e::Decision decision;                  // an explained row's
+  e::TreeTick tick;                      // a tree row's
+  std::vector<e::LeafOutcome> outcomes;  // a tree row's
+  std::vector<float> seconds;            // the clocks, NaN made "never"
+  std::vector<e::TargetInput> targets;   // the block's, spans into the message
   e::BatchDecider decider;
   // For an observer that asks for a row's message (a sampled decision).
   v1::AgentSnapshot snapshot;
@@ -91,17 +95,15 @@ absl::Status FindSet(const loader::Catalog& catalog,
                      ", the block expects ", block.expected_revision(),
                      " (refresh the factor order with GetBehaviourSet)"));
   }
-  // Trees and coordination answer with more than numbers per row: their
-  // agents go as snapshots until the block form carries their columns.
-  if (set->compiled.tree() != nullptr || set->compiled.has_resources()) {
+  // Coordination allocates across the batch's agents and answers with
+  // grants: its agents go as snapshots until blocks carry its columns.
+  if (set->compiled.has_resources()) {
     return Refuse(absl::StatusCode::kInvalidArgument,
                   e::ErrorReason::kUnspecified, "behaviour_set",
                   absl::StrCat(set->name(),
-                               set->compiled.tree() != nullptr
-                                   ? " has a behaviour tree"
-                                   : " shares resources (coordination)",
-                               ": send its agents as snapshots (agents); "
-                               "blocks carry neither yet"));
+                               " shares resources (coordination): send its "
+                               "agents as snapshots (agents); blocks do not "
+                               "carry held resources yet"));
   }
   *out = set;
   return absl::OkStatus();
@@ -168,6 +170,79 @@ absl::Status ReadTargets(const loader::LoadedSet& set,
   return absl::OkStatus();
 }
 
+// An offsets column of a tree block: empty, or rows + 1 entries whose last
+// is `size`, the length of what it indexes (rows' own ranges are checked
+// with their rows).
+absl::Status CheckOffsets(absl::string_view field, int offsets, int rows,
+                          uint32_t last, size_t size,
+                          absl::string_view indexed) {
+  if (offsets == 0) return absl::OkStatus();
+  if (offsets != rows + 1) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kFactorCount, field,
+                  absl::StrCat("has ", offsets, " values for ", rows,
+                               " rows; it holds one per row and one more "
+                               "(where the last row's end)"));
+  }
+  if (last != size) {
+    return Refuse(
+        absl::StatusCode::kInvalidArgument, e::ErrorReason::kFactorCount, field,
+        absl::StrCat("ends at ", last, ", but ", indexed, " has ", size));
+  }
+  return absl::OkStatus();
+}
+
+// The tree columns' sizes, as a whole.
+absl::Status CheckTreeColumns(const v1::AgentBlock& block, int rows) {
+  const int states = block.tree_state_offsets_size();
+  UTILITYD_RETURN_IF_ERROR(
+      CheckOffsets("tree_state_offsets", states, rows,
+                   states > 0 ? block.tree_state_offsets(states - 1) : 0,
+                   block.tree_states().size(), "tree_states"));
+  if (states == 0 && !block.tree_states().empty()) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kFactorCount, "tree_state_offsets",
+                  "is empty, but tree_states is not: say where each row's "
+                  "state starts");
+  }
+  const int outcomes = block.outcome_offsets_size();
+  const uint32_t last = outcomes > 0 ? block.outcome_offsets(outcomes - 1) : 0;
+  UTILITYD_RETURN_IF_ERROR(CheckOffsets("outcome_offsets", outcomes, rows, last,
+                                        block.outcome_leaves_size(),
+                                        "outcome_leaves"));
+  if (static_cast<size_t>(block.outcome_statuses_size()) !=
+      static_cast<size_t>(block.outcome_leaves_size())) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kFactorCount, "outcome_statuses",
+                  absl::StrCat("has ", block.outcome_statuses_size(),
+                               " values for ", block.outcome_leaves_size(),
+                               " outcome_leaves: one status per leaf"));
+  }
+  return absl::OkStatus();
+}
+
+// Row r's range [*first, *end) of an offsets column (of `what`, e.g.
+// "targets"), or its error.
+absl::Status RowRange(absl::string_view field, absl::string_view what,
+                      const google::protobuf::RepeatedField<uint32_t>& offsets,
+                      int r, uint32_t limit, uint32_t* first, uint32_t* end) {
+  *first = offsets[r];
+  *end = offsets[r + 1];
+  if (*first > *end) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kOutOfRange, field,
+                  absl::StrCat("out of order: the row's ", what,
+                               " would run from ", *first, " back to ", *end));
+  }
+  if (*end > limit) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kOutOfRange, field,
+                  absl::StrCat("out of range: the row's ", what, " end at ",
+                               *end, ", the block has ", limit));
+  }
+  return absl::OkStatus();
+}
+
 // Checks the columns' lengths.
 absl::Status ReadColumns(const loader::LoadedSet& set,
                          const v1::AgentBlock& block, e::ExplainLevel level,
@@ -193,6 +268,9 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
     }
   }
   if (absl::Status s = ReadTargets(set, block, work, c); !s.ok()) return s;
+  if (set.compiled.tree() != nullptr) {
+    if (absl::Status s = CheckTreeColumns(block, n); !s.ok()) return s;
+  }
   if (block.explain_rows_size() > 0 && level == e::ExplainLevel::kNone) {
     return Refuse(absl::StatusCode::kInvalidArgument,
                   e::ErrorReason::kUnspecified, "explain_rows",
@@ -279,21 +357,10 @@ absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
   }
   in->current_target = e::kAnyTarget;
   if (block.target_offsets_size() > 0) {
-    const uint32_t first = block.target_offsets(r);
-    const uint32_t end = block.target_offsets(r + 1);
-    if (first > end) {
-      return Refuse(absl::StatusCode::kInvalidArgument,
-                    e::ErrorReason::kOutOfRange, "target_offsets",
-                    absl::StrCat("out of order: the row's targets would run "
-                                 "from ",
-                                 first, " back to ", end));
-    }
-    if (end > c.targets) {
-      return Refuse(absl::StatusCode::kInvalidArgument,
-                    e::ErrorReason::kOutOfRange, "target_offsets",
-                    absl::StrCat("out of range: the row's targets end at ", end,
-                                 ", the block has ", c.targets));
-    }
+    uint32_t first, end;
+    UTILITYD_RETURN_IF_ERROR(RowRange("target_offsets", "targets",
+                                      block.target_offsets(), r, c.targets,
+                                      &first, &end));
     in->targets = absl::MakeConstSpan(work.targets.data() + first, end - first);
   }
   if (block.current_target_size() > 0) {
@@ -420,6 +487,197 @@ void WriteRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
   }
 }
 
+// The rows of a flat set: one engine pass over the rows that read well.
+void DecideRows(const loader::LoadedSet& set, int b,
+                const v1::AgentBlock& block, const Columns& columns,
+                int first_index, BlockWork& work, v1::DecisionBlock* out,
+                BatchObserver* observer) {
+  work.inputs.clear();
+  work.rows.clear();
+  e::AgentInput in;
+  for (int r = 0; r < columns.rows; ++r) {
+    if (absl::Status row = RowInput(block, columns, work, r, &in); !row.ok()) {
+      FailRow(b, r, first_index + r, &set, row, out, observer);
+      continue;
+    }
+    work.inputs.push_back(in);
+    work.rows.push_back(r);
+  }
+  work.out.resize(work.inputs.size());
+  work.decider.set_keep_candidates(false);
+  if (columns.values == nullptr) {
+    work.decider.DecideFactorMajor(set.compiled, work.inputs,
+                                   {.data = block.factors().data(),
+                                    .rows = static_cast<size_t>(columns.rows),
+                                    .row_of = work.rows},
+                                   absl::MakeSpan(work.out), &work.errors);
+  } else {
+    work.decider.Decide(set.compiled, work.inputs, e::ExplainLevel::kNone,
+                        absl::MakeSpan(work.out), &work.errors);
+  }
+  WriteRows(set, b, block, first_index, work, out, observer);
+  if (observer != nullptr) {
+    observer->OnVetoes(set, work.decider.vetoes_by_action(),
+                       work.decider.agents_with_invalid_input());
+  }
+}
+
+// The wire's TreeReset numbers the engine's reasons alike.
+static_assert(
+    static_cast<int>(e::TreeReset::kNone) == v1::TREE_RESET_NONE &&
+    static_cast<int>(e::TreeReset::kMalformed) == v1::TREE_RESET_MALFORMED &&
+    static_cast<int>(e::TreeReset::kVersion) == v1::TREE_RESET_VERSION &&
+    static_cast<int>(e::TreeReset::kOtherSet) == v1::TREE_RESET_OTHER_SET &&
+    static_cast<int>(e::TreeReset::kOtherRevision) ==
+        v1::TREE_RESET_OTHER_REVISION &&
+    static_cast<int>(e::TreeReset::kCorrupt) == v1::TREE_RESET_CORRUPT &&
+    static_cast<int>(e::TreeReset::kOutOfRange) ==
+        v1::TREE_RESET_OUT_OF_RANGE &&
+    v1::TreeReset_MAX == v1::TREE_RESET_OUT_OF_RANGE);
+
+// Row r's tree input from the block's tree columns: its state (a view into
+// the message), its leaf outcomes (into work.outcomes) and the block's
+// game time; or the error naming the column.
+absl::Status RowTree(const loader::LoadedSet& set, const v1::AgentBlock& block,
+                     int r, BlockWork& work, e::TreeInput* in) {
+  *in = e::TreeInput{.game_time = block.game_time()};
+  uint32_t first, end;
+  if (block.tree_state_offsets_size() > 0) {
+    UTILITYD_RETURN_IF_ERROR(RowRange(
+        "tree_state_offsets", "state bytes", block.tree_state_offsets(), r,
+        static_cast<uint32_t>(block.tree_states().size()), &first, &end));
+    in->state =
+        absl::string_view(block.tree_states()).substr(first, end - first);
+  }
+  work.outcomes.clear();
+  if (block.outcome_offsets_size() > 0) {
+    UTILITYD_RETURN_IF_ERROR(RowRange(
+        "outcome_offsets", "outcomes", block.outcome_offsets(), r,
+        static_cast<uint32_t>(block.outcome_leaves_size()), &first, &end));
+    for (uint32_t k = first; k < end; ++k) {
+      e::LeafOutcome o;
+      UTILITYD_RETURN_IF_ERROR(internal::ReadLeafOutcome(
+          set, block.outcome_leaves(k),
+          static_cast<v1::NodeStatus>(block.outcome_statuses(k)),
+          absl::StrCat("outcome_leaves[", k, "]"),
+          absl::StrCat("outcome_statuses[", k, "]"), &o));
+      work.outcomes.push_back(o);
+    }
+  }
+  in->outcomes = work.outcomes;
+  return absl::OkStatus();
+}
+
+// What a tree row's snapshot carries besides the flat fields.
+void RowTreeSnapshot(const e::TreeInput& in, v1::AgentSnapshot* s) {
+  s->set_tree_state(in.state.data(), in.state.size());
+  s->set_game_time(in.game_time);
+  for (const e::LeafOutcome& o : in.outcomes) {
+    v1::LeafOutcome* x = s->add_leaf_outcomes();
+    x->set_leaf(o.leaf);
+    x->set_status(internal::ToProto(o.status));
+  }
+}
+
+// Sizes the tree columns of `rows` rows: statuses and resets per row, the
+// offsets' first entries.
+void StartTreeColumns(int rows, v1::DecisionBlock* out) {
+  out->mutable_tree_status()->Resize(rows, v1::NODE_STATUS_UNSPECIFIED);
+  out->mutable_tree_reset()->assign(rows, '\0');
+  out->add_tree_state_offsets(0);
+  out->add_run_offsets(0);
+  out->add_halted_offsets(0);
+}
+
+// Ends row r's entries in the offset columns (after its tick, or none).
+void EndTreeRow(v1::DecisionBlock* out) {
+  out->add_tree_state_offsets(static_cast<uint32_t>(out->tree_states().size()));
+  out->add_run_offsets(static_cast<uint32_t>(out->run_nodes_size()));
+  out->add_halted_offsets(static_cast<uint32_t>(out->halted_nodes_size()));
+}
+
+// Row r's tick as columns: its first run leaf as the row's action, every
+// run and halted leaf, its state, status and reset reason.
+void WriteTickColumns(const e::TreeTick& tick, const e::AgentInput& in, int r,
+                      v1::DecisionBlock* out) {
+  auto target = [&](int32_t t) {
+    return t >= 0 && t < static_cast<int32_t>(in.targets.size()) ? t : -1;
+  };
+  bool started = false;
+  for (const e::TreeLeaf& l : tick.run) {
+    out->add_run_nodes(l.node);
+    out->add_run_actions(l.action);
+    out->add_run_targets(target(l.target));
+    out->mutable_run_started()->push_back(l.started ? '\1' : '\0');
+    started |= l.started;
+  }
+  for (const e::TreeLeaf& l : tick.halted) {
+    out->add_halted_nodes(l.node);
+    out->add_halted_actions(l.action);
+    out->add_halted_targets(target(l.target));
+  }
+  out->mutable_tree_states()->append(tick.state);
+  out->set_tree_status(r, internal::ToProto(tick.status));
+  (*out->mutable_tree_reset())[r] = static_cast<char>(tick.reset);
+  if (!tick.run.empty()) {
+    out->set_action_index(r, tick.run.front().action);
+    out->set_target_index(r, target(tick.run.front().target));
+  }
+  out->set_score(r, 0.0f);
+  (*out->mutable_flags())[r] =
+      static_cast<char>(started ? v1::COMPACT_FLAG_SWITCHED : 0);
+}
+
+// Row r's engine input and (for a set with a tree) tree input, factors
+// gathered for a factor-major block (decided or ticked alone).
+absl::Status TreeRowInputs(const loader::LoadedSet& set,
+                           const v1::AgentBlock& block, const Columns& columns,
+                           int r, BlockWork& work, e::AgentInput* in,
+                           e::TreeInput* tree) {
+  UTILITYD_RETURN_IF_ERROR(RowInput(block, columns, work, r, in));
+  if (set.compiled.tree() != nullptr) {
+    UTILITYD_RETURN_IF_ERROR(RowTree(set, block, r, work, tree));
+  }
+  *in = WithFactors(set, block, r, *in, work);
+  return absl::OkStatus();
+}
+
+// The rows of a set with a tree: each row ticked alone (each walks its own
+// path, as snapshots do), its tick written as columns.
+void TickRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
+              const Columns& columns, int first_index, BlockWork& work,
+              v1::DecisionBlock* out, BatchObserver* observer) {
+  static const v1::AgentSnapshot* const kNone = new v1::AgentSnapshot();
+  StartTreeColumns(columns.rows, out);
+  e::AgentInput in;
+  e::TreeInput tree;
+  for (int r = 0; r < columns.rows; ++r) {
+    const int index = first_index + r;
+    absl::Status s = TreeRowInputs(set, block, columns, r, work, &in, &tree);
+    if (s.ok()) {
+      s = e::TickTree(set.compiled, in, tree, e::ExplainLevel::kNone,
+                      &work.tick);
+    }
+    if (!s.ok()) {
+      FailRow(b, r, index, &set, s, out, observer);
+      EndTreeRow(out);
+      continue;
+    }
+    WriteTickColumns(work.tick, in, r, out);
+    EndTreeRow(out);
+    if (observer == nullptr) continue;
+    if (!observer->WantsMessage(index)) {
+      observer->OnTicked(index, set, *kNone, in, work.tick, nullptr);
+      continue;
+    }
+    RowSnapshot(set, block, r, in, &work.snapshot);
+    RowTreeSnapshot(tree, &work.snapshot);
+    work.message.Clear();
+    WriteTick(set, work.snapshot, work.tick, v1::EXPLAIN_NONE, &work.message);
+    observer->OnTicked(index, set, work.snapshot, in, work.tick, &work.message);
+  }
+}
+
 // Answers the rows the block names in explain_rows with their explained
 // decision (each decided again alone, which the engine decides alike),
 // besides their numbers. A row that failed is answered by its error.
@@ -431,22 +689,31 @@ void ExplainRows(const loader::LoadedSet& set, const v1::AgentBlock& block,
   std::sort(work.explain.begin(), work.explain.end());
   work.explain.erase(std::unique(work.explain.begin(), work.explain.end()),
                      work.explain.end());
+  const e::ExplainLevel level = ToExplainLevel(explain);
   e::AgentInput in;
+  e::TreeInput tree;
   for (uint32_t row : work.explain) {
     const int r = static_cast<int>(row);
     char& flags = (*out->mutable_flags())[r];
     if (flags & v1::COMPACT_FLAG_FULL) continue;  // failed: its error
-    if (!RowInput(block, columns, work, r, &in).ok()) continue;
-    in = WithFactors(set, block, r, in, work);
-    if (!e::Decide(set.compiled, in, ToExplainLevel(explain), &work.decision)
+    // It was decided (or ticked) above: the same again cannot fail.
+    if (!TreeRowInputs(set, block, columns, r, work, &in, &tree).ok()) continue;
+    const bool tree_set = set.compiled.tree() != nullptr;
+    if (!(tree_set ? e::TickTree(set.compiled, in, tree, level, &work.tick)
+                   : e::Decide(set.compiled, in, level, &work.decision))
              .ok()) {
-      continue;  // it was decided in the batch: cannot fail here
+      continue;
     }
     RowSnapshot(set, block, r, in, &work.snapshot);
     v1::IndexedDecision* x = out->add_full();
     x->set_agent(r);
-    WriteDecision(set, work.snapshot, work.decision, explain,
-                  x->mutable_decision());
+    if (tree_set) {
+      RowTreeSnapshot(tree, &work.snapshot);
+      WriteTick(set, work.snapshot, work.tick, explain, x->mutable_decision());
+    } else {
+      WriteDecision(set, work.snapshot, work.decision, explain,
+                    x->mutable_decision());
+    }
     flags = static_cast<char>(flags | v1::COMPACT_FLAG_FULL);
   }
 }
@@ -473,30 +740,11 @@ void DecideBlock(const loader::Catalog& catalog, int b,
   }
   StartColumns(columns.rows, out);
   out->set_revision(set->revision());
-  work.inputs.clear();
-  work.rows.clear();
-  e::AgentInput in;
-  for (int r = 0; r < columns.rows; ++r) {
-    if (absl::Status row = RowInput(block, columns, work, r, &in); !row.ok()) {
-      FailRow(b, r, first_index + r, set, row, out, observer);
-      continue;
-    }
-    work.inputs.push_back(in);
-    work.rows.push_back(r);
-  }
-  work.out.resize(work.inputs.size());
-  work.decider.set_keep_candidates(false);
-  if (columns.values == nullptr) {
-    work.decider.DecideFactorMajor(set->compiled, work.inputs,
-                                   {.data = block.factors().data(),
-                                    .rows = static_cast<size_t>(columns.rows),
-                                    .row_of = work.rows},
-                                   absl::MakeSpan(work.out), &work.errors);
+  if (set->compiled.tree() != nullptr) {
+    TickRows(*set, b, block, columns, first_index, work, out, observer);
   } else {
-    work.decider.Decide(set->compiled, work.inputs, e::ExplainLevel::kNone,
-                        absl::MakeSpan(work.out), &work.errors);
+    DecideRows(*set, b, block, columns, first_index, work, out, observer);
   }
-  WriteRows(*set, b, block, first_index, work, out, observer);
   ExplainRows(*set, block, columns, explain, work, out);
   // Failed and explained rows were added as found: back into row order.
   auto* full = out->mutable_full();
@@ -505,10 +753,6 @@ void DecideBlock(const loader::Catalog& catalog, int b,
       [](const v1::IndexedDecision* x, const v1::IndexedDecision* y) {
         return x->agent() < y->agent();
       });
-  if (observer != nullptr) {
-    observer->OnVetoes(*set, work.decider.vetoes_by_action(),
-                       work.decider.agents_with_invalid_input());
-  }
 }
 
 }  // namespace

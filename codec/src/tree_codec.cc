@@ -5,12 +5,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tree_wire.h"
+#include "utilityd/base/status_macros.h"
 #include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/error_reason.h"
 
 namespace utilityd::codec {
 namespace e = engine;
-namespace {
+
+namespace internal {
 
 v1::NodeStatus ToProto(e::NodeStatus s) {
   switch (s) {
@@ -35,6 +38,37 @@ e::NodeStatus FromProto(v1::NodeStatus s) {
       return e::NodeStatus::kRunning;
   }
 }
+
+absl::Status ReadLeafOutcome(const loader::LoadedSet& set, int leaf,
+                             v1::NodeStatus status,
+                             const std::string& leaf_field,
+                             const std::string& status_field,
+                             e::LeafOutcome* out) {
+  const e::CompiledTree& tree = *set.compiled.tree();
+  if (leaf < 0 || leaf >= static_cast<int>(tree.nodes.size()) ||
+      tree.nodes[leaf].kind != e::NodeKind::kAction) {
+    return e::FieldError(
+        absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange,
+        leaf_field,
+        absl::StrCat("node ", leaf, " is not an action leaf of ", set.name(),
+                     "'s tree (", tree.nodes.size(), " nodes)"));
+  }
+  if (status != v1::NODE_STATUS_RUNNING && status != v1::NODE_STATUS_SUCCESS &&
+      status != v1::NODE_STATUS_FAILURE) {
+    return e::FieldError(absl::StatusCode::kInvalidArgument,
+                         e::ErrorReason::kOutOfRange, status_field,
+                         "is required: running, success or failure");
+  }
+  *out = {.leaf = leaf, .status = FromProto(status)};
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::FromProto;
+using internal::ToProto;
 
 void WriteLeaf(const e::CompiledBehaviourSet& set,
                const v1::AgentSnapshot& snapshot, const e::TreeLeaf& leaf,
@@ -164,27 +198,14 @@ const std::string& LeafName(const e::CompiledBehaviourSet& set, int node) {
 absl::Status ResolveTree(const loader::LoadedSet& loaded,
                          const v1::AgentSnapshot& snapshot,
                          AgentScratch* scratch, e::TreeInput* in) {
-  const e::CompiledTree& tree = *loaded.compiled.tree();
   scratch->outcomes.clear();
   for (int k = 0; k < snapshot.leaf_outcomes_size(); ++k) {
     const v1::LeafOutcome& o = snapshot.leaf_outcomes(k);
+    e::LeafOutcome outcome;
     const std::string at = absl::StrCat("leaf_outcomes[", k, "]");
-    if (o.leaf() < 0 || o.leaf() >= static_cast<int>(tree.nodes.size()) ||
-        tree.nodes[o.leaf()].kind != e::NodeKind::kAction) {
-      return e::FieldError(
-          absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange,
-          at + ".leaf",
-          absl::StrCat("node ", o.leaf(), " is not an action leaf of ",
-                       loaded.name(), "'s tree (", tree.nodes.size(),
-                       " nodes)"));
-    }
-    if (o.status() == v1::NODE_STATUS_UNSPECIFIED) {
-      return e::FieldError(absl::StatusCode::kInvalidArgument,
-                           e::ErrorReason::kOutOfRange, at + ".status",
-                           "is required: running, success or failure");
-    }
-    scratch->outcomes.push_back(
-        {.leaf = o.leaf(), .status = FromProto(o.status())});
+    UTILITYD_RETURN_IF_ERROR(internal::ReadLeafOutcome(
+        loaded, o.leaf(), o.status(), at + ".leaf", at + ".status", &outcome));
+    scratch->outcomes.push_back(outcome);
   }
   in->game_time = snapshot.game_time();
   in->state = snapshot.tree_state();

@@ -5,9 +5,10 @@
 // state). It reports decisions per second, switches per agent per minute and,
 // for the arena, how long mages survive.
 //
-// With --form=columnar the worlds of flat sets send their agents as one
-// block of columns each, through the SDK's WriteBlock and ReadBlock, as an
-// ECS game server would; the same seed then runs the same game.
+// With --form=columnar every world but the goblins (shared resources) sends
+// its agents as one block of columns, through the SDK's WriteBlock,
+// ReadBlock and CarryTreeState, as an ECS game server would; the same seed
+// then runs the same game.
 //
 //   utilityd-sim --target=localhost:50051 --world=all --agents=100 --hz=10
 //   utilityd-sim --world=forager --realtime=false --duration=300s --seed=3
@@ -42,8 +43,8 @@ ABSL_FLAG(std::string, world, "all",
           "(attack tokens), or all (villager, arena and guard).");
 ABSL_FLAG(std::string, form, "snapshots",
           "How worlds send their agents: snapshots (a message per agent) or "
-          "columnar (a block of columns per world of a flat set; tree and "
-          "coordination worlds stay snapshots).");
+          "columnar (a block of columns per world; the goblins' shared "
+          "tokens stay snapshots).");
 ABSL_FLAG(bool, tokens, true,
           "goblins: two attack tokens per mage, allocated by the service; "
           "false offers as many tokens as there are goblins.");
@@ -150,14 +151,8 @@ class World {
         continue;
       }
       if (tree_) {
-        Memory& m = memory_[i];
         trees_.Update(d);
-        // A leaf switch: a leaf starts while another was running.
-        for (const v1::TreeLeaf& leaf : d.run_leaves()) {
-          if (leaf.started() && !m.current_action.empty()) ++m.switches;
-        }
-        m.current_action = d.action();
-        Act(i, d, dt);
+        TakeTick(i, d, dt);
         continue;
       }
       Take(i, d, now, dt);
@@ -165,12 +160,12 @@ class World {
     Step(dt);
   }
 
-  // The block form (--form=columnar), for a flat set without shared
-  // resources: the world's agents as one block, sensed as for snapshots
-  // and laid out as an ECS holds its components (factors factor-major,
-  // running actions and targets by index).
+  // The block form (--form=columnar), for a set without shared resources:
+  // the world's agents as one block, sensed as for snapshots and laid out
+  // as an ECS holds its components (factors factor-major, running actions
+  // and targets by index; a tree's state and leaf outcomes as columns).
   virtual bool SharesResources() const { return false; }
-  bool TakesBlocks() const { return !tree_ && !SharesResources(); }
+  bool TakesBlocks() const { return !SharesResources(); }
   void set_columnar(bool on) { columnar_ = on; }
   bool columnar() const { return columnar_; }
 
@@ -187,6 +182,7 @@ class World {
     c.target_factors.clear();
     c.current_target.resize(n);
     c.target_ids.resize(n);
+    c.outcomes.resize(n);
     for (int i = 0; i < n; ++i) {
       sensed_.Clear();
       sensed_.mutable_factors()->Resize(nf, 0.0f);
@@ -201,8 +197,13 @@ class World {
                                              : std::nanf("");  // not recently
       }
       c.seeds[i] = tick * 1000003 + i;
+      if (tree_) {  // a tree's memory is its state, as for snapshots
+        c.current[i] = -1;
+        std::fill_n(c.seconds.begin() + i * na, na, std::nanf(""));
+      }
       c.target_ids[i].clear();
-      c.current_target[i] = m.current_target.empty() ? -1 : -2;  // -2: gone
+      c.current_target[i] =
+          m.current_target.empty() || tree_ ? -1 : -2;  // -2: gone
       for (const v1::TargetSnapshot& t : sensed_.targets()) {
         if (t.target_id() == m.current_target) {
           c.current_target[i] = static_cast<int32_t>(c.target_ids[i].size());
@@ -214,6 +215,19 @@ class World {
       c.offsets.push_back(c.offsets.back() +
                           static_cast<uint32_t>(sensed_.targets_size()));
     }
+    // A tree's memory: the last answer's state columns, and the outcomes
+    // reported since, by row.
+    c.outcome_offsets.assign(1, 0);
+    c.outcome_leaves.clear();
+    c.outcome_statuses.clear();
+    for (int i = 0; tree_ && i < n; ++i) {
+      for (const v1::LeafOutcome& o : c.outcomes[i]) {
+        c.outcome_leaves.push_back(o.leaf());
+        c.outcome_statuses.push_back(o.status());
+      }
+      c.outcome_offsets.push_back(
+          static_cast<uint32_t>(c.outcome_leaves.size()));
+    }
     client::WriteBlock({.behaviour_set = set_,
                         .expected_revision = schema_->revision(),
                         .agent_ids = c.ids,
@@ -224,8 +238,16 @@ class World {
                         .seeds = c.seeds,
                         .target_offsets = c.offsets,
                         .target_factors = c.target_factors,
-                        .current_target = c.current_target},
+                        .current_target = c.current_target,
+                        .game_time = now,
+                        .outcome_offsets = c.outcome_offsets,
+                        .outcome_leaves = c.outcome_leaves,
+                        .outcome_statuses = c.outcome_statuses},
                        batch->add_blocks());
+    if (tree_) {
+      client::CarryTreeState(c.last,
+                             batch->mutable_blocks(batch->blocks_size() - 1));
+    }
   }
 
   // Applies the block's answers, read into columns, as Apply applies
@@ -253,12 +275,26 @@ class World {
       c.failed[e.row] = 1;
     }
     const v1::BehaviourSetSummary& s = schema_->summary();
+    if (tree_) {
+      // As TreeTracker::Update: the outcomes were taken (a failed row sends
+      // its own again), the state comes back next tick.
+      for (int i = 0; i < n; ++i) {
+        if (!c.failed[i]) c.outcomes[i].clear();
+      }
+      *c.last.mutable_tree_state_offsets() = block.tree_state_offsets();
+      *c.last.mutable_tree_states() = block.tree_states();
+    }
     for (int i = 0; i < n; ++i) {
       if (c.failed[i]) continue;
       decision_.Clear();
       if (c.action[i] >= 0) decision_.set_action(s.actions(c.action[i]));
       if (c.target[i] >= 0)
         decision_.set_target_id(c.target_ids[i][c.target[i]]);
+      if (tree_) {
+        LeavesOf(block, i, &decision_);
+        TakeTick(i, decision_, dt);
+        continue;
+      }
       Take(i, decision_, now, dt);
     }
     Step(dt);
@@ -271,7 +307,14 @@ class World {
     std::vector<float> factors, seconds, target_factors;
     std::vector<int32_t> current, current_target, action, target;
     std::vector<uint32_t> offsets;
-    std::vector<uint8_t> failed;                       // per row
+    std::vector<uint8_t> failed;  // per row
+    // Trees: outcomes reported since the last tick, by row, as columns;
+    // the last answer's state columns.
+    std::vector<std::vector<v1::LeafOutcome>> outcomes;
+    std::vector<uint32_t> outcome_offsets;
+    std::vector<int32_t> outcome_leaves;
+    std::vector<v1::NodeStatus> outcome_statuses;
+    v1::DecisionBlock last;
     std::vector<std::vector<std::string>> target_ids;  // per row
   };
 
@@ -310,12 +353,55 @@ class World {
     Act(i, d, dt);
   }
 
+  // Takes agent i's tick of a tree set: a leaf switch is a leaf starting
+  // while another was running.
+  void TakeTick(int i, const v1::Decision& d, double dt) {
+    Memory& m = memory_[i];
+    for (const v1::TreeLeaf& leaf : d.run_leaves()) {
+      if (leaf.started() && !m.current_action.empty()) ++m.switches;
+    }
+    m.current_action = d.action();
+    Act(i, d, dt);
+  }
+
+  // Row i's run and halted leaves from a tree block's columns, named for
+  // Act.
+  void LeavesOf(const v1::DecisionBlock& block, int i, v1::Decision* d) const {
+    const v1::BehaviourSetSummary& s = schema_->summary();
+    auto leaf = [&](int32_t node, int32_t action, int32_t target,
+                    v1::TreeLeaf* l) {
+      l->set_node(node);
+      l->set_action_index(action);
+      l->set_action(s.actions(action));
+      if (target >= 0) l->set_target_id(columns_.target_ids[i][target]);
+    };
+    for (uint32_t k = block.run_offsets(i); k < block.run_offsets(i + 1); ++k) {
+      v1::TreeLeaf* l = d->add_run_leaves();
+      leaf(block.run_nodes(k), block.run_actions(k), block.run_targets(k), l);
+      l->set_started(block.run_started()[k] != 0);
+    }
+    for (uint32_t k = block.halted_offsets(i); k < block.halted_offsets(i + 1);
+         ++k) {
+      leaf(block.halted_nodes(k), block.halted_actions(k),
+           block.halted_targets(k), d->add_halted_leaves());
+    }
+  }
+
   bool columnar_ = false;
   Columns columns_;
   v1::AgentSnapshot sensed_;  // one agent, sensed for its columns
   v1::Decision decision_;     // one row, as Act reads it
 
  protected:
+  // How agent i's leaf went, for its next tick: through the tree tracker,
+  // or into the block's outcome columns.
+  void ReportOutcome(int i, const v1::Decision& d, int32_t leaf,
+                     v1::NodeStatus status) {
+    if (!columnar_) return trees_.Report(d.agent_id(), leaf, status);
+    v1::LeafOutcome& o = columns_.outcomes[i].emplace_back();
+    o.set_leaf(leaf);
+    o.set_status(status);
+  }
   void Set(v1::AgentSnapshot* a, const char* factor, float value) {
     const int index = schema_->FactorIndex(factor);
     if (index >= 0) a->set_factors(index, value);
@@ -728,7 +814,7 @@ class GuardWorld final : public World {
       }
       if (outcome != v1::NODE_STATUS_RUNNING) {
         g.running.erase(leaf.node());
-        trees_.Report(d.agent_id(), leaf.node(), outcome);
+        ReportOutcome(i, d, leaf.node(), outcome);
       }
     }
     // The world's turn: the player slips in and out of sight, hits back

@@ -63,9 +63,10 @@ class BatchRecorder final : public codec::BatchObserver {
   void OnTicked(int agent_index, const loader::LoadedSet& set,
                 const v1::AgentSnapshot& agent, const engine::AgentInput& input,
                 const engine::TreeTick& tick, v1::Decision* out) override {
+    ServiceMetrics::RecordTick(Metrics(set), tick);
+    if (out == nullptr) return;  // a block row neither feed nor log wants
     const uint64_t id = DecisionId(first_id_, agent_index);
     out->set_decision_id(DecisionIdHex(id).data(), 16);
-    ServiceMetrics::RecordTick(Metrics(set), tick);
     // The feed and the log take the tick as written (its first leaf as the
     // action); reading the feed re-ticks the snapshot, state included.
     Record(set, agent, input,

@@ -154,6 +154,18 @@ v1::AgentBlock Block(const LoadedSet& set, const Rows& rows,
   return b;
 }
 
+// A block's failed rows as "row message", in row order.
+std::vector<std::string> RowErrors(const v1::DecisionBlock& block) {
+  std::vector<std::string> errors;
+  for (const v1::IndexedDecision& x : block.full()) {
+    if (x.decision().has_error()) {
+      errors.push_back(
+          absl::StrCat(x.agent(), " ", x.decision().error().message()));
+    }
+  }
+  return errors;
+}
+
 uint32_t Bits(float x) {
   uint32_t u;
   std::memcpy(&u, &x, sizeof u);
@@ -326,13 +338,6 @@ TEST_F(BlocksTest, ABlockThatCannotBeReadIsRefusedAndTheNextIsDecided) {
        [](v1::AgentBlock* b) { b->add_current_target(-1); },
        absl::StatusCode::kInvalidArgument,
        "blocks[0].current_target: has 5 values for 4 rows"},
-      {"a tree",
-       [](v1::AgentBlock* b) {
-         b->set_behaviour_set("guard_tree");
-         b->clear_expected_revision();
-       },
-       absl::StatusCode::kInvalidArgument,
-       "blocks[0].behaviour_set: guard_tree has a behaviour tree"},
       {"coordination",
        [](v1::AgentBlock* b) {
          b->set_behaviour_set("arena_goblin");
@@ -379,11 +384,7 @@ TEST_F(BlocksTest, BadTargetOffsetsCostOnlyTheirRows) {
   b->set_current_target(5, 2);   // row 5 has two targets
   const v1::DecisionBlock got = Run(request).blocks(0);
   ASSERT_FALSE(got.has_error()) << got.error().message();
-  std::vector<std::string> errors;
-  for (const v1::IndexedDecision& x : got.full()) {
-    errors.push_back(
-        absl::StrCat(x.agent(), " ", x.decision().error().message()));
-  }
+  const std::vector<std::string> errors = RowErrors(got);
   EXPECT_THAT(
       errors,
       ::testing::ElementsAre(
@@ -433,6 +434,168 @@ TEST_F(BlocksTest, TargetsWithoutFactorsNeedTheirIds) {
   ASSERT_FALSE(decided.blocks(0).has_error())
       << decided.blocks(0).error().message();
   EXPECT_EQ(decided.blocks(0).action_index_size(), 1);
+}
+
+// A set with a tree, ticked as a block for several ticks (states fed back
+// from the block's own answer columns, random outcomes for the leaves that
+// ran, the game clock moving): every row's tick equals the same agent's as
+// a snapshot fed back from its own decisions, leaf for leaf and byte for
+// byte of the state.
+TEST_F(BlocksTest, TreeRowsTickAsSnapshotsDo) {
+  std::shared_ptr<const LoadedSet> guard = catalog_.Find("guard_tree");
+  ASSERT_NE(guard, nullptr);
+  ASSERT_NE(guard->compiled.tree(), nullptr);
+  constexpr int kRows = 60;
+  std::mt19937 rng(11);
+  v1::DecisionBlock last;                          // the block's last answer
+  std::vector<v1::Decision> last_snapshot(kRows);  // the snapshots' answers
+  int leaves = 0, halted = 0, switched = 0;
+  for (int tick = 0; tick < 12; ++tick) {
+    SCOPED_TRACE(::testing::Message() << "tick " << tick);
+    const Rows rows = RandomRows(*guard, kRows, 100 + tick);
+    v1::DecideRequest by_block, by_agent;
+    v1::AgentBlock* b = by_block.add_blocks();
+    *b = Block(*guard, rows,
+               tick % 2 ? v1::FACTOR_LAYOUT_COLUMNS : v1::FACTOR_LAYOUT_ROWS);
+    b->set_game_time(0.5 * tick);
+    if (tick > 0) {  // the answer's state columns, sent back as they came
+      *b->mutable_tree_state_offsets() = last.tree_state_offsets();
+      *b->mutable_tree_states() = last.tree_states();
+    }
+    b->add_outcome_offsets(0);
+    for (int r = 0; r < kRows; ++r) {
+      v1::AgentSnapshot* a = by_agent.add_agents();
+      *a = Snapshot(*guard, rows, r);
+      a->set_game_time(0.5 * tick);
+      a->set_tree_state(last_snapshot[r].tree_state());
+      // How the leaves the last tick ran went.
+      for (const v1::TreeLeaf& leaf : last_snapshot[r].run_leaves()) {
+        const auto status = static_cast<v1::NodeStatus>(1 + rng() % 3);
+        v1::LeafOutcome* o = a->add_leaf_outcomes();
+        o->set_leaf(leaf.node());
+        o->set_status(status);
+        b->add_outcome_leaves(leaf.node());
+        b->add_outcome_statuses(status);
+      }
+      b->add_outcome_offsets(b->outcome_leaves_size());
+    }
+    const v1::DecisionBlock got = Run(by_block).blocks(0);
+    const v1::DecideResponse want = Run(by_agent);
+    ASSERT_FALSE(got.has_error()) << got.error().message();
+    ASSERT_EQ(got.full_size(), 0) << got.full(0).decision().error().message();
+    ASSERT_EQ(got.tree_state_offsets_size(), kRows + 1);
+    ASSERT_EQ(got.run_offsets_size(), kRows + 1);
+    ASSERT_EQ(got.halted_offsets_size(), kRows + 1);
+    for (int r = 0; r < kRows; ++r) {
+      SCOPED_TRACE(::testing::Message() << "row " << r);
+      const v1::Decision& d = want.decisions(r);
+      ASSERT_FALSE(d.has_error()) << d.error().message();
+      auto target_id = [&](int t) {
+        return t < 0 ? std::string()
+                     : std::to_string(rows.target_ids[rows.offsets[r] + t]);
+      };
+      EXPECT_EQ(got.action_index(r), d.action_index());
+      EXPECT_EQ(target_id(got.target_index(r)), d.target_id());
+      EXPECT_EQ((got.flags()[r] & v1::COMPACT_FLAG_SWITCHED) != 0,
+                d.switched());
+      EXPECT_EQ(got.tree_status(r), d.tree_status());
+      EXPECT_EQ(got.tree_states().substr(
+                    got.tree_state_offsets(r),
+                    got.tree_state_offsets(r + 1) - got.tree_state_offsets(r)),
+                d.tree_state());
+      EXPECT_EQ(static_cast<int>(got.tree_reset()[r]) == 0,
+                d.tree_reset().empty());
+      // A row's leaves in a block's columns against the snapshot's.
+      auto expect_leaves =
+          [&](const google::protobuf::RepeatedField<uint32_t>& offsets,
+              const google::protobuf::RepeatedField<int32_t>& nodes,
+              const google::protobuf::RepeatedField<int32_t>& actions,
+              const google::protobuf::RepeatedField<int32_t>& targets,
+              const google::protobuf::RepeatedPtrField<v1::TreeLeaf>& want) {
+            ASSERT_EQ(offsets[r + 1] - offsets[r],
+                      static_cast<uint32_t>(want.size()));
+            for (int k = 0; k < want.size(); ++k) {
+              const int i = static_cast<int>(offsets[r]) + k;
+              EXPECT_EQ(nodes[i], want[k].node());
+              EXPECT_EQ(actions[i], want[k].action_index());
+              EXPECT_EQ(target_id(targets[i]), want[k].target_id());
+            }
+          };
+      expect_leaves(got.run_offsets(), got.run_nodes(), got.run_actions(),
+                    got.run_targets(), d.run_leaves());
+      for (int k = 0; k < d.run_leaves_size(); ++k) {
+        EXPECT_EQ(got.run_started()[got.run_offsets(r) + k] != 0,
+                  d.run_leaves(k).started());
+      }
+      expect_leaves(got.halted_offsets(), got.halted_nodes(),
+                    got.halted_actions(), got.halted_targets(),
+                    d.halted_leaves());
+      leaves += d.run_leaves_size();
+      halted += d.halted_leaves_size();
+      switched += d.switched();
+    }
+    last = got;
+    for (int r = 0; r < kRows; ++r) last_snapshot[r] = want.decisions(r);
+    if (HasFailure()) return;
+  }
+  // The ticks were varied enough to mean something.
+  EXPECT_GT(leaves, kRows * 6);
+  EXPECT_GT(halted, 0);
+  EXPECT_GT(switched, 0);
+}
+
+// Tree columns: sizes that disagree refuse the block; a row's bad range or
+// bad outcome costs only that row; a state that does not decode restarts
+// its row's tree with the reason, as for a snapshot.
+TEST_F(BlocksTest, TreeColumnsNameWhatIsWrong) {
+  std::shared_ptr<const LoadedSet> guard = catalog_.Find("guard_tree");
+  const Rows rows = RandomRows(*guard, 4, 21);
+  v1::AgentBlock good = Block(*guard, rows, v1::FACTOR_LAYOUT_ROWS);
+  good.clear_current_target();
+  good.clear_target_offsets();
+  good.clear_target_factors();
+  good.clear_target_ids();
+  for (uint32_t o : {0, 0, 3, 7, 7}) good.add_tree_state_offsets(o);
+  good.set_tree_states("abcdefg");  // rows 1 and 2: bytes that do not decode
+  {
+    v1::AgentBlock b = good;
+    b.add_tree_state_offsets(7);
+    v1::DecideRequest request;
+    *request.add_blocks() = b;
+    EXPECT_THAT(Run(request).blocks(0).error().message(),
+                StartsWith("blocks[0].tree_state_offsets: has 6 values for 4 "
+                           "rows"));
+    b = good;
+    b.mutable_tree_states()->push_back('x');
+    *request.mutable_blocks(0) = b;
+    EXPECT_THAT(Run(request).blocks(0).error().message(),
+                StartsWith("blocks[0].tree_state_offsets: ends at 7, but "
+                           "tree_states has 8"));
+  }
+  v1::DecideRequest request;
+  v1::AgentBlock* b = request.add_blocks();
+  *b = good;
+  b->set_tree_state_offsets(1, 5);  // row 0 runs 0..5, row 1 back 5..3
+  for (uint32_t o : {0, 0, 0, 1, 1}) b->add_outcome_offsets(o);
+  b->add_outcome_leaves(999);  // row 2's outcome: no such leaf
+  b->add_outcome_statuses(v1::NODE_STATUS_SUCCESS);
+  const v1::DecisionBlock got = Run(request).blocks(0);
+  ASSERT_FALSE(got.has_error()) << got.error().message();
+  const std::vector<std::string> errors = RowErrors(got);
+  EXPECT_THAT(errors,
+              ::testing::ElementsAre(
+                  StartsWith("1 blocks[0].rows[1].tree_state_offsets: out of "
+                             "order: the row's state bytes would run from 5 "
+                             "back to 3"),
+                  StartsWith("2 blocks[0].rows[2].outcome_leaves[0]: node 999 "
+                             "is not an action leaf of guard_tree's tree")));
+  // Rows 0 and 3 are ticked: row 0's bytes do not decode, so its tree
+  // restarted, saying why; row 3 (no bytes) started fresh.
+  EXPECT_EQ(got.tree_reset()[0], v1::TREE_RESET_MALFORMED);
+  EXPECT_EQ(got.tree_reset()[3], v1::TREE_RESET_NONE);
+  EXPECT_NE(got.tree_status(0), v1::NODE_STATUS_UNSPECIFIED);
+  EXPECT_EQ(got.tree_status(1), v1::NODE_STATUS_UNSPECIFIED);
+  EXPECT_EQ(got.run_offsets(2), got.run_offsets(3));  // row 2 ran nothing
 }
 
 TEST(BlocksFormTest, BlocksRefuseSensitivityButTakeExplanations) {

@@ -399,9 +399,9 @@ void WaitShadowSettled(const testing::UtilitydProcess& server) {
 
 // With every decision shadowed and logged, the server's shadow counters and
 // its running report equal what utilityctl replay reports on the log: with
-// the simulator's agents sent as snapshots, and with its flat worlds sent
-// as blocks of columns (a sampled block row is shadowed and logged as the
-// snapshot that decides the same).
+// the simulator's agents sent as snapshots, and with its worlds (but the
+// goblins) as blocks of columns (a sampled block row is shadowed and logged as
+// the snapshot that decides the same).
 class ShadowFormsTest : public ::testing::TestWithParam<std::string> {};
 INSTANTIATE_TEST_SUITE_P(Forms, ShadowFormsTest,
                          ::testing::Values("snapshots", "columnar"),
@@ -427,8 +427,9 @@ TEST_P(ShadowFormsTest, CountersEqualWhatReplayReports) {
   ASSERT_EQ(testing::WaitProcess(*sim, absl::Seconds(120)), 0)
       << testing::ReadWholeFile(sim_log);
   if (GetParam() == "columnar") {
-    EXPECT_THAT(testing::ReadWholeFile(sim_log),
-                HasSubstr("(as blocks: villager_needs, arena_mage)"));
+    EXPECT_THAT(
+        testing::ReadWholeFile(sim_log),
+        HasSubstr("(as blocks: villager_needs, arena_mage, guard_tree)"));
   }
   WaitShadowSettled(server);
   EXPECT_EQ(server.MetricTotal("utilityd_shadow_dropped_total"), 0);

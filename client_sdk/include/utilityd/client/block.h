@@ -51,11 +51,25 @@ struct BlockColumns {
   absl::Span<const float> target_factors;
   absl::Span<const uint64_t> target_ids;
   absl::Span<const int32_t> current_target;
+  // Behaviour trees: the tick's game time for every row, each row's state
+  // (rows + 1 offsets into tree_states; CarryTreeState copies the last
+  // answer's) and how the leaves it ran went (rows + 1 offsets into
+  // outcome_leaves and outcome_statuses).
+  double game_time = 0;
+  absl::Span<const uint32_t> tree_state_offsets;
+  absl::string_view tree_states;
+  absl::Span<const uint32_t> outcome_offsets;
+  absl::Span<const int32_t> outcome_leaves;
+  absl::Span<const v1::NodeStatus> outcome_statuses;
 };
 
 // Writes `in` into `out` (cleared first, so a reused message keeps its
 // capacity): one bulk copy per column, into the message gRPC serialises.
 void WriteBlock(const BlockColumns& in, v1::AgentBlock* out);
+
+// A tree block's next tick: the state columns of `answer` into `next`,
+// unchanged (the answer's layout is the request's).
+void CarryTreeState(const v1::DecisionBlock& answer, v1::AgentBlock* next);
 
 // Where one block's decisions go, each sized for the block's rows; a
 // column left empty is not written.
@@ -75,9 +89,9 @@ struct RowError {
 // Copies the decisions of `answer`, a block of `rows` rows, into `out`;
 // rows that failed keep -1, -1, 0 with the FULL flag and are listed in
 // `errors` when given (rows explained on request have the FULL flag too,
-// their numbers, and their explanation in answer.full()). Returns the block's error when the service refused
-// it, and INVALID_ARGUMENT when the answer does not have `rows` rows or an
-// output column is not sized for them.
+// their numbers, and their explanation in answer.full()). Returns the block's
+// error when the service refused it, and INVALID_ARGUMENT when the answer does
+// not have `rows` rows or an output column is not sized for them.
 absl::Status ReadBlock(const v1::DecisionBlock& answer, int rows,
                        const BlockAnswers& out,
                        std::vector<RowError>* errors = nullptr);

@@ -145,7 +145,8 @@ class BatchObserver {
   virtual void OnFailed(int agent_index, const loader::LoadedSet* set,
                         const v1::AgentSnapshot& agent,
                         const absl::Status& status) = 0;
-  // An agent of a set with a tree was ticked; `out` is already written.
+  // An agent of a set with a tree was ticked; `out` is already written —
+  // for a block row, only when WantsMessage said yes, else null.
   virtual void OnTicked(int agent_index, const loader::LoadedSet& set,
                         const v1::AgentSnapshot& agent,
                         const engine::AgentInput& input,
