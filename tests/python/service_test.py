@@ -16,6 +16,7 @@ UTILITYD, STUBS = sys.argv[1], sys.argv[2]
 sys.path.insert(0, STUBS)
 
 import grpc  # noqa: E402
+from utilityd.v1 import behaviour_set_pb2 as bs  # noqa: E402
 from utilityd.v1 import decision_service_pb2 as pb  # noqa: E402
 from utilityd.v1 import decision_service_pb2_grpc as rpc  # noqa: E402
 
@@ -411,6 +412,69 @@ class ServiceTest(unittest.TestCase):
                 targeted += sum(t >= 0 for t in b.target_index)
         self.assertEqual(compared, 240)
         self.assertGreater(targeted, 0)  # the mages chose targets
+
+    def test_tree_blocks_tick_as_snapshots(self):
+        """The guards' tree as a block for several ticks, its state columns
+        sent back as they came and random outcomes for the leaves that ran,
+        against the same guards as snapshots fed back from their decisions:
+        the same leaves, statuses and state bytes."""
+        import random
+        rng = random.Random(29)
+        got = self.stub.GetBehaviourSet(pb.GetBehaviourSetRequest(name="guard_tree"))
+        summary, definition = got.summary, got.behaviour_set
+        ranges = [(f.min, f.max) for f in definition.factors]
+        n, last_block, last = 30, None, [pb.Decision() for _ in range(30)]
+        leaves = 0
+        for tick in range(8):
+            factors = [[rng.uniform(lo, hi) for lo, hi in ranges] for _ in range(n)]
+            targets = [[[rng.uniform(0, 40), rng.uniform(0, 100)]]
+                       if rng.random() < 0.7 else [] for _ in range(n)]
+            outcomes = [[(leaf.node, rng.choice([bs.NODE_STATUS_RUNNING,
+                                                bs.NODE_STATUS_SUCCESS,
+                                                bs.NODE_STATUS_FAILURE]))
+                         for leaf in last[r].run_leaves] for r in range(n)]
+            block = pb.AgentBlock(
+                behaviour_set="guard_tree", agent_ids=list(range(n)),
+                factors=[v for row in factors for v in row],
+                target_offsets=[0] + [sum(len(t) for t in targets[:r + 1])
+                                      for r in range(n)],
+                target_factors=[v for row in targets for t in row for v in t],
+                game_time=0.5 * tick,
+                outcome_offsets=[0] + [sum(len(o) for o in outcomes[:r + 1])
+                                       for r in range(n)],
+                outcome_leaves=[leaf for o in outcomes for leaf, _ in o],
+                outcome_statuses=[st for o in outcomes for _, st in o])
+            if last_block is not None:
+                block.tree_state_offsets.extend(last_block.tree_state_offsets)
+                block.tree_states = last_block.tree_states
+            snapshots = [pb.AgentSnapshot(
+                agent_id=str(r), behaviour_set="guard_tree", factors=factors[r],
+                targets=[pb.TargetSnapshot(target_id="0", factors=t)
+                         for t in targets[r]],
+                game_time=0.5 * tick, tree_state=last[r].tree_state,
+                leaf_outcomes=[pb.LeafOutcome(leaf=leaf, status=st)
+                               for leaf, st in outcomes[r]])
+                for r in range(n)]
+            b = self.stub.Decide(pb.DecideRequest(blocks=[block])).blocks[0]
+            want = self.stub.Decide(pb.DecideRequest(agents=snapshots)).decisions
+            self.assertFalse(b.HasField("error"), b.error.message)
+            self.assertEqual(len(b.full), 0)
+            for r, d in enumerate(want):
+                self.assertEqual(b.action_index[r], d.action_index, (tick, r))
+                self.assertEqual(b.tree_status[r], d.tree_status, (tick, r))
+                so = b.tree_state_offsets
+                self.assertEqual(b.tree_states[so[r]:so[r + 1]], d.tree_state)
+                ro = b.run_offsets
+                self.assertEqual(
+                    [(b.run_nodes[k], b.run_actions[k], b.run_started[k] == 1)
+                     for k in range(ro[r], ro[r + 1])],
+                    [(x.node, x.action_index, x.started) for x in d.run_leaves])
+                ho = b.halted_offsets
+                self.assertEqual(list(b.halted_nodes[ho[r]:ho[r + 1]]),
+                                 [x.node for x in d.halted_leaves])
+                leaves += len(d.run_leaves)
+            last_block, last = b, list(want)
+        self.assertGreater(leaves, n * 4)
 
     def test_a_bad_block_row_costs_only_its_own_decision(self):
         summary = self.stub.GetBehaviourSet(
