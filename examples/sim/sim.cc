@@ -217,7 +217,7 @@ class World {
     }
     // A tree's memory: the last answer's state columns, and the outcomes
     // reported since, by row.
-    c.outcome_offsets.assign(1, 0);
+    c.outcome_offsets.assign(tree_ ? 1 : 0, 0);
     c.outcome_leaves.clear();
     c.outcome_statuses.clear();
     for (int i = 0; tree_ && i < n; ++i) {
