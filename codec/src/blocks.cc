@@ -596,8 +596,9 @@ void EndTreeRow(v1::DecisionBlock* out) {
   out->add_halted_offsets(static_cast<uint32_t>(out->halted_nodes_size()));
 }
 
-// Row r's tick as columns: its first run leaf as the row's action, every
-// run and halted leaf, its state, status and reset reason.
+// Row r's tick as columns: its first run leaf as the row's action (its
+// score stays StartColumns' 0), every run and halted leaf, its state,
+// status and reset reason.
 void WriteTickColumns(const e::TreeTick& tick, const e::AgentInput& in, int r,
                       v1::DecisionBlock* out) {
   auto target = [&](int32_t t) {
@@ -623,17 +624,16 @@ void WriteTickColumns(const e::TreeTick& tick, const e::AgentInput& in, int r,
     out->set_action_index(r, tick.run.front().action);
     out->set_target_index(r, target(tick.run.front().target));
   }
-  out->set_score(r, 0.0f);
   (*out->mutable_flags())[r] =
       static_cast<char>(started ? v1::COMPACT_FLAG_SWITCHED : 0);
 }
 
 // Row r's engine input and (for a set with a tree) tree input, factors
 // gathered for a factor-major block (decided or ticked alone).
-absl::Status TreeRowInputs(const loader::LoadedSet& set,
-                           const v1::AgentBlock& block, const Columns& columns,
-                           int r, BlockWork& work, e::AgentInput* in,
-                           e::TreeInput* tree) {
+absl::Status RowInputs(const loader::LoadedSet& set,
+                       const v1::AgentBlock& block, const Columns& columns,
+                       int r, BlockWork& work, e::AgentInput* in,
+                       e::TreeInput* tree) {
   UTILITYD_RETURN_IF_ERROR(RowInput(block, columns, work, r, in));
   if (set.compiled.tree() != nullptr) {
     UTILITYD_RETURN_IF_ERROR(RowTree(set, block, r, work, tree));
@@ -653,7 +653,7 @@ void TickRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
   e::TreeInput tree;
   for (int r = 0; r < columns.rows; ++r) {
     const int index = first_index + r;
-    absl::Status s = TreeRowInputs(set, block, columns, r, work, &in, &tree);
+    absl::Status s = RowInputs(set, block, columns, r, work, &in, &tree);
     if (s.ok()) {
       s = e::TickTree(set.compiled, in, tree, e::ExplainLevel::kNone,
                       &work.tick);
@@ -697,7 +697,7 @@ void ExplainRows(const loader::LoadedSet& set, const v1::AgentBlock& block,
     char& flags = (*out->mutable_flags())[r];
     if (flags & v1::COMPACT_FLAG_FULL) continue;  // failed: its error
     // It was decided (or ticked) above: the same again cannot fail.
-    if (!TreeRowInputs(set, block, columns, r, work, &in, &tree).ok()) continue;
+    if (!RowInputs(set, block, columns, r, work, &in, &tree).ok()) continue;
     const bool tree_set = set.compiled.tree() != nullptr;
     if (!(tree_set ? e::TickTree(set.compiled, in, tree, level, &work.tick)
                    : e::Decide(set.compiled, in, level, &work.decision))

@@ -3,6 +3,7 @@
 // warm, as a stream reuses them (server/src/decision_service.cc). This
 // binary replaces the global operator new to count every allocation made
 // while a batch is decided.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -89,9 +90,17 @@ class BlockAllocationsTest : public ::testing::Test {
     counting = true;
     DecideBatch(catalog_, request, &response);
     counting = false;
+    // Every row was answered, and decided: an answer that did nothing would
+    // allocate nothing too.
     EXPECT_EQ(response.blocks_size(), request.blocks_size());
-    for (const v1::DecisionBlock& b : response.blocks()) {
-      EXPECT_FALSE(b.has_error()) << b.error().message();
+    for (int b = 0; b < response.blocks_size(); ++b) {
+      const v1::DecisionBlock& got = response.blocks(b);
+      EXPECT_FALSE(got.has_error()) << got.error().message();
+      EXPECT_EQ(got.action_index_size(), request.blocks(b).agent_ids_size());
+      EXPECT_GT(
+          std::count_if(got.action_index().begin(), got.action_index().end(),
+                        [](int a) { return a >= 0; }),
+          got.action_index_size() / 2);
     }
     return allocations.load();
   }

@@ -55,7 +55,6 @@ before(async () => {
   // Serving once the sets are loaded.
   for (;;) {
     try {
-      await call('ListBehaviourSets', {});
       const sets = (await call('ListBehaviourSets', {})).behaviour_sets;
       if (sets.length > 0) break;
     } catch (e) {
