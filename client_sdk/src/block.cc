@@ -61,11 +61,22 @@ void WriteBlock(const BlockColumns& in, v1::AgentBlock* out) {
   out->mutable_outcome_statuses()->Reserve(
       static_cast<int>(in.outcome_statuses.size()));
   for (v1::NodeStatus s : in.outcome_statuses) out->add_outcome_statuses(s);
+  Put(in.held_offsets, out->mutable_held_offsets());
+  Put(in.held_resources, out->mutable_held_resources());
+  Put(in.held_target_ids, out->mutable_held_target_ids());
+  Put(in.held_amounts, out->mutable_held_amounts());
 }
 
 void CarryTreeState(const v1::DecisionBlock& answer, v1::AgentBlock* next) {
   *next->mutable_tree_state_offsets() = answer.tree_state_offsets();
   *next->mutable_tree_states() = answer.tree_states();
+}
+
+void CarryHeld(const v1::DecisionBlock& answer, v1::AgentBlock* next) {
+  *next->mutable_held_offsets() = answer.grant_offsets();
+  *next->mutable_held_resources() = answer.grant_resources();
+  *next->mutable_held_target_ids() = answer.grant_target_ids();
+  *next->mutable_held_amounts() = answer.grant_amounts();
 }
 
 absl::Status ReadBlock(const v1::DecisionBlock& answer, int rows,

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -21,6 +22,19 @@ namespace utilityd::codec::internal {
 namespace {
 
 namespace e = engine;
+
+// The columns of one block, checked against its set.
+struct Columns {
+  int rows = 0;
+  int factors = 0;  // per row
+  int actions = 0;  // per row, in seconds_since_action
+  // Factor-major factors stay in their columns (the engine reads them);
+  // row-major rows' are spans of `values`.
+  bool factor_major = false;
+  const float* values = nullptr;   // row-major factors (null when empty)
+  const float* seconds = nullptr;  // row-major clocks, or null
+  uint32_t targets = 0;            // the block's (last target offset)
+};
 
 // Per-thread working memory, reused from block to block.
 struct BlockWork {
@@ -39,17 +53,25 @@ struct BlockWork {
   // For an observer that asks for a row's message (a sampled decision).
   v1::AgentSnapshot snapshot;
   v1::Decision message;
+
+  // Coordination: the held rows' snapshots (reused from batch to batch:
+  // the first `held_used`), and what their held inputs point into, kept
+  // until the batch is allocated and written.
+  std::deque<v1::AgentSnapshot> held_snapshots;
+  size_t held_used = 0;
+  std::deque<std::vector<e::TargetInput>> held_targets;
+  std::deque<std::vector<float>> held_seconds;
+  struct HeldBlock {
+    int b = 0, first_index = 0, rows = 0;
+    const loader::LoadedSet* set = nullptr;
+  };
+  std::vector<HeldBlock> held_blocks;
 };
 
-// The columns of one block, checked against its set.
-struct Columns {
-  int rows = 0;
-  int factors = 0;                 // per row
-  int actions = 0;                 // per row, in seconds_since_action
-  const float* values = nullptr;   // row-major factors; null factor-major
-  const float* seconds = nullptr;  // row-major clocks, or null
-  uint32_t targets = 0;            // the block's (last target offset)
-};
+BlockWork& Work() {
+  thread_local BlockWork work;
+  return work;
+}
 
 absl::Status Refuse(absl::StatusCode code, e::ErrorReason reason,
                     absl::string_view field, absl::string_view detail) {
@@ -94,16 +116,6 @@ absl::Status FindSet(const loader::Catalog& catalog,
         absl::StrCat(set->name(), " is at revision ", set->revision(),
                      ", the block expects ", block.expected_revision(),
                      " (refresh the factor order with GetBehaviourSet)"));
-  }
-  // Coordination allocates across the batch's agents and answers with
-  // grants: its agents go as snapshots until blocks carry its columns.
-  if (set->compiled.has_resources()) {
-    return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kUnspecified, "behaviour_set",
-                  absl::StrCat(set->name(),
-                               " shares resources (coordination): send its "
-                               "agents as snapshots (agents); blocks do not "
-                               "carry held resources yet"));
   }
   *out = set;
   return absl::OkStatus();
@@ -243,6 +255,48 @@ absl::Status RowRange(absl::string_view field, absl::string_view what,
   return absl::OkStatus();
 }
 
+// The held columns' sizes, as a whole, for a set with resources; and the
+// target ids its per-target pools are named by.
+absl::Status CheckHeldColumns(const loader::LoadedSet& set,
+                              const v1::AgentBlock& block, const Columns& c) {
+  const int offsets = block.held_offsets_size();
+  const int held = block.held_resources_size();
+  UTILITYD_RETURN_IF_ERROR(
+      CheckOffsets("held_offsets", offsets, c.rows,
+                   offsets > 0 ? block.held_offsets(offsets - 1) : 0,
+                   static_cast<size_t>(held), "held_resources"));
+  if (offsets == 0 && held > 0) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kFactorCount, "held_offsets",
+                  "is empty, but held_resources is not: say which holdings "
+                  "are each row's");
+  }
+  for (auto [field, size] :
+       {std::pair<const char*, int>{"held_target_ids",
+                                    block.held_target_ids_size()},
+        {"held_amounts", block.held_amounts_size()}}) {
+    if (size != 0 && size != held) {
+      return Refuse(absl::StatusCode::kInvalidArgument,
+                    e::ErrorReason::kFactorCount, field,
+                    absl::StrCat("has ", size, " values for ", held,
+                                 " held_resources: one per holding, or none"));
+    }
+  }
+  const auto& resources = set.compiled.resources();
+  const bool per_target =
+      std::any_of(resources.begin(), resources.end(),
+                  [](const e::CompiledResource& r) { return r.per_target; });
+  if (per_target && c.targets > 0 && block.target_ids_size() == 0) {
+    return Refuse(absl::StatusCode::kInvalidArgument,
+                  e::ErrorReason::kFactorCount, "target_ids",
+                  absl::StrCat("is empty, but ", set.name(),
+                               " has per-target resources, whose pools are "
+                               "named by their target's id: send one per "
+                               "target"));
+  }
+  return absl::OkStatus();
+}
+
 // Checks the columns' lengths.
 absl::Status ReadColumns(const loader::LoadedSet& set,
                          const v1::AgentBlock& block, e::ExplainLevel level,
@@ -271,6 +325,9 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
   if (set.compiled.tree() != nullptr) {
     if (absl::Status s = CheckTreeColumns(block, n); !s.ok()) return s;
   }
+  if (set.compiled.has_resources()) {
+    if (absl::Status s = CheckHeldColumns(set, block, *c); !s.ok()) return s;
+  }
   if (block.explain_rows_size() > 0 && level == e::ExplainLevel::kNone) {
     return Refuse(absl::StatusCode::kInvalidArgument,
                   e::ErrorReason::kUnspecified, "explain_rows",
@@ -296,7 +353,7 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
                        n, " rows x ", c->factors, " factors of ", set.name(),
                        "), got ", block.factors_size()));
     }
-    c->values = nullptr;  // the engine reads the columns themselves
+    c->factor_major = true;  // the engine reads the columns themselves
   }
   c->seconds = block.seconds_since_action().data();
   bool never = false;
@@ -323,7 +380,7 @@ absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
   };
   *in = e::AgentInput{};
   const int f = c.factors;
-  if (c.values != nullptr) {  // factor-major factors stay in their columns
+  if (!c.factor_major) {
     if (block.factors_size() < (r + 1) * f) {
       return short_column("factors", block.factors_size(), f);
     }
@@ -423,6 +480,47 @@ void RowSnapshot(const loader::LoadedSet& set, const v1::AgentBlock& block,
   }
 }
 
+// Row r's holdings (a set with resources): checked, and added to `s`
+// unless it is null.
+absl::Status RowHeld(const loader::LoadedSet& set, const v1::AgentBlock& block,
+                     int r, v1::AgentSnapshot* s) {
+  if (block.held_offsets_size() == 0) return absl::OkStatus();
+  uint32_t first, end;
+  UTILITYD_RETURN_IF_ERROR(RowRange(
+      "held_offsets", "holdings", block.held_offsets(), r,
+      static_cast<uint32_t>(block.held_resources_size()), &first, &end));
+  const auto& resources = set.compiled.resources();
+  for (uint32_t h = first; h < end; ++h) {
+    const uint32_t i = block.held_resources(h);
+    if (i >= resources.size()) {
+      return Refuse(
+          absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange,
+          absl::StrCat("held_resources[", h, "]"),
+          absl::StrCat("resource ", i, " is out of range: ", set.name(),
+                       " declares ", resources.size()));
+    }
+    const e::CompiledResource& resource = resources[i];
+    if (resource.per_target && block.held_target_ids_size() == 0) {
+      return Refuse(absl::StatusCode::kInvalidArgument,
+                    e::ErrorReason::kFactorCount, "held_target_ids",
+                    absl::StrCat("is empty, but ", resource.name,
+                                 " is per target: send each holding's "
+                                 "target id"));
+    }
+    if (s == nullptr) continue;
+    v1::HeldResource* x = s->add_held();
+    x->set_resource(resource.name);
+    if (resource.per_target) {
+      x->set_target_id(absl::StrCat(block.held_target_ids(h)));
+    }
+    if (block.held_amounts_size() > 0) {
+      x->set_amount(static_cast<int32_t>(
+          std::min<uint32_t>(block.held_amounts(h), INT32_MAX)));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Row r's input `in` with its factors: as it is for a row-major block; a
 // factor-major row's gathered from their columns (into work.row_factors).
 e::AgentInput WithFactors(const loader::LoadedSet& set,
@@ -487,16 +585,57 @@ void WriteRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
   }
 }
 
-// The rows of a flat set: one engine pass over the rows that read well.
+// Holds the block's decided rows in `coordinator` (a set with resources),
+// each with its snapshot, its input pointing into storage that lasts until
+// the batch is written; failed rows are answered.
+void HoldRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
+              int first_index, BlockWork& work, v1::DecisionBlock* out,
+              BatchObserver* observer, Coordinator* coordinator) {
+  // The targets and clocks the inputs point into move (their buffers with
+  // them) to storage of their own; the next block gets fresh ones.
+  work.held_targets.push_back(std::move(work.targets));
+  work.targets = {};
+  if (!work.seconds.empty()) {
+    work.held_seconds.push_back(std::move(work.seconds));
+    work.seconds = {};
+  }
+  for (size_t g = 0; g < work.rows.size(); ++g) {
+    const int r = work.rows[g];
+    if (!work.errors[g].ok()) {
+      FailRow(b, r, first_index + r, &set, work.errors[g], out, observer);
+      continue;
+    }
+    if (work.held_used == work.held_snapshots.size()) {
+      work.held_snapshots.emplace_back();
+    }
+    v1::AgentSnapshot& snapshot = work.held_snapshots[work.held_used++];
+    e::AgentInput in = WithFactors(set, block, r, work.inputs[g], work);
+    RowSnapshot(set, block, r, in, &snapshot);
+    // Checked before the decision: cannot fail.
+    RowHeld(set, block, r, &snapshot).IgnoreError();
+    in.factors = snapshot.factors();
+    coordinator->Hold(first_index + r, set, in, work.out[g], nullptr,
+                      work.decider, g, snapshot);
+    Coordinator::Agent& held = coordinator->agents().back();
+    held.block = b;
+    held.row = r;
+  }
+}
+
+// The rows of a flat set: one engine pass over the rows that read well;
+// with `coordinator`, a set with resources, whose rows it holds.
 void DecideRows(const loader::LoadedSet& set, int b,
                 const v1::AgentBlock& block, const Columns& columns,
                 int first_index, BlockWork& work, v1::DecisionBlock* out,
-                BatchObserver* observer) {
+                BatchObserver* observer, Coordinator* coordinator) {
   work.inputs.clear();
   work.rows.clear();
+  const bool coordinated = coordinator != nullptr;
   e::AgentInput in;
   for (int r = 0; r < columns.rows; ++r) {
-    if (absl::Status row = RowInput(block, columns, work, r, &in); !row.ok()) {
+    absl::Status row = RowInput(block, columns, work, r, &in);
+    if (row.ok() && coordinated) row = RowHeld(set, block, r, nullptr);
+    if (!row.ok()) {
       FailRow(b, r, first_index + r, &set, row, out, observer);
       continue;
     }
@@ -504,8 +643,10 @@ void DecideRows(const loader::LoadedSet& set, int b,
     work.rows.push_back(r);
   }
   work.out.resize(work.inputs.size());
-  work.decider.set_keep_candidates(false);
-  if (columns.values == nullptr) {
+  // Sets with resources: every candidate's score stays readable, for the
+  // rows' options in coordination.
+  work.decider.set_keep_candidates(coordinated);
+  if (columns.factor_major) {
     work.decider.DecideFactorMajor(set.compiled, work.inputs,
                                    {.data = block.factors().data(),
                                     .rows = static_cast<size_t>(columns.rows),
@@ -515,7 +656,11 @@ void DecideRows(const loader::LoadedSet& set, int b,
     work.decider.Decide(set.compiled, work.inputs, e::ExplainLevel::kNone,
                         absl::MakeSpan(work.out), &work.errors);
   }
-  WriteRows(set, b, block, first_index, work, out, observer);
+  if (coordinated) {
+    HoldRows(set, b, block, first_index, work, out, observer, coordinator);
+  } else {
+    WriteRows(set, b, block, first_index, work, out, observer);
+  }
   if (observer != nullptr) {
     observer->OnVetoes(set, work.decider.vetoes_by_action(),
                        work.decider.agents_with_invalid_input());
@@ -682,8 +827,9 @@ void TickRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
 // decision (each decided again alone, which the engine decides alike),
 // besides their numbers. A row that failed is answered by its error.
 void ExplainRows(const loader::LoadedSet& set, const v1::AgentBlock& block,
-                 const Columns& columns, v1::Explain explain, BlockWork& work,
-                 v1::DecisionBlock* out) {
+                 const Columns& columns, v1::Explain explain,
+                 const Coordinator* coordinator, int first_index,
+                 BlockWork& work, v1::DecisionBlock* out) {
   if (block.explain_rows_size() == 0) return;
   work.explain.assign(block.explain_rows().begin(), block.explain_rows().end());
   std::sort(work.explain.begin(), work.explain.end());
@@ -704,9 +850,24 @@ void ExplainRows(const loader::LoadedSet& set, const v1::AgentBlock& block,
              .ok()) {
       continue;
     }
-    RowSnapshot(set, block, r, in, &work.snapshot);
+    const int k =
+        coordinator != nullptr ? coordinator->Find(first_index + r) : -1;
+    if (coordinator != nullptr && k < 0) continue;  // held: cannot be
     v1::IndexedDecision* x = out->add_full();
     x->set_agent(r);
+    flags = static_cast<char>(flags | v1::COMPACT_FLAG_FULL);
+    if (coordinator != nullptr) {
+      // Its allocated decision, with the scoring's explanation and its
+      // coordination, as a snapshot's.
+      const Coordinator::Agent& a = coordinator->agents()[k];
+      static_cast<e::BatchDecision&>(work.decision) = a.decision;
+      v1::Decision* d = x->mutable_decision();
+      WriteDecision(set, *a.snapshot, work.decision, explain, d);
+      coordinator->Describe(k, d->mutable_coordination());
+      coordinator->DescribeRunnerUp(k, d);
+      continue;
+    }
+    RowSnapshot(set, block, r, in, &work.snapshot);
     if (tree_set) {
       RowTreeSnapshot(tree, &work.snapshot);
       WriteTick(set, work.snapshot, work.tick, explain, x->mutable_decision());
@@ -714,15 +875,25 @@ void ExplainRows(const loader::LoadedSet& set, const v1::AgentBlock& block,
       WriteDecision(set, work.snapshot, work.decision, explain,
                     x->mutable_decision());
     }
-    flags = static_cast<char>(flags | v1::COMPACT_FLAG_FULL);
   }
 }
 
-// Decides block b, whose rows are observer indexes first_index on.
+// Failed and explained rows were added as found: back into row order.
+void SortFull(v1::DecisionBlock* out) {
+  auto* full = out->mutable_full();
+  std::stable_sort(
+      full->pointer_begin(), full->pointer_end(),
+      [](const v1::IndexedDecision* x, const v1::IndexedDecision* y) {
+        return x->agent() < y->agent();
+      });
+}
+
+// Decides block b, whose rows are observer indexes first_index on; the
+// rows of a set with resources are held in `coordinator`.
 void DecideBlock(const loader::Catalog& catalog, int b,
                  const v1::AgentBlock& block, v1::Explain explain,
                  int first_index, BlockWork& work, v1::DecisionBlock* out,
-                 BatchObserver* observer) {
+                 BatchObserver* observer, Coordinator* coordinator) {
   const loader::LoadedSet* set = nullptr;
   Columns columns;
   absl::Status s = FindSet(catalog, block, &set);
@@ -742,33 +913,109 @@ void DecideBlock(const loader::Catalog& catalog, int b,
   out->set_revision(set->revision());
   if (set->compiled.tree() != nullptr) {
     TickRows(*set, b, block, columns, first_index, work, out, observer);
+  } else if (set->compiled.has_resources()) {
+    // Written once the batch is allocated (WriteHeldRow), finished by
+    // FinishBlocks.
+    out->mutable_grant_offsets()->Resize(columns.rows + 1, 0);
+    DecideRows(*set, b, block, columns, first_index, work, out, observer,
+               coordinator);
+    work.held_blocks.push_back(
+        {.b = b, .first_index = first_index, .rows = columns.rows, .set = set});
+    return;
   } else {
-    DecideRows(*set, b, block, columns, first_index, work, out, observer);
+    DecideRows(*set, b, block, columns, first_index, work, out, observer,
+               nullptr);
   }
-  ExplainRows(*set, block, columns, explain, work, out);
-  // Failed and explained rows were added as found: back into row order.
-  auto* full = out->mutable_full();
-  std::stable_sort(
-      full->pointer_begin(), full->pointer_end(),
-      [](const v1::IndexedDecision* x, const v1::IndexedDecision* y) {
-        return x->agent() < y->agent();
-      });
+  ExplainRows(*set, block, columns, explain, nullptr, first_index, work, out);
+  SortFull(out);
 }
 
 }  // namespace
 
 void DecideBlocks(const loader::Catalog& catalog,
                   const v1::DecideRequest& request,
-                  v1::DecideResponse* response, BatchObserver* observer) {
-  thread_local BlockWork work;
+                  v1::DecideResponse* response, BatchObserver* observer,
+                  Coordinator* coordinator) {
+  BlockWork& work = Work();
+  work.held_used = 0;
+  work.held_targets.clear();
+  work.held_seconds.clear();
+  work.held_blocks.clear();
   int index = request.agents_size();
   response->mutable_blocks()->Reserve(request.blocks_size());
   for (int b = 0; b < request.blocks_size(); ++b) {
     const v1::AgentBlock& block = request.blocks(b);
     DecideBlock(catalog, b, block, request.explain(), index, work,
-                response->add_blocks(), observer);
+                response->add_blocks(), observer, coordinator);
     index += block.agent_ids_size();
   }
+}
+
+void WriteHeldRow(const v1::DecideRequest& request,
+                  const Coordinator& coordinator, size_t k,
+                  v1::DecideResponse* response, BatchObserver* observer) {
+  const Coordinator::Agent& a = coordinator.agents()[k];
+  const v1::AgentBlock& block = request.blocks(a.block);
+  v1::DecisionBlock* out = response->mutable_blocks(a.block);
+  const int r = a.row;
+  WriteColumns(a.decision, r, out);
+  if (coordinator.Denied(k)) {
+    (*out->mutable_flags())[r] |= v1::COMPACT_FLAG_DENIED;
+  }
+  // Its grants: the uses of its allocated option, in the set's order.
+  if (const e::Option* o = coordinator.Chosen(k); o != nullptr) {
+    const e::CompiledBehaviourSet& cs = a.set->compiled;
+    const uint32_t first_target =
+        block.target_offsets_size() > 0 ? block.target_offsets(r) : 0;
+    for (const e::CompiledUse& u : cs.uses(o->action)) {
+      out->add_grant_resources(static_cast<uint32_t>(u.resource));
+      out->add_grant_target_ids(cs.resources()[u.resource].per_target
+                                    ? block.target_ids(first_target + o->target)
+                                    : 0);
+      out->add_grant_amounts(static_cast<uint32_t>(u.amount));
+    }
+  }
+  out->set_grant_offsets(r + 1,
+                         static_cast<uint32_t>(out->grant_resources_size()));
+  if (observer == nullptr) return;
+  v1::Decision* message = nullptr;
+  if (observer->WantsMessage(a.index)) {
+    BlockWork& work = Work();
+    message = &work.message;
+    message->Clear();
+    WriteDecision(*a.set, *a.snapshot, a.decision, v1::EXPLAIN_NONE, message);
+    coordinator.Describe(k, message->mutable_coordination());
+  }
+  observer->OnDecided(a.index, *a.set, *a.snapshot, a.input, a.decision,
+                      message);
+}
+
+void FinishBlocks(const v1::DecideRequest& request,
+                  const Coordinator& coordinator,
+                  v1::DecideResponse* response) {
+  BlockWork& work = Work();
+  for (const BlockWork::HeldBlock& h : work.held_blocks) {
+    v1::DecisionBlock* out = response->mutable_blocks(h.b);
+    // Rows without grants (failed, or allocated nothing) end where the row
+    // before them ends.
+    auto& offsets = *out->mutable_grant_offsets();
+    for (int r = 0; r < h.rows; ++r) {
+      offsets[r + 1] = std::max(offsets[r + 1], offsets[r]);
+    }
+    if (request.blocks(h.b).explain_rows_size() > 0) {
+      // The block's targets and clocks read again into `work` (other
+      // blocks have used it since); they were read once, they read alike.
+      Columns columns;
+      if (ReadColumns(*h.set, request.blocks(h.b),
+                      ToExplainLevel(request.explain()), work, &columns)
+              .ok()) {
+        ExplainRows(*h.set, request.blocks(h.b), columns, request.explain(),
+                    &coordinator, h.first_index, work, out);
+      }
+    }
+    SortFull(out);
+  }
+  work.held_blocks.clear();
 }
 
 }  // namespace utilityd::codec::internal

@@ -4,16 +4,32 @@
 #ifndef UTILITYD_CODEC_SRC_BLOCKS_H_
 #define UTILITYD_CODEC_SRC_BLOCKS_H_
 
+#include "coordination.h"
 #include "utilityd/codec/decide_codec.h"
 
 namespace utilityd::codec::internal {
 
 // Decides every block of `request` into `response->blocks()`. Observer
-// indexes continue after the snapshots: block b's row r is agent
-// agents_size() + (rows of blocks before b) + r.
+// indexes (and coordination's request positions) continue after the
+// snapshots: block b's row r is agent agents_size() + (rows of blocks
+// before b) + r. The rows of sets with resources are held in
+// `coordinator`, with a snapshot each, and written by WriteHeldRow once
+// the batch is allocated.
 void DecideBlocks(const loader::Catalog& catalog,
                   const v1::DecideRequest& request,
+                  v1::DecideResponse* response, BatchObserver* observer,
+                  Coordinator* coordinator);
+
+// Writes held agent k, a block row, after allocation: its numbers, its
+// grants and DENIED flag; and shows it to the observer.
+void WriteHeldRow(const v1::DecideRequest& request,
+                  const Coordinator& coordinator, size_t k,
                   v1::DecideResponse* response, BatchObserver* observer);
+
+// Completes the blocks of sets with resources once their rows are written:
+// their grant offsets, their explained rows, `full` in row order.
+void FinishBlocks(const v1::DecideRequest& request,
+                  const Coordinator& coordinator, v1::DecideResponse* response);
 
 }  // namespace utilityd::codec::internal
 

@@ -46,8 +46,8 @@ void Coordinator::Clear(const v1::DecideRequest& request,
 
 int32_t Coordinator::PoolFor(absl::string_view resource,
                              absl::string_view target_id) {
-  // The views point into the request and the sets, which outlive the
-  // batch.
+  // The views point into the request, the sets and the block rows'
+  // snapshots, which outlive the batch's allocation.
   auto [it, added] = pool_index_.try_emplace(
       PoolKey{resource, target_id}, static_cast<int32_t>(pools_.size()));
   if (added) {
@@ -112,6 +112,7 @@ void Coordinator::Hold(int index, const loader::LoadedSet& set,
   const e::CompiledBehaviourSet& cs = set.compiled;
   Agent& agent = agents_.emplace_back();
   agent.index = index;
+  agent.snapshot = &snapshot;
   agent.set = &set;
   agent.input = input;
   agent.decision = d;
@@ -171,10 +172,10 @@ void Coordinator::CollectHoldings(const v1::DecideRequest& request) {
     any_held |= !p.holders().empty();
   }
   for (const Agent& a : agents_) {
-    any_held |= !request.agents(a.index).held().empty();
+    any_held |= !a.snapshot->held().empty();
   }
   for (size_t k = 0; any_held && k < agents_.size(); ++k) {
-    by_id_.try_emplace(request.agents(agents_[k].index).agent_id(),
+    by_id_.try_emplace(agents_[k].snapshot->agent_id(),
                        static_cast<int32_t>(k));
   }
   holdings_.clear();
@@ -201,7 +202,7 @@ void Coordinator::CollectHoldings(const v1::DecideRequest& request) {
     }
   }
   for (const Agent& a : agents_) {
-    const v1::AgentSnapshot& s = request.agents(a.index);
+    const v1::AgentSnapshot& s = *a.snapshot;
     for (const v1::HeldResource& r : s.held()) {
       hold(r.resource(), r.target_id(), s.agent_id(),
            r.has_amount() ? r.amount() : 1, std::nullopt);
@@ -273,17 +274,33 @@ void Coordinator::ApplyAllocation() {
   }
 }
 
-const std::string& Coordinator::HolderId(const v1::DecideRequest& request,
-                                         const PoolHolder& x) const {
-  return x.agent >= 0 ? request.agents(agents_[x.agent].index).agent_id()
+const std::string& Coordinator::HolderId(const PoolHolder& x) const {
+  return x.agent >= 0 ? agents_[x.agent].snapshot->agent_id()
                       : holding_agent_ids_[x.holding];
 }
 
-void Coordinator::Describe(const v1::DecideRequest& request, size_t k,
-                           v1::Coordination* out) const {
+const e::Option* Coordinator::Chosen(size_t k) const {
+  const int32_t chosen = allocation_->chosen[k];
+  return chosen < 0 ? nullptr : &options_[agents_[k].first_option + chosen];
+}
+
+int Coordinator::Find(int index) const {
+  const auto it =
+      std::lower_bound(agents_.begin(), agents_.end(), index,
+                       [](const Agent& a, int i) { return a.index < i; });
+  return it != agents_.end() && it->index == index
+             ? static_cast<int>(it - agents_.begin())
+             : -1;
+}
+
+bool Coordinator::Denied(size_t k) const {
+  return allocation_->denied[k].option >= 0;
+}
+
+void Coordinator::Describe(size_t k, v1::Coordination* out) const {
   const Agent& a = agents_[k];
   const e::CompiledBehaviourSet& cs = a.set->compiled;
-  const v1::AgentSnapshot& snapshot = request.agents(a.index);
+  const v1::AgentSnapshot& snapshot = *a.snapshot;
   const int32_t chosen = allocation_->chosen[k];
   auto kept_in = [&](int32_t pool) {
     for (size_t h = 0; h < holdings_.size(); ++h) {
@@ -313,7 +330,7 @@ void Coordinator::Describe(const v1::DecideRequest& request, size_t k,
     r->set_target_id(info_[holdings_[h].pool].target_id);
     r->set_amount(holdings_[h].amount);
     if (const int32_t by = allocation_->preempted_by[h]; by >= 0) {
-      r->set_preempted_by(request.agents(agents_[by].index).agent_id());
+      r->set_preempted_by(agents_[by].snapshot->agent_id());
     }
   }
   const e::Denial& denial = allocation_->denied[k];
@@ -335,7 +352,7 @@ void Coordinator::Describe(const v1::DecideRequest& request, size_t k,
         ", capacity ", pools_[denial.pool].capacity);
     const char* separator = ", held by ";
     for (const PoolHolder& h : holders_[denial.pool]) {
-      const std::string& id = HolderId(request, h);
+      const std::string& id = HolderId(h);
       x->add_holders(id);
       absl::StrAppend(&message, separator, id);
       separator = ", ";
@@ -350,8 +367,7 @@ void Coordinator::Describe(const v1::DecideRequest& request, size_t k,
   }
 }
 
-void Coordinator::DescribeRunnerUp(const v1::DecideRequest& request, size_t k,
-                                   v1::Decision* out) const {
+void Coordinator::DescribeRunnerUp(size_t k, v1::Decision* out) const {
   const Agent& a = agents_[k];
   const e::BatchDecision& s = a.scored;
   if (allocation_->chosen[k] == 0 || !out->has_explanation() ||
@@ -360,14 +376,12 @@ void Coordinator::DescribeRunnerUp(const v1::DecideRequest& request, size_t k,
   }
   v1::Explanation* x = out->mutable_explanation();
   x->set_runner_up_action(a.set->compiled.actions()[s.runner_up_action].name);
-  x->set_runner_up_target(
-      TargetId(request.agents(a.index), s.runner_up_target));
+  x->set_runner_up_target(TargetId(*a.snapshot, s.runner_up_target));
   x->set_runner_up_score(s.runner_up_score);
   x->set_margin(s.score - s.runner_up_score);
 }
 
-void Coordinator::WritePools(const v1::DecideRequest& request,
-                             v1::DecideResponse* response) const {
+void Coordinator::WritePools(v1::DecideResponse* response) const {
   for (size_t p = 0; p < pools_.size(); ++p) {
     v1::PoolState* s = response->add_pools();
     s->set_resource(info_[p].resource);
@@ -379,7 +393,7 @@ void Coordinator::WritePools(const v1::DecideRequest& request,
     if (allocation_ == nullptr) continue;
     for (const PoolHolder& h : holders_[p]) {
       v1::ResourceHolder* x = s->add_holders();
-      x->set_agent_id(HolderId(request, h));
+      x->set_agent_id(HolderId(h));
       x->set_amount(h.amount);
     }
   }

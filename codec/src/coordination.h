@@ -26,7 +26,11 @@ class Coordinator {
  public:
   // One agent held back for allocation.
   struct Agent {
-    int index = 0;  // request position
+    int index = 0;  // request position (block rows after the snapshots)
+    // Its snapshot: the request's, or a block row's made for it (which
+    // outlives the batch's allocation).
+    const v1::AgentSnapshot* snapshot = nullptr;
+    int block = -1, row = -1;  // a block row's place; -1 for a snapshot
     const loader::LoadedSet* set = nullptr;
     engine::AgentInput input;
     engine::BatchDecision decision;  // the engine's; then the allocated one
@@ -53,16 +57,21 @@ class Coordinator {
   // Describe writes each one's Coordination.
   void Allocate(const v1::DecideRequest& request);
   std::vector<Agent>& agents() { return agents_; }
-  void Describe(const v1::DecideRequest& request, size_t k,
-                v1::Coordination* out) const;
+  const std::vector<Agent>& agents() const { return agents_; }
+  void Describe(size_t k, v1::Coordination* out) const;
   // Where allocation changed agent k's decision, writes the scoring's
   // runner-up and margin (before allocation) into out's explanation, if it
   // has one.
-  void DescribeRunnerUp(const v1::DecideRequest& request, size_t k,
-                        v1::Decision* out) const;
+  void DescribeRunnerUp(size_t k, v1::Decision* out) const;
+  // After allocation: agent k's allocated option (null when it got none),
+  // and whether its scored choice was denied.
+  const engine::Option* Chosen(size_t k) const;
+  bool Denied(size_t k) const;
+  // After allocation: the agent at request position `index`, or -1 when it
+  // is not held.
+  int Find(int index) const;
   // Every pool touched, after allocation.
-  void WritePools(const v1::DecideRequest& request,
-                  v1::DecideResponse* response) const;
+  void WritePools(v1::DecideResponse* response) const;
   // Per resource name a set declares (names only the request gives are
   // never counted: they are client input): new grants, denials and
   // preemptions of this batch.
@@ -105,8 +114,7 @@ class Coordinator {
   void CollectHoldings(const v1::DecideRequest& request);
   // Who holds each pool after allocation, and the allocated decisions.
   void ApplyAllocation();
-  const std::string& HolderId(const v1::DecideRequest& request,
-                              const PoolHolder& x) const;
+  const std::string& HolderId(const PoolHolder& x) const;
 
   const loader::Catalog* catalog_ = nullptr;
   std::vector<Agent> agents_;

@@ -161,12 +161,15 @@ void WriteDecided(const loader::LoadedSet& set, int i,
   if (work.compact != nullptr) {
     // Numbers only; a message just for an observer that asks.
     internal::WriteColumns(d, i, work.compact);
+    if (coordinator != nullptr && coordinator->Denied(k)) {
+      (*work.compact->mutable_flags())[i] |= v1::COMPACT_FLAG_DENIED;
+    }
     if (observer != nullptr && observer->WantsMessage(i)) {
       out = &work.message;
       out->Clear();
       WriteDecision(set, agent, d, v1::EXPLAIN_NONE, out);
       if (coordinator != nullptr) {  // the log keeps it
-        coordinator->Describe(request, k, out->mutable_coordination());
+        coordinator->Describe(k, out->mutable_coordination());
       }
     }
   } else {
@@ -177,8 +180,8 @@ void WriteDecided(const loader::LoadedSet& set, int i,
       WriteDecision(set, agent, d, work.explain, out);
     }
     if (coordinator != nullptr) {
-      coordinator->Describe(request, k, out->mutable_coordination());
-      coordinator->DescribeRunnerUp(request, k, out);
+      coordinator->Describe(k, out->mutable_coordination());
+      coordinator->DescribeRunnerUp(k, out);
     }
     if (request.sensitivity()) {
       // The input was checked by the decision just made.
@@ -192,8 +195,9 @@ void WriteDecided(const loader::LoadedSet& set, int i,
   if (observer != nullptr) observer->OnDecided(i, set, agent, input, d, out);
 }
 
-// Allocates the resources of the agents held back for coordination and
-// writes their decisions, and the pools.
+// Allocates the resources of the agents held back for coordination (the
+// snapshots' and the block rows') and writes their decisions, and the
+// pools.
 void Coordinate(const v1::DecideRequest& request, BatchWork& work,
                 BatchObserver* observer) {
   Coordinator& c = work.coordinator;
@@ -201,10 +205,14 @@ void Coordinate(const v1::DecideRequest& request, BatchWork& work,
   const bool full = ToExplainLevel(work.explain) == e::ExplainLevel::kFull;
   for (size_t k = 0; k < c.agents().size(); ++k) {
     Coordinator::Agent& a = c.agents()[k];
+    if (a.block >= 0) {
+      internal::WriteHeldRow(request, c, k, work.response, observer);
+      continue;
+    }
     WriteDecided(*a.set, a.index, request, a.input, a.decision,
                  full ? &a.trace : nullptr, work, observer, &c, k);
   }
-  c.WritePools(request, work.response);
+  c.WritePools(work.response);
   if (observer != nullptr) {
     for (const Coordinator::Counts& n : c.CountsByResource()) {
       observer->OnResources(n.resource, n.grants, n.denials, n.preemptions);
@@ -296,6 +304,11 @@ void DecideBatch(const loader::Catalog& catalog,
       DecideGroup(*work.sets[first], first, request, work, observer);
     }
   }
+  // Blocks; the rows of sets with resources are held for coordination.
+  if (request.blocks_size() > 0) {
+    internal::DecideBlocks(catalog, request, response, observer,
+                           &work.coordinator);
+  }
   // Coordination: the agents of sets with resources, across the batch.
   if (!work.coordinator.empty() || request.pools_size() > 0) {
     Coordinate(request, work, observer);
@@ -314,7 +327,7 @@ void DecideBatch(const loader::Catalog& catalog,
   work.response = nullptr;
   work.compact = nullptr;
   if (request.blocks_size() > 0) {
-    internal::DecideBlocks(catalog, request, response, observer);
+    internal::FinishBlocks(request, work.coordinator, response);
   }
 }
 

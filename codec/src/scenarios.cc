@@ -88,6 +88,7 @@ v1::BehaviourSetSummary Summarise(const loader::LoadedSet& set,
   for (const auto& f : d.target_factors()) s.add_target_factors(f.name());
   for (const auto& a : d.actions()) s.add_actions(a.name());
   for (const auto& p : d.personalities()) s.add_personalities(p.name());
+  for (const auto& r : d.resources()) s.add_resources(r.name());
   *s.mutable_loaded_at() =
       google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
           absl::ToUnixNanos(loaded_at));

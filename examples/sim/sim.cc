@@ -5,10 +5,10 @@
 // state). It reports decisions per second, switches per agent per minute and,
 // for the arena, how long mages survive.
 //
-// With --form=columnar every world but the goblins (shared resources) sends
-// its agents as one block of columns, through the SDK's WriteBlock,
-// ReadBlock and CarryTreeState, as an ECS game server would; the same seed
-// then runs the same game.
+// With --form=columnar every world sends its agents as one block of
+// columns, through the SDK's WriteBlock, ReadBlock, CarryTreeState and (the
+// goblins' attack tokens) CarryHeld, as an ECS game server would; the same
+// seed then runs the same game.
 //
 //   utilityd-sim --target=localhost:50051 --world=all --agents=100 --hz=10
 //   utilityd-sim --world=forager --realtime=false --duration=300s --seed=3
@@ -43,8 +43,7 @@ ABSL_FLAG(std::string, world, "all",
           "(attack tokens), or all (villager, arena and guard).");
 ABSL_FLAG(std::string, form, "snapshots",
           "How worlds send their agents: snapshots (a message per agent) or "
-          "columnar (a block of columns per world; the goblins' shared "
-          "tokens stay snapshots).");
+          "columnar (a block of columns per world).");
 ABSL_FLAG(bool, tokens, true,
           "goblins: two attack tokens per mage, allocated by the service; "
           "false offers as many tokens as there are goblins.");
@@ -160,12 +159,12 @@ class World {
     Step(dt);
   }
 
-  // The block form (--form=columnar), for a set without shared resources:
-  // the world's agents as one block, sensed as for snapshots and laid out
-  // as an ECS holds its components (factors factor-major, running actions
-  // and targets by index; a tree's state and leaf outcomes as columns).
+  // The block form (--form=columnar): the world's agents as one block,
+  // sensed as for snapshots and laid out as an ECS holds its components
+  // (factors factor-major, running actions and targets by index; a tree's
+  // state and leaf outcomes as columns; held resources as the last
+  // answer's grants). Targets are entities with integer ids (EntityId).
   virtual bool SharesResources() const { return false; }
-  bool TakesBlocks() const { return !SharesResources(); }
   void set_columnar(bool on) { columnar_ = on; }
   bool columnar() const { return columnar_; }
 
@@ -182,6 +181,7 @@ class World {
     c.target_factors.clear();
     c.current_target.resize(n);
     c.target_ids.resize(n);
+    c.target_entities.clear();
     c.outcomes.resize(n);
     for (int i = 0; i < n; ++i) {
       sensed_.Clear();
@@ -209,6 +209,7 @@ class World {
           c.current_target[i] = static_cast<int32_t>(c.target_ids[i].size());
         }
         c.target_ids[i].push_back(t.target_id());
+        c.target_entities.push_back(EntityId(t.target_id()));
         c.target_factors.insert(c.target_factors.end(), t.factors().begin(),
                                 t.factors().end());
       }
@@ -228,26 +229,31 @@ class World {
       c.outcome_offsets.push_back(
           static_cast<uint32_t>(c.outcome_leaves.size()));
     }
-    client::WriteBlock({.behaviour_set = set_,
-                        .expected_revision = schema_->revision(),
-                        .agent_ids = c.ids,
-                        .factors = c.factors,
-                        .layout = v1::FACTOR_LAYOUT_COLUMNS,
-                        .current_action = c.current,
-                        .seconds_since_action = c.seconds,
-                        .seeds = c.seeds,
-                        .target_offsets = c.offsets,
-                        .target_factors = c.target_factors,
-                        .current_target = c.current_target,
-                        .game_time = now,
-                        .outcome_offsets = c.outcome_offsets,
-                        .outcome_leaves = c.outcome_leaves,
-                        .outcome_statuses = c.outcome_statuses},
-                       batch->add_blocks());
-    if (tree_) {
-      client::CarryTreeState(c.last,
-                             batch->mutable_blocks(batch->blocks_size() - 1));
-    }
+    if (SharesResources()) Pools(batch);
+    client::WriteBlock(
+        {.behaviour_set = set_,
+         .expected_revision = schema_->revision(),
+         .agent_ids = c.ids,
+         .factors = c.factors,
+         .layout = v1::FACTOR_LAYOUT_COLUMNS,
+         .current_action = c.current,
+         .seconds_since_action = c.seconds,
+         .seeds = c.seeds,
+         .target_offsets = c.offsets,
+         .target_factors = c.target_factors,
+         // Coordination names pools by their target's id.
+         .target_ids = SharesResources()
+                           ? absl::MakeConstSpan(c.target_entities)
+                           : absl::Span<const uint64_t>(),
+         .current_target = c.current_target,
+         .game_time = now,
+         .outcome_offsets = c.outcome_offsets,
+         .outcome_leaves = c.outcome_leaves,
+         .outcome_statuses = c.outcome_statuses},
+        batch->add_blocks());
+    v1::AgentBlock* block = batch->mutable_blocks(batch->blocks_size() - 1);
+    if (tree_) client::CarryTreeState(c.last, block);
+    if (SharesResources()) client::CarryHeld(c.last, block);
   }
 
   // Applies the block's answers, read into columns, as Apply applies
@@ -284,6 +290,12 @@ class World {
       *c.last.mutable_tree_state_offsets() = block.tree_state_offsets();
       *c.last.mutable_tree_states() = block.tree_states();
     }
+    if (SharesResources()) {  // what each row holds now, for next tick
+      *c.last.mutable_grant_offsets() = block.grant_offsets();
+      *c.last.mutable_grant_resources() = block.grant_resources();
+      *c.last.mutable_grant_target_ids() = block.grant_target_ids();
+      *c.last.mutable_grant_amounts() = block.grant_amounts();
+    }
     for (int i = 0; i < n; ++i) {
       if (c.failed[i]) continue;
       decision_.Clear();
@@ -294,6 +306,16 @@ class World {
         LeavesOf(block, i, &decision_);
         TakeTick(i, decision_, dt);
         continue;
+      }
+      for (uint32_t k = block.grant_offsets_size() > 0 ? block.grant_offsets(i)
+                                                       : 0;
+           k <
+           (block.grant_offsets_size() > 0 ? block.grant_offsets(i + 1) : 0);
+           ++k) {
+        v1::ResourceGrant* g = decision_.mutable_coordination()->add_granted();
+        g->set_resource(s.resources(block.grant_resources(k)));
+        g->set_target_id(EntityName(block.grant_target_ids(k)));
+        g->set_amount(static_cast<int32_t>(block.grant_amounts(k)));
       }
       Take(i, decision_, now, dt);
     }
@@ -316,6 +338,7 @@ class World {
     std::vector<v1::NodeStatus> outcome_statuses;
     v1::DecisionBlock last;
     std::vector<std::vector<std::string>> target_ids;  // per row
+    std::vector<uint64_t> target_entities;  // per target, the block's
   };
 
   int ActionIndex(const std::string& action) const {
@@ -389,10 +412,23 @@ class World {
 
   bool columnar_ = false;
   Columns columns_;
+  std::map<std::string, uint64_t> entity_ids_;
+  std::vector<std::string> entity_names_;
   v1::AgentSnapshot sensed_;  // one agent, sensed for its columns
   v1::Decision decision_;     // one row, as Act reads it
 
  protected:
+  // The entity id of a target named `name` (numbered as first seen), and
+  // back.
+  uint64_t EntityId(const std::string& name) {
+    auto [it, added] = entity_ids_.try_emplace(name, entity_names_.size());
+    if (added) entity_names_.push_back(name);
+    return it->second;
+  }
+  const std::string& EntityName(uint64_t id) const {
+    static const std::string kNone;
+    return id < entity_names_.size() ? entity_names_[id] : kNone;
+  }
   // How agent i's leaf went, for its next tick: through the tree tracker,
   // or into the block's outcome columns.
   void ReportOutcome(int i, const v1::Decision& d, int32_t leaf,
@@ -663,13 +699,16 @@ class GoblinWorld final : public World {
   }
   static std::string MageId(int k) { return absl::StrFormat("mage-%d", k); }
 
+  // As snapshots the pools list their holders; as a block each row says
+  // what it holds (CarryHeld), and pools are named by the mage's entity id.
   void Pools(v1::DecideRequest* batch) override {
     for (size_t k = 0; k < mages_.size(); ++k) {
       v1::ResourcePool* p = batch->add_pools();
       p->set_resource("attack_token");
-      p->set_target_id(MageId(static_cast<int>(k)));
+      const std::string mage = MageId(static_cast<int>(k));
+      p->set_target_id(columnar() ? absl::StrCat(EntityId(mage)) : mage);
       if (!tokens_) p->set_capacity(agents());
-      for (int i = 0; i < agents(); ++i) {
+      for (int i = 0; i < agents() && !columnar(); ++i) {
         if (g_[i].token == static_cast<int>(k)) {
           p->add_holders()->set_agent_id(absl::StrFormat("%s-%d", set_, i));
         }
@@ -997,7 +1036,7 @@ bool ChooseForms(std::vector<std::unique_ptr<World>>& worlds) {
     return false;
   }
   for (auto& w : worlds) {
-    w->set_columnar(form == "columnar" && w->TakesBlocks());
+    w->set_columnar(form == "columnar");
   }
   return true;
 }

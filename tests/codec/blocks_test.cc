@@ -3,6 +3,7 @@
 // other rows decided.
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -18,6 +19,7 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "utilityd/codec/decide_codec.h"
+#include "utilityd/loader/proto_reader.h"
 
 namespace utilityd::codec {
 namespace {
@@ -172,6 +174,14 @@ uint32_t Bits(float x) {
   return u;
 }
 
+// A block spoilt one way, and how the service refuses it.
+struct Refusal {
+  std::string name;
+  std::function<void(v1::AgentBlock*)> spoil;
+  absl::StatusCode code;
+  std::string message;
+};
+
 class BlocksTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -201,6 +211,29 @@ class BlocksTest : public ::testing::Test {
     return response;
   }
 
+  // Each case spoils a copy of `good` sent before another copy: the spoilt
+  // block is refused with the case's code and message, the next decided.
+  void ExpectRefused(const v1::AgentBlock& good,
+                     const std::vector<Refusal>& cases) {
+    for (const Refusal& c : cases) {
+      SCOPED_TRACE(c.name);
+      v1::DecideRequest request;
+      *request.add_blocks() = good;
+      c.spoil(request.mutable_blocks(0));
+      *request.add_blocks() = good;
+      const v1::DecideResponse response = Run(request);
+      const v1::DecisionBlock& refused = response.blocks(0);
+      ASSERT_TRUE(refused.has_error());
+      EXPECT_EQ(refused.error().code(), static_cast<int>(c.code));
+      EXPECT_THAT(refused.error().message(), StartsWith(c.message));
+      EXPECT_EQ(refused.action_index_size(), 0);
+      const v1::DecisionBlock& next = response.blocks(1);
+      EXPECT_FALSE(next.has_error());
+      EXPECT_EQ(next.action_index_size(), good.agent_ids_size());
+      EXPECT_EQ(next.full_size(), 0);
+    }
+  }
+
   ::utilityd::testing::TempDir dir_{"utilityd_blocks"};
   Catalog catalog_;
   std::shared_ptr<const LoadedSet> mage_;
@@ -212,7 +245,7 @@ TEST_F(BlocksTest, EveryExampleSetDecidesAlikeAsSnapshotsAndAsBlocks) {
   int sets = 0;
   for (const auto& [name, set] : catalog_.sets()) {
     if (set->compiled.tree() != nullptr || set->compiled.has_resources()) {
-      continue;  // refused, below
+      continue;  // below
     }
     ++sets;
     const Rows rows = RandomRows(*set, 300, 7u + sets);
@@ -291,13 +324,7 @@ TEST_F(BlocksTest, ShortColumnsCostOnlyTheRowsTheyMiss) {
 TEST_F(BlocksTest, ABlockThatCannotBeReadIsRefusedAndTheNextIsDecided) {
   const Rows rows = RandomRows(*mage_, 4, 2);
   const v1::AgentBlock good = Block(*mage_, rows, v1::FACTOR_LAYOUT_ROWS);
-  struct Case {
-    std::string name;
-    std::function<void(v1::AgentBlock*)> spoil;
-    absl::StatusCode code;
-    std::string message;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<Refusal> cases = {
       {"unknown set", [](v1::AgentBlock* b) { b->set_behaviour_set("arena"); },
        absl::StatusCode::kNotFound, "blocks[0].behaviour_set: unknown set"},
       {"no set", [](v1::AgentBlock* b) { b->clear_behaviour_set(); },
@@ -338,31 +365,8 @@ TEST_F(BlocksTest, ABlockThatCannotBeReadIsRefusedAndTheNextIsDecided) {
        [](v1::AgentBlock* b) { b->add_current_target(-1); },
        absl::StatusCode::kInvalidArgument,
        "blocks[0].current_target: has 5 values for 4 rows"},
-      {"coordination",
-       [](v1::AgentBlock* b) {
-         b->set_behaviour_set("arena_goblin");
-         b->clear_expected_revision();
-       },
-       absl::StatusCode::kInvalidArgument,
-       "blocks[0].behaviour_set: arena_goblin shares resources"},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    v1::DecideRequest request;
-    *request.add_blocks() = good;
-    c.spoil(request.mutable_blocks(0));
-    *request.add_blocks() = good;
-    const v1::DecideResponse response = Run(request);
-    const v1::DecisionBlock& refused = response.blocks(0);
-    ASSERT_TRUE(refused.has_error());
-    EXPECT_EQ(refused.error().code(), static_cast<int>(c.code));
-    EXPECT_THAT(refused.error().message(), StartsWith(c.message));
-    EXPECT_EQ(refused.action_index_size(), 0);
-    const v1::DecisionBlock& next = response.blocks(1);
-    EXPECT_FALSE(next.has_error());
-    EXPECT_EQ(next.action_index_size(), 4);
-    EXPECT_EQ(next.full_size(), 0);
-  }
+  ExpectRefused(good, cases);
 }
 
 // Offsets out of order or out of range, and a current target beyond the
@@ -670,6 +674,358 @@ TEST_F(BlocksTest, ExplainRowsAnswerTheirDecisionsInFull) {
                          "the request asks for explain none"));
 }
 
+// Goblins sharing attack tokens on five mages: each row's targets are
+// mages (r + t) % 5, so rows compete for the same pools.
+Rows GoblinRows(const LoadedSet& set, int n, uint32_t seed) {
+  Rows rows = RandomRows(set, n, seed);
+  for (int r = 0; r < n; ++r) {
+    for (uint32_t t = rows.offsets[r]; t < rows.offsets[r + 1]; ++t) {
+      rows.target_ids[t] = 7'000'000'000ull + (r + t - rows.offsets[r]) % 5;
+    }
+  }
+  return rows;
+}
+
+// What rows hold, in the block's layout (AgentBlock.held_*).
+struct Held {
+  std::vector<uint32_t> offsets = {0}, resources;
+  std::vector<uint64_t> target_ids;
+  std::vector<uint32_t> amounts;
+};
+
+// Random holdings: about a third of the rows hold a token on one of the
+// five mages, some of them two units.
+Held RandomHeld(int n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Held held;
+  for (int r = 0; r < n; ++r) {
+    if (rng() % 3 == 0) {
+      held.resources.push_back(0);
+      held.target_ids.push_back(7'000'000'000ull + rng() % 5);
+      held.amounts.push_back(rng() % 4 == 0 ? 2 : 1);
+    }
+    held.offsets.push_back(static_cast<uint32_t>(held.resources.size()));
+  }
+  return held;
+}
+
+void AddHeld(const Held& held, v1::AgentBlock* b) {
+  b->mutable_held_offsets()->Add(held.offsets.begin(), held.offsets.end());
+  b->mutable_held_resources()->Add(held.resources.begin(),
+                                   held.resources.end());
+  b->mutable_held_target_ids()->Add(held.target_ids.begin(),
+                                    held.target_ids.end());
+  b->mutable_held_amounts()->Add(held.amounts.begin(), held.amounts.end());
+}
+
+void AddHeld(const Held& held, int r, v1::AgentSnapshot* s) {
+  for (uint32_t h = held.offsets[r]; h < held.offsets[r + 1]; ++h) {
+    v1::HeldResource* x = s->add_held();
+    x->set_resource("attack_token");
+    x->set_target_id(std::to_string(held.target_ids[h]));
+    x->set_amount(static_cast<int32_t>(held.amounts[h]));
+  }
+}
+
+// A block's grants as the next tick's holdings (what the SDK's CarryHeld
+// does).
+Held GrantsAsHeld(const v1::DecisionBlock& b) {
+  Held held;
+  held.offsets.assign(b.grant_offsets().begin(), b.grant_offsets().end());
+  held.resources.assign(b.grant_resources().begin(), b.grant_resources().end());
+  held.target_ids.assign(b.grant_target_ids().begin(),
+                         b.grant_target_ids().end());
+  held.amounts.assign(b.grant_amounts().begin(), b.grant_amounts().end());
+  return held;
+}
+
+// 60 goblins over four ticks, their grants carried back as holdings each
+// tick, with a pool the request lists (mage 0 at capacity 1, an outside
+// holder): as a block in each layout, half and half mixed with snapshots,
+// and as snapshots, the same allocation — numbers, score bits, flags,
+// pools; and each row's grants are its snapshot's Coordination.granted.
+TEST_F(BlocksTest, CoordinatedRowsAreAllocatedAsSnapshotsAre) {
+  const auto goblin = catalog_.Find("arena_goblin");
+  ASSERT_NE(goblin, nullptr);
+  ASSERT_TRUE(goblin->compiled.has_resources());
+  constexpr int kRows = 60;
+  Held held = RandomHeld(kRows, 11);
+  // The same goblins each tick, doing what they were told last tick.
+  Rows rows = GoblinRows(*goblin, kRows, 40u);
+  int denied = 0, granted = 0, kept = 0;
+  for (int tick = 0; tick < 4; ++tick) {
+    SCOPED_TRACE(absl::StrCat("tick ", tick));
+    auto base = [&] {
+      v1::DecideRequest request;
+      request.set_form(v1::DECISION_FORM_COMPACT);
+      v1::ResourcePool* pool = request.add_pools();
+      pool->set_resource("attack_token");
+      pool->set_target_id("7000000000");
+      pool->set_capacity(1);
+      pool->add_holders()->set_agent_id("ogre");
+      return request;
+    };
+    // As snapshots, in the full form: the reference, with its grants.
+    v1::DecideRequest snapshots = base();
+    snapshots.set_form(v1::DECISION_FORM_FULL);
+    for (int r = 0; r < kRows; ++r) {
+      v1::AgentSnapshot* s = snapshots.add_agents();
+      *s = Snapshot(*goblin, rows, r);
+      AddHeld(held, r, s);
+    }
+    const v1::DecideResponse want = Run(snapshots);
+    // As a block in each layout, and half as snapshots, half as a block.
+    std::vector<v1::DecideResponse> answers;
+    for (v1::FactorLayout layout :
+         {v1::FACTOR_LAYOUT_ROWS, v1::FACTOR_LAYOUT_COLUMNS}) {
+      v1::DecideRequest request = base();
+      v1::AgentBlock* b = request.add_blocks();
+      *b = Block(*goblin, rows, layout);
+      AddHeld(held, b);
+      answers.push_back(Run(request));
+    }
+    {
+      // Rows 0-29 as snapshots, 30-59 as a block of their own.
+      v1::DecideRequest mixed = base();
+      for (int r = 0; r < kRows / 2; ++r) {
+        *mixed.add_agents() = snapshots.agents(r);
+      }
+      Rows second;
+      const int half = kRows / 2, f = goblin->compiled.factor_count(),
+                a = goblin->compiled.action_count(),
+                tf = goblin->compiled.target_factor_count();
+      second.ids.assign(rows.ids.begin() + half, rows.ids.end());
+      second.factors.assign(rows.factors.begin() + half * f,
+                            rows.factors.end());
+      second.current.assign(rows.current.begin() + half, rows.current.end());
+      second.seconds.assign(rows.seconds.begin() + half * a,
+                            rows.seconds.end());
+      second.seeds.assign(rows.seeds.begin() + half, rows.seeds.end());
+      second.personality.assign(rows.personality.begin() + half,
+                                rows.personality.end());
+      const uint32_t t0 = rows.offsets[half];
+      second.offsets.clear();
+      for (int r = half; r <= kRows; ++r) {
+        second.offsets.push_back(rows.offsets[r] - t0);
+      }
+      second.target_factors.assign(rows.target_factors.begin() + t0 * tf,
+                                   rows.target_factors.end());
+      second.target_ids.assign(rows.target_ids.begin() + t0,
+                               rows.target_ids.end());
+      second.current_target.assign(rows.current_target.begin() + half,
+                                   rows.current_target.end());
+      Held held_second;
+      const uint32_t h0 = held.offsets[half];
+      held_second.offsets.clear();
+      for (int r = half; r <= kRows; ++r) {
+        held_second.offsets.push_back(held.offsets[r] - h0);
+      }
+      held_second.resources.assign(held.resources.begin() + h0,
+                                   held.resources.end());
+      held_second.target_ids.assign(held.target_ids.begin() + h0,
+                                    held.target_ids.end());
+      held_second.amounts.assign(held.amounts.begin() + h0, held.amounts.end());
+      v1::AgentBlock* b = mixed.add_blocks();
+      *b = Block(*goblin, second, v1::FACTOR_LAYOUT_ROWS);
+      AddHeld(held_second, b);
+      const v1::DecideResponse got = Run(mixed);
+      ASSERT_FALSE(got.blocks(0).has_error())
+          << got.blocks(0).error().message();
+      for (int r = 0; r < kRows; ++r) {
+        const v1::Decision& w = want.decisions(r);
+        const bool in_block = r >= half;
+        const int action = in_block ? got.blocks(0).action_index(r - half)
+                                    : got.compact().action_index(r);
+        const float score =
+            in_block ? got.blocks(0).score(r - half) : got.compact().score(r);
+        const char flags = in_block ? got.blocks(0).flags()[r - half]
+                                    : got.compact().flags()[r];
+        EXPECT_EQ(action, w.action_index()) << "mixed row " << r;
+        EXPECT_EQ(Bits(score), Bits(w.score())) << "mixed row " << r;
+        EXPECT_EQ((flags & v1::COMPACT_FLAG_DENIED) != 0,
+                  w.coordination().has_denied())
+            << "mixed row " << r;
+      }
+      ASSERT_EQ(got.pools_size(), want.pools_size());
+      for (int p = 0; p < want.pools_size(); ++p) {
+        EXPECT_EQ(got.pools(p).SerializeAsString(),
+                  want.pools(p).SerializeAsString())
+            << got.pools(p).DebugString() << "want\n"
+            << want.pools(p).DebugString();
+      }
+    }
+    for (const v1::DecideResponse& got : answers) {
+      const v1::DecisionBlock& b = got.blocks(0);
+      ASSERT_FALSE(b.has_error()) << b.error().message();
+      ASSERT_EQ(b.full_size(), 0);
+      ASSERT_EQ(b.grant_offsets_size(), kRows + 1);
+      EXPECT_EQ(b.grant_offsets(kRows), b.grant_resources_size());
+      for (int r = 0; r < kRows; ++r) {
+        SCOPED_TRACE(absl::StrCat("row ", r));
+        const v1::Decision& w = want.decisions(r);
+        ASSERT_FALSE(w.has_error()) << w.error().message();
+        EXPECT_EQ(b.action_index(r), w.action_index());
+        EXPECT_EQ(b.target_index(r),
+                  w.target_id().empty()
+                      ? -1
+                      : static_cast<int>(
+                            std::find_if(snapshots.agents(r).targets().begin(),
+                                         snapshots.agents(r).targets().end(),
+                                         [&](const v1::TargetSnapshot& t) {
+                                           return t.target_id() ==
+                                                  w.target_id();
+                                         }) -
+                            snapshots.agents(r).targets().begin()));
+        EXPECT_EQ(Bits(b.score(r)), Bits(w.score()));
+        EXPECT_EQ((b.flags()[r] & v1::COMPACT_FLAG_SWITCHED) != 0,
+                  w.switched());
+        EXPECT_EQ((b.flags()[r] & v1::COMPACT_FLAG_FALLBACK) != 0,
+                  w.fallback());
+        EXPECT_EQ((b.flags()[r] & v1::COMPACT_FLAG_DENIED) != 0,
+                  w.coordination().has_denied());
+        const auto& g = w.coordination().granted();
+        ASSERT_EQ(b.grant_offsets(r + 1) - b.grant_offsets(r),
+                  static_cast<uint32_t>(g.size()));
+        for (int k = 0; k < g.size(); ++k) {
+          const uint32_t x = b.grant_offsets(r) + k;
+          EXPECT_EQ(goblin->compiled.resources()[b.grant_resources(x)].name,
+                    g[k].resource());
+          EXPECT_EQ(std::to_string(b.grant_target_ids(x)), g[k].target_id());
+          EXPECT_EQ(static_cast<int>(b.grant_amounts(x)), g[k].amount());
+          kept += g[k].kept();
+        }
+        denied += w.coordination().has_denied();
+        granted += g.size();
+      }
+      ASSERT_EQ(got.pools_size(), want.pools_size());
+      for (int p = 0; p < want.pools_size(); ++p) {
+        EXPECT_EQ(got.pools(p).SerializeAsString(),
+                  want.pools(p).SerializeAsString());
+      }
+    }
+    held = GrantsAsHeld(answers[0].blocks(0));
+    for (int r = 0; r < kRows; ++r) {
+      rows.current[r] = answers[0].blocks(0).action_index(r);
+      rows.current_target[r] = answers[0].blocks(0).target_index(r);
+    }
+  }
+  // The rows competed: some were denied, some kept what they held.
+  EXPECT_GT(denied, 0);
+  EXPECT_GT(granted, 0);
+  EXPECT_GT(kept, 0);
+}
+
+// A held row explained: its allocated decision, the scoring's explanation
+// and its Coordination, byte for byte as its snapshot's in the full form.
+TEST_F(BlocksTest, ExplainedCoordinatedRowsCarryTheirCoordination) {
+  const auto goblin = catalog_.Find("arena_goblin");
+  ASSERT_NE(goblin, nullptr);
+  constexpr int kRows = 40;
+  const Rows rows = GoblinRows(*goblin, kRows, 9);
+  const Held held = RandomHeld(kRows, 5);
+  for (v1::Explain explain : {v1::EXPLAIN_TOP, v1::EXPLAIN_FULL}) {
+    v1::DecideRequest snapshots;
+    snapshots.set_explain(explain);
+    for (int r = 0; r < kRows; ++r) {
+      v1::AgentSnapshot* s = snapshots.add_agents();
+      *s = Snapshot(*goblin, rows, r);
+      AddHeld(held, r, s);
+    }
+    const v1::DecideResponse want = Run(snapshots);
+    v1::DecideRequest request;
+    request.set_explain(explain);
+    v1::AgentBlock* b = request.add_blocks();
+    *b = Block(*goblin, rows, v1::FACTOR_LAYOUT_COLUMNS);
+    AddHeld(held, b);
+    for (uint32_t r = 0; r < kRows; ++r) b->add_explain_rows(r);
+    const v1::DecisionBlock got = Run(request).blocks(0);
+    ASSERT_EQ(got.full_size(), kRows);
+    int denied = 0;
+    for (int r = 0; r < kRows; ++r) {
+      v1::Decision w = want.decisions(r);
+      w.clear_decision_id();
+      EXPECT_EQ(got.full(r).decision().SerializeAsString(),
+                w.SerializeAsString())
+          << "row " << r << "\n"
+          << got.full(r).decision().DebugString() << "want\n"
+          << w.DebugString();
+      denied += w.coordination().has_denied();
+    }
+    EXPECT_GT(denied, 0);
+  }
+}
+
+// Held columns of the wrong shape refuse the block; a holding that cannot
+// be read costs only its row.
+TEST_F(BlocksTest, HeldColumnsNameWhatIsWrong) {
+  const auto goblin = catalog_.Find("arena_goblin");
+  ASSERT_NE(goblin, nullptr);
+  const Rows rows = GoblinRows(*goblin, 6, 3);
+  Held held;
+  held.offsets = {0, 1, 1, 2, 2, 2, 3};
+  held.resources = {0, 0, 0};
+  held.target_ids = {7'000'000'001ull, 7'000'000'002ull, 7'000'000'003ull};
+  const v1::AgentBlock good = [&] {
+    v1::AgentBlock b = Block(*goblin, rows, v1::FACTOR_LAYOUT_ROWS);
+    AddHeld(held, &b);
+    return b;
+  }();
+  const std::vector<Refusal> refused = {
+      {"offsets one short",
+       [](v1::AgentBlock* b) { b->mutable_held_offsets()->RemoveLast(); },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].held_offsets: has 6 values for 6 rows"},
+      {"offsets end early", [](v1::AgentBlock* b) { b->add_held_resources(0); },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].held_offsets: ends at 3, but held_resources has 4"},
+      {"holdings without offsets",
+       [](v1::AgentBlock* b) { b->clear_held_offsets(); },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].held_offsets: is empty, but held_resources is not"},
+      {"a target id too many",
+       [](v1::AgentBlock* b) { b->add_held_target_ids(1); },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].held_target_ids: has 4 values for 3 held_resources"},
+      {"an amount too few", [](v1::AgentBlock* b) { b->add_held_amounts(1); },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].held_amounts: has 1 values for 3 held_resources"},
+      {"targets without ids", [](v1::AgentBlock* b) { b->clear_target_ids(); },
+       absl::StatusCode::kInvalidArgument,
+       "blocks[0].target_ids: is empty, but arena_goblin has per-target "
+       "resources"},
+  };
+  ExpectRefused(good, refused);
+  // Row 2's holding names a resource the set lacks; row 0's runs past the
+  // holdings, row 1's runs backwards: only they fail.
+  v1::DecideRequest request;
+  v1::AgentBlock* b = request.add_blocks();
+  *b = good;
+  b->set_held_resources(1, 4);
+  b->set_held_offsets(1, 9);
+  const v1::DecisionBlock got = Run(request).blocks(0);
+  EXPECT_THAT(RowErrors(got),
+              ::testing::ElementsAre(
+                  "0 blocks[0].rows[0].held_offsets: out of range: the row's "
+                  "holdings end at 9, the block has 3",
+                  "1 blocks[0].rows[1].held_offsets: out of order: the row's "
+                  "holdings would run from 9 back to 1",
+                  "2 blocks[0].rows[2].held_resources[1]: resource 4 is out "
+                  "of range: arena_goblin declares 1"));
+  EXPECT_EQ(got.grant_offsets_size(), 7);
+  EXPECT_EQ(got.grant_offsets(0), 0u);
+  EXPECT_EQ(got.grant_offsets(1), 0u);  // failed rows: nothing granted
+  // Holdings of a per-target resource need their target ids.
+  v1::DecideRequest no_ids;
+  *no_ids.add_blocks() = good;
+  no_ids.mutable_blocks(0)->clear_held_target_ids();
+  EXPECT_THAT(RowErrors(Run(no_ids).blocks(0)),
+              ::testing::ElementsAre(
+                  StartsWith("0 blocks[0].rows[0].held_target_ids: is empty, "
+                             "but attack_token is per target"),
+                  StartsWith("2 blocks[0].rows[2].held_target_ids"),
+                  StartsWith("5 blocks[0].rows[5].held_target_ids")));
+}
+
 // Sees what the service's recorder sees: every row once, at its index
 // after the snapshots, and for a row it asks for, the snapshot that the
 // decision log keeps.
@@ -737,6 +1093,58 @@ TEST_F(BlocksTest, ObserverSeesEveryRowAndItsSnapshotReplaysIt) {
     EXPECT_EQ(replayed.decisions(0).action(), decision.action());
     EXPECT_EQ(Bits(replayed.decisions(0).score()), Bits(decision.score()));
   }
+}
+
+// A row-major block with no factors at all (an empty column reads as no
+// data, not as factor-major columns): every row fails on its factors, flat
+// set or tree.
+TEST_F(BlocksTest, ARowMajorBlockWithoutFactorsFailsEachRow) {
+  for (const char* name : {"arena_mage", "guard_tree"}) {
+    SCOPED_TRACE(name);
+    v1::DecideRequest request;
+    v1::AgentBlock* b = request.add_blocks();
+    b->set_behaviour_set(name);
+    b->add_agent_ids(4);
+    b->add_agent_ids(5);
+    const v1::DecisionBlock got = Run(request).blocks(0);
+    ASSERT_FALSE(got.has_error()) << got.error().message();
+    EXPECT_THAT(RowErrors(got),
+                ::testing::ElementsAre(
+                    StartsWith("0 blocks[0].rows[0].factors: the column has 0 "
+                               "values"),
+                    StartsWith("1 blocks[0].rows[1].factors: the column has 0 "
+                               "values")));
+  }
+}
+
+// The request fuzzer's JSON seeds (its first byte chooses the format: odd
+// for JSON) are requests, each with blocks decided: a seed that does not
+// parse would only ever test the parser's error path.
+TEST_F(BlocksTest, TheFuzzersJsonSeedsAreRequests) {
+  int seeds = 0, with_blocks = 0;
+  for (const auto& e : std::filesystem::directory_iterator(
+           "tests/fuzz/corpus/decide_request_fuzzer")) {
+    if (e.path().string().find(".json.seed") == std::string::npos) continue;
+    SCOPED_TRACE(e.path().string());
+    std::ifstream in(e.path());
+    const std::string text((std::istreambuf_iterator<char>(in)),
+                           std::istreambuf_iterator<char>());
+    ASSERT_FALSE(text.empty());
+    EXPECT_EQ(text[0] % 2, 1) << "the first byte must be odd (JSON)";
+    v1::DecideRequest request;
+    ASSERT_THAT(loader::ReadMessageOrError(absl::string_view(text).substr(1),
+                                           e.path().string(), &request),
+                IsOk());
+    ++seeds;
+    if (request.blocks_size() == 0) continue;
+    ++with_blocks;
+    const v1::DecideResponse response = Run(request);
+    for (const v1::DecisionBlock& b : response.blocks()) {
+      EXPECT_TRUE(b.has_error() || b.action_index_size() > 0);
+    }
+  }
+  EXPECT_GE(seeds, 4);
+  EXPECT_GE(with_blocks, 3);
 }
 
 }  // namespace

@@ -413,6 +413,88 @@ class ServiceTest(unittest.TestCase):
         self.assertEqual(compared, 240)
         self.assertGreater(targeted, 0)  # the mages chose targets
 
+    def test_goblin_blocks_share_tokens_as_snapshots_do(self):
+        """Thirty goblins around four mages for three ticks, as a block
+        whose grant columns go back as its held columns (what CarryHeld
+        does), and as snapshots whose held resources are their last
+        Coordination.granted: the same allocation, score bits, DENIED flags
+        and pools; each row's grants are its snapshot's."""
+        import random
+        import struct
+        rng = random.Random(7)
+        summary = self.stub.GetBehaviourSet(
+            pb.GetBehaviourSetRequest(name="arena_goblin")).summary
+        self.assertEqual(list(summary.resources), ["attack_token"])
+        n, mages = 30, [9000 + k for k in range(4)]
+        rows = []
+        for r in range(n):
+            seen = rng.sample(mages, rng.randrange(1, 4))
+            rows.append(dict(health=rng.uniform(5, 30), courage=rng.random(),
+                             targets=[(m, rng.uniform(0, 12), rng.uniform(20, 100))
+                                      for m in seen]))
+        held = pb.DecisionBlock(grant_offsets=[0] * (n + 1))  # nothing yet
+        held_by = [[] for _ in range(n)]   # the snapshots' (resource, target)
+        current = [-1] * n
+        current_target = [-1] * n
+        denied = kept = 0
+        for tick in range(3):
+            block = pb.AgentBlock(
+                behaviour_set="arena_goblin", agent_ids=list(range(1, n + 1)),
+                factors=[v for x in rows for v in (x["health"], x["courage"])],
+                current_action=current, current_target=current_target,
+                target_offsets=[0] + [sum(len(x["targets"]) for x in rows[:r + 1])
+                                      for r in range(n)],
+                target_factors=[v for x in rows for t in x["targets"]
+                                for v in t[1:]],
+                target_ids=[t[0] for x in rows for t in x["targets"]],
+                held_offsets=held.grant_offsets,
+                held_resources=held.grant_resources,
+                held_target_ids=held.grant_target_ids,
+                held_amounts=held.grant_amounts)
+            snapshots = []
+            for r, x in enumerate(rows):
+                s = pb.AgentSnapshot(
+                    agent_id=str(r + 1), behaviour_set="arena_goblin",
+                    factors=[x["health"], x["courage"]],
+                    current_action=(summary.actions[current[r]]
+                                    if current[r] >= 0 else ""),
+                    current_target=(str(x["targets"][current_target[r]][0])
+                                    if current_target[r] >= 0 else ""),
+                    targets=[pb.TargetSnapshot(target_id=str(t[0]), factors=t[1:])
+                             for t in x["targets"]])
+                for resource, target, amount in held_by[r]:
+                    s.held.add(resource=resource, target_id=target, amount=amount)
+                snapshots.append(s)
+            by_block = self.stub.Decide(pb.DecideRequest(blocks=[block]))
+            by_agent = self.stub.Decide(pb.DecideRequest(agents=snapshots))
+            b = by_block.blocks[0]
+            self.assertFalse(b.HasField("error"), b.error.message)
+            self.assertEqual([p.SerializeToString() for p in by_block.pools],
+                             [p.SerializeToString() for p in by_agent.pools])
+            for r, d in enumerate(by_agent.decisions):
+                self.assertFalse(d.HasField("error"), d.error.message)
+                self.assertEqual(b.action_index[r], d.action_index, (tick, r))
+                self.assertEqual(struct.pack("<f", b.score[r]),
+                                 struct.pack("<f", d.score), (tick, r))
+                target = b.target_index[r]
+                self.assertEqual(str(rows[r]["targets"][target][0])
+                                 if target >= 0 else "", d.target_id)
+                self.assertEqual(bool(b.flags[r] & pb.COMPACT_FLAG_DENIED),
+                                 d.coordination.HasField("denied"))
+                grants = [(summary.resources[b.grant_resources[k]],
+                           str(b.grant_target_ids[k]), b.grant_amounts[k])
+                          for k in range(b.grant_offsets[r], b.grant_offsets[r + 1])]
+                self.assertEqual(grants, [(g.resource, g.target_id, g.amount)
+                                          for g in d.coordination.granted])
+                denied += d.coordination.HasField("denied")
+                kept += sum(g.kept for g in d.coordination.granted)
+                held_by[r] = grants
+            held = b
+            current = list(b.action_index)
+            current_target = list(b.target_index)
+        self.assertGreater(denied, 0)
+        self.assertGreater(kept, 0)
+
     def test_tree_blocks_tick_as_snapshots(self):
         """The guards' tree as a block for several ticks, its state columns
         sent back as they came and random outcomes for the leaves that ran,

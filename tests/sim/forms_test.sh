@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The simulator's two forms run the same game: each world the block form
-# takes (villager; arena with its targets; the guard's tree with its state
-# carried back and its leaf outcomes; forager), simulated from one seed as
-# snapshots and as blocks of columns (--form=columnar, through the SDK's
-# WriteBlock, ReadBlock and CarryTreeState) against the real utilityd,
-# must end with the same decisions, switches per agent per minute,
-# survival and kills.
+# The simulator's two forms run the same game: each world (villager; arena
+# with its targets; the guard's tree with its state carried back and its
+# leaf outcomes; forager; goblins sharing attack tokens, their grants
+# carried back as holdings), simulated from one seed as snapshots and as
+# blocks of columns (--form=columnar, through the SDK's WriteBlock,
+# ReadBlock, CarryTreeState and CarryHeld) against the real utilityd, must
+# end with the same decisions, switches per agent per minute, survival,
+# kills and attackers per mage.
 #
 #   tests/sim/forms_test.sh UTILITYD UTILITYD_SIM REPO_ROOT
 set -euo pipefail
@@ -19,7 +20,7 @@ pid=$!
 for _ in $(seq 200); do [ -s "$work/ports" ] && break; sleep 0.05; done
 port=$(head -n 1 "$work/ports")
 failed=0
-for world in villager arena guard forager; do
+for world in villager arena guard forager goblins; do
   for form in snapshots columnar; do
     "$sim" --target="127.0.0.1:$port" --world="$world" --form="$form" \
       --agents=40 --seed=5 --realtime=false --duration=40s \

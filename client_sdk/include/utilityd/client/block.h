@@ -61,6 +61,14 @@ struct BlockColumns {
   absl::Span<const uint32_t> outcome_offsets;
   absl::Span<const int32_t> outcome_leaves;
   absl::Span<const v1::NodeStatus> outcome_statuses;
+  // Coordination (sets with resources): what each row holds, rows + 1
+  // offsets into held_resources (index in the set's resources),
+  // held_target_ids (per-target resources) and held_amounts (empty: 1
+  // each). CarryHeld copies the last answer's grants here instead.
+  absl::Span<const uint32_t> held_offsets;
+  absl::Span<const uint32_t> held_resources;
+  absl::Span<const uint64_t> held_target_ids;
+  absl::Span<const uint32_t> held_amounts;
 };
 
 // Writes `in` into `out` (cleared first, so a reused message keeps its
@@ -70,6 +78,10 @@ void WriteBlock(const BlockColumns& in, v1::AgentBlock* out);
 // A tree block's next tick: the state columns of `answer` into `next`,
 // unchanged (the answer's layout is the request's).
 void CarryTreeState(const v1::DecisionBlock& answer, v1::AgentBlock* next);
+
+// A coordinated block's next tick: what the answer granted each row (its
+// grant columns) becomes what the row holds (`next`'s held columns).
+void CarryHeld(const v1::DecisionBlock& answer, v1::AgentBlock* next);
 
 // Where one block's decisions go, each sized for the block's rows; a
 // column left empty is not written.
