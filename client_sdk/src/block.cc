@@ -53,6 +53,7 @@ void WriteBlock(const BlockColumns& in, v1::AgentBlock* out) {
   Put(in.target_factors, out->mutable_target_factors());
   Put(in.target_ids, out->mutable_target_ids());
   Put(in.current_target, out->mutable_current_target());
+  Put(in.explain_rows, out->mutable_explain_rows());
   out->set_game_time(in.game_time);
   Put(in.tree_state_offsets, out->mutable_tree_state_offsets());
   out->set_tree_states(in.tree_states.data(), in.tree_states.size());

@@ -51,6 +51,9 @@ struct BlockColumns {
   absl::Span<const float> target_factors;
   absl::Span<const uint64_t> target_ids;
   absl::Span<const int32_t> current_target;
+  // Rows to explain at the request's explain level (their Decision comes
+  // back in the answer's `full`).
+  absl::Span<const uint32_t> explain_rows;
   // Behaviour trees: the tick's game time for every row, each row's state
   // (rows + 1 offsets into tree_states; CarryTreeState copies the last
   // answer's) and how the leaves it ran went (rows + 1 offsets into
