@@ -109,12 +109,16 @@ if ! [[ "$node_major" =~ ^[0-9]+$ ]] || [ "$node_major" -lt "$node_major_needed"
 fi
 # tests/node's gRPC client (@grpc/grpc-js, @grpc/proto-loader) likewise
 # from its lock file; both support Node 18.
-tests="$(dirname "$0")/../tests"
-for dir_and_package in browser:playwright-core node:@grpc/grpc-js; do
+# The TypeScript SDK (tsc, ts-proto for Debian's protoc, @grpc/grpc-js) and
+# the Colyseus example that uses it (Colyseus 0.16, the line that runs on
+# Node 18), likewise; the SDK first, the example links it.
+repo="$(dirname "$0")/.."
+for dir_and_package in tests/browser:playwright-core tests/node:@grpc/grpc-js \
+    client_sdk/typescript:ts-proto examples/colyseus:@colyseus/core; do
   dir=${dir_and_package%%:*}
   package=${dir_and_package#*:}
-  if [ ! -d "$tests/$dir/node_modules/$package" ]; then
-    echo "install-deps: npm ci in tests/$dir"
-    npm ci --prefix "$tests/$dir" --no-audit --no-fund --silent
+  if [ ! -d "$repo/$dir/node_modules/$package" ]; then
+    echo "install-deps: npm ci in $dir"
+    npm ci --prefix "$repo/$dir" --no-audit --no-fund --silent
   fi
 done

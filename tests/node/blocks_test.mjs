@@ -12,6 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import grpc from '@grpc/grpc-js';
 import protoLoader from '@grpc/proto-loader';
+// The seeded generator of the TypeScript SDK's test helpers (built by
+// ctest's ts_sdk_build), so that a failure repeats.
+import { random } from '../../client_sdk/typescript/dist/testing.js';
 
 const [binary, repo] = process.argv.slice(2);
 if (!binary || !repo) {
@@ -69,18 +72,6 @@ after(() => {
   server?.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });
 });
-
-// A small seeded generator (mulberry32), so that a failure repeats.
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Random rows of a set as the columns an ECS holds: factors factor-major,
 // running actions, clocks, seeds, personalities, and targets as offsets.

@@ -488,8 +488,8 @@ export class DecisionStream {
     if (call !== this.call) return;
     this.call = undefined;
     if (this.stopped || (this.closing && this.pending.size === 0)) return;
-    if (this.pending.size === 0) return; // reopened by the next submit
     ++this.reconnectCount;
+    if (this.pending.size === 0) return; // reopened by the next submit
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.open();

@@ -1,0 +1,214 @@
+// The SDK against the real utilityd on loopback: named factors packed by
+// schema, blocks from typed arrays deciding as the same agents sent as
+// snapshots (bit for bit), a tree driven by the tracker, errors by reason,
+// and a stream that loses its replica to kill -9 and still settles every
+// batch exactly once on the other.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import {
+  type BlockColumns,
+  CompactFlag,
+  decisionId,
+  decisionIdHex,
+  DecisionForm,
+  ErrorReason,
+  FactorLayout,
+  NodeStatus,
+  TreeTracker,
+  UtilitydClient,
+  UtilitydError,
+} from "../index.js";
+import { freePort, random, type Replica, startReplica } from "../testing.js";
+
+let replica: Replica;
+let client: UtilitydClient;
+
+before(async () => {
+  replica = await startReplica();
+  client = UtilitydClient.connect({ target: `127.0.0.1:${replica.port}`, deadlineMs: 5000 });
+  await client.waitForReady(10000);
+});
+
+after(async () => {
+  client?.close();
+  await replica?.stop();
+});
+
+test("named factors are packed by the set's schema", async () => {
+  const schema = await client.schema("arena_mage");
+  const named: { [name: string]: number } = {};
+  for (const f of schema.summary.factors) named[f] = 0.5;
+  const answer = await client.decide({
+    explain: 2, // top
+    agents: [{ agentId: "mage-1", behaviourSet: "arena_mage", namedFactors: named }],
+  });
+  const d = answer.decisions[0];
+  assert.equal(d.error, undefined, d.error?.message);
+  assert.equal(d.revision, schema.revision);
+  assert.ok(schema.actionIndex(d.action) >= 0);
+  assert.match(d.decisionId, /^[0-9a-f]{16}$/);
+});
+
+test("an agent that does not pack is refused alone, by reason", async () => {
+  const answer = await client.decide({
+    agents: [
+      { agentId: "bad", behaviourSet: "arena_mage", namedFactors: { nonsense: 1 } },
+      { agentId: "lost", behaviourSet: "no_such_set", factors: [1] },
+      { agentId: "good", behaviourSet: "eat_hide_wander", namedFactors: { hunger: 0.9, danger: 0.1, food_distance: 3, idle_time: 1 } },
+    ],
+  });
+  assert.equal(answer.decisions[0].error?.reason, ErrorReason.ERROR_REASON_UNKNOWN_FACTOR);
+  assert.equal(answer.decisions[1].error?.reason, ErrorReason.ERROR_REASON_UNKNOWN_SET);
+  assert.equal(answer.decisions[2].error, undefined);
+});
+
+test("blocks from typed arrays decide as the same agents sent as snapshots, bit for bit", async () => {
+  const schema = await client.schema("arena_mage");
+  const definition = (await client.getBehaviourSet("arena_mage")).behaviourSet!;
+  const rng = random(26);
+  const rows = 64, nf = schema.summary.factors.length, nt = schema.summary.targetFactors.length;
+  const factors = new Float32Array(rows * nf); // factor-major, as an ECS chunk
+  const ids = new BigUint64Array(rows);
+  const current = new Int32Array(rows);
+  const offsets = new Uint32Array(rows + 1);
+  const targetFactors: number[] = [];
+  const targetIds: bigint[] = [];
+  for (let r = 0; r < rows; ++r) {
+    ids[r] = BigInt(r) * 1000003n + 17n;
+    current[r] = Math.floor(rng() * (schema.summary.actions.length + 1)) - 1;
+    definition.factors.forEach((f, i) => (factors[i * rows + r] = (f.min ?? 0) + ((f.max ?? 1) - (f.min ?? 0)) * rng()));
+    const targets = Math.floor(rng() * 3);
+    for (let t = 0; t < targets; ++t) {
+      targetIds.push(BigInt(900 + t));
+      for (const f of definition.targetFactors) targetFactors.push((f.min ?? 0) + ((f.max ?? 1) - (f.min ?? 0)) * rng());
+    }
+    offsets[r + 1] = offsets[r] + targets;
+  }
+  const columns: BlockColumns = {
+    behaviourSet: "arena_mage",
+    expectedRevision: schema.revision,
+    layout: FactorLayout.FACTOR_LAYOUT_COLUMNS,
+    agentIds: ids,
+    factors,
+    currentAction: current,
+    targetOffsets: offsets,
+    targetFactors: Float32Array.from(targetFactors),
+    targetIds: BigUint64Array.from(targetIds),
+  };
+  const byBlock = await client.decide({ blocks: [columns] });
+  const snapshots = Array.from({ length: rows }, (_, r) => ({
+    agentId: String(ids[r]),
+    behaviourSet: "arena_mage",
+    factors: Array.from({ length: nf }, (_, i) => factors[i * rows + r]),
+    currentAction: current[r] >= 0 ? schema.summary.actions[current[r]] : "",
+    targets: Array.from({ length: offsets[r + 1] - offsets[r] }, (_, t) => ({
+      targetId: String(targetIds[offsets[r] + t]),
+      factors: targetFactors.slice((offsets[r] + t) * nt, (offsets[r] + t + 1) * nt),
+    })),
+  }));
+  const bySnapshot = await client.decide({ agents: snapshots, form: DecisionForm.DECISION_FORM_COMPACT });
+  const b = byBlock.blocks[0];
+  const c = bySnapshot.compact!;
+  assert.equal(b.error, undefined, b.error?.message);
+  assert.equal(b.actionIndex.length, rows);
+  assert.deepEqual(Array.from(b.actionIndex), c.actionIndex);
+  assert.deepEqual(Array.from(b.targetIndex), c.targetIndex);
+  assert.deepEqual(Array.from(b.score), Array.from(Float32Array.from(c.score)));
+  assert.deepEqual(Array.from(b.flags), Array.from(c.flags));
+  assert.ok(b.targetIndex.some((t) => t >= 0), "the mages chose targets");
+  assert.ok(b.flags.some((f) => (f & CompactFlag.COMPACT_FLAG_SWITCHED) !== 0));
+  // Row ids follow the block's base.
+  assert.match(decisionIdHex(decisionId(b.decisionIdBase!, 3)), /^[0-9a-f]{16}$/);
+});
+
+test("a block the service refuses names its column; the next block is decided", async () => {
+  const good: BlockColumns = {
+    behaviourSet: "eat_hide_wander",
+    agentIds: BigUint64Array.of(1n, 2n),
+    factors: Float32Array.of(0.9, 0.1, 3, 1, 0.2, 0.8, 20, 5),
+  };
+  const answer = await client.decide({ blocks: [{ ...good, seeds: BigUint64Array.of(1n, 2n, 3n) }, good] });
+  assert.match(answer.blocks[0].error!.message, /^blocks\[0\]\.seeds: has 3 values for 2 rows/);
+  assert.equal(answer.blocks[1].error, undefined);
+  assert.equal(answer.blocks[1].actionIndex.length, 2);
+});
+
+test("the tree tracker drives a guard over the wire", async () => {
+  const trees = new TreeTracker();
+  const schema = await client.schema("guard_tree");
+  let started = 0, resumed = 0;
+  for (let tick = 0; tick < 6; ++tick) {
+    const snapshot = {
+      agentId: "guard-1",
+      behaviourSet: "guard_tree",
+      gameTime: tick,
+      factors: schema.summary.factors.map((_, i) => (i === 0 ? 5 : 0.5)),
+      treeState: Buffer.alloc(0),
+      leafOutcomes: [],
+    };
+    trees.prepare(snapshot as never);
+    const answer = await client.decide({ agents: [snapshot] });
+    const d = answer.decisions[0];
+    assert.equal(d.error, undefined, d.error?.message);
+    trees.update(d);
+    for (const leaf of d.runLeaves) {
+      if (leaf.started) ++started;
+      // Every other leaf finishes at once.
+      if (tick % 2 === 1) trees.report("guard-1", leaf.node, NodeStatus.NODE_STATUS_SUCCESS);
+    }
+    if (d.treeReset === "" && tick > 0 && snapshot.treeState.length > 0) ++resumed;
+  }
+  assert.ok(started > 0, "leaves started");
+  assert.ok(resumed > 0, "the tree resumed the state the tracker carried");
+});
+
+test("a stream loses its replica to kill -9 and every batch settles once, on the other", async () => {
+  const a = await startReplica();
+  const bPort = await freePort();
+  const two = UtilitydClient.connect({ target: `127.0.0.1:${a.port},127.0.0.1:${bPort}`, deadlineMs: 5000 });
+  const stream = two.openStream({ maxInFlight: 4, initialBackoffMs: 20 });
+  const agents = Array.from({ length: 32 }, (_, i) => ({
+    agentId: `forager-${i}`,
+    behaviourSet: "eat_hide_wander",
+    namedFactors: { hunger: (i % 10) / 10, danger: 0.2, food_distance: 5, idle_time: 1 },
+  }));
+  let b: Replica | undefined;
+  const results = new Map<bigint, number>();
+  try {
+    const batches: Array<Promise<void>> = [];
+    for (let k = 0; k < 60; ++k) {
+      if (k === 20) {
+        b = await startReplica(bPort);
+        await a.stop("SIGKILL");
+      }
+      const id = BigInt(k + 1);
+      batches.push(
+        stream.submit({ requestId: id, agents }).then((answer) => {
+          assert.equal(answer.requestId, id);
+          assert.equal(answer.decisions.length, agents.length);
+          assert.ok(answer.decisions.every((d) => d.error === undefined && d.action !== ""));
+          results.set(id, (results.get(id) ?? 0) + 1);
+        }),
+      );
+    }
+    await Promise.all(batches);
+    assert.equal(results.size, 60);
+    assert.ok([...results.values()].every((n) => n === 1));
+    // The stream was on the only replica there was: it had to reconnect.
+    assert.ok(stream.reconnects >= 1, `reconnects ${stream.reconnects}`);
+  } finally {
+    await stream.close(1000);
+    two.close();
+    await a.stop();
+    await b?.stop();
+  }
+});
+
+test("a closed stream refuses new batches; a dead target fails a call by its deadline", async () => {
+  const stream = client.openStream();
+  await stream.close();
+  await assert.rejects(stream.submit({ agents: [] }), (e: unknown) => e instanceof UtilitydError && e.code === 9);
+  const nobody = UtilitydClient.connect({ target: `127.0.0.1:${await freePort()}`, deadlineMs: 300 });
+  await assert.rejects(nobody.decide({ agents: [] }, { waitForReady: true }), (e: unknown) => e instanceof UtilitydError && e.code === 4);
+  nobody.close();
+});
