@@ -1,9 +1,13 @@
 // The SDK against the real utilityd on loopback: named factors packed by
 // schema, blocks from typed arrays deciding as the same agents sent as
 // snapshots (bit for bit), a tree driven by the tracker, errors by reason,
-// and a stream that loses its replica to kill -9 and still settles every
-// batch exactly once on the other.
+// a stream that loses its replica to kill -9 and still settles every batch
+// exactly once on the other, and mutual TLS.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import {
   type BlockColumns,
@@ -211,4 +215,53 @@ test("a closed stream refuses new batches; a dead target fails a call by its dea
   const nobody = UtilitydClient.connect({ target: `127.0.0.1:${await freePort()}`, deadlineMs: 300 });
   await assert.rejects(nobody.decide({ agents: [] }, { waitForReady: true }), (e: unknown) => e instanceof UtilitydError && e.code === 4);
   nobody.close();
+});
+
+test("mutual TLS: a client with the CA and its certificate decides; others are refused", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "utilityd-ts-tls-"));
+  const sh = (cmd: string) => execFileSync("bash", ["-c", cmd], { cwd: dir, stdio: "ignore" });
+  const ca = (name: string) =>
+    sh(`openssl req -x509 -newkey rsa:2048 -nodes -keyout ${name}.key -out ${name}.pem -days 2 -subj "/CN=${name} test CA"`);
+  const sign = (name: string, by: string, cn: string, ext = "") => {
+    sh(`openssl req -newkey rsa:2048 -nodes -keyout ${name}.key -out ${name}.csr -subj "/CN=${cn}"`);
+    sh(`openssl x509 -req -in ${name}.csr -CA ${by}.pem -CAkey ${by}.key -CAcreateserial -out ${name}.pem -days 2 ${ext}`);
+  };
+  ca("ca");
+  ca("rogue");
+  sh("printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > server.ext");
+  sign("server", "ca", "localhost", "-extfile server.ext");
+  sign("client", "ca", "game-server");
+  const file = (name: string) => join(dir, name);
+  const server = await startReplica(0, [
+    `--tls_cert=${file("server.pem")}`,
+    `--tls_key=${file("server.key")}`,
+    `--tls_client_ca=${file("ca.pem")}`,
+  ]);
+  const agents = [{ agentId: "f", behaviourSet: "eat_hide_wander", factors: [0.9, 0.1, 3, 1] }];
+  const clients: UtilitydClient[] = [];
+  const connect = (options: Partial<Parameters<typeof UtilitydClient.connect>[0]>) => {
+    const c = UtilitydClient.connect({ target: `127.0.0.1:${server.port}`, deadlineMs: 3000, ...options });
+    clients.push(c);
+    return c;
+  };
+  try {
+    const good = connect({ tlsCaFile: file("ca.pem"), tlsCertFile: file("client.pem"), tlsKeyFile: file("client.key") });
+    const answer = await good.decide({ agents });
+    assert.equal(answer.decisions[0].error, undefined);
+    // No client certificate: the server refuses the handshake.
+    await assert.rejects(connect({ tlsCaFile: file("ca.pem") }).decide({ agents }), UtilitydError);
+    // A client that trusts another CA refuses the server.
+    await assert.rejects(
+      connect({ tlsCaFile: file("rogue.pem"), tlsCertFile: file("client.pem"), tlsKeyFile: file("client.key") }).decide({ agents }),
+      UtilitydError,
+    );
+    // Plaintext to a TLS port fails too.
+    await assert.rejects(connect({}).decide({ agents }), UtilitydError);
+    // Files that do not exist are named.
+    assert.throws(() => connect({ tlsCaFile: file("nope.pem") }), /tlsCaFile: cannot read/);
+  } finally {
+    for (const c of clients) c.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
