@@ -9,11 +9,11 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "sdk_vectors.pb.h"
 #include "utilityd/base/decision_id.h"
 #include "utilityd/client/block.h"
 #include "utilityd/client/client.h"
 #include "utilityd/client/tree_tracker.h"
+#include "vectors/sdk_vectors.pb.h"
 
 namespace utilityd::client {
 namespace {
