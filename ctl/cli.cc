@@ -99,4 +99,12 @@ int Failed(const absl::Status& status, std::ostream& err) {
   return kInvalid;
 }
 
+bool TableOrJson(const Parsed& p, const std::string& command,
+                 std::string* format, std::ostream& err) {
+  *format = p.get("format", "table");
+  if (*format == "table" || *format == "json") return true;
+  err << "utilityctl " << command << ": --format: expected table or json\n";
+  return false;
+}
+
 }  // namespace utilityd::ctl

@@ -1,7 +1,8 @@
 // What utilityctl's commands share: the exit codes, the option parser, the
 // command table's entry, where decisions come from (a config directory or a
 // server), and one factory per command, each in its own file (validate.cc,
-// decide.cc, sets.cc, health.cc, log.cc, replay.cc, bench_command.cc).
+// decide.cc, sets.cc, health.cc, log.cc, replay.cc, bench_command.cc,
+// analyse.cc).
 // Internal to ctl/.
 #ifndef UTILITYD_CTL_CLI_H_
 #define UTILITYD_CTL_CLI_H_
@@ -59,6 +60,10 @@ bool Parse(const Command& c, const std::vector<std::string>& args, Parsed* p,
            std::ostream& err);
 // Reads a whole file; false when it cannot be read.
 bool ReadFile(const std::string& path, std::string* text);
+// --format: "table" (the default) or "json" into *format; false (after
+// printing why, as `utilityctl <command>`) for anything else.
+bool TableOrJson(const Parsed& p, const std::string& command,
+                 std::string* format, std::ostream& err);
 // A message in indented protobuf JSON with proto field names.
 std::string ToJson(const google::protobuf::Message& m);
 // Prints a failed call the way grpc_cli and friends do: code and message;
@@ -100,6 +105,7 @@ Command HealthCommand();
 Command BenchCommand();
 Command LogCommand();
 Command ReplayCommand();
+Command AnalyseCommand();
 
 }  // namespace utilityd::ctl
 

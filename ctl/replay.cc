@@ -51,11 +51,8 @@ int Replay(const Parsed& p, std::ostream& out, std::ostream& err) {
     err << "utilityctl replay: needs --log FILE and --candidate DIR\n";
     return kUsage;
   }
-  const std::string format = p.get("format", "table");
-  if (format != "table" && format != "json") {
-    err << "utilityctl replay: --format: expected table or json\n";
-    return kUsage;
-  }
+  std::string format;
+  if (!TableOrJson(p, "replay", &format, err)) return kUsage;
   double max_churn = -1;
   if (p.has("max_churn") &&
       (!absl::SimpleAtod(p.get("max_churn"), &max_churn) || max_churn < 0 ||

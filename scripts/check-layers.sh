@@ -14,6 +14,7 @@ layer_of() {
     utilityd/loader/*) echo loader ;;
     utilityd/codec/*) echo codec ;;
     utilityd/replay/*) echo replay ;;
+    utilityd/analysis/*) echo analysis ;;
     utilityd/metrics/*) echo metrics ;;
     utilityd/client/*) echo client_sdk ;;
     server/*) echo server ;;
@@ -29,10 +30,11 @@ declare -A allowed=(
   [loader]="base engine proto"
   [codec]="base engine proto loader"
   [replay]="base engine proto loader codec"
+  [analysis]="base engine proto loader codec"
   [metrics]="base"
   [client_sdk]="base proto"
   [server]="base engine proto loader codec replay metrics"
-  [ctl]="base engine proto loader codec replay client_sdk"
+  [ctl]="base engine proto loader codec replay analysis client_sdk"
 )
 
 status=0

@@ -194,6 +194,20 @@ void ValidateScenarios(const v1::BehaviourSet& set,
   }
 }
 
+// Each accepted analysis finding says what it is and why it is kept.
+void ValidateAnalysisNotes(const v1::BehaviourSet& set,
+                           std::vector<e::ValidationIssue>* issues) {
+  for (int i = 0; i < set.analysis().accept_size(); ++i) {
+    const v1::AcceptedFinding& a = set.analysis().accept(i);
+    const std::string at = absl::StrCat("analysis.accept[", i, "]");
+    for (const auto& [field, value] :
+         {std::pair{".kind", &a.kind()}, std::pair{".subject", &a.subject()},
+          std::pair{".reason", &a.reason()}}) {
+      if (value->empty()) issues->push_back({at + field, "is required"});
+    }
+  }
+}
+
 absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
     v1::BehaviourSet set, absl::string_view source,
     const PositionMap* positions) {
@@ -202,6 +216,7 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
   e::SetDefinition def = ToDefinition(set);
   std::vector<e::ValidationIssue> issues = e::Validate(def);
   ValidateScenarios(set, &issues);
+  ValidateAnalysisNotes(set, &issues);
   if (!issues.empty()) {
     std::vector<std::string> lines;
     for (const e::ValidationIssue& i : issues) {

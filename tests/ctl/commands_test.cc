@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 #include "utilityd/loader/proto_reader.h"
+#include "utilityd/v1/analysis.pb.h"
 #include "utilityd/v1/decision_service.pb.h"
 
 namespace utilityd::ctl {
@@ -141,8 +142,40 @@ TEST(UtilityctlTest, DecideReportsAnUnreadableRequest) {
   EXPECT_THAT(r.err, HasSubstr("unknown field \"name\""));
 }
 
+TEST(UtilityctlTest, AnalyseGatesOnFindingsAndPrintsWitnesses) {
+  // A set with one action outscored everywhere (analysis_test uses it too).
+  const std::string dir = "tests/testdata/analysis";
+  // A dead action fails by default; the table names it and the others'
+  // witnesses.
+  Result r = Ctl({"analyse", dir});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("weak: can never be selected: outscored by"),
+                    HasSubstr("outscored by strong in"),
+                    HasSubstr("name: \"analyse: strong wins\"")));
+  EXPECT_THAT(r.err, HasSubstr("1 finding of the kinds --fail_on names"));
+  // --fail_on none: the same report, exit 0; JSON parses as the report.
+  r = Ctl({"analyse", dir, "--fail_on=none", "--format=json", "--samples=2000",
+           "--map=x,y"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  v1::AnalysisReport report;
+  ASSERT_THAT(loader::ReadMessageOrError(r.out, "out", &report), IsOk());
+  ASSERT_EQ(report.sets_size(), 1);
+  EXPECT_EQ(report.sets(0).coverage().samples(), 2000);
+  EXPECT_EQ(report.sets(0).coverage().map_rows_size(), 16);
+  // Bad flags are usage errors naming what is wrong.
+  r = Ctl({"analyse", dir, "--fail_on=deadly"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown finding \"deadly\""));
+  r = Ctl({"analyse", dir, "--map=x,z"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--map: expected two different factors"));
+  EXPECT_EQ(Ctl({"analyse"}).code, 2);
+}
+
 TEST(UtilityctlTest, EveryCommandHasHelp) {
-  for (const std::string command : {"validate", "decide", "sets", "get"}) {
+  for (const std::string command :
+       {"validate", "decide", "sets", "get", "analyse"}) {
     const Result r = Ctl({command, "--help"});
     EXPECT_EQ(r.code, 0);
     EXPECT_THAT(r.out, HasSubstr("usage: utilityctl " + command));

@@ -1,0 +1,59 @@
+// Design-time analysis of a behaviour set (docs/ANALYSIS.md): what each
+// consideration can do over its factor's declared range, which actions can
+// never be selected (with a situation where each other one is, or a
+// certificate of why not), which actions never outscore another, each
+// action's share of the factor box, and how far each scenario is from
+// flipping.
+//
+//   analysis::AnalysisOptions options;           // budget, samples, seed
+//   absl::StatusOr<v1::SetAnalysis> a = analysis::Analyse(set, options);
+//   std::cout << analysis::FormatAnalysis(*a);   // or ToJson
+//
+// Every claim is about the set's declared factor ranges ("the box"): a
+// situation is a point of it, with no targets or one target (per-target
+// actions), no personality, every cooldown clock "not recently".
+#ifndef UTILITYD_ANALYSIS_ANALYSIS_H_
+#define UTILITYD_ANALYSIS_ANALYSIS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "utilityd/loader/set_loader.h"
+#include "utilityd/v1/analysis.pb.h"
+
+namespace utilityd::analysis {
+
+struct AnalysisOptions {
+  // Boxes the search may split per action and state before it answers
+  // "undecided" (utilityctl analyse --budget).
+  int64_t max_boxes = 20000;
+  // A box narrower than this share of every factor's range is not split
+  // further: what it holds stays undecided.
+  double min_width = 1e-4;
+  // Uniform samples of the box for coverage, and their seed.
+  int64_t coverage_samples = 20000;
+  uint64_t seed = 1;
+  // A scenario is fragile when its margin is below this share of its
+  // score, or a change of one factor by less than `fragile_share` of the
+  // factor's range flips it.
+  double fragile_margin = 0.05;
+  double fragile_share = 0.05;
+  // A 2-D map of the winner over two factors (names; both or neither),
+  // the others at the middle of their ranges.
+  std::string map_x, map_y;
+  int map_columns = 48;
+  int map_rows = 16;
+};
+
+// Analyses one set. INVALID_ARGUMENT for options that do not fit it (an
+// unknown map factor).
+[[nodiscard]] absl::StatusOr<v1::SetAnalysis> Analyse(
+    const loader::LoadedSet& set, const AnalysisOptions& options);
+
+// The analysis for people: findings first, then the tables.
+[[nodiscard]] std::string FormatAnalysis(const v1::SetAnalysis& analysis);
+
+}  // namespace utilityd::analysis
+
+#endif  // UTILITYD_ANALYSIS_ANALYSIS_H_

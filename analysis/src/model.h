@@ -1,0 +1,76 @@
+// The analysis' view of a compiled set: the factor box, each
+// consideration's exact range over an interval of its factor, each
+// candidate's score bounds over a sub-box, and the engine's own decision
+// at a point. Internal to the analysis.
+#ifndef UTILITYD_ANALYSIS_SRC_MODEL_H_
+#define UTILITYD_ANALYSIS_SRC_MODEL_H_
+
+#include <string>
+#include <vector>
+
+#include "utilityd/engine/compiled_set.h"
+#include "utilityd/engine/decide.h"
+
+namespace utilityd::analysis::internal {
+
+struct Range {
+  double lo = 0, hi = 0;
+};
+
+// A sub-box: an interval per dimension.
+struct Box {
+  std::vector<double> lo, hi;
+};
+
+// One dimension of the box: an agent factor, or a factor of the one target.
+struct Dim {
+  std::string name;
+  double lo = 0, hi = 1;
+  bool target = false;
+  int index = 0;  // into the set's factors or target factors
+};
+
+class Model {
+ public:
+  explicit Model(const engine::CompiledBehaviourSet& set);
+
+  const engine::CompiledBehaviourSet& set() const { return set_; }
+  // Agent factors, then (for sets with per-target actions) target factors.
+  const std::vector<Dim>& dims() const { return dims_; }
+  // The dimension consideration c reads.
+  int DimOf(int c) const;
+  Box FullBox(bool with_target) const;
+
+  // What consideration c gives over raw values [a, b] of its factor: its
+  // contribution (product, min; per-consideration compensation included),
+  // or its output (weighted sum).
+  Range TermRange(int c, double a, double b) const;
+  // The same at one raw value.
+  double Term(int c, double raw) const;
+  // Interior points of [a, b] (raw) where consideration c's curve turns or
+  // jumps: a normal's mean, a sine's peaks and troughs, a piecewise
+  // curve's points, a step's threshold, the bookends.
+  void Breakpoints(int c, double a, double b, std::vector<double>* out) const;
+  // Bounds of action a's score over `box` (its one target's factors where
+  // per-target), with the commitment bonus when `current`.
+  Range ScoreRange(int a, const Box& box, bool current) const;
+
+  // The engine's decision at `point` (dims order; with one target when
+  // `with_target`), from state `current` (-1 none). Returns the winning
+  // action (-1 none); with `alive` for random strategies, whether action
+  // `of` has a probability above 0.
+  int Winner(const std::vector<double>& point, bool with_target, int current,
+             int of, bool* alive) const;
+
+ private:
+  const engine::CompiledBehaviourSet& set_;
+  std::vector<Dim> dims_;
+  int agent_dims_ = 0;
+  mutable engine::Decision decision_;
+  mutable std::vector<float> factors_, target_factors_;
+  mutable std::vector<engine::TargetInput> targets_;
+};
+
+}  // namespace utilityd::analysis::internal
+
+#endif  // UTILITYD_ANALYSIS_SRC_MODEL_H_
