@@ -5,12 +5,13 @@
 // exactly once on the other, and mutual TLS.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import {
   type BlockColumns,
+  carryHeld,
   CompactFlag,
   decisionId,
   decisionIdHex,
@@ -264,4 +265,77 @@ test("mutual TLS: a client with the CA and its certificate decides; others are r
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("a set whose factor order changes is re-packed and asked again (stale revision)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "utilityd-ts-sets-"));
+  cpSync(join(process.env.UTILITYD_REPO ?? "", "examples/behaviour_sets"), dir, { recursive: true });
+  const server = await startReplica(0, [`--config_dir=${dir}`, "--reload_interval=20ms"]);
+  const c = UtilitydClient.connect({ target: `127.0.0.1:${server.port}`, deadlineMs: 5000 });
+  const forager = (id: string, hunger: number, danger: number) => ({
+    agentId: id,
+    behaviourSet: "eat_hide_wander",
+    namedFactors: { hunger, danger, food_distance: 2, idle_time: 1 },
+  });
+  try {
+    const first = await c.decide({ agents: [forager("f0", 0.8, 0.1)] });
+    assert.equal(first.decisions[0].action, "eat");
+    const old = (await c.schema("eat_hide_wander")).revision;
+    // Swap the first two factors: a stale client would send hunger as danger.
+    const file = join(dir, "eat_hide_wander.yaml");
+    const hunger = "  - {name: hunger, unit: need, description: 0 fed .. 1 starving.}\n";
+    const danger = "  - {name: danger, unit: threat, description: 0 no predator .. 1 predator adjacent.}\n";
+    const text = readFileSync(file, "utf8");
+    assert.ok(text.includes(hunger + danger));
+    writeFileSync(file, text.replace(hunger + danger, danger + hunger));
+    const deadline = Date.now() + 10000;
+    while ((await c.getBehaviourSet("eat_hide_wander")).summary!.revision === old) {
+      assert.ok(Date.now() < deadline, "the server did not reload");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal((await c.schema("eat_hide_wander")).revision, old, "still cached");
+    const again = await c.decide({ agents: [forager("f0", 0.8, 0.1), forager("f1", 0.8, 0.95)] });
+    assert.equal(again.decisions[0].error, undefined, again.decisions[0].error?.message);
+    assert.deepEqual(again.decisions.map((d) => d.action), ["eat", "hide"]);
+    assert.notEqual(again.decisions[0].revision, old);
+    assert.equal((await c.schema("eat_hide_wander")).summary.factors[0], "danger");
+  } finally {
+    c.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("goblins as a block share two tokens a mage; grants carried back are kept", async () => {
+  const schema = await client.schema("arena_goblin");
+  assert.deepEqual(schema.summary.resources, ["attack_token"]);
+  const rows = 6;
+  // All healthy and brave, at distances 1..6 from mage 900.
+  const columns: BlockColumns = {
+    behaviourSet: "arena_goblin",
+    agentIds: BigUint64Array.from({ length: rows }, (_, r) => BigInt(r + 1)),
+    factors: Float32Array.from({ length: rows * 2 }, (_, i) => (i % 2 === 0 ? 28 : 0.9)),
+    targetOffsets: Uint32Array.from({ length: rows + 1 }, (_, r) => r),
+    targetFactors: Float32Array.from({ length: rows * 2 }, (_, i) => (i % 2 === 0 ? 1 + i / 2 : 80)),
+    targetIds: BigUint64Array.from({ length: rows }, () => 900n),
+  };
+  const attack = schema.actionIndex("attack");
+  const attackers = (b: { actionIndex: Int32Array }) =>
+    Array.from(b.actionIndex).flatMap((a, r) => (a === attack ? [r] : []));
+  const first = (await client.decide({ blocks: [columns] })).blocks[0];
+  assert.equal(first.error, undefined, first.error?.message);
+  assert.deepEqual(attackers(first), [0, 1], "the two closest attack");
+  for (let r = 2; r < rows; ++r) assert.ok(first.flags[r] & CompactFlag.COMPACT_FLAG_DENIED, `row ${r} denied`);
+  assert.deepEqual(Array.from(first.grantOffsets), [0, 1, 2, 2, 2, 2, 2]);
+  assert.deepEqual(Array.from(first.grantTargetIds), [900n, 900n]);
+  // Next tick the far ones come closer; the holders keep their tokens.
+  const next: BlockColumns = {
+    ...columns,
+    currentAction: first.actionIndex,
+    currentTarget: first.targetIndex,
+    targetFactors: Float32Array.from({ length: rows * 2 }, (_, i) => (i % 2 === 0 ? 6 - i / 2 : 80)),
+  };
+  carryHeld(first, next);
+  const second = (await client.decide({ blocks: [next] })).blocks[0];
+  assert.deepEqual(attackers(second), [0, 1], "the holders keep attacking");
 });
