@@ -2,7 +2,7 @@
 // command table's entry, where decisions come from (a config directory or a
 // server), and one factory per command, each in its own file (validate.cc,
 // decide.cc, sets.cc, health.cc, log.cc, replay.cc, bench_command.cc,
-// analyse.cc).
+// analyse.cc, tune.cc).
 // Internal to ctl/.
 #ifndef UTILITYD_CTL_CLI_H_
 #define UTILITYD_CTL_CLI_H_
@@ -106,6 +106,7 @@ Command BenchCommand();
 Command LogCommand();
 Command ReplayCommand();
 Command AnalyseCommand();
+Command TuneCommand();
 
 }  // namespace utilityd::ctl
 

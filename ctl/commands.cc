@@ -15,7 +15,8 @@ namespace {
 std::vector<Command> Commands() {
   return {ValidateCommand(), DecideCommand(), SetsCommand(),
           GetCommand(),      HealthCommand(), BenchCommand(),
-          LogCommand(),      ReplayCommand(), AnalyseCommand()};
+          LogCommand(),      ReplayCommand(), AnalyseCommand(),
+          TuneCommand()};
 }
 
 std::string MainUsage() {

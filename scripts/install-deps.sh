@@ -42,6 +42,9 @@ if [ "$mode" != build ]; then
     # tests and benchmarks; universal-ctags measures functions' length
     # (scripts/check-function-length.sh)
     libgtest-dev libgmock-dev libbenchmark-dev universal-ctags
+    # utilityctl tune's linear program (COIN-OR CLP); optional in the
+    # image's build, where tune says it is missing
+    coinor-libclp-dev
     # the Python test proves the proto from another language; Prometheus
     # and YAML for the deploy tests
     python3-grpcio python3-protobuf prometheus python3-yaml

@@ -274,7 +274,9 @@ TEST_F(BlocksTest, EveryExampleSetDecidesAlikeAsSnapshotsAndAsBlocks) {
         targeted += got.target_index(r) >= 0;
       }
     }
-    if (name == "arena_mage") EXPECT_GT(targeted, 0) << name;
+    if (name == "arena_mage") {
+      EXPECT_GT(targeted, 0) << name;
+    }
     // The rows were varied enough to mean something.
     EXPECT_GT(switched, 0) << name;
     EXPECT_GT(acted, 300) << name;
@@ -515,14 +517,14 @@ TEST_F(BlocksTest, TreeRowsTickAsSnapshotsDo) {
               const google::protobuf::RepeatedField<int32_t>& nodes,
               const google::protobuf::RepeatedField<int32_t>& actions,
               const google::protobuf::RepeatedField<int32_t>& targets,
-              const google::protobuf::RepeatedPtrField<v1::TreeLeaf>& want) {
+              const google::protobuf::RepeatedPtrField<v1::TreeLeaf>& leaves) {
             ASSERT_EQ(offsets[r + 1] - offsets[r],
-                      static_cast<uint32_t>(want.size()));
-            for (int k = 0; k < want.size(); ++k) {
+                      static_cast<uint32_t>(leaves.size()));
+            for (int k = 0; k < leaves.size(); ++k) {
               const int i = static_cast<int>(offsets[r]) + k;
-              EXPECT_EQ(nodes[i], want[k].node());
-              EXPECT_EQ(actions[i], want[k].action_index());
-              EXPECT_EQ(target_id(targets[i]), want[k].target_id());
+              EXPECT_EQ(nodes[i], leaves[k].node());
+              EXPECT_EQ(actions[i], leaves[k].action_index());
+              EXPECT_EQ(target_id(targets[i]), leaves[k].target_id());
             }
           };
       expect_leaves(got.run_offsets(), got.run_nodes(), got.run_actions(),

@@ -175,7 +175,7 @@ TEST(UtilityctlTest, AnalyseGatesOnFindingsAndPrintsWitnesses) {
 
 TEST(UtilityctlTest, EveryCommandHasHelp) {
   for (const std::string command :
-       {"validate", "decide", "sets", "get", "analyse"}) {
+       {"validate", "decide", "sets", "get", "analyse", "tune"}) {
     const Result r = Ctl({command, "--help"});
     EXPECT_EQ(r.code, 0);
     EXPECT_THAT(r.out, HasSubstr("usage: utilityctl " + command));

@@ -17,10 +17,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/v1/analysis.pb.h"
+#include "utilityd/v1/decision_service.pb.h"
 
 namespace utilityd::analysis {
 
@@ -53,6 +55,30 @@ struct AnalysisOptions {
 
 // The analysis for people: findings first, then the tables.
 [[nodiscard]] std::string FormatAnalysis(const v1::SetAnalysis& analysis);
+
+struct TuneOptions {
+  // Required relative margin: the expected action's score at least
+  // (1 + margin) x every rival's, unless the scenario sets its own
+  // (Scenario.expected_margin).
+  double margin = 0.05;
+  // The actions whose weights may change; empty: every action's.
+  std::vector<std::string> unlock;
+  // Decided before and after, to count the decisions the change flips.
+  std::vector<v1::AgentSnapshot> log;
+};
+
+// The smallest change of action weights (sum of |log ratios|, a linear
+// program solved by COIN-OR CLP) under which every scenario with an
+// expected action passes with its margin, checked by deciding each
+// scenario with the changed set. Not feasible: `conflicts` name the
+// scenarios whose demands contradict each other (a negative cycle of
+// their difference constraints), or the veto or rank no weight can
+// change. UNIMPLEMENTED when built without CLP.
+[[nodiscard]] absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
+                                                  const TuneOptions& options);
+
+// The tuning for people.
+[[nodiscard]] std::string FormatTune(const v1::TuneReport& report);
 
 }  // namespace utilityd::analysis
 

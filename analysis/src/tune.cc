@@ -1,0 +1,426 @@
+// Tune: the smallest change of action weights that makes every scenario
+// pass with its margin. An action weight multiplies every score of the
+// action, so in log weights each demand "E at least (1 + m) x R" is a
+// difference constraint y_E - y_R >= c; minimising sum |y| over them is a
+// linear program (COIN-OR CLP). No solution means a cycle of demands whose
+// sum cannot hold: Bellman-Ford finds it and names its scenarios.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "utilityd/analysis/analysis.h"
+#include "utilityd/codec/decide_codec.h"
+
+#ifdef UTILITYD_HAVE_CLP
+#include "ClpSimplex.hpp"
+#include "CoinPackedMatrix.hpp"
+#include "CoinPackedVector.hpp"
+#endif
+
+namespace utilityd::analysis {
+namespace {
+
+namespace e = engine;
+
+// One demand: y[hi] - y[lo] >= c (action indexes; -1 is the fixed zero,
+// for bounds), from a scenario.
+struct Demand {
+  int hi = -1, lo = -1;
+  double c = 0;
+  std::string why;
+};
+
+// A scenario decided: every candidate's score (explain full).
+struct Decided {
+  const v1::Scenario* scenario = nullptr;
+  v1::AgentSnapshot snapshot;  // the input's spans point into it
+  e::Decision decision;
+  e::AgentInput input;
+  codec::AgentScratch scratch;
+};
+
+absl::Status DecideScenario(const loader::LoadedSet& set, const v1::Scenario& s,
+                            Decided* d) {
+  d->scenario = &s;
+  d->snapshot = codec::ScenarioSnapshot(set.name(), s);
+  if (absl::Status st =
+          codec::ResolveAgent(set, d->snapshot, &d->scratch, &d->input);
+      !st.ok()) {
+    return st;
+  }
+  return e::Decide(set.compiled, d->input, e::ExplainLevel::kFull,
+                   &d->decision);
+}
+
+// The expected candidate: the expected action at the expected target (or
+// its best target).
+const e::CandidateTrace* Expected(const loader::LoadedSet& set,
+                                  const Decided& d) {
+  const int a = set.compiled.FindAction(d.scenario->expected_action());
+  const e::CandidateTrace* best = nullptr;
+  for (const e::CandidateTrace& c : d.decision.candidates) {
+    if (c.action != a) continue;
+    if (!d.scenario->expected_target().empty() &&
+        (c.target < 0 || c.target >= d.snapshot.targets_size() ||
+         d.snapshot.targets(c.target).target_id() !=
+             d.scenario->expected_target())) {
+      continue;
+    }
+    if (best == nullptr || c.score > best->score) best = &c;
+  }
+  return best;
+}
+
+v1::ScenarioMargin Margin(const loader::LoadedSet& set, const Decided& d) {
+  v1::ScenarioMargin m;
+  m.set_scenario(d.scenario->name());
+  m.set_expected_action(d.scenario->expected_action());
+  if (d.decision.action >= 0) {
+    m.set_winner(set.compiled.actions()[d.decision.action].name);
+  }
+  m.set_score(d.decision.score);
+  if (d.decision.runner_up_action >= 0) {
+    m.set_runner_up(set.compiled.actions()[d.decision.runner_up_action].name);
+  }
+  m.set_margin(d.decision.score - d.decision.runner_up_score);
+  return m;
+}
+
+// Bellman-Ford over the demands (edge hi -> lo, weight -c): a negative
+// cycle is a set of demands no weights meet. Returns its reasons.
+std::vector<std::string> NegativeCycle(int actions,
+                                       const std::vector<Demand>& demands) {
+  const int n = actions + 1;  // node `actions` is the fixed zero
+  auto node = [&](int a) { return a < 0 ? actions : a; };
+  std::vector<double> dist(n, 0);
+  std::vector<int> via(n, -1);  // the demand that last relaxed the node
+  int touched = -1;
+  for (int round = 0; round < n; ++round) {
+    touched = -1;
+    for (size_t k = 0; k < demands.size(); ++k) {
+      const Demand& d = demands[k];
+      const int u = node(d.hi), v = node(d.lo);
+      if (dist[u] - d.c < dist[v] - 1e-12) {
+        dist[v] = dist[u] - d.c;
+        via[v] = static_cast<int>(k);
+        touched = v;
+      }
+    }
+    if (touched < 0) return {};
+  }
+  // Walk back n steps to land on the cycle, then around it.
+  int v = touched;
+  for (int i = 0; i < n; ++i) v = node(demands[via[v]].hi);
+  std::vector<std::string> cycle;
+  int u = v;
+  do {
+    const Demand& d = demands[via[u]];
+    cycle.push_back(d.why);
+    u = node(d.hi);
+  } while (u != v && cycle.size() <= demands.size());
+  std::reverse(cycle.begin(), cycle.end());
+  std::sort(cycle.begin(), cycle.end());
+  cycle.erase(std::unique(cycle.begin(), cycle.end()), cycle.end());
+  return cycle;
+}
+
+// Minimises sum |y_a| over the unlocked actions subject to the demands;
+// false when the program has no solution.
+bool Solve(int actions, const std::vector<bool>& unlocked,
+           const std::vector<Demand>& demands, std::vector<double>* y) {
+#ifdef UTILITYD_HAVE_CLP
+  // Columns: p_a and n_a for each action (y_a = p_a - n_a), both >= 0;
+  // locked actions have both fixed at 0.
+  const int cols = 2 * actions;
+  std::vector<double> lower(cols, 0), upper(cols, COIN_DBL_MAX),
+      objective(cols, 1);
+  for (int a = 0; a < actions; ++a) {
+    if (!unlocked[a]) upper[2 * a] = upper[2 * a + 1] = 0;
+  }
+  CoinPackedMatrix matrix(false, 0, 0);
+  matrix.setDimensions(0, cols);
+  std::vector<double> row_lower, row_upper;
+  for (const Demand& d : demands) {
+    CoinPackedVector row;
+    if (d.hi >= 0) {
+      row.insert(2 * d.hi, 1);
+      row.insert(2 * d.hi + 1, -1);
+    }
+    if (d.lo >= 0) {
+      row.insert(2 * d.lo, -1);
+      row.insert(2 * d.lo + 1, 1);
+    }
+    matrix.appendRow(row);
+    row_lower.push_back(d.c);
+    row_upper.push_back(COIN_DBL_MAX);
+  }
+  ClpSimplex model;
+  model.setLogLevel(0);
+  model.loadProblem(matrix, lower.data(), upper.data(), objective.data(),
+                    row_lower.data(), row_upper.data());
+  model.primal();
+  if (!model.isProvenOptimal()) return false;
+  const double* x = model.primalColumnSolution();
+  y->assign(actions, 0);
+  for (int a = 0; a < actions; ++a) (*y)[a] = x[2 * a] - x[2 * a + 1];
+  return true;
+#else
+  (void)actions, (void)unlocked, (void)demands, (void)y;
+  return false;
+#endif
+}
+
+// The set with new action weights.
+absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> WithWeights(
+    const loader::LoadedSet& set, const std::vector<double>& weights) {
+  v1::BehaviourSet def = set.definition;
+  def.clear_revision();
+  for (int a = 0; a < def.actions_size(); ++a) {
+    def.mutable_actions(a)->set_weight(weights[a]);
+  }
+  return loader::LoadSetProto(std::move(def), set.source);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
+                                    const TuneOptions& o) {
+#ifndef UTILITYD_HAVE_CLP
+  return absl::UnimplementedError(
+      "tune needs COIN-OR CLP (coinor-libclp-dev), which this build lacks");
+#endif
+  const e::CompiledBehaviourSet& cs = set.compiled;
+  if (cs.tree() != nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(set.name(),
+                     " has a behaviour tree: its leaves are chosen by the "
+                     "tree's nodes, which weights do not rank"));
+  }
+  const int n = cs.action_count();
+  std::vector<bool> unlocked(n, o.unlock.empty());
+  for (const std::string& name : o.unlock) {
+    const int a = cs.FindAction(name);
+    if (a < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--unlock: ", set.name(), " has no action \"", name, "\""));
+    }
+    unlocked[a] = true;
+  }
+  v1::TuneReport report;
+  report.set_behaviour_set(set.name());
+  std::vector<Demand> demands;
+  std::vector<std::string> conflicts;
+  std::vector<std::unique_ptr<Decided>> decided;
+  for (const v1::Scenario& s : set.definition.scenarios()) {
+    if (s.expected_action().empty()) continue;
+    auto d = std::make_unique<Decided>();
+    if (absl::Status st = DecideScenario(set, s, d.get()); !st.ok()) {
+      conflicts.push_back(
+          absl::StrCat("scenario \"", s.name(), "\": ", st.message()));
+      continue;
+    }
+    *report.add_before() = Margin(set, *d);
+    const double margin =
+        s.has_expected_margin() ? s.expected_margin() : o.margin;
+    const e::CandidateTrace* want = Expected(set, *d);
+    const int E = cs.FindAction(s.expected_action());
+    if (want == nullptr || want->score <= 0) {
+      std::string why = "it has no candidate";
+      if (want != nullptr && want->vetoed_by >= 0) {
+        why = absl::StrCat(
+            "consideration ",
+            cs.considerations()[cs.actions()[E].first_consideration +
+                                want->vetoed_by]
+                .name,
+            " vetoes it");
+      } else if (want != nullptr) {
+        why = "it is vetoed";
+      }
+      conflicts.push_back(
+          absl::StrCat("scenario \"", s.name(), "\": ", s.expected_action(),
+                       " scores 0 (", why, "): no weight can raise it"));
+      continue;
+    }
+    const double min_score = cs.selection().min_score;
+    if (min_score > 0) {
+      demands.push_back(
+          {E, -1, std::log(min_score / want->score) + 1e-9,
+           absl::StrCat("scenario \"", s.name(), "\" (min_score)")});
+    }
+    for (const e::CandidateTrace& c : d->decision.candidates) {
+      if (&c == want || c.score <= 0) continue;
+      const int R = c.action;
+      const std::string why =
+          absl::StrCat("scenario \"", s.name(), "\" (", s.expected_action(),
+                       " over ", cs.actions()[R].name, ")");
+      const int rank_e = cs.actions()[E].rank, rank_r = cs.actions()[R].rank;
+      if (rank_r < rank_e) continue;  // outranked by E: no contest
+      if (rank_r > rank_e) {
+        if (min_score <= 0) {
+          conflicts.push_back(absl::StrCat(
+              "scenario \"", s.name(), "\": ", cs.actions()[R].name,
+              " outranks ", s.expected_action(),
+              " and is eligible: weights cannot change ranks"));
+        } else {  // push the rival under min_score
+          demands.push_back({-1, R, std::log(c.score / min_score) + 1e-9, why});
+        }
+        continue;
+      }
+      const double need =
+          std::log1p(margin) + std::log(c.score) - std::log(want->score);
+      if (R == E) {
+        if (need > 0) {
+          conflicts.push_back(absl::StrCat("scenario \"", s.name(),
+                                           "\": another target of ",
+                                           s.expected_action(),
+                                           " scores as much; its weight cannot "
+                                           "separate its own targets"));
+        }
+        continue;
+      }
+      demands.push_back({E, R, need, why});
+    }
+    decided.push_back(std::move(d));
+  }
+  // Locked actions are the fixed zero: y_a = 0 both ways.
+  for (int a = 0; a < n; ++a) {
+    if (unlocked[a]) continue;
+    demands.push_back(
+        {a, -1, 0, absl::StrCat(cs.actions()[a].name, " is locked")});
+    demands.push_back(
+        {-1, a, 0, absl::StrCat(cs.actions()[a].name, " is locked")});
+  }
+  std::vector<double> y;
+  if (conflicts.empty()) {
+    std::vector<std::string> cycle = NegativeCycle(n, demands);
+    if (!cycle.empty()) {
+      conflicts.push_back(absl::StrCat(
+          "these demands contradict each other (each wants its action above "
+          "the next one's, around a cycle): ",
+          absl::StrJoin(cycle, "; ")));
+    } else if (!Solve(n, unlocked, demands, &y)) {
+      conflicts.push_back("the linear program has no solution");
+    }
+  }
+  if (!conflicts.empty()) {
+    report.set_feasible(false);
+    for (const std::string& c : conflicts) report.add_conflicts(c);
+    return report;
+  }
+  // New weights, rounded as a designer would write them, as long as every
+  // scenario still passes with its margin.
+  std::vector<double> weights(n);
+  for (int digits : {3, 4, 6, 9}) {
+    for (int a = 0; a < n; ++a) {
+      const double w = cs.actions()[a].weight * std::exp(y[a]);
+      weights[a] = std::abs(y[a]) < 1e-12
+                       ? cs.actions()[a].weight
+                       : std::stod(absl::StrFormat("%.*g", digits, w));
+    }
+    absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> tuned =
+        WithWeights(set, weights);
+    if (!tuned.ok()) return tuned.status();
+    report.clear_after();
+    bool pass = true;
+    for (const auto& d : decided) {
+      Decided again;
+      if (!DecideScenario(**tuned, *d->scenario, &again).ok())
+        return absl::InternalError("tuned set");
+      *report.add_after() = Margin(**tuned, again);
+      const double margin = d->scenario->has_expected_margin()
+                                ? d->scenario->expected_margin()
+                                : o.margin;
+      const v1::ScenarioMargin& m = report.after(report.after_size() - 1);
+      pass &=
+          m.winner() == d->scenario->expected_action() &&
+          (m.runner_up().empty() ||
+           m.score() >= (1 + margin) * (m.score() - m.margin()) * (1 - 1e-6));
+    }
+    if (!pass && digits < 9) continue;
+    // Decisions of the log the change flips.
+    for (const v1::AgentSnapshot& snapshot : o.log) {
+      if (snapshot.behaviour_set() != set.name()) continue;
+      codec::AgentScratch a, b;
+      e::AgentInput ia, ib;
+      e::Decision da, db;
+      if (!codec::ResolveAgent(set, snapshot, &a, &ia).ok() ||
+          !codec::ResolveAgent(**tuned, snapshot, &b, &ib).ok() ||
+          !e::Decide(cs, ia, e::ExplainLevel::kNone, &da).ok() ||
+          !e::Decide((*tuned)->compiled, ib, e::ExplainLevel::kNone, &db)
+               .ok()) {
+        continue;
+      }
+      report.set_log_decisions(report.log_decisions() + 1);
+      if (da.action != db.action || da.target != db.target) {
+        report.set_log_flipped(report.log_flipped() + 1);
+      }
+    }
+    break;
+  }
+  report.set_feasible(true);
+  std::string patch = "actions:\n";
+  for (int a = 0; a < n; ++a) {
+    if (weights[a] == cs.actions()[a].weight) continue;
+    v1::WeightChange* c = report.add_changes();
+    c->set_action(cs.actions()[a].name);
+    c->set_from(cs.actions()[a].weight);
+    c->set_to(weights[a]);
+    report.set_total_change(
+        report.total_change() +
+        std::abs(std::log(weights[a] / cs.actions()[a].weight)));
+    absl::StrAppend(&patch, "  - name: ", cs.actions()[a].name,
+                    absl::StrFormat("\n    weight: %.9g   # was %.9g\n",
+                                    weights[a], cs.actions()[a].weight));
+  }
+  report.set_patch(report.changes().empty() ? "" : patch);
+  return report;
+}
+
+std::string FormatTune(const v1::TuneReport& r) {
+  std::string out = absl::StrCat(r.behaviour_set(), "\n");
+  if (!r.feasible()) {
+    absl::StrAppend(&out, "  no weights make every scenario pass:\n");
+    for (const std::string& c : r.conflicts())
+      absl::StrAppend(&out, "    ", c, "\n");
+    return out;
+  }
+  if (r.changes().empty()) {
+    absl::StrAppend(
+        &out, "  every scenario passes with its margin: nothing to change\n");
+  } else {
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("  %d weight%s changed (sum of |log ratio| %.4f):\n",
+                        r.changes_size(), r.changes_size() == 1 ? "" : "s",
+                        r.total_change()));
+    for (const v1::WeightChange& c : r.changes()) {
+      absl::StrAppend(&out, absl::StrFormat("    %-20s %.6g -> %.6g\n",
+                                            c.action(), c.from(), c.to()));
+    }
+  }
+  absl::StrAppend(&out, absl::StrFormat("  %-34s %-22s %s\n", "scenario",
+                                        "before (margin)", "after (margin)"));
+  for (int i = 0; i < r.after_size(); ++i) {
+    const v1::ScenarioMargin& b = r.before(i);
+    const v1::ScenarioMargin& a = r.after(i);
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("  %-34s %-22s %s\n", a.scenario(),
+                        absl::StrFormat("%s (%.3f)", b.winner(), b.margin()),
+                        absl::StrFormat("%s (%.3f)", a.winner(), a.margin())));
+  }
+  if (r.log_decisions() > 0) {
+    absl::StrAppend(
+        &out, absl::StrFormat("  the log: %d of %d decisions change (%.2f%%)\n",
+                              r.log_flipped(), r.log_decisions(),
+                              100.0 * r.log_flipped() / r.log_decisions()));
+  }
+  if (!r.patch().empty()) absl::StrAppend(&out, "  patch:\n", r.patch());
+  return out;
+}
+
+}  // namespace utilityd::analysis
