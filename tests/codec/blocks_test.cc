@@ -517,14 +517,14 @@ TEST_F(BlocksTest, TreeRowsTickAsSnapshotsDo) {
               const google::protobuf::RepeatedField<int32_t>& nodes,
               const google::protobuf::RepeatedField<int32_t>& actions,
               const google::protobuf::RepeatedField<int32_t>& targets,
-              const google::protobuf::RepeatedPtrField<v1::TreeLeaf>& leaves) {
+              const google::protobuf::RepeatedPtrField<v1::TreeLeaf>& expected) {
             ASSERT_EQ(offsets[r + 1] - offsets[r],
-                      static_cast<uint32_t>(leaves.size()));
-            for (int k = 0; k < leaves.size(); ++k) {
+                      static_cast<uint32_t>(expected.size()));
+            for (int k = 0; k < expected.size(); ++k) {
               const int i = static_cast<int>(offsets[r]) + k;
-              EXPECT_EQ(nodes[i], leaves[k].node());
-              EXPECT_EQ(actions[i], leaves[k].action_index());
-              EXPECT_EQ(target_id(targets[i]), leaves[k].target_id());
+              EXPECT_EQ(nodes[i], expected[k].node());
+              EXPECT_EQ(actions[i], expected[k].action_index());
+              EXPECT_EQ(target_id(targets[i]), expected[k].target_id());
             }
           };
       expect_leaves(got.run_offsets(), got.run_nodes(), got.run_actions(),
