@@ -33,7 +33,7 @@ declare -A allowed=(
   [analysis]="base engine proto loader codec"
   [metrics]="base"
   [client_sdk]="base proto"
-  [server]="base engine proto loader codec replay metrics"
+  [server]="base engine proto loader codec replay analysis metrics"
   [ctl]="base engine proto loader codec replay analysis client_sdk"
 )
 

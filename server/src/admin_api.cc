@@ -9,6 +9,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "server/src/log.h"
 #include "server/src/ui_assets.h"
+#include "utilityd/analysis/analysis.h"
 #include "utilityd/base/status_macros.h"
 #include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/definition.h"
@@ -316,6 +317,44 @@ absl::Status Candidate(DecisionServiceImpl* service, RecentDecisions* recent,
   return absl::OkStatus();
 }
 
+// POST /api/v1/analysis: utilityctl analyse on a set sent inline (the
+// page's edited copy); nothing is stored.
+absl::Status AnalyseSet(const HttpRequest& req, HttpResponse& res) {
+  v1::AnalyseSetRequest request;
+  UTILITYD_RETURN_IF_ERROR(ReadBody(req, "analysis", &request));
+  absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> set =
+      loader::LoadSetProto(request.behaviour_set(), "behaviourSet");
+  if (!set.ok()) return set.status();
+  analysis::AnalysisOptions options;
+  options.coverage_samples = request.samples() > 0
+                                 ? std::min<int64_t>(request.samples(), 100000)
+                                 : 5000;
+  options.max_boxes = 5000;  // an interactive answer
+  options.map_x = request.map_x();
+  options.map_y = request.map_y();
+  options.map_columns = 40;
+  options.map_rows = 20;
+  absl::StatusOr<v1::SetAnalysis> a = analysis::Analyse(**set, options);
+  if (!a.ok()) return a.status();
+  SendMessage(*a, res);
+  return absl::OkStatus();
+}
+
+// POST /api/v1/tune: utilityctl tune on a set sent inline.
+absl::Status TuneSet(const HttpRequest& req, HttpResponse& res) {
+  v1::AnalyseSetRequest request;
+  UTILITYD_RETURN_IF_ERROR(ReadBody(req, "tune", &request));
+  absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> set =
+      loader::LoadSetProto(request.behaviour_set(), "behaviourSet");
+  if (!set.ok()) return set.status();
+  analysis::TuneOptions options;
+  if (request.has_margin()) options.margin = request.margin();
+  absl::StatusOr<v1::TuneReport> r = analysis::Tune(**set, options);
+  if (!r.ok()) return r.status();
+  SendMessage(*r, res);
+  return absl::OkStatus();
+}
+
 // GET /api/v1/shadow
 absl::Status Shadow(ShadowEvaluator* shadow, HttpResponse& res) {
   if (shadow == nullptr) {
@@ -386,7 +425,8 @@ void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
     http.Route("GET", R"(/ui/.*)", refuse);
     http.Route("GET", R"(/api/v1/(sets|curves|format|decisions|shadow).*)",
                refuse);
-    http.Route("POST", R"(/api/v1/(decide|whatif|candidate))", refuse);
+    http.Route("POST", R"(/api/v1/(decide|whatif|candidate|analysis|tune))",
+               refuse);
     return;
   }
   http.Route("GET", R"(/ui/([a-z_.]*))", ServeUiAsset);
@@ -444,6 +484,12 @@ void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
              route([service, recent, shadow](Req req, Res res) {
                return Candidate(service, recent, shadow, req, res);
              }),
+             kWorker);
+  http.Route("POST", "/api/v1/analysis",
+             route([](Req req, Res res) { return AnalyseSet(req, res); }),
+             kWorker);
+  http.Route("POST", "/api/v1/tune",
+             route([](Req req, Res res) { return TuneSet(req, res); }),
              kWorker);
 }
 

@@ -36,8 +36,18 @@ const halved = arenaYaml.replace('  - name: take_cover\n',
 assert.notEqual(halved, arenaYaml);
 fs.writeFileSync(path.join(shadowDir, 'arena_mage.yaml'), halved);
 
+// The example sets, and a set with an action that can never win (the
+// analysis panel's check).
+const setsDir = path.join(work, 'sets');
+fs.mkdirSync(setsDir);
+for (const f of fs.readdirSync(path.join(sourceDir, 'examples/behaviour_sets'))) {
+  fs.copyFileSync(path.join(sourceDir, 'examples/behaviour_sets', f), path.join(setsDir, f));
+}
+fs.copyFileSync(path.join(sourceDir, 'tests/testdata/analysis/weak.yaml'),
+  path.join(setsDir, 'weak.yaml'));
+
 const server = spawn(utilityd, [
-  '--config_dir=' + path.join(sourceDir, 'examples/behaviour_sets'),
+  '--config_dir=' + setsDir,
   '--grpc_address=127.0.0.1:0', '--http_address=127.0.0.1:0',
   '--port_file=' + portFile, '--recent_sample=1',
   '--shadow_config_dir=' + shadowDir,
@@ -344,6 +354,54 @@ try {
     assert.match(sides[1], /take_cover 0\.\d+/);
     await page.screenshot({ path: path.join(outDir, 'inspector-candidate.png') });
     await page.evaluate(() => { document.getElementById('modal').hidden = true; });
+    assert.deepEqual(problems, []);
+  });
+
+  await check('the analysis panel shows a dead action; its map marks the witnesses', async () => {
+    await page.selectOption('#set', 'weak');
+    await page.waitForSelector('body[data-set="weak"]').catch(async (e) => {
+      throw new Error(`${e.message}\nerror: ${await page.locator('#error').textContent()}` +
+        `\nconsole: ${problems.join(' | ')}\nbody: ${JSON.stringify(await page.evaluate(
+          () => ({ ...document.body.dataset, set: document.getElementById('set').value,
+                   work: window.inspector.state.work && window.inspector.state.work.name })))}`);
+    });
+    await settled(page);
+    await page.selectOption('#analysis-x', 'x');
+    await page.selectOption('#analysis-y', 'y');
+    await page.click('#analysis-run');
+    await page.waitForSelector('[data-testid="finding"][data-kind="dead"]');
+    assert.match(await page.locator('#analysis-findings').textContent(),
+      /weak: can never be selected: outscored by/);
+    const reach = await page.locator('[data-testid="analysis-action"]').allTextContents();
+    assert.ok(reach.some((r) => /weak\s*dead/.test(r)), reach.join(' | '));
+    const marked = await page.locator('[data-testid="witness"]').evaluateAll(
+      (ws) => ws.map((w) => w.dataset.action).sort());
+    assert.deepEqual(marked, ['other', 'strong']);
+    assert.equal(await page.locator('#analysis-map .map-grid i').count(), 40 * 20);
+    await page.locator('#analysis-map').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(outDir, 'inspector-analysis.png') });
+    // A witness loads the situation where its action wins, and the page's
+    // engine agrees.
+    await page.locator('[data-testid="witness"][data-action="other"]').click();
+    await settled(page);
+    assert.equal(await pageWinner(page), 'other');
+    assert.equal((await apiDecide({ ...(await pageAgent()), behaviourSet: 'weak' })).action, 'other');
+  });
+
+  await check('"make the scenarios pass" tunes the weights and shows the churn on the feed', async () => {
+    await page.selectOption('#set', 'arena_mage');
+    await page.waitForSelector('body[data-set="arena_mage"]');
+    await settled(page);
+    await page.fill('#analysis-margin', '0.1');
+    await page.click('#analysis-tune');
+    await page.waitForFunction(() => /weight/.test(
+      document.getElementById('analysis-tune-out').textContent));
+    const text = await page.locator('#analysis-tune-out').textContent();
+    assert.match(text, /take_cover: weight 1\.000 → 1\.0\d\d/);
+    assert.match(text, /Nearly dead, surrounded: flee/);
+    // The churn of the tuned set on the recent decisions, in the candidate view.
+    await page.waitForFunction(() => /recent decisions change/.test(
+      document.getElementById('candidate-text').textContent));
     assert.deepEqual(problems, []);
   });
 } catch (e) {
