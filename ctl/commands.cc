@@ -13,10 +13,9 @@ namespace {
 // Every command, in the order the main usage lists them; each is defined in
 // its own file.
 std::vector<Command> Commands() {
-  return {ValidateCommand(), DecideCommand(), SetsCommand(),
-          GetCommand(),      HealthCommand(), BenchCommand(),
-          LogCommand(),      ReplayCommand(), AnalyseCommand(),
-          TuneCommand()};
+  return {ValidateCommand(), DecideCommand(), SetsCommand(), GetCommand(),
+          HealthCommand(),   BenchCommand(),  LogCommand(),  ReplayCommand(),
+          AnalyseCommand(),  TuneCommand()};
 }
 
 std::string MainUsage() {

@@ -185,6 +185,179 @@ absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> WithWeights(
   return loader::LoadSetProto(std::move(def), set.source);
 }
 
+// The margin scenario `s` must keep.
+double MarginOf(const v1::Scenario& s, const TuneOptions& o) {
+  return s.has_expected_margin() ? s.expected_margin() : o.margin;
+}
+
+// The demands of one decided scenario (or the conflicts that make any
+// impossible): its expected candidate at least (1 + margin) x each rival
+// of its rank, eligible under min_score, above higher ranks' rivals only
+// by pushing them under min_score.
+void ScenarioDemands(const e::CompiledBehaviourSet& cs, const Decided& d,
+                     const e::CandidateTrace& want, double margin,
+                     std::vector<Demand>* demands,
+                     std::vector<std::string>* conflicts) {
+  const v1::Scenario& s = *d.scenario;
+  const int E = cs.FindAction(s.expected_action());
+  const double min_score = cs.selection().min_score;
+  if (min_score > 0) {
+    demands->push_back(
+        {E, -1, std::log(min_score / want.score) + 1e-9,
+         absl::StrCat("scenario \"", s.name(), "\" (min_score)")});
+  }
+  for (const e::CandidateTrace& c : d.decision.candidates) {
+    if (&c == &want || c.score <= 0) continue;
+    const int R = c.action;
+    const std::string why =
+        absl::StrCat("scenario \"", s.name(), "\" (", s.expected_action(),
+                     " over ", cs.actions()[R].name, ")");
+    const int rank_e = cs.actions()[E].rank, rank_r = cs.actions()[R].rank;
+    if (rank_r < rank_e) continue;  // outranked by E: no contest
+    if (rank_r > rank_e) {
+      if (min_score <= 0) {
+        conflicts->push_back(
+            absl::StrCat("scenario \"", s.name(), "\": ", cs.actions()[R].name,
+                         " outranks ", s.expected_action(),
+                         " and is eligible: weights cannot change ranks"));
+      } else {  // push the rival under min_score
+        demands->push_back({-1, R, std::log(c.score / min_score) + 1e-9, why});
+      }
+      continue;
+    }
+    const double need =
+        std::log1p(margin) + std::log(c.score) - std::log(want.score);
+    if (R != E) {
+      demands->push_back({E, R, need, why});
+    } else if (need > 0) {
+      conflicts->push_back(absl::StrCat(
+          "scenario \"", s.name(), "\": another target of ",
+          s.expected_action(),
+          " scores as much; its weight cannot separate its own targets"));
+    }
+  }
+}
+
+// Why the expected action of `d` scores 0.
+std::string ZeroScore(const e::CompiledBehaviourSet& cs, const Decided& d,
+                      const e::CandidateTrace* want) {
+  const v1::Scenario& s = *d.scenario;
+  std::string why = "it has no candidate";
+  if (want != nullptr && want->vetoed_by >= 0) {
+    const int E = cs.FindAction(s.expected_action());
+    why = absl::StrCat("consideration ",
+                       cs.considerations()[cs.actions()[E].first_consideration +
+                                           want->vetoed_by]
+                           .name,
+                       " vetoes it");
+  } else if (want != nullptr) {
+    why = "it is vetoed";
+  }
+  return absl::StrCat("scenario \"", s.name(), "\": ", s.expected_action(),
+                      " scores 0 (", why, "): no weight can raise it");
+}
+
+// Every scenario with an expected action, decided, and its demands.
+void CollectDemands(const loader::LoadedSet& set, const TuneOptions& o,
+                    v1::TuneReport* report, std::vector<Demand>* demands,
+                    std::vector<std::string>* conflicts,
+                    std::vector<std::unique_ptr<Decided>>* decided) {
+  for (const v1::Scenario& s : set.definition.scenarios()) {
+    if (s.expected_action().empty()) continue;
+    auto d = std::make_unique<Decided>();
+    if (absl::Status st = DecideScenario(set, s, d.get()); !st.ok()) {
+      conflicts->push_back(
+          absl::StrCat("scenario \"", s.name(), "\": ", st.message()));
+      continue;
+    }
+    *report->add_before() = Margin(set, *d);
+    const e::CandidateTrace* want = Expected(set, *d);
+    if (want == nullptr || want->score <= 0) {
+      conflicts->push_back(ZeroScore(set.compiled, *d, want));
+      continue;
+    }
+    ScenarioDemands(set.compiled, *d, *want, MarginOf(s, o), demands,
+                    conflicts);
+    decided->push_back(std::move(d));
+  }
+}
+
+// The weights for log changes `y`, rounded to `digits` significant digits
+// (unchanged where y is 0).
+std::vector<double> Rounded(const e::CompiledBehaviourSet& cs,
+                            const std::vector<double>& y, int digits) {
+  std::vector<double> weights(cs.action_count());
+  for (int a = 0; a < cs.action_count(); ++a) {
+    const double w = cs.actions()[a].weight * std::exp(y[a]);
+    weights[a] = std::abs(y[a]) < 1e-12
+                     ? cs.actions()[a].weight
+                     : std::stod(absl::StrFormat("%.*g", digits, w));
+  }
+  return weights;
+}
+
+// Decides every scenario with the tuned set into report->after; whether
+// each passes with its margin.
+absl::StatusOr<bool> Check(const loader::LoadedSet& tuned,
+                           const std::vector<std::unique_ptr<Decided>>& decided,
+                           const TuneOptions& o, v1::TuneReport* report) {
+  report->clear_after();
+  bool pass = true;
+  for (const auto& d : decided) {
+    Decided again;
+    if (!DecideScenario(tuned, *d->scenario, &again).ok()) {
+      return absl::InternalError("the tuned set cannot decide a scenario");
+    }
+    const v1::ScenarioMargin& m = *report->add_after() = Margin(tuned, again);
+    pass &= m.winner() == d->scenario->expected_action() &&
+            (m.runner_up().empty() ||
+             m.score() >= (1 + MarginOf(*d->scenario, o)) *
+                              (m.score() - m.margin()) * (1 - 1e-6));
+  }
+  return pass;
+}
+
+// The log's decisions of this set that the tuned set decides otherwise.
+void CountFlips(const loader::LoadedSet& set, const loader::LoadedSet& tuned,
+                const TuneOptions& o, v1::TuneReport* report) {
+  for (const v1::AgentSnapshot& snapshot : o.log) {
+    if (snapshot.behaviour_set() != set.name()) continue;
+    codec::AgentScratch a, b;
+    e::AgentInput ia, ib;
+    e::Decision da, db;
+    if (!codec::ResolveAgent(set, snapshot, &a, &ia).ok() ||
+        !codec::ResolveAgent(tuned, snapshot, &b, &ib).ok() ||
+        !e::Decide(set.compiled, ia, e::ExplainLevel::kNone, &da).ok() ||
+        !e::Decide(tuned.compiled, ib, e::ExplainLevel::kNone, &db).ok()) {
+      continue;
+    }
+    report->set_log_decisions(report->log_decisions() + 1);
+    if (da.action != db.action || da.target != db.target) {
+      report->set_log_flipped(report->log_flipped() + 1);
+    }
+  }
+}
+
+// The changed weights into the report, with the YAML patch.
+void WriteChanges(const e::CompiledBehaviourSet& cs,
+                  const std::vector<double>& weights, v1::TuneReport* report) {
+  std::string patch = "actions:\n";
+  for (int a = 0; a < cs.action_count(); ++a) {
+    if (weights[a] == cs.actions()[a].weight) continue;
+    v1::WeightChange* c = report->add_changes();
+    c->set_action(cs.actions()[a].name);
+    c->set_from(cs.actions()[a].weight);
+    c->set_to(weights[a]);
+    report->set_total_change(
+        report->total_change() +
+        std::abs(std::log(weights[a] / cs.actions()[a].weight)));
+    absl::StrAppend(&patch, "  - name: ", cs.actions()[a].name,
+                    absl::StrFormat("\n    weight: %.9g   # was %.9g\n",
+                                    weights[a], cs.actions()[a].weight));
+  }
+  report->set_patch(report->changes().empty() ? "" : patch);
+}
+
 }  // namespace
 
 absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
@@ -215,84 +388,13 @@ absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
   std::vector<Demand> demands;
   std::vector<std::string> conflicts;
   std::vector<std::unique_ptr<Decided>> decided;
-  for (const v1::Scenario& s : set.definition.scenarios()) {
-    if (s.expected_action().empty()) continue;
-    auto d = std::make_unique<Decided>();
-    if (absl::Status st = DecideScenario(set, s, d.get()); !st.ok()) {
-      conflicts.push_back(
-          absl::StrCat("scenario \"", s.name(), "\": ", st.message()));
-      continue;
-    }
-    *report.add_before() = Margin(set, *d);
-    const double margin =
-        s.has_expected_margin() ? s.expected_margin() : o.margin;
-    const e::CandidateTrace* want = Expected(set, *d);
-    const int E = cs.FindAction(s.expected_action());
-    if (want == nullptr || want->score <= 0) {
-      std::string why = "it has no candidate";
-      if (want != nullptr && want->vetoed_by >= 0) {
-        why = absl::StrCat(
-            "consideration ",
-            cs.considerations()[cs.actions()[E].first_consideration +
-                                want->vetoed_by]
-                .name,
-            " vetoes it");
-      } else if (want != nullptr) {
-        why = "it is vetoed";
-      }
-      conflicts.push_back(
-          absl::StrCat("scenario \"", s.name(), "\": ", s.expected_action(),
-                       " scores 0 (", why, "): no weight can raise it"));
-      continue;
-    }
-    const double min_score = cs.selection().min_score;
-    if (min_score > 0) {
-      demands.push_back(
-          {E, -1, std::log(min_score / want->score) + 1e-9,
-           absl::StrCat("scenario \"", s.name(), "\" (min_score)")});
-    }
-    for (const e::CandidateTrace& c : d->decision.candidates) {
-      if (&c == want || c.score <= 0) continue;
-      const int R = c.action;
-      const std::string why =
-          absl::StrCat("scenario \"", s.name(), "\" (", s.expected_action(),
-                       " over ", cs.actions()[R].name, ")");
-      const int rank_e = cs.actions()[E].rank, rank_r = cs.actions()[R].rank;
-      if (rank_r < rank_e) continue;  // outranked by E: no contest
-      if (rank_r > rank_e) {
-        if (min_score <= 0) {
-          conflicts.push_back(absl::StrCat(
-              "scenario \"", s.name(), "\": ", cs.actions()[R].name,
-              " outranks ", s.expected_action(),
-              " and is eligible: weights cannot change ranks"));
-        } else {  // push the rival under min_score
-          demands.push_back({-1, R, std::log(c.score / min_score) + 1e-9, why});
-        }
-        continue;
-      }
-      const double need =
-          std::log1p(margin) + std::log(c.score) - std::log(want->score);
-      if (R == E) {
-        if (need > 0) {
-          conflicts.push_back(absl::StrCat("scenario \"", s.name(),
-                                           "\": another target of ",
-                                           s.expected_action(),
-                                           " scores as much; its weight cannot "
-                                           "separate its own targets"));
-        }
-        continue;
-      }
-      demands.push_back({E, R, need, why});
-    }
-    decided.push_back(std::move(d));
-  }
+  CollectDemands(set, o, &report, &demands, &conflicts, &decided);
   // Locked actions are the fixed zero: y_a = 0 both ways.
   for (int a = 0; a < n; ++a) {
     if (unlocked[a]) continue;
-    demands.push_back(
-        {a, -1, 0, absl::StrCat(cs.actions()[a].name, " is locked")});
-    demands.push_back(
-        {-1, a, 0, absl::StrCat(cs.actions()[a].name, " is locked")});
+    const std::string why = absl::StrCat(cs.actions()[a].name, " is locked");
+    demands.push_back({a, -1, 0, why});
+    demands.push_back({-1, a, 0, why});
   }
   std::vector<double> y;
   if (conflicts.empty()) {
@@ -311,72 +413,21 @@ absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
     for (const std::string& c : conflicts) report.add_conflicts(c);
     return report;
   }
-  // New weights, rounded as a designer would write them, as long as every
-  // scenario still passes with its margin.
-  std::vector<double> weights(n);
+  // Rounded as a designer would write them, as long as every scenario
+  // still passes with its margin.
   for (int digits : {3, 4, 6, 9}) {
-    for (int a = 0; a < n; ++a) {
-      const double w = cs.actions()[a].weight * std::exp(y[a]);
-      weights[a] = std::abs(y[a]) < 1e-12
-                       ? cs.actions()[a].weight
-                       : std::stod(absl::StrFormat("%.*g", digits, w));
-    }
+    const std::vector<double> weights = Rounded(cs, y, digits);
     absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> tuned =
         WithWeights(set, weights);
     if (!tuned.ok()) return tuned.status();
-    report.clear_after();
-    bool pass = true;
-    for (const auto& d : decided) {
-      Decided again;
-      if (!DecideScenario(**tuned, *d->scenario, &again).ok())
-        return absl::InternalError("tuned set");
-      *report.add_after() = Margin(**tuned, again);
-      const double margin = d->scenario->has_expected_margin()
-                                ? d->scenario->expected_margin()
-                                : o.margin;
-      const v1::ScenarioMargin& m = report.after(report.after_size() - 1);
-      pass &=
-          m.winner() == d->scenario->expected_action() &&
-          (m.runner_up().empty() ||
-           m.score() >= (1 + margin) * (m.score() - m.margin()) * (1 - 1e-6));
-    }
-    if (!pass && digits < 9) continue;
-    // Decisions of the log the change flips.
-    for (const v1::AgentSnapshot& snapshot : o.log) {
-      if (snapshot.behaviour_set() != set.name()) continue;
-      codec::AgentScratch a, b;
-      e::AgentInput ia, ib;
-      e::Decision da, db;
-      if (!codec::ResolveAgent(set, snapshot, &a, &ia).ok() ||
-          !codec::ResolveAgent(**tuned, snapshot, &b, &ib).ok() ||
-          !e::Decide(cs, ia, e::ExplainLevel::kNone, &da).ok() ||
-          !e::Decide((*tuned)->compiled, ib, e::ExplainLevel::kNone, &db)
-               .ok()) {
-        continue;
-      }
-      report.set_log_decisions(report.log_decisions() + 1);
-      if (da.action != db.action || da.target != db.target) {
-        report.set_log_flipped(report.log_flipped() + 1);
-      }
-    }
+    absl::StatusOr<bool> pass = Check(**tuned, decided, o, &report);
+    if (!pass.ok()) return pass.status();
+    if (!*pass && digits < 9) continue;
+    CountFlips(set, **tuned, o, &report);
+    WriteChanges(cs, weights, &report);
     break;
   }
   report.set_feasible(true);
-  std::string patch = "actions:\n";
-  for (int a = 0; a < n; ++a) {
-    if (weights[a] == cs.actions()[a].weight) continue;
-    v1::WeightChange* c = report.add_changes();
-    c->set_action(cs.actions()[a].name);
-    c->set_from(cs.actions()[a].weight);
-    c->set_to(weights[a]);
-    report.set_total_change(
-        report.total_change() +
-        std::abs(std::log(weights[a] / cs.actions()[a].weight)));
-    absl::StrAppend(&patch, "  - name: ", cs.actions()[a].name,
-                    absl::StrFormat("\n    weight: %.9g   # was %.9g\n",
-                                    weights[a], cs.actions()[a].weight));
-  }
-  report.set_patch(report.changes().empty() ? "" : patch);
   return report;
 }
 

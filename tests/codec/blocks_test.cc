@@ -517,7 +517,8 @@ TEST_F(BlocksTest, TreeRowsTickAsSnapshotsDo) {
               const google::protobuf::RepeatedField<int32_t>& nodes,
               const google::protobuf::RepeatedField<int32_t>& actions,
               const google::protobuf::RepeatedField<int32_t>& targets,
-              const google::protobuf::RepeatedPtrField<v1::TreeLeaf>& expected) {
+              const google::protobuf::RepeatedPtrField<v1::TreeLeaf>&
+                  expected) {
             ASSERT_EQ(offsets[r + 1] - offsets[r],
                       static_cast<uint32_t>(expected.size()));
             for (int k = 0; k < expected.size(); ++k) {
