@@ -301,7 +301,8 @@ actions:
 )");
   AnalysisOptions tight;
   tight.max_boxes = 1;
-  const v1::ActionReach& rare = ActionOf(Analysed(*set, tight), "rare");
+  const v1::SetAnalysis cut = Analysed(*set, tight);
+  const v1::ActionReach& rare = ActionOf(cut, "rare");
   EXPECT_EQ(rare.reach(), v1::REACH_UNDECIDED);
   EXPECT_LE(rare.boxes(), 1);
   EXPECT_EQ(ActionOf(Analysed(*set), "rare").reach(), v1::REACH_ALIVE);
