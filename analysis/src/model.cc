@@ -34,6 +34,20 @@ Model::Model(const e::CompiledBehaviourSet& set) : set_(set) {
       dims_.push_back({"target." + d.name, d.min, d.max, true, f});
     }
   }
+  // Once, not per evaluation: each consideration's action's count, and
+  // which dimensions anything reads.
+  siblings_.resize(set.considerations().size());
+  for (const e::CompiledAction& a : set.actions()) {
+    for (uint32_t k = 0; k < a.consideration_count; ++k) {
+      siblings_[a.first_consideration + k] =
+          static_cast<int>(a.consideration_count);
+    }
+  }
+  read_.assign(dims_.size(), false);
+  for (int c = 0; c < static_cast<int>(set.considerations().size()); ++c) {
+    const int d = DimOf(c);
+    if (d < static_cast<int>(read_.size())) read_[d] = true;
+  }
 }
 
 int Model::DimOf(int c) const {
@@ -60,15 +74,7 @@ double Model::Term(int c, double raw) const {
   if (set_.aggregation() == e::Aggregation::kWeightedSum) return out;
   const float s = out * cc.weight + (1.0f - cc.weight);
   if (set_.compensation() != e::Compensation::kPerConsideration) return s;
-  // The action's number of considerations.
-  for (const e::CompiledAction& a : set_.actions()) {
-    if (static_cast<uint32_t>(c) >= a.first_consideration &&
-        static_cast<uint32_t>(c) <
-            a.first_consideration + a.consideration_count) {
-      return Compensate(s, static_cast<int>(a.consideration_count));
-    }
-  }
-  return s;
+  return Compensate(s, siblings_[c]);
 }
 
 void Model::Breakpoints(int c, double a, double b,

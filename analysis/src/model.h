@@ -39,6 +39,8 @@ class Model {
   const std::vector<Dim>& dims() const { return dims_; }
   // The dimension consideration c reads.
   int DimOf(int c) const;
+  // Whether some consideration reads dimension d.
+  bool Read(int d) const { return read_[d]; }
   Box FullBox(bool with_target) const;
 
   // What consideration c gives over raw values [a, b] of its factor: its
@@ -66,6 +68,8 @@ class Model {
   const engine::CompiledBehaviourSet& set_;
   std::vector<Dim> dims_;
   int agent_dims_ = 0;
+  std::vector<int> siblings_;  // per consideration: its action's count
+  std::vector<bool> read_;     // per dimension
   mutable engine::Decision decision_;
   mutable std::vector<float> factors_, target_factors_;
   mutable std::vector<engine::TargetInput> targets_;

@@ -74,7 +74,7 @@ class Search {
         const double full = dim.hi - dim.lo;
         const double w =
             full > 0 ? (node.box.hi[d] - node.box.lo[d]) / full : 0;
-        if (Read(d) && w > width) {
+        if (model_.Read(static_cast<int>(d)) && w > width) {
           width = w;
           widest = static_cast<int>(d);
         }
@@ -97,14 +97,6 @@ class Search {
   }
 
  private:
-  // Whether any consideration of any action reads dimension d.
-  bool Read(size_t d) const {
-    for (int c = 0; c < static_cast<int>(set_.considerations().size()); ++c) {
-      if (model_.DimOf(c) == static_cast<int>(d)) return true;
-    }
-    return false;
-  }
-
   // Whether A cannot be selected anywhere in `box`; if so, why.
   bool Prune(const Box& box, Part* part, double* promise) const {
     const e::SelectionDefinition& sel = set_.selection();
