@@ -259,11 +259,13 @@ export class UtilitydClient {
    */
   async prepare(input: DecideInput): Promise<Prepared> {
     const original = (input.agents ?? []).map((a) => AgentSnapshot.fromPartial(a ?? {}));
-    const agents = original.map((a) => AgentSnapshot.fromPartial(a));
+    // Agents sent as they are share their message with `original`; only
+    // those packed get a copy of their own.
+    const agents = original.slice();
     const packed = agents.map(() => false);
     if (this.options.packNamedFactors) {
       await Promise.all(
-        agents.map(async (a, i) => {
+        original.map(async (a, i) => {
           if (Object.keys(a.namedFactors).length === 0 && !a.targets.some((t) => Object.keys(t.namedFactors).length > 0)) return;
           if (a.expectedRevision !== "" || a.behaviourSet === "") return;
           let schema: SetSchema;
@@ -272,11 +274,13 @@ export class UtilitydClient {
           } catch {
             return; // an unknown set: the service says so
           }
+          const copy = AgentSnapshot.fromPartial(a);
           try {
-            packed[i] = schema.pack(a);
+            packed[i] = schema.pack(copy);
           } catch (e) {
             if (!(e instanceof PackError)) throw e;
           }
+          if (packed[i]) agents[i] = copy;
         }),
       );
     }
