@@ -26,7 +26,11 @@ const std::set<std::string>& Kinds() {
                                                        "plateau",
                                                        "failing_scenario",
                                                        "fragile_scenario",
-                                                       "unused_accept"};
+                                                       "unused_accept",
+                                                       "never_entered",
+                                                       "never_chosen",
+                                                       "never_holds",
+                                                       "always_holds"};
   return *kinds;
 }
 
@@ -69,8 +73,9 @@ int Analyse(const Parsed& p, std::ostream& out, std::ostream& err) {
     options.map_x = xy[0];
     options.map_y = xy[1];
   }
-  std::set<std::string> fail_on = {"dead", "always_veto", "failing_scenario",
-                                   "unused_accept"};
+  std::set<std::string> fail_on = {
+      "dead",        "always_veto",      "never_entered", "never_chosen",
+      "never_holds", "failing_scenario", "unused_accept"};
   if (p.has("fail_on")) {
     fail_on.clear();
     for (absl::string_view k :
@@ -144,9 +149,12 @@ Command AnalyseCommand() {
           "one is (a scenario to paste); actions that can never take over "
           "while\nanother runs (its commitment bonus); actions that never "
           "score above another;\neach action's share of the box; each "
-          "scenario's margin and nearest flip.\nExits 1 when a finding of a "
+          "scenario's margin and nearest flip;\na tree's nodes never entered, "
+          "conditions no value passes, utility\nchildren never chosen on "
+          "their path.\nExits 1 when a finding of a "
           "kind --fail_on names is found (default:\ndead,always_veto,"
-          "failing_scenario,unused_accept); a set accepts a finding it\n"
+          "never_entered,never_chosen,never_holds,failing_scenario,\n"
+          "unused_accept); a set accepts a finding it\n"
           "keeps on purpose (analysis.accept). See docs/ANALYSIS.md.",
       .options = {{"set", "NAME", "analyse only this set"},
                   {"format", "FORMAT", "table (default) or json"},

@@ -9,23 +9,19 @@
 #include "absl/strings/str_join.h"
 #include "model.h"
 #include "reach.h"
+#include "report.h"
+#include "tree_reach.h"
 #include "utilityd/analysis/analysis.h"
 #include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/sensitivity.h"
 
 namespace utilityd::analysis {
-namespace {
+namespace internal {
 
 namespace e = engine;
-using internal::Box;
-using internal::Dim;
-using internal::Model;
-using internal::Range;
-using internal::ReachKind;
-using internal::ReachResult;
 
-void Add(v1::SetAnalysis* out, const std::string& kind,
-         const std::string& subject, const std::string& message) {
+void AddFinding(v1::SetAnalysis* out, const std::string& kind,
+                const std::string& subject, const std::string& message) {
   v1::Finding* f = out->add_findings();
   f->set_kind(kind);
   f->set_subject(subject);
@@ -33,6 +29,43 @@ void Add(v1::SetAnalysis* out, const std::string& kind,
 }
 
 std::string Number(double x) { return absl::StrFormat("%.4g", x); }
+
+v1::Scenario AsScenario(const Model& model, const std::vector<double>& point,
+                        bool with_target, int action, int current) {
+  const e::CompiledBehaviourSet& set = model.set();
+  v1::Scenario s;
+  s.set_name(absl::StrCat("analyse: ", set.actions()[action].name, " wins"));
+  v1::ScenarioTarget* target = with_target ? s.add_targets() : nullptr;
+  if (target != nullptr) target->set_id("t1");
+  for (size_t d = 0; d < point.size(); ++d) {
+    const Dim& dim = model.dims()[d];
+    const double v = static_cast<float>(point[d]);
+    if (dim.target) {
+      (*target->mutable_factors())[set.target_factors()[dim.index].name] = v;
+    } else {
+      (*s.mutable_factors())[dim.name] = v;
+    }
+  }
+  if (current >= 0) s.set_current_action(set.actions()[current].name);
+  s.set_expected_action(set.actions()[action].name);
+  if (with_target) s.set_expected_target("t1");
+  return s;
+}
+
+}  // namespace internal
+
+namespace {
+
+namespace e = engine;
+using internal::AddFinding;
+using internal::AsScenario;
+using internal::Box;
+using internal::Dim;
+using internal::Model;
+using internal::Number;
+using internal::Range;
+using internal::ReachKind;
+using internal::ReachResult;
 
 // Each consideration over its factor's declared range.
 void Considerations(const Model& model, v1::SetAnalysis* out) {
@@ -65,55 +98,34 @@ void Considerations(const Model& model, v1::SetAnalysis* out) {
       const std::string where =
           absl::StrCat(dim.name, " ", Number(dim.lo), "..", Number(dim.hi));
       if (!sum && r.hi <= 0) {
-        Add(out, "always_veto", subject,
-            absl::StrCat(
-                "vetoes everywhere: its contribution is 0 over all of ", where,
-                " (", a.name, " can never score)"));
+        AddFinding(out, "always_veto", subject,
+                   absl::StrCat(
+                       "vetoes everywhere: its contribution is 0 over all of ",
+                       where, " (", a.name, " can never score)"));
       } else if (r.lo == r.hi) {
-        Add(out, r.lo == 1 && !sum ? "neutral" : "constant", subject,
+        AddFinding(
+            out, r.lo == 1 && !sum ? "neutral" : "constant", subject,
             absl::StrCat(
                 r.lo == 1 && !sum ? "never lowers the score: " : "constant: ",
                 "it gives ", Number(r.lo), " over all of ", where));
       } else if (plateau >= 0.5) {
-        Add(out, "plateau", subject,
+        AddFinding(
+            out, "plateau", subject,
             absl::StrFormat("flat on %.0f%% of %s: its bookends %s..%s cover "
                             "only part of the factor's range",
                             100 * plateau, where, Number(b0), Number(b1)));
       }
       for (int g = 0; g <= 256; ++g) {
         if (std::isnan(model.Term(c, dim.lo + full * g / 256))) {
-          Add(out, "nan", subject,
-              absl::StrCat("its curve gives NaN at ", dim.name, " = ",
-                           Number(dim.lo + full * g / 256),
-                           ": check its parameters"));
+          AddFinding(out, "nan", subject,
+                     absl::StrCat("its curve gives NaN at ", dim.name, " = ",
+                                  Number(dim.lo + full * g / 256),
+                                  ": check its parameters"));
           break;
         }
       }
     }
   }
-}
-
-// A point of the box as a scenario to paste into the set.
-v1::Scenario AsScenario(const Model& model, const std::vector<double>& point,
-                        bool with_target, int action, int current) {
-  const e::CompiledBehaviourSet& set = model.set();
-  v1::Scenario s;
-  s.set_name(absl::StrCat("analyse: ", set.actions()[action].name, " wins"));
-  v1::ScenarioTarget* target = with_target ? s.add_targets() : nullptr;
-  if (target != nullptr) target->set_id("t1");
-  for (size_t d = 0; d < point.size(); ++d) {
-    const Dim& dim = model.dims()[d];
-    const double v = static_cast<float>(point[d]);
-    if (dim.target) {
-      (*target->mutable_factors())[set.target_factors()[dim.index].name] = v;
-    } else {
-      (*s.mutable_factors())[dim.name] = v;
-    }
-  }
-  if (current >= 0) s.set_current_action(set.actions()[current].name);
-  s.set_expected_action(set.actions()[action].name);
-  if (with_target) s.set_expected_target("t1");
-  return s;
 }
 
 // "outscored by hide in 12 parts, vetoed in 3".
@@ -160,14 +172,16 @@ void Actions(const Model& model, const AnalysisOptions& o,
           c->set_reason(p.reason);
           if (p.by >= 0) c->set_by(set.actions()[p.by].name);
         }
-        Add(out, "dead", action.name,
+        AddFinding(
+            out, "dead", action.name,
             absl::StrCat("can never be selected: ", Why(set, r.certificate),
                          " (", r.certificate.size(), " parts of the box)"));
         break;
       }
       case ReachKind::kUndecided:
         x->set_reach(v1::REACH_UNDECIDED);
-        Add(out, "undecided", action.name,
+        AddFinding(
+            out, "undecided", action.name,
             absl::StrCat("neither a situation where it is selected nor a "
                          "proof that there is none within ",
                          r.boxes, " boxes (raise --budget)"));
@@ -183,7 +197,8 @@ void Actions(const Model& model, const AnalysisOptions& o,
           model, a, c, std::max<int64_t>(1, o.max_boxes / 4), o.min_width);
       if (rc.kind != ReachKind::kDead) continue;
       x->add_never_interrupts(set.actions()[c].name);
-      Add(out, "never_interrupts", action.name,
+      AddFinding(
+          out, "never_interrupts", action.name,
           absl::StrCat("can never take over while ", set.actions()[c].name,
                        " runs (its commitment bonus ",
                        Number(set.selection().commitment_bonus),
@@ -213,9 +228,9 @@ void Dominance(const Model& model, v1::SetAnalysis* out) {
       }
       out->mutable_actions(a)->add_dominated_by(set.actions()[b].name);
       if (set.actions()[a].rank <= set.actions()[b].rank) {
-        Add(out, "dominated", set.actions()[a].name,
-            absl::StrCat("never scores above ", set.actions()[b].name,
-                         " anywhere in the box"));
+        AddFinding(out, "dominated", set.actions()[a].name,
+                   absl::StrCat("never scores above ", set.actions()[b].name,
+                                " anywhere in the box"));
       }
     }
   }
@@ -373,11 +388,13 @@ void Scenarios(const loader::LoadedSet& loaded, const AnalysisOptions& o,
          nearest < o.fragile_share);
     x->set_fragile(fragile);
     if (failing) {
-      Add(out, "failing_scenario", scenario.name(),
+      AddFinding(
+          out, "failing_scenario", scenario.name(),
           absl::StrCat("expects ", scenario.expected_action(), ", ",
                        x->winner().empty() ? "nothing" : x->winner(), " wins"));
     } else if (fragile) {
-      Add(out, "fragile_scenario", scenario.name(),
+      AddFinding(
+          out, "fragile_scenario", scenario.name(),
           absl::StrCat(x->winner(), " wins by ", Number(x->margin()),
                        x->runner_up().empty() ? "" : " over " + x->runner_up(),
                        x->nearest_factor().empty()
@@ -407,7 +424,8 @@ void Accept(const loader::LoadedSet& loaded, v1::SetAnalysis* out) {
   }
   for (int k = 0; k < accept.size(); ++k) {
     if (used[k]) continue;
-    Add(out, "unused_accept", accept[k].subject(),
+    AddFinding(
+        out, "unused_accept", accept[k].subject(),
         absl::StrCat("analysis.accept[", k, "] accepts a ", accept[k].kind(),
                      " finding that analyse no longer reports"));
   }
@@ -416,9 +434,10 @@ void Accept(const loader::LoadedSet& loaded, v1::SetAnalysis* out) {
 // Findings in the order a designer reads them.
 void SortFindings(v1::SetAnalysis* out) {
   static const std::vector<std::string> order = {
-      "dead",      "undecided",        "always_veto",      "never_interrupts",
-      "dominated", "failing_scenario", "fragile_scenario", "nan",
-      "constant",  "neutral",          "plateau",          "unused_accept"};
+      "dead",        "never_entered",    "never_chosen",     "undecided",
+      "always_veto", "never_holds",      "always_holds",     "never_interrupts",
+      "dominated",   "failing_scenario", "fragile_scenario", "nan",
+      "constant",    "neutral",          "plateau",          "unused_accept"};
   auto rank = [&](const v1::Finding& f) {
     return std::find(order.begin(), order.end(), f.kind()) - order.begin();
   };
@@ -439,10 +458,9 @@ absl::StatusOr<v1::SetAnalysis> Analyse(const loader::LoadedSet& loaded,
   const Model model(loaded.compiled);
   Considerations(model, &out);
   if (loaded.compiled.tree() != nullptr) {
-    out.add_not_analysed(
-        "behaviour tree: its actions are leaves the tree chooses by its "
-        "nodes, not candidates competing by score; the considerations above "
-        "are analysed, the tree's reach is not (yet)");
+    // Its actions are leaves the tree chooses by its nodes, not candidates
+    // competing by score: the tree's reach instead of the actions'.
+    internal::AnalyseTree(model, options, &out);
     Accept(loaded, &out);
     SortFindings(&out);
     return out;

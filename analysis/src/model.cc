@@ -20,6 +20,28 @@ double Compensate(double s, int n) {
   return s + (1.0 - s) * (1.0 - 1.0 / n) * s;
 }
 
+// The lowest and highest of `value` over raw values [a, b]: at the ends and
+// at each interior breakpoint and the floats beside it (a jump or a peak
+// sits on one of them).
+template <typename F>
+Range RangeOver(const F& value, double a, double b,
+                const std::vector<double>& inside) {
+  Range r{value(a), value(a)};
+  auto see = [&](double raw) {
+    const double t = value(raw);
+    r.lo = std::min(r.lo, t);
+    r.hi = std::max(r.hi, t);
+  };
+  see(b);
+  for (double p : inside) {
+    const float f = static_cast<float>(p);
+    see(f);
+    see(std::nextafter(f, -INFINITY));
+    see(std::nextafter(f, INFINITY));
+  }
+  return r;
+}
+
 }  // namespace
 
 Model::Model(const e::CompiledBehaviourSet& set) : set_(set) {
@@ -77,9 +99,9 @@ double Model::Term(int c, double raw) const {
   return Compensate(s, siblings_[c]);
 }
 
-void Model::Breakpoints(int c, double a, double b,
-                        std::vector<double>* out) const {
-  const e::CompiledConsideration& cc = set_.considerations()[c];
+void CurveBreakpoints(const e::CompiledConsideration& cc,
+                      absl::Span<const e::CurvePoint> points, double a,
+                      double b, std::vector<double>* out) {
   const double lo_raw = std::min(a, b), hi_raw = std::max(a, b);
   auto add_normalised = [&](double x) {
     if (!(x >= 0 && x <= 1)) return;
@@ -98,7 +120,7 @@ void Model::Breakpoints(int c, double a, double b,
       break;
     case e::CurveKind::kPiecewiseLinear:
       for (uint32_t p = 0; p < k.point_count; ++p) {
-        add_normalised(set_.curve_points()[k.first_point + p].x);
+        add_normalised(points[k.first_point + p].x);
       }
       break;
     case e::CurveKind::kSine: {
@@ -124,25 +146,40 @@ void Model::Breakpoints(int c, double a, double b,
   }
 }
 
+void Model::Breakpoints(int c, double a, double b,
+                        std::vector<double>* out) const {
+  CurveBreakpoints(set_.considerations()[c], set_.curve_points(), a, b, out);
+}
+
+float PathCondition::Output(double raw) const {
+  const float n =
+      Clamp01((static_cast<float>(raw) - cc->range_lo) / cc->range_span);
+  return e::EvaluateCurve(cc->curve, n, points);
+}
+
+bool PathCondition::Met(double raw) const {
+  return (Output(raw) >= threshold) == holds;
+}
+
+Range PathCondition::OutputRange(double a, double b) const {
+  std::vector<double> inside;
+  CurveBreakpoints(*cc, points, a, b, &inside);
+  return RangeOver([this](double raw) { return double{Output(raw)}; }, a, b,
+                   inside);
+}
+
+void PathCondition::Over(double a, double b, bool* can, bool* must) const {
+  const Range r = OutputRange(a, b);
+  const bool some_hold = r.hi >= threshold, all_hold = r.lo >= threshold;
+  *can = holds ? some_hold : !all_hold;
+  *must = holds ? all_hold : !some_hold;
+}
+
 Range Model::TermRange(int c, double a, double b) const {
-  Range r{Term(c, a), Term(c, a)};
-  auto see = [&](double raw) {
-    const double t = Term(c, raw);
-    r.lo = std::min(r.lo, t);
-    r.hi = std::max(r.hi, t);
-  };
-  see(b);
-  std::vector<double> points;
-  Breakpoints(c, a, b, &points);
-  for (double p : points) {
-    // The breakpoint and the floats around it: a jump or a peak sits on
-    // one of them.
-    const float f = static_cast<float>(p);
-    see(f);
-    see(std::nextafter(f, -INFINITY));
-    see(std::nextafter(f, INFINITY));
-  }
-  return r;
+  std::vector<double> inside;
+  Breakpoints(c, a, b, &inside);
+  return RangeOver([this, c](double raw) { return Term(c, raw); }, a, b,
+                   inside);
 }
 
 Range Model::ScoreRange(int a, const Box& box, bool current) const {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/decide.h"
 
@@ -28,6 +29,36 @@ struct Dim {
   double lo = 0, hi = 1;
   bool target = false;
   int index = 0;  // into the set's factors or target factors
+};
+
+// Interior points of raw values [a, b] where `cc`'s curve (its points in
+// `points`) turns or jumps: a normal's mean, a sine's peaks and troughs, a
+// piecewise curve's points, a step's threshold, the bookends.
+void CurveBreakpoints(const engine::CompiledConsideration& cc,
+                      absl::Span<const engine::CurvePoint> points, double a,
+                      double b, std::vector<double>* out);
+
+// A tree condition on the path to a node (tree_reach.cc): whenever the node
+// is ticked, condition node `node` was ticked in the same tick with this
+// outcome (`holds`: it succeeded; else it failed).
+struct PathCondition {
+  int node = -1;
+  int dim = 0;  // the agent factor it reads
+  const engine::CompiledConsideration* cc = nullptr;
+  float threshold = 0.5f;
+  absl::Span<const engine::CurvePoint> points;
+  bool holds = true;
+
+  // The condition's curve output at a raw value (as the tree's tick).
+  float Output(double raw) const;
+  // Whether the outcome is `holds` at a raw value.
+  bool Met(double raw) const;
+  // The lowest and highest curve output over raw values [a, b] (exact:
+  // the ends, the breakpoints and the floats beside each).
+  Range OutputRange(double a, double b) const;
+  // Whether the outcome is `holds` somewhere (`can`) and everywhere
+  // (`must`) in [a, b].
+  void Over(double a, double b, bool* can, bool* must) const;
 };
 
 class Model {

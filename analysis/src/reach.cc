@@ -26,12 +26,21 @@ struct Node {
 
 class Search {
  public:
-  Search(const Model& model, int a, int current)
-      : model_(model),
+  Search(const Model& model, int a, int current,
+         const std::vector<PathCondition>* path, ReachGoal goal)
+      : goal_(goal),
+        model_(model),
         set_(model.set()),
         a_(a),
         current_(current),
-        with_target_(set_.actions()[a].per_target) {}
+        with_target_(set_.actions()[a].per_target),
+        read_(model.dims().size()) {
+    if (path != nullptr) path_ = *path;
+    for (size_t d = 0; d < read_.size(); ++d) {
+      read_[d] = model.Read(static_cast<int>(d));
+    }
+    for (const PathCondition& p : path_) read_[p.dim] = true;
+  }
 
   ReachResult Run(int64_t max_boxes, double min_width) {
     ReachResult result;
@@ -57,8 +66,14 @@ class Search {
       for (size_t d = 0; d < middle.size(); ++d) {
         middle[d] = 0.5 * (node.box.lo[d] + node.box.hi[d]);
       }
-      bool alive = false;
-      model_.Winner(middle, with_target_, current_, a_, &alive);
+      bool alive = std::all_of(
+          path_.begin(), path_.end(),
+          [&](const PathCondition& p) { return p.Met(middle[p.dim]); });
+      if (alive && goal_ == ReachGoal::kEligible) {
+        alive = Eligible(model_.ScoreRange(a_, {middle, middle}, false).lo);
+      } else if (alive) {
+        model_.Winner(middle, with_target_, current_, a_, &alive);
+      }
       if (alive) {
         result.kind = ReachKind::kAlive;
         result.witness = std::move(middle);
@@ -74,7 +89,7 @@ class Search {
         const double full = dim.hi - dim.lo;
         const double w =
             full > 0 ? (node.box.hi[d] - node.box.lo[d]) / full : 0;
-        if (model_.Read(static_cast<int>(d)) && w > width) {
+        if (read_[d] && w > width) {
           width = w;
           widest = static_cast<int>(d);
         }
@@ -99,8 +114,23 @@ class Search {
  private:
   // Whether A cannot be selected anywhere in `box`; if so, why.
   bool Prune(const Box& box, Part* part, double* promise) const {
+    for (const PathCondition& p : path_) {
+      bool can = false, must = false;
+      p.Over(box.lo[p.dim], box.hi[p.dim], &can, &must);
+      if (!can) {
+        part->reason = "path_condition";
+        part->condition = p.node;
+        *promise = 0;
+        return true;  // never ticked here
+      }
+    }
     const e::SelectionDefinition& sel = set_.selection();
     const Range mine = model_.ScoreRange(a_, box, a_ == current_);
+    if (goal_ == ReachGoal::kEligible && !Eligible(mine.hi)) {
+      part->reason = mine.hi <= 0 ? "vetoed" : "below_min_score";
+      return true;
+    }
+    if (goal_ == ReachGoal::kEligible) return false;
     const int rank = set_.actions()[a_].rank;
     // Rivals: every other candidate at this situation (per-target rivals
     // only with the one target).
@@ -150,6 +180,10 @@ class Search {
     return false;
   }
 
+  bool Eligible(double score) const {
+    return score > 0 && score >= set_.selection().min_score;
+  }
+
   // The fallback is also chosen when nothing is eligible: it cannot be
   // ruled out unless some rival is eligible throughout.
   bool NotFallback(int always_eligible, Part* part) const {
@@ -159,10 +193,13 @@ class Search {
     return true;
   }
 
+  ReachGoal goal_;
   const Model& model_;
   const e::CompiledBehaviourSet& set_;
   int a_, current_;
   bool with_target_;
+  std::vector<PathCondition> path_;
+  std::vector<bool> read_;  // per dimension: a term or a condition reads it
 };
 
 // Grid points per dimension for one-factor maxima, besides breakpoints.
@@ -171,8 +208,9 @@ constexpr int kGrid = 2048;
 }  // namespace
 
 ReachResult Reach(const Model& model, int a, int current, int64_t max_boxes,
-                  double min_width) {
-  return Search(model, a, current).Run(max_boxes, min_width);
+                  double min_width, const std::vector<PathCondition>* path,
+                  ReachGoal goal) {
+  return Search(model, a, current, path, goal).Run(max_boxes, min_width);
 }
 
 std::optional<bool> NeverAbove(const Model& model, int a, int b) {

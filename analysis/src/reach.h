@@ -15,10 +15,18 @@ namespace utilityd::analysis::internal {
 
 enum class ReachKind { kAlive, kDead, kUndecided };
 
+// What the search looks for: a situation where the action is selected, or
+// only one where it is eligible (scores above 0 and min_score: a utility
+// node that tries the next best child when one fails can reach any
+// eligible child).
+enum class ReachGoal { kSelected, kEligible };
+
 struct Part {
   Box box;
-  std::string reason;  // vetoed, below_min_score, outranked, outscored, ...
+  std::string reason;  // vetoed, below_min_score, outranked, outscored,
+                       // path_condition, ...
   int by = -1;         // the action that outranks or outscores
+  int condition = -1;  // path_condition: the condition node
 };
 
 struct ReachResult {
@@ -31,9 +39,12 @@ struct ReachResult {
 
 // Searches for a situation where action `a` is selected from state
 // `current` (-1: none), over the box with no target (flat actions) or one
-// target (per-target actions).
+// target (per-target actions), where every condition of `path` (if given)
+// has its outcome.
 ReachResult Reach(const Model& model, int a, int current, int64_t max_boxes,
-                  double min_width);
+                  double min_width,
+                  const std::vector<PathCondition>* path = nullptr,
+                  ReachGoal goal = ReachGoal::kSelected);
 
 // Whether action `b` scores at least as much as `a` everywhere in the box
 // (fresh state); nullopt when the set's aggregation does not separate

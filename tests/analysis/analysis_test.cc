@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis_testing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "utilityd/codec/decide_codec.h"
@@ -25,36 +26,14 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::shared_ptr<const loader::LoadedSet> Load(const std::string& yaml) {
-  auto set = loader::LoadSetText(yaml, "test.yaml");
-  EXPECT_TRUE(set.ok()) << set.status().message();
-  return set.ok() ? *set : nullptr;
-}
-
-v1::SetAnalysis Analysed(const loader::LoadedSet& set,
-                         AnalysisOptions options = {}) {
-  auto a = Analyse(set, options);
-  EXPECT_TRUE(a.ok()) << a.status().message();
-  return a.ok() ? *a : v1::SetAnalysis();
-}
+using testing::Analysed;
+using testing::Kinds;
+using testing::Load;
 
 const v1::ActionReach& ActionOf(const v1::SetAnalysis& a,
                                 const std::string& name) {
-  for (const v1::ActionReach& x : a.actions()) {
-    if (x.action() == name) return x;
-  }
-  ADD_FAILURE() << "no action " << name;
-  static const v1::ActionReach none;
-  return none;
-}
-
-std::vector<std::string> Kinds(const v1::SetAnalysis& a,
-                               const std::string& subject) {
-  std::vector<std::string> kinds;
-  for (const v1::Finding& f : a.findings()) {
-    if (f.subject() == subject) kinds.push_back(f.kind());
-  }
-  return kinds;
+  return testing::Named(a.actions(), name,
+                        [](const v1::ActionReach& x) { return x.action(); });
 }
 
 // The engine's winner for a witness scenario (fresh state).

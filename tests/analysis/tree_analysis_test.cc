@@ -1,0 +1,391 @@
+// utilityctl analyse on behaviour trees: trees built with known answers
+// (a condition no value passes, one every value passes, contradicting
+// conditions in one tick, the same conditions a tick apart, a utility
+// node's child that wins only off its path), and random trees ticked by the
+// engine over thousands of random ticks, where no node called never entered
+// is ever ticked and no condition called never (always) holding passes
+// (fails).
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "analysis_testing.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "utilityd/analysis/analysis.h"
+#include "utilityd/engine/tree.h"
+#include "utilityd/loader/set_loader.h"
+
+namespace utilityd::analysis {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+using testing::Analysed;
+using testing::Kinds;
+using testing::Load;
+
+const v1::TreeNodeReach& Node(const v1::SetAnalysis& a,
+                              const std::string& label) {
+  return testing::Named(a.tree(), label,
+                        [](const v1::TreeNodeReach& x) { return x.label(); });
+}
+
+// Two factors and four flat actions; `tree` is the YAML under `tree:`.
+std::string TreeSet(const std::string& tree) {
+  return absl::StrCat(R"(
+name: tree_case
+factors:
+  - {name: health, min: 0, max: 100}
+  - {name: danger, min: 0, max: 10}
+actions:
+  - name: fight
+    considerations: [{name: c, factor: danger, output: {min: 0.5, max: 0.5}}]
+  - name: flee
+    considerations: [{name: c, factor: danger}]
+  - name: heal
+    considerations: [{name: c, factor: health, range: {min: 60, max: 0}, output: {min: 0.2}}]
+  - name: idle
+    considerations: [{name: c, factor: health, output: {min: 0.1, max: 0.1}}]
+tree:
+)",
+                      tree);
+}
+
+TEST(TreeAnalysisTest, AConditionNoValuePassesBlocksWhatFollowsIt) {
+  // health / 200 never reaches 0.8 on 0..100.
+  auto set = Load(TreeSet(R"(
+  sequence:
+    children:
+      - {name: unreachable_test, condition: {factor: health, range: {min: 0, max: 200}, threshold: 0.8}}
+      - action: fight
+)"));
+  ASSERT_NE(set, nullptr);
+  const v1::SetAnalysis a = Analysed(*set);
+  EXPECT_THAT(Kinds(a, "unreachable_test"), Contains("never_holds"));
+  const v1::TreeNodeReach& test = Node(a, "unreachable_test");
+  EXPECT_FLOAT_EQ(test.max_output(), 0.5f);
+  const v1::TreeNodeReach& fight = Node(a, "fight");
+  EXPECT_EQ(fight.reach(), v1::REACH_DEAD);
+  EXPECT_THAT(fight.reason(), HasSubstr("unreachable_test never succeeds"));
+  EXPECT_THAT(Kinds(a, "fight"), Contains("never_entered"));
+}
+
+TEST(TreeAnalysisTest, AConditionEveryValuePassesBlocksTheFallbackAfterIt) {
+  auto set = Load(TreeSet(R"(
+  fallback:
+    children:
+      - {name: always_true, condition: {factor: danger, range: {min: -10, max: 0}}}
+      - action: flee
+)"));
+  ASSERT_NE(set, nullptr);
+  const v1::SetAnalysis a = Analysed(*set);
+  EXPECT_THAT(Kinds(a, "always_true"), Contains("always_holds"));
+  EXPECT_EQ(Node(a, "flee").reach(), v1::REACH_DEAD);
+  EXPECT_THAT(Node(a, "flee").reason(), HasSubstr("always_true never fails"));
+}
+
+// health >= 50 and health <= 30: never both in one tick.
+constexpr char kHigh[] =
+    "{name: healthy, condition: {factor: health, range: {min: 0, max: 100}, "
+    "threshold: 0.5}}";
+constexpr char kLow[] =
+    "{name: wounded, condition: {factor: health, range: {min: 100, max: 0}, "
+    "threshold: 0.7}}";
+
+TEST(TreeAnalysisTest, ContradictingConditionsInOneTickNeverEnter) {
+  auto set = Load(TreeSet(absl::StrFormat(R"(
+  sequence:
+    children:
+      - %s
+      - %s
+      - action: flee
+)",
+                                          kHigh, kLow)));
+  ASSERT_NE(set, nullptr);
+  const v1::SetAnalysis a = Analysed(*set);
+  const v1::TreeNodeReach& flee = Node(a, "flee");
+  EXPECT_EQ(flee.reach(), v1::REACH_DEAD);
+  EXPECT_THAT(flee.reason(), HasSubstr("healthy holds"));
+  EXPECT_THAT(flee.reason(), HasSubstr("wounded holds"));
+  // Each condition alone can pass: neither is a finding of its own.
+  EXPECT_THAT(Kinds(a, "healthy"), IsEmpty());
+  EXPECT_THAT(Kinds(a, "wounded"), IsEmpty());
+  // The second condition is ticked only where the first held: it can
+  // never pass there, so flee is blocked by it.
+  EXPECT_THAT(Kinds(a, "flee"), Contains("never_entered"));
+}
+
+TEST(TreeAnalysisTest, TheSameConditionsATickApartCanBothHold) {
+  // A plain sequence resumes at the running action: wounded is ticked a
+  // tick (or many) after healthy held. A reactive one ticks healthy again
+  // in the same tick as wounded: never both.
+  const std::string children = absl::StrFormat(R"(
+    children:
+      - %s
+      - action: fight
+      - %s
+      - action: flee
+)",
+                                               kHigh, kLow);
+  auto plain = Load(TreeSet("  sequence:" + children));
+  auto reactive = Load(TreeSet("  reactive_sequence:" + children));
+  ASSERT_NE(plain, nullptr);
+  ASSERT_NE(reactive, nullptr);
+  const v1::SetAnalysis p = Analysed(*plain);
+  EXPECT_EQ(Node(p, "flee").reach(), v1::REACH_ALIVE);
+  EXPECT_THAT(Node(p, "flee").path(), Contains("wounded holds"));
+  EXPECT_THAT(Node(p, "flee").path(), Not(Contains("healthy holds")));
+  const v1::SetAnalysis r = Analysed(*reactive);
+  EXPECT_EQ(Node(r, "flee").reach(), v1::REACH_DEAD);
+  EXPECT_THAT(Kinds(r, "flee"), Contains("never_entered"));
+}
+
+TEST(TreeAnalysisTest, AResumedSequenceDoesNotInheritItsEntryConditions) {
+  // healthy held when the inner sequence was entered, not when it resumes
+  // past fight to test wounded.
+  auto set = Load(TreeSet(absl::StrFormat(R"(
+  sequence:
+    children:
+      - %s
+      - name: inner
+        sequence:
+          children:
+            - action: fight
+            - %s
+            - action: flee
+)",
+                                          kHigh, kLow)));
+  ASSERT_NE(set, nullptr);
+  const v1::SetAnalysis a = Analysed(*set);
+  EXPECT_THAT(Node(a, "inner").path(), Contains("healthy holds"));
+  EXPECT_THAT(Node(a, "fight").path(), Contains("healthy holds"));
+  EXPECT_EQ(Node(a, "flee").reach(), v1::REACH_ALIVE);
+  EXPECT_THAT(Node(a, "flee").path(), Not(Contains("healthy holds")));
+}
+
+TEST(TreeAnalysisTest, AUtilityChildThatWinsOnlyOffItsPathIsNeverChosen) {
+  // heal beats fight's 0.5 only below 37.5 health; the path demands 50 or
+  // more. Trying the next best after a failure, heal is still eligible
+  // there (0.2 and up).
+  for (const char* on_failure : {"fail", "next_best"}) {
+    SCOPED_TRACE(on_failure);
+    auto set = Load(TreeSet(absl::StrFormat(R"(
+  reactive_sequence:
+    children:
+      - %s
+      - name: choose
+        utility:
+          on_failure: %s
+          children:
+            - action: fight
+            - action: heal
+)",
+                                            kHigh, on_failure)));
+    ASSERT_NE(set, nullptr);
+    const v1::SetAnalysis a = Analysed(*set);
+    const v1::TreeNodeReach& heal = Node(a, "heal");
+    EXPECT_EQ(heal.utility(), Node(a, "choose").node());
+    EXPECT_THAT(heal.path(), Contains("healthy holds"));
+    if (std::string(on_failure) == "fail") {
+      EXPECT_EQ(heal.reach(), v1::REACH_DEAD);
+      EXPECT_THAT(heal.reason(), HasSubstr("outscored by fight"));
+      EXPECT_THAT(Kinds(a, "choose.heal"), Contains("never_chosen"));
+    } else {
+      EXPECT_EQ(heal.reach(), v1::REACH_ALIVE);
+      EXPECT_THAT(Kinds(a, "choose.heal"), IsEmpty());
+    }
+    const v1::TreeNodeReach& fight = Node(a, "fight");
+    ASSERT_EQ(fight.reach(), v1::REACH_ALIVE);
+    EXPECT_GE(fight.witness().factors().at("health"), 50);
+  }
+  // Off the path heal wins where health is low: alive, with that witness.
+  auto free = Load(TreeSet(R"(
+  utility:
+    children:
+      - action: fight
+      - action: heal
+)"));
+  ASSERT_NE(free, nullptr);
+  const v1::SetAnalysis a = Analysed(*free);
+  const v1::TreeNodeReach& heal = Node(a, "heal");
+  EXPECT_EQ(heal.reach(), v1::REACH_ALIVE);
+  EXPECT_LT(heal.witness().factors().at("health"), 37.5);
+}
+
+TEST(TreeAnalysisTest, ARepeatOfZeroTimesNeverEntersItsChild) {
+  auto set = Load(TreeSet(R"(
+  fallback:
+    children:
+      - {name: never, repeat: {times: 0, child: {action: fight}}}
+      - action: idle
+)"));
+  ASSERT_NE(set, nullptr);
+  const v1::SetAnalysis a = Analysed(*set);
+  EXPECT_EQ(Node(a, "fight").reach(), v1::REACH_DEAD);
+  EXPECT_THAT(Kinds(a, "fight"), Contains("never_entered"));
+  // repeat 0 succeeds: the fallback never gets to idle.
+  EXPECT_EQ(Node(a, "idle").reach(), v1::REACH_DEAD);
+  EXPECT_THAT(Node(a, "idle").reason(), HasSubstr("never fails"));
+}
+
+// A random tree over health and danger: composites, decorators,
+// conditions, action leaves and utility nodes, at most `depth` deep.
+std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
+  auto pick = [&](int n) {
+    return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(rng));
+  };
+  auto real = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
+  static const char* kActions[] = {"fight", "flee", "heal", "idle"};
+  const int kind = depth <= 0 ? 6 + pick(2) : pick(9);
+  const std::string name = absl::StrCat("n", (*names)++);
+  auto children = [&](int n) {
+    std::vector<std::string> c;
+    for (int i = 0; i < n; ++i) c.push_back(RandomNode(rng, depth - 1, names));
+    return absl::StrCat("[", absl::StrJoin(c, ", "), "]");
+  };
+  switch (kind) {
+    case 0:
+    case 1:
+    case 2:
+    case 3: {
+      static const char* kOrdered[] = {
+          "sequence", "fallback", "reactive_sequence", "reactive_fallback"};
+      return absl::StrFormat("{name: %s, %s: {children: %s}}", name,
+                             kOrdered[kind], children(2 + pick(3)));
+    }
+    case 4: {
+      static const char* kDecorators[] = {"inverter", "force_success",
+                                          "force_failure"};
+      return absl::StrFormat("{name: %s, %s: {child: %s}}", name,
+                             kDecorators[pick(3)],
+                             RandomNode(rng, depth - 1, names));
+    }
+    case 5: {
+      const bool repeat = pick(2);
+      return absl::StrFormat("{name: %s, %s: {%s: %d, child: %s}}", name,
+                             repeat ? "repeat" : "retry",
+                             repeat ? "times" : "attempts", pick(3),
+                             RandomNode(rng, depth - 1, names));
+    }
+    case 6: {
+      // Half of them from a few that contradict each other (health 50 and
+      // up, 30 and down; danger 3 and down, 6 and up), so that paths with
+      // conditions that cannot hold together are common.
+      static const char* kCanned[] = {
+          "{factor: health, range: {min: 0, max: 100}, threshold: 0.5}",
+          "{factor: health, range: {min: 100, max: 0}, threshold: 0.7}",
+          "{factor: danger, range: {min: 10, max: 0}, threshold: 0.7}",
+          "{factor: danger, range: {min: 0, max: 10}, threshold: 0.6}"};
+      if (pick(2)) {
+        return absl::StrFormat("{name: %s, condition: %s}", name,
+                               kCanned[pick(4)]);
+      }
+      const bool health = pick(2);
+      const double span = health ? 100 : 10;
+      return absl::StrFormat(
+          "{name: %s, condition: {factor: %s, range: {min: %.3f, max: %.3f}, "
+          "threshold: %.3f}}",
+          name, health ? "health" : "danger", real(-0.3, 1.3) * span,
+          real(-0.3, 1.3) * span, real(0, 1));
+    }
+    case 7:
+      return absl::StrFormat("{action: %s}", kActions[pick(4)]);
+    default: {
+      std::vector<std::string> c;
+      std::set<int> used;
+      for (int i = 0; i < 2 + pick(2); ++i) {
+        const int a = pick(4);
+        if (used.insert(a).second) {
+          c.push_back(absl::StrFormat("{action: %s}", kActions[a]));
+        }
+      }
+      return absl::StrFormat(
+          "{name: %s, utility: {rescore: %s, on_failure: %s, children: [%s]}}",
+          name, pick(2) ? "on_enter" : "every_tick",
+          pick(2) ? "fail" : "next_best", absl::StrJoin(c, ", "));
+    }
+  }
+}
+
+TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
+  std::mt19937_64 rng(2026);
+  int checked_dead = 0, checked_never = 0, trees = 0;
+  for (int t = 0; t < 200; ++t) {
+    int names = 0;
+    const std::string node = RandomNode(rng, 3, &names);
+    auto set = Load(TreeSet("  " + node + "\n"));
+    if (set == nullptr) continue;
+    ++trees;
+    const v1::SetAnalysis a = Analysed(*set);
+    std::set<int> dead, never_holds, always_holds;
+    std::map<std::string, int> ids;
+    for (const v1::TreeNodeReach& x : a.tree()) {
+      ids[x.label()] = x.node();
+      if (x.reach() == v1::REACH_DEAD) dead.insert(x.node());
+    }
+    for (const v1::Finding& f : a.findings()) {
+      if (f.kind() == "never_holds") never_holds.insert(ids[f.subject()]);
+      if (f.kind() == "always_holds") always_holds.insert(ids[f.subject()]);
+    }
+    checked_dead += static_cast<int>(dead.size());
+    checked_never += static_cast<int>(never_holds.size());
+    // Episodes of ticks at random points, the running leaves' outcomes at
+    // random, every node ticked recorded.
+    const engine::CompiledBehaviourSet& c = set->compiled;
+    engine::TreeTick tick;
+    for (int episode = 0; episode < 40; ++episode) {
+      std::string state;
+      std::vector<engine::LeafOutcome> outcomes;
+      for (int step = 0; step < 12; ++step) {
+        const float factors[2] = {
+            static_cast<float>(std::uniform_real_distribution<>(0, 100)(rng)),
+            static_cast<float>(std::uniform_real_distribution<>(0, 10)(rng))};
+        engine::AgentInput agent{.factors = factors};
+        engine::TreeInput in{
+            .game_time = step * 0.5, .state = state, .outcomes = outcomes};
+        ASSERT_TRUE(
+            engine::TickTree(c, agent, in, engine::ExplainLevel::kTop, &tick)
+                .ok());
+        for (const engine::TreeNodeTrace& n : tick.path) {
+          ASSERT_FALSE(dead.contains(n.node))
+              << "node " << n.node << " was ticked\n"
+              << node;
+          if (n.status == engine::NodeStatus::kSuccess) {
+            ASSERT_FALSE(never_holds.contains(n.node)) << node;
+          }
+          if (n.status == engine::NodeStatus::kFailure) {
+            ASSERT_FALSE(always_holds.contains(n.node)) << node;
+          }
+        }
+        state = tick.state;
+        outcomes.clear();
+        for (const engine::TreeLeaf& leaf : tick.run) {
+          static const engine::NodeStatus kEnd[] = {
+              engine::NodeStatus::kRunning, engine::NodeStatus::kSuccess,
+              engine::NodeStatus::kFailure};
+          outcomes.push_back(
+              {.leaf = leaf.node,
+               .status = kEnd[std::uniform_int_distribution<>(0, 2)(rng)]});
+        }
+      }
+    }
+  }
+  EXPECT_GE(trees, 150);
+  // The sample ruled something out, or the test proves nothing.
+  EXPECT_GT(checked_dead, 10);
+  EXPECT_GT(checked_never, 3);
+}
+
+}  // namespace
+}  // namespace utilityd::analysis
