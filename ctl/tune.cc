@@ -54,6 +54,11 @@ int Tune(const Parsed& p, std::ostream& out, std::ostream& err) {
       if (entry.has_snapshot()) options.log.push_back(entry.snapshot());
     }
   }
+  options.keep_log = p.has("keep_log");
+  if (options.keep_log && !p.has("log")) {
+    err << "utilityctl tune: --keep_log needs --log FILE\n";
+    return kUsage;
+  }
   absl::StatusOr<loader::Catalog> catalog = loader::LoadCatalog(p.positional);
   if (!catalog.ok()) {
     err << "utilityctl tune: " << catalog.status().message() << "\n";
@@ -87,7 +92,8 @@ Command TuneCommand() {
       .name = "tune",
       .synopsis =
           "DIR|FILE [--set NAME] [--margin F] [--unlock weights[:A,B]]\n"
-          "                        [--log FILE] [--format table|json]",
+          "                        [--log FILE [--keep_log]] [--format "
+          "table|json]",
       .description =
           "Finds the smallest change of action weights (the sum of |log "
           "ratio|, a linear\nprogram) under which every scenario of the set "
@@ -97,14 +103,16 @@ Command TuneCommand() {
           "changed set, and prints the change as a YAML patch. When none "
           "exists,\nnames the scenarios that contradict each other, or the "
           "veto or rank no weight\ncan change, and exits 1. With --log, "
-          "counts the logged decisions the change\nflips. See "
-          "docs/ANALYSIS.md.",
+          "counts the logged decisions the change\nflips; with --keep_log "
+          "too, keeps every one of them (a logged decision that\ncontradicts "
+          "a scenario is named). See docs/ANALYSIS.md.",
       .options = {{"set", "NAME", "the set to tune (needed when several)"},
                   {"margin", "F", "required relative margin (default 0.05)"},
                   {"unlock", "WHAT",
                    "weights (every action's, the default) or "
                    "weights:ACTION,ACTION"},
                   {"log", "FILE", "a decision log to count flipped decisions"},
+                  {"keep_log", "", "keep every decision of the log"},
                   {"format", "FORMAT", "table (default) or json"}},
       .run = Tune};
 }

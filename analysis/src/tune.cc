@@ -257,6 +257,52 @@ std::string ZeroScore(const e::CompiledBehaviourSet& cs, const Decided& d,
                       " scores 0 (", why, "): no weight can raise it");
 }
 
+// The demands that keep a logged decision: its winner W above each
+// eligible rival of its rank, W eligible under min_score, and higher ranks'
+// candidates that score but are under min_score kept there. Only the
+// tightest demand per pair of actions is kept, so a long log adds at most
+// one row per pair to the program.
+void LogDemands(const loader::LoadedSet& set, const TuneOptions& o,
+                std::map<std::pair<int, int>, Demand>* tightest) {
+  const e::CompiledBehaviourSet& cs = set.compiled;
+  const double min_score = cs.selection().min_score;
+  const double keep = std::log1p(1e-5);  // strictly above, as decided
+  auto demand = [&](int hi, int lo, double c, const std::string& why) {
+    auto [it, fresh] = tightest->try_emplace({hi, lo}, Demand{hi, lo, c, why});
+    if (!fresh && c > it->second.c) it->second = Demand{hi, lo, c, why};
+  };
+  e::Decision d;
+  for (size_t k = 0; k < o.log.size(); ++k) {
+    const v1::AgentSnapshot& snapshot = o.log[k];
+    if (snapshot.behaviour_set() != set.name()) continue;
+    codec::AgentScratch scratch;
+    e::AgentInput input;
+    if (!codec::ResolveAgent(set, snapshot, &scratch, &input).ok() ||
+        !e::Decide(cs, input, e::ExplainLevel::kFull, &d).ok() ||
+        d.action < 0 || d.score <= 0) {
+      continue;  // not decided, or the fallback with nothing eligible
+    }
+    const int W = d.action;
+    const std::string why =
+        absl::StrCat("log entry ", k + 1, " (agent ", snapshot.agent_id(), ": ",
+                     cs.actions()[W].name, ")");
+    if (min_score > 0) demand(W, -1, std::log(min_score / d.score), why);
+    for (const e::CandidateTrace& c : d.candidates) {
+      if (c.action == W || c.score <= 0) continue;
+      const int rank_w = cs.actions()[W].rank,
+                rank_r = cs.actions()[c.action].rank;
+      if (rank_r > rank_w && min_score > 0) {
+        demand(-1, c.action, std::log(c.score / min_score) + keep, why);
+      } else if (rank_r == rank_w) {
+        // A tie goes to the action listed first.
+        const double ahead = c.action < W ? keep : 0;
+        demand(W, c.action, ahead + std::log(c.score) - std::log(d.score),
+               why);
+      }
+    }
+  }
+}
+
 // Every scenario with an expected action, decided, and its demands.
 void CollectDemands(const loader::LoadedSet& set, const TuneOptions& o,
                     v1::TuneReport* report, std::vector<Demand>* demands,
@@ -373,6 +419,12 @@ absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
                      " has a behaviour tree: its leaves are chosen by the "
                      "tree's nodes, which weights do not rank"));
   }
+  if (o.keep_log && cs.selection().strategy != e::Strategy::kHighest) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--keep_log: ", set.name(),
+        " draws its actions at random; a logged draw is not a decision "
+        "weights can keep (count the flips without --keep_log)"));
+  }
   const int n = cs.action_count();
   std::vector<bool> unlocked(n, o.unlock.empty());
   for (const std::string& name : o.unlock) {
@@ -389,6 +441,11 @@ absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
   std::vector<std::string> conflicts;
   std::vector<std::unique_ptr<Decided>> decided;
   CollectDemands(set, o, &report, &demands, &conflicts, &decided);
+  if (o.keep_log) {
+    std::map<std::pair<int, int>, Demand> kept;
+    LogDemands(set, o, &kept);
+    for (auto& [pair, d] : kept) demands.push_back(std::move(d));
+  }
   // Locked actions are the fixed zero: y_a = 0 both ways.
   for (int a = 0; a < n; ++a) {
     if (unlocked[a]) continue;
@@ -422,8 +479,11 @@ absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
     if (!tuned.ok()) return tuned.status();
     absl::StatusOr<bool> pass = Check(**tuned, decided, o, &report);
     if (!pass.ok()) return pass.status();
-    if (!*pass && digits < 9) continue;
+    report.clear_log_decisions();
+    report.clear_log_flipped();
     CountFlips(set, **tuned, o, &report);
+    if (o.keep_log && report.log_flipped() > 0) *pass = false;
+    if (!*pass && digits < 9) continue;
     WriteChanges(cs, weights, &report);
     break;
   }

@@ -525,6 +525,70 @@ scenarios:
   EXPECT_THAT(r->conflicts(0), HasSubstr("consideration open vetoes it"));
 }
 
+// E rises cheapest (one weight) to pass the scenario; the two rivals fall
+// at twice the cost. The log's agent chose Q over E by a little: raising E
+// alone would flip it.
+constexpr char kKeep[] = R"(
+name: keep
+factors: [{name: x}, {name: y}]
+actions:
+  - name: e
+    considerations: [{name: x, factor: x}]
+  - name: r1
+    considerations: [{name: c, factor: x, output: {min: 0.5, max: 0.5}}]
+  - name: r2
+    considerations: [{name: c, factor: x, output: {min: 0.49, max: 0.49}}]
+  - name: q
+    considerations: [{name: y, factor: y}]
+scenarios:
+  - {name: e at 0.45, factors: {x: 0.45, y: 0}, expected_action: e}
+)";
+
+v1::AgentSnapshot Logged(const loader::LoadedSet& set, const std::string& id,
+                         double x, double y) {
+  v1::Scenario s;
+  (*s.mutable_factors())["x"] = x;
+  (*s.mutable_factors())["y"] = y;
+  v1::AgentSnapshot snapshot = codec::ScenarioSnapshot(set.name(), s);
+  snapshot.set_agent_id(id);
+  return snapshot;
+}
+
+TEST(TuneTest, KeptLogDecisionsHoldAndTheirCostIsPaid) {
+  auto set = Load(kKeep);
+  ASSERT_NE(set, nullptr);
+  TuneOptions o;
+  o.log = {Logged(*set, "orc-1", 0.9, 0.95), Logged(*set, "orc-2", 0.2, 0.1)};
+  auto free = Tune(*set, o);
+  ASSERT_TRUE(free.ok() && free->feasible());
+  ExpectPass(*set, *free, 0.05);
+  EXPECT_EQ(free->log_decisions(), 2);
+  EXPECT_EQ(free->log_flipped(), 1);  // orc-1 now takes e
+  o.keep_log = true;
+  auto kept = Tune(*set, o);
+  ASSERT_TRUE(kept.ok() && kept->feasible());
+  ExpectPass(*set, *kept, 0.05);
+  EXPECT_EQ(kept->log_decisions(), 2);
+  EXPECT_EQ(kept->log_flipped(), 0);
+  EXPECT_GT(kept->total_change(), free->total_change() + 0.05);
+}
+
+TEST(TuneTest, ALoggedDecisionThatContradictsAScenarioIsNamed) {
+  auto set = Load(kKeep);
+  ASSERT_NE(set, nullptr);
+  TuneOptions o;
+  // r1 won at x = 0.44; e must win at 0.45 by 5%: no ratio does both.
+  o.log = {Logged(*set, "orc-1", 0.2, 0.1), Logged(*set, "orc-2", 0.44, 0)};
+  o.keep_log = true;
+  auto r = Tune(*set, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->feasible());
+  ASSERT_EQ(r->conflicts_size(), 1);
+  EXPECT_THAT(r->conflicts(0), HasSubstr("log entry 2 (agent orc-2: r1)"));
+  EXPECT_THAT(r->conflicts(0), HasSubstr("e at 0.45"));
+  EXPECT_THAT(r->conflicts(0), Not(HasSubstr("orc-1")));
+}
+
 }  // namespace tuning
 
 }  // namespace

@@ -247,7 +247,7 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
     return std::uniform_real_distribution<double>(lo, hi)(rng);
   };
   static const char* kActions[] = {"fight", "flee", "heal", "idle"};
-  const int kind = depth <= 0 ? 6 + pick(2) : pick(9);
+  const int kind = depth <= 0 ? 6 + pick(2) : pick(11);
   const std::string name = absl::StrCat("n", (*names)++);
   auto children = [&](int n) {
     std::vector<std::string> c;
@@ -301,6 +301,15 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
     }
     case 7:
       return absl::StrFormat("{action: %s}", kActions[pick(4)]);
+    case 9:
+      return absl::StrFormat("{name: %s, %s: {seconds: %.1f, child: %s}}",
+                             name, pick(2) ? "cooldown" : "timeout",
+                             0.5 * (1 + pick(4)),
+                             RandomNode(rng, depth - 1, names));
+    case 10:
+      return absl::StrFormat(
+          "{name: %s, parallel: {success_threshold: 1, children: %s}}", name,
+          children(2 + pick(2)));
     default: {
       std::vector<std::string> c;
       std::set<int> used;

@@ -65,6 +65,11 @@ struct TuneOptions {
   std::vector<std::string> unlock;
   // Decided before and after, to count the decisions the change flips.
   std::vector<v1::AgentSnapshot> log;
+  // Every decision of `log` is kept: its winner stays above each rival of
+  // its rank (and eligible under min_score; ineligible higher ranks stay
+  // so) — constraints of the same program, named by log entry when they
+  // contradict a scenario (utilityctl tune --keep_log).
+  bool keep_log = false;
 };
 
 // The smallest change of action weights (sum of |log ratios|, a linear
@@ -72,8 +77,8 @@ struct TuneOptions {
 // expected action passes with its margin, checked by deciding each
 // scenario with the changed set. Not feasible: `conflicts` name the
 // scenarios whose demands contradict each other (a negative cycle of
-// their difference constraints), or the veto or rank no weight can
-// change. UNIMPLEMENTED when built without CLP.
+// their difference constraints; with `keep_log`, log entries too), or the
+// veto or rank no weight can change. UNIMPLEMENTED when built without CLP.
 [[nodiscard]] absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
                                                   const TuneOptions& options);
 
