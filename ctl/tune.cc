@@ -27,14 +27,30 @@ int Tune(const Parsed& p, std::ostream& out, std::ostream& err) {
            "0.05\n";
     return kUsage;
   }
+  // --unlock WHAT[+WHAT...][:ACTION,ACTION]
   const std::string unlock = p.get("unlock", "weights");
-  if (unlock != "weights") {
-    if (unlock.rfind("weights:", 0) != 0) {
-      err << "utilityctl tune: --unlock: expected weights, or "
-             "weights:ACTION,ACTION (curve parameters are not tuned yet)\n";
+  const size_t colon = unlock.find(':');
+  options.action_weights = false;
+  for (absl::string_view what :
+       absl::StrSplit(unlock.substr(0, colon), '+', absl::SkipEmpty())) {
+    if (what == "weights") {
+      options.action_weights = options.consideration_weights = true;
+    } else if (what == "action_weights") {
+      options.action_weights = true;
+    } else if (what == "bookends") {
+      options.bookends = true;
+    } else if (what == "curves") {
+      options.curves = true;
+    } else {
+      err << "utilityctl tune: --unlock: unknown \"" << what
+          << "\"; expected weights, action_weights, bookends or curves "
+             "(joined by +), optionally :ACTION,ACTION\n";
       return kUsage;
     }
-    options.unlock = absl::StrSplit(unlock.substr(8), ',', absl::SkipEmpty());
+  }
+  if (colon != std::string::npos) {
+    options.unlock =
+        absl::StrSplit(unlock.substr(colon + 1), ',', absl::SkipEmpty());
   }
   if (p.has("log")) {
     absl::StatusOr<std::unique_ptr<replay::LogReader>> reader =
@@ -91,26 +107,30 @@ Command TuneCommand() {
   return {
       .name = "tune",
       .synopsis =
-          "DIR|FILE [--set NAME] [--margin F] [--unlock weights[:A,B]]\n"
+          "DIR|FILE [--set NAME] [--margin F] [--unlock WHAT[:A,B]]\n"
           "                        [--log FILE [--keep_log]] [--format "
           "table|json]",
       .description =
-          "Finds the smallest change of action weights (the sum of |log "
-          "ratio|, a linear\nprogram) under which every scenario of the set "
-          "with an expected action wins\nwith its margin (the scenario's "
-          "expected_margin, else --margin, default 0.05:\nthe winner at least "
-          "1.05 x every rival), checks it by deciding each scenario\nwith the "
-          "changed set, and prints the change as a YAML patch. When none "
-          "exists,\nnames the scenarios that contradict each other, or the "
-          "veto or rank no weight\ncan change, and exits 1. With --log, "
-          "counts the logged decisions the change\nflips; with --keep_log "
-          "too, keeps every one of them (a logged decision that\ncontradicts "
-          "a scenario is named). See docs/ANALYSIS.md.",
+          "Finds the smallest change of the unlocked parameters under which "
+          "every scenario\nof the set with an expected action wins with its "
+          "margin (the scenario's\nexpected_margin, else --margin, default "
+          "0.05: the winner at least 1.05 x\nevery rival), checks it by "
+          "deciding each scenario with the changed set, and\nprints the "
+          "change as a YAML patch. Action weights alone (--unlock\n"
+          "action_weights) are one linear program, the smallest change "
+          "there is; when\nnone exists it names the scenarios that "
+          "contradict each other, or the veto\nor rank no weight can change, "
+          "and exits 1. Consideration weights, bookends\nand curve "
+          "parameters make it a local search: the smallest change near the "
+          "set.\nWith --log, counts the logged decisions the change flips; "
+          "with --keep_log too,\nkeeps every one of them. See "
+          "docs/ANALYSIS.md.",
       .options = {{"set", "NAME", "the set to tune (needed when several)"},
                   {"margin", "F", "required relative margin (default 0.05)"},
                   {"unlock", "WHAT",
-                   "weights (every action's, the default) or "
-                   "weights:ACTION,ACTION"},
+                   "what may change, joined by +: weights (action and "
+                   "consideration weights, the default), action_weights, "
+                   "bookends, curves; :ACTION,ACTION for only those actions"},
                   {"log", "FILE", "a decision log to count flipped decisions"},
                   {"keep_log", "", "keep every decision of the log"},
                   {"format", "FORMAT", "table (default) or json"}},

@@ -9,9 +9,12 @@
 #include <limits>
 #include <map>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "tune_internal.h"
 #include "utilityd/analysis/analysis.h"
 #include "utilityd/codec/decide_codec.h"
 
@@ -22,9 +25,11 @@
 #endif
 
 namespace utilityd::analysis {
-namespace {
+namespace internal {
 
 namespace e = engine;
+
+constexpr double kUnbounded = 1e30;
 
 // One demand: y[hi] - y[lo] >= c (action indexes; -1 is the fixed zero,
 // for bounds), from a scenario.
@@ -32,15 +37,6 @@ struct Demand {
   int hi = -1, lo = -1;
   double c = 0;
   std::string why;
-};
-
-// A scenario decided: every candidate's score (explain full).
-struct Decided {
-  const v1::Scenario* scenario = nullptr;
-  v1::AgentSnapshot snapshot;  // the input's spans point into it
-  e::Decision decision;
-  e::AgentInput input;
-  codec::AgentScratch scratch;
 };
 
 absl::Status DecideScenario(const loader::LoadedSet& set, const v1::Scenario& s,
@@ -128,50 +124,73 @@ std::vector<std::string> NegativeCycle(int actions,
   return cycle;
 }
 
-// Minimises sum |y_a| over the unlocked actions subject to the demands;
-// false when the program has no solution.
-bool Solve(int actions, const std::vector<bool>& unlocked,
-           const std::vector<Demand>& demands, std::vector<double>* y) {
+bool SolveProgram(const Program& p, std::vector<double>* x) {
 #ifdef UTILITYD_HAVE_CLP
-  // Columns: p_a and n_a for each action (y_a = p_a - n_a), both >= 0;
-  // locked actions have both fixed at 0.
-  const int cols = 2 * actions;
-  std::vector<double> lower(cols, 0), upper(cols, COIN_DBL_MAX),
-      objective(cols, 1);
-  for (int a = 0; a < actions; ++a) {
-    if (!unlocked[a]) upper[2 * a] = upper[2 * a + 1] = 0;
+  // Columns: x_v = pos_v - neg_v, both >= 0, cost on each; the bounds of
+  // x_v are rows, since they need not contain 0.
+  const int vars = static_cast<int>(p.cost.size());
+  std::vector<double> lower(2 * vars, 0), upper(2 * vars, COIN_DBL_MAX),
+      objective;
+  for (int v = 0; v < vars; ++v) {
+    objective.push_back(p.cost[v]);
+    objective.push_back(p.cost[v]);
   }
   CoinPackedMatrix matrix(false, 0, 0);
-  matrix.setDimensions(0, cols);
+  matrix.setDimensions(0, 2 * vars);
   std::vector<double> row_lower, row_upper;
-  for (const Demand& d : demands) {
+  auto add = [&](const std::vector<std::pair<int, double>>& terms, double lo,
+                 double hi) {
+    std::map<int, double> merged;  // a variable once per row
+    for (const auto& [v, k] : terms) merged[v] += k;
     CoinPackedVector row;
-    if (d.hi >= 0) {
-      row.insert(2 * d.hi, 1);
-      row.insert(2 * d.hi + 1, -1);
-    }
-    if (d.lo >= 0) {
-      row.insert(2 * d.lo, -1);
-      row.insert(2 * d.lo + 1, 1);
+    for (const auto& [v, k] : merged) {
+      if (k == 0) continue;
+      row.insert(2 * v, k);
+      row.insert(2 * v + 1, -k);
     }
     matrix.appendRow(row);
-    row_lower.push_back(d.c);
-    row_upper.push_back(COIN_DBL_MAX);
+    row_lower.push_back(lo);
+    row_upper.push_back(hi);
+  };
+  for (int v = 0; v < vars; ++v) {
+    add({{v, 1.0}}, p.lower[v], p.upper[v]);
   }
+  for (const Program::Row& r : p.rows) add(r.terms, r.rhs, COIN_DBL_MAX);
   ClpSimplex model;
   model.setLogLevel(0);
   model.loadProblem(matrix, lower.data(), upper.data(), objective.data(),
                     row_lower.data(), row_upper.data());
   model.primal();
   if (!model.isProvenOptimal()) return false;
-  const double* x = model.primalColumnSolution();
-  y->assign(actions, 0);
-  for (int a = 0; a < actions; ++a) (*y)[a] = x[2 * a] - x[2 * a + 1];
+  const double* solution = model.primalColumnSolution();
+  x->assign(vars, 0);
+  for (int v = 0; v < vars; ++v) {
+    (*x)[v] = solution[2 * v] - solution[2 * v + 1];
+  }
   return true;
 #else
-  (void)actions, (void)unlocked, (void)demands, (void)y;
+  (void)p, (void)x;
   return false;
 #endif
+}
+
+// Minimises sum |y_a| over the unlocked actions subject to the demands;
+// false when the program has no solution.
+bool Solve(int actions, const std::vector<bool>& unlocked,
+           const std::vector<Demand>& demands, std::vector<double>* y) {
+  Program p;
+  for (int a = 0; a < actions; ++a) {
+    p.lower.push_back(unlocked[a] ? -kUnbounded : 0);
+    p.upper.push_back(unlocked[a] ? kUnbounded : 0);
+    p.cost.push_back(1);
+  }
+  for (const Demand& d : demands) {
+    Program::Row row{.rhs = d.c};
+    if (d.hi >= 0) row.terms.push_back({d.hi, 1.0});
+    if (d.lo >= 0) row.terms.push_back({d.lo, -1.0});
+    p.rows.push_back(std::move(row));
+  }
+  return SolveProgram(p, y);
 }
 
 // The set with new action weights.
@@ -296,8 +315,7 @@ void LogDemands(const loader::LoadedSet& set, const TuneOptions& o,
       } else if (rank_r == rank_w) {
         // A tie goes to the action listed first.
         const double ahead = c.action < W ? keep : 0;
-        demand(W, c.action, ahead + std::log(c.score) - std::log(d.score),
-               why);
+        demand(W, c.action, ahead + std::log(c.score) - std::log(d.score), why);
       }
     }
   }
@@ -387,7 +405,6 @@ void CountFlips(const loader::LoadedSet& set, const loader::LoadedSet& tuned,
 // The changed weights into the report, with the YAML patch.
 void WriteChanges(const e::CompiledBehaviourSet& cs,
                   const std::vector<double>& weights, v1::TuneReport* report) {
-  std::string patch = "actions:\n";
   for (int a = 0; a < cs.action_count(); ++a) {
     if (weights[a] == cs.actions()[a].weight) continue;
     v1::WeightChange* c = report->add_changes();
@@ -397,14 +414,75 @@ void WriteChanges(const e::CompiledBehaviourSet& cs,
     report->set_total_change(
         report->total_change() +
         std::abs(std::log(weights[a] / cs.actions()[a].weight)));
-    absl::StrAppend(&patch, "  - name: ", cs.actions()[a].name,
-                    absl::StrFormat("\n    weight: %.9g   # was %.9g\n",
-                                    weights[a], cs.actions()[a].weight));
   }
-  report->set_patch(report->changes().empty() ? "" : patch);
+  report->set_patch(PatchYaml(*report));
 }
 
-}  // namespace
+std::string PatchYaml(const v1::TuneReport& report) {
+  // action -> its weight line and, per consideration, "key: value" items
+  // ("weight: 0.8", "range: {min: 2}", "curve: {logistic: {steepness: 9}}").
+  std::map<std::string, std::string> weight;
+  std::map<std::string,
+           std::map<std::string, std::map<std::string, std::string>>>
+      items;  // action, consideration, group ("weight", "range", "curve.K")
+  std::vector<std::string> order;
+  auto seen = [&](const std::string& a) {
+    if (std::find(order.begin(), order.end(), a) == order.end())
+      order.push_back(a);
+  };
+  for (const v1::WeightChange& c : report.changes()) {
+    seen(c.action());
+    weight[c.action()] = absl::StrFormat("%.9g   # was %.9g", c.to(), c.from());
+  }
+  for (const v1::ParamChange& c : report.params()) {
+    const std::vector<std::string> part = absl::StrSplit(c.path(), '.');
+    if (part.size() < 3) continue;
+    seen(part[0]);
+    std::string group = part[2], key = part.back();
+    if (part.size() == 5) group = absl::StrCat("curve.", part[3]);
+    items[part[0]][part[1]][group] += absl::StrFormat(
+        "%s%s: %.9g", items[part[0]][part[1]][group].empty() ? "" : ", ", key,
+        c.to());
+  }
+  if (order.empty()) return "";
+  std::string out = "actions:\n";
+  for (const std::string& a : order) {
+    absl::StrAppend(&out, "  - name: ", a, "\n");
+    if (weight.contains(a))
+      absl::StrAppend(&out, "    weight: ", weight[a], "\n");
+    if (!items.contains(a)) continue;
+    absl::StrAppend(&out, "    considerations:\n");
+    for (const auto& [c, groups] : items[a]) {
+      absl::StrAppend(&out, "      - name: ", c, "\n");
+      for (const auto& [g, text] : groups) {
+        if (g == "weight") {
+          absl::StrAppend(&out, "        ", text, "\n");
+        } else if (absl::StartsWith(g, "curve.")) {
+          absl::StrAppend(&out, "        curve: {", g.substr(6), ": {", text,
+                          "}}\n");
+        } else {
+          absl::StrAppend(&out, "        ", g, ": {", text, "}\n");
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace internal
+
+namespace e = engine;
+using internal::Check;
+using internal::CollectDemands;
+using internal::CountFlips;
+using internal::Decided;
+using internal::Demand;
+using internal::LogDemands;
+using internal::NegativeCycle;
+using internal::Rounded;
+using internal::Solve;
+using internal::WithWeights;
+using internal::WriteChanges;
 
 absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
                                     const TuneOptions& o) {
@@ -435,8 +513,13 @@ absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
     }
     unlocked[a] = true;
   }
+  if (o.consideration_weights || o.bookends || o.curves) {
+    return internal::LocalTune(set, o, unlocked);
+  }
+  if (!o.action_weights) unlocked.assign(n, false);
   v1::TuneReport report;
   report.set_behaviour_set(set.name());
+  report.set_method("exact");
   std::vector<Demand> demands;
   std::vector<std::string> conflicts;
   std::vector<std::unique_ptr<Decided>> decided;
@@ -499,19 +582,33 @@ std::string FormatTune(const v1::TuneReport& r) {
       absl::StrAppend(&out, "    ", c, "\n");
     return out;
   }
-  if (r.changes().empty()) {
+  if (r.changes().empty() && r.params().empty()) {
     absl::StrAppend(
         &out, "  every scenario passes with its margin: nothing to change\n");
+  } else if (r.changes().empty()) {
+    absl::StrAppend(
+        &out, absl::StrFormat("  %d parameter%s changed (sum of |change| "
+                              "/ scale %.4f, %s):\n",
+                              r.params_size(), r.params_size() == 1 ? "" : "s",
+                              r.total_change(), r.method()));
   } else {
     absl::StrAppend(
-        &out,
-        absl::StrFormat("  %d weight%s changed (sum of |log ratio| %.4f):\n",
-                        r.changes_size(), r.changes_size() == 1 ? "" : "s",
-                        r.total_change()));
+        &out, absl::StrFormat(
+                  "  %d weight%s%s changed (total change %.4f, %s):\n",
+                  r.changes_size(), r.changes_size() == 1 ? "" : "s",
+                  r.params().empty()
+                      ? ""
+                      : absl::StrCat(" and ", r.params_size(), " parameter",
+                                     r.params_size() == 1 ? "" : "s"),
+                  r.total_change(), r.method()));
     for (const v1::WeightChange& c : r.changes()) {
       absl::StrAppend(&out, absl::StrFormat("    %-20s %.6g -> %.6g\n",
                                             c.action(), c.from(), c.to()));
     }
+  }
+  for (const v1::ParamChange& c : r.params()) {
+    absl::StrAppend(&out, absl::StrFormat("    %-32s %.6g -> %.6g\n", c.path(),
+                                          c.from(), c.to()));
   }
   absl::StrAppend(&out, absl::StrFormat("  %-34s %-22s %s\n", "scenario",
                                         "before (margin)", "after (margin)"));

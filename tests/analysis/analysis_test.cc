@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "analysis_testing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -424,6 +425,29 @@ void ExpectPass(const loader::LoadedSet& set, const v1::TuneReport& report,
       if (a.name() == c.action()) a.set_weight(c.to());
     }
   }
+  // "action.consideration.weight", ".range.min|max", ".curve.KIND.FIELD".
+  for (const v1::ParamChange& c : report.params()) {
+    const std::vector<std::string> part = absl::StrSplit(c.path(), '.');
+    ASSERT_GE(part.size(), 3u) << c.path();
+    for (auto& a : *def.mutable_actions()) {
+      for (auto& k : *a.mutable_considerations()) {
+        if (a.name() != part[0] || k.name() != part[1]) continue;
+        if (part[2] == "weight") k.set_weight(c.to());
+        if (part[2] == "range" && part[3] == "min")
+          k.mutable_range()->set_min(c.to());
+        if (part[2] == "range" && part[3] == "max")
+          k.mutable_range()->set_max(c.to());
+        if (part[2] == "curve") {
+          google::protobuf::Message* curve = k.mutable_curve();
+          const auto* kind = curve->GetDescriptor()->FindFieldByName(part[3]);
+          google::protobuf::Message* m =
+              curve->GetReflection()->MutableMessage(curve, kind);
+          m->GetReflection()->SetDouble(
+              m, m->GetDescriptor()->FindFieldByName(part[4]), c.to());
+        }
+      }
+    }
+  }
   auto tuned = loader::LoadSetProto(def, "tuned");
   ASSERT_TRUE(tuned.ok()) << tuned.status().message();
   for (const v1::Scenario& s : def.scenarios()) {
@@ -587,6 +611,119 @@ TEST(TuneTest, ALoggedDecisionThatContradictsAScenarioIsNamed) {
   EXPECT_THAT(r->conflicts(0), HasSubstr("log entry 2 (agent orc-2: r1)"));
   EXPECT_THAT(r->conflicts(0), HasSubstr("e at 0.45"));
   EXPECT_THAT(r->conflicts(0), Not(HasSubstr("orc-1")));
+}
+
+// a's second consideration sinks it where y is low; a weight of it below 1
+// lets a win at (0.9, 0.3) and still lose at (0.3, 0.9). No action weights
+// do both (the ratio a : b must be above 1.94 and below 1.76).
+constexpr char kSoften[] = R"(
+name: soften
+factors: [{name: x}, {name: y}]
+actions:
+  - name: a
+    considerations:
+      - {name: x, factor: x}
+      - {name: y, factor: y}
+  - name: b
+    considerations: [{name: c, factor: x, output: {min: 0.5, max: 0.5}}]
+scenarios:
+  - {name: a at low y, factors: {x: 0.9, y: 0.3}, expected_action: a}
+  - {name: b at low x, factors: {x: 0.3, y: 0.9}, expected_action: b}
+)";
+
+TEST(TuneTest, ConsiderationWeightsDoWhatActionWeightsCannot) {
+  auto set = Load(kSoften);
+  ASSERT_NE(set, nullptr);
+  auto exact = Tune(*set, {});
+  ASSERT_TRUE(exact.ok());
+  EXPECT_FALSE(exact->feasible());
+  EXPECT_EQ(exact->method(), "exact");
+  TuneOptions o;
+  o.consideration_weights = true;
+  auto r = Tune(*set, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->feasible()) << r->conflicts(0);
+  EXPECT_EQ(r->method(), "local");
+  ASSERT_GT(r->params_size(), 0);
+  ExpectPass(*set, *r, 0.05);
+  EXPECT_THAT(r->patch(), HasSubstr("considerations:"));
+}
+
+TEST(TuneTest, TheConsiderationWeightChangeIsMinimalAgainstABruteForceGrid) {
+  auto set = Load(kSoften);
+  ASSERT_NE(set, nullptr);
+  TuneOptions o;
+  o.action_weights = false;
+  o.consideration_weights = true;
+  auto r = Tune(*set, o);
+  ASSERT_TRUE(r.ok() && r->feasible());
+  ExpectPass(*set, *r, 0.05);
+  // Every (weight of a.x, weight of a.y) on a grid, decided by the engine.
+  double best = INFINITY;
+  for (int ix = 0; ix <= 100; ++ix) {
+    for (int iy = 0; iy <= 100; ++iy) {
+      const double wx = ix / 100.0, wy = iy / 100.0;
+      const double change = (1 - wx) + (1 - wy);
+      if (change >= best) continue;
+      v1::BehaviourSet def = set->definition;
+      def.clear_revision();
+      def.mutable_actions(0)->mutable_considerations(0)->set_weight(wx);
+      def.mutable_actions(0)->mutable_considerations(1)->set_weight(wy);
+      auto s = loader::LoadSetProto(def, "grid");
+      ASSERT_TRUE(s.ok());
+      bool pass = true;
+      for (const v1::Scenario& sc : def.scenarios()) {
+        v1::AgentSnapshot snapshot = codec::ScenarioSnapshot(def.name(), sc);
+        codec::AgentScratch scratch;
+        engine::AgentInput in;
+        ASSERT_TRUE(codec::ResolveAgent(**s, snapshot, &scratch, &in).ok());
+        engine::Decision d;
+        ASSERT_TRUE(
+            engine::Decide((*s)->compiled, in, engine::ExplainLevel::kTop, &d)
+                .ok());
+        pass &=
+            (*s)->compiled.actions()[d.action].name == sc.expected_action() &&
+            d.score >= 1.05 * d.runner_up_score;
+      }
+      if (pass) best = change;
+    }
+  }
+  ASSERT_TRUE(std::isfinite(best));
+  EXPECT_LE(r->total_change(), best + 0.01);
+  EXPECT_GE(r->total_change(), best - 0.02);  // the grid's spacing
+}
+
+TEST(TuneTest, ABookendMovesWhereAWeightWouldCostMore) {
+  // At x = 0.55 gated gives 0.145 and other 0.595: gated's weight would
+  // have to grow 4.3 times (|log| 1.46); its upper bookend comes down from
+  // 1 to about 0.58 (0.42 of the range).
+  auto set = Load(R"(
+name: bookend
+factors: [{name: x}]
+actions:
+  - name: gated
+    considerations: [{name: open, factor: x, range: {min: 0.5, max: 1}, output: {min: 0.05}}]
+  - name: other
+    considerations: [{name: x, factor: x, output: {min: 0.1}}]
+scenarios:
+  - {name: open early, factors: {x: 0.55}, expected_action: gated}
+)");
+  ASSERT_NE(set, nullptr);
+  TuneOptions o;
+  o.bookends = true;
+  auto r = Tune(*set, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->feasible()) << r->conflicts(0);
+  ExpectPass(*set, *r, 0.05);
+  bool moved = false;
+  for (const v1::ParamChange& c : r->params()) {
+    moved |= c.path() == "gated.open.range.max" && c.to() < 1;
+  }
+  EXPECT_TRUE(moved) << r->DebugString();
+  // The smallest: the upper bookend alone, to 0.5826 (moving the lower
+  // one down costs more than it saves).
+  EXPECT_NEAR(r->total_change(), 0.4174, 0.005) << r->DebugString();
+  EXPECT_THAT(r->patch(), HasSubstr("range: {"));
 }
 
 }  // namespace tuning

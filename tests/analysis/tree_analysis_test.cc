@@ -302,8 +302,8 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
     case 7:
       return absl::StrFormat("{action: %s}", kActions[pick(4)]);
     case 9:
-      return absl::StrFormat("{name: %s, %s: {seconds: %.1f, child: %s}}",
-                             name, pick(2) ? "cooldown" : "timeout",
+      return absl::StrFormat("{name: %s, %s: {seconds: %.1f, child: %s}}", name,
+                             pick(2) ? "cooldown" : "timeout",
                              0.5 * (1 + pick(4)),
                              RandomNode(rng, depth - 1, names));
     case 10:

@@ -61,8 +61,18 @@ struct TuneOptions {
   // (1 + margin) x every rival's, unless the scenario sets its own
   // (Scenario.expected_margin).
   double margin = 0.05;
-  // The actions whose weights may change; empty: every action's.
+  // The actions whose weights (and, below, considerations) may change;
+  // empty: every action's.
   std::vector<std::string> unlock;
+  // What else may change, in the unlocked actions' considerations
+  // (utilityctl tune --unlock weights, bookends, curves): the weights, the
+  // range bookends, the curve parameters the set writes out. Any of them
+  // makes the problem nonlinear: the change is then the smallest found
+  // near the set as it is.
+  bool action_weights = true;
+  bool consideration_weights = false;
+  bool bookends = false;
+  bool curves = false;
   // Decided before and after, to count the decisions the change flips.
   std::vector<v1::AgentSnapshot> log;
   // Every decision of `log` is kept: its winner stays above each rival of
@@ -75,7 +85,9 @@ struct TuneOptions {
 // The smallest change of action weights (sum of |log ratios|, a linear
 // program solved by COIN-OR CLP) under which every scenario with an
 // expected action passes with its margin, checked by deciding each
-// scenario with the changed set. Not feasible: `conflicts` name the
+// scenario with the changed set. With consideration parameters unlocked,
+// the smallest change found near the set (repeated linear programs over
+// the scores linearised where the search stands, docs/ANALYSIS.md). Not feasible: `conflicts` name the
 // scenarios whose demands contradict each other (a negative cycle of
 // their difference constraints; with `keep_log`, log entries too), or the
 // veto or rank no weight can change. UNIMPLEMENTED when built without CLP.
