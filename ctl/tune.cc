@@ -27,30 +27,11 @@ int Tune(const Parsed& p, std::ostream& out, std::ostream& err) {
            "0.05\n";
     return kUsage;
   }
-  // --unlock WHAT[+WHAT...][:ACTION,ACTION]
-  const std::string unlock = p.get("unlock", "weights");
-  const size_t colon = unlock.find(':');
-  options.action_weights = false;
-  for (absl::string_view what :
-       absl::StrSplit(unlock.substr(0, colon), '+', absl::SkipEmpty())) {
-    if (what == "weights") {
-      options.action_weights = options.consideration_weights = true;
-    } else if (what == "action_weights") {
-      options.action_weights = true;
-    } else if (what == "bookends") {
-      options.bookends = true;
-    } else if (what == "curves") {
-      options.curves = true;
-    } else {
-      err << "utilityctl tune: --unlock: unknown \"" << what
-          << "\"; expected weights, action_weights, bookends or curves "
-             "(joined by +), optionally :ACTION,ACTION\n";
-      return kUsage;
-    }
-  }
-  if (colon != std::string::npos) {
-    options.unlock =
-        absl::StrSplit(unlock.substr(colon + 1), ',', absl::SkipEmpty());
+  if (absl::Status st =
+          analysis::ParseUnlock(p.get("unlock", "weights"), &options);
+      !st.ok()) {
+    err << "utilityctl tune: --" << st.message() << "\n";
+    return kUsage;
   }
   if (p.has("log")) {
     absl::StatusOr<std::unique_ptr<replay::LogReader>> reader =

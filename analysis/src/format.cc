@@ -51,6 +51,32 @@ std::string WitnessYaml(const v1::Scenario& s) {
   return out;
 }
 
+// A tree set's nodes: kind and label, reach, and the conditions that hold
+// when each is entered (or why it never is).
+void AppendTree(const v1::SetAnalysis& a, std::string* out_text) {
+  std::string& out = *out_text;
+  if (a.tree_size() > 0) {
+    absl::StrAppend(&out, absl::StrFormat("  %-4s %-28s %-9s %s\n", "node",
+                                          "tree", "reach", "entered when"));
+  }
+  for (const v1::TreeNodeReach& x : a.tree()) {
+    const std::string what =
+        absl::StrCat(x.kind(), x.label() == absl::StrCat("node ", x.node())
+                                   ? ""
+                                   : absl::StrCat(" ", x.label()));
+    std::string notes = x.reach() == v1::REACH_DEAD
+                            ? x.reason()
+                            : absl::StrJoin(x.path(), ", ");
+    if (x.kind() == "condition") {
+      absl::StrAppend(
+          &notes, notes.empty() ? "" : "; ",
+          absl::StrFormat("curve %.3g..%.3g", x.min_output(), x.max_output()));
+    }
+    absl::StrAppend(&out, absl::StrFormat("  %-4d %-28s %-9s %s\n", x.node(),
+                                          what, ReachName(x.reach()), notes));
+  }
+}
+
 }  // namespace
 
 std::string FormatAnalysis(const v1::SetAnalysis& a) {
@@ -97,26 +123,7 @@ std::string FormatAnalysis(const v1::SetAnalysis& a) {
                           a.coverage().samples(), 100 * a.coverage().none()));
     }
   }
-  if (a.tree_size() > 0) {
-    absl::StrAppend(&out, absl::StrFormat("  %-4s %-28s %-9s %s\n", "node",
-                                          "tree", "reach", "entered when"));
-  }
-  for (const v1::TreeNodeReach& x : a.tree()) {
-    const std::string what =
-        absl::StrCat(x.kind(), x.label() == absl::StrCat("node ", x.node())
-                                   ? ""
-                                   : absl::StrCat(" ", x.label()));
-    std::string notes = x.reach() == v1::REACH_DEAD
-                            ? x.reason()
-                            : absl::StrJoin(x.path(), ", ");
-    if (x.kind() == "condition") {
-      absl::StrAppend(
-          &notes, notes.empty() ? "" : "; ",
-          absl::StrFormat("curve %.3g..%.3g", x.min_output(), x.max_output()));
-    }
-    absl::StrAppend(&out, absl::StrFormat("  %-4d %-28s %-9s %s\n", x.node(),
-                                          what, ReachName(x.reach()), notes));
-  }
+  AppendTree(a, &out);
   if (a.scenarios_size() > 0) {
     absl::StrAppend(
         &out, absl::StrFormat("  %-34s %-14s %-14s %-8s %s\n", "scenario",

@@ -484,6 +484,35 @@ using internal::Solve;
 using internal::WithWeights;
 using internal::WriteChanges;
 
+absl::Status ParseUnlock(absl::string_view spec, TuneOptions* options) {
+  const size_t colon = spec.find(':');
+  options->action_weights = options->consideration_weights = false;
+  options->bookends = options->curves = false;
+  for (absl::string_view what :
+       absl::StrSplit(spec.substr(0, colon), '+', absl::SkipEmpty())) {
+    if (what == "weights") {
+      options->action_weights = options->consideration_weights = true;
+    } else if (what == "action_weights") {
+      options->action_weights = true;
+    } else if (what == "bookends") {
+      options->bookends = true;
+    } else if (what == "curves") {
+      options->curves = true;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unlock: unknown \"", what,
+          "\"; expected weights, action_weights, bookends or curves (joined "
+          "by +), optionally :ACTION,ACTION"));
+    }
+  }
+  options->unlock.clear();
+  if (colon != absl::string_view::npos) {
+    options->unlock =
+        absl::StrSplit(spec.substr(colon + 1), ',', absl::SkipEmpty());
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
                                     const TuneOptions& o) {
 #ifndef UTILITYD_HAVE_CLP

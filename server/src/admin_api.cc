@@ -349,6 +349,9 @@ absl::Status TuneSet(const HttpRequest& req, HttpResponse& res) {
   if (!set.ok()) return set.status();
   analysis::TuneOptions options;
   if (request.has_margin()) options.margin = request.margin();
+  if (!request.unlock().empty()) {
+    UTILITYD_RETURN_IF_ERROR(analysis::ParseUnlock(request.unlock(), &options));
+  }
   absl::StatusOr<v1::TuneReport> r = analysis::Tune(**set, options);
   if (!r.ok()) return r.status();
   SendMessage(*r, res);

@@ -809,6 +809,19 @@ async function loadWitness(witness) {
   rescore();
 }
 
+// Sets "action.consideration.weight", "....range.min" or
+// "....curve.kind.field" (the tuner's paths, snake_case) in a set's JSON.
+function applyParam(set, path, value) {
+  const camel = (w) => w.replace(/_([a-z])/g, (m, c) => c.toUpperCase());
+  const [a, c, ...rest] = path.split('.');
+  const act = (set.actions || []).find((x) => x.name === a);
+  const con = act && (act.considerations || []).find((x) => x.name === c);
+  if (!con) return;
+  let at = con;
+  for (const key of rest.slice(0, -1).map(camel)) at = at[key] = at[key] || {};
+  at[camel(rest[rest.length - 1])] = value;
+}
+
 async function tuneScenarios() {
   const out = $('analysis-tune-out');
   out.hidden = false;
@@ -816,28 +829,31 @@ async function tuneScenarios() {
   try {
     const margin = Number($('analysis-margin').value);
     const r = await api('/api/v1/tune', {
-      behaviourSet: editedCopy(), ...(margin >= 0 ? { margin } : {}) });
+      behaviourSet: editedCopy(), unlock: $('analysis-unlock').value,
+      ...(margin >= 0 ? { margin } : {}) });
     if (!r.feasible) {
-      out.textContent = 'No weights make every scenario pass:\n' +
+      out.textContent = 'No change makes every scenario pass:\n' +
         (r.conflicts || []).join('\n');
       return;
     }
-    const changes = r.changes || [];
-    if (changes.length === 0) {
+    const changes = r.changes || [], params = r.params || [];
+    if (changes.length === 0 && params.length === 0) {
       out.textContent = 'Every scenario passes with its margin: nothing to change.';
       return;
     }
     out.textContent = changes.map((c) =>
-      `${c.action}: weight ${fmt(c.from)} → ${fmt(c.to)}`).join('\n') +
+      `${c.action}: weight ${fmt(c.from)} → ${fmt(c.to)}`).concat(params.map((c) =>
+      `${c.path}: ${fmt(c.from)} → ${fmt(c.to)}`)).join('\n') +
       '\n' + (r.after || []).map((m) =>
         `${m.scenario}: ${m.winner} by ${fmt(m.margin || 0)}`).join('\n');
     // The change's churn on the live feed: the candidate view, with the
-    // tuned weights.
+    // tuned set.
     const tuned = editedCopy();
     for (const c of changes) {
       const act = tuned.actions.find((x) => x.name === c.action);
       if (act) act.weight = c.to;
     }
+    for (const c of params) applyParam(tuned, c.path, c.to);
     renderCandidate(await api('/api/v1/candidate',
       { behaviourSet: state.work.name, candidate: tuned }));
   } catch (e) {

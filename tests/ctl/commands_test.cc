@@ -173,6 +173,28 @@ TEST(UtilityctlTest, AnalyseGatesOnFindingsAndPrintsWitnesses) {
   EXPECT_EQ(Ctl({"analyse"}).code, 2);
 }
 
+TEST(UtilityctlTest, TuneUnlocksWhatItIsToldAndNamesWhatItIsNot) {
+  const std::string mage = "examples/behaviour_sets/arena_mage.yaml";
+  // A margin the mage's scenarios miss: action weights fix it, exactly.
+  Result r = Ctl({"tune", mage, "--margin=0.1", "--unlock=action_weights"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("exact"), HasSubstr("take_cover"),
+                           HasSubstr("patch:")));
+  r = Ctl({"tune", mage, "--margin=0.1", "--unlock=weights+bookends",
+           "--format=json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  v1::TuneReport report;
+  ASSERT_THAT(loader::ReadMessageOrError(r.out, "out", &report), IsOk());
+  EXPECT_TRUE(report.feasible());
+  EXPECT_EQ(report.method(), "local");
+  r = Ctl({"tune", mage, "--unlock=colours"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown \"colours\""));
+  r = Ctl({"tune", mage, "--keep_log"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--keep_log needs --log"));
+}
+
 TEST(UtilityctlTest, EveryCommandHasHelp) {
   for (const std::string command :
        {"validate", "decide", "sets", "get", "analyse", "tune"}) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/v1/analysis.pb.h"
 #include "utilityd/v1/decision_service.pb.h"
@@ -81,6 +82,13 @@ struct TuneOptions {
   // contradict a scenario (utilityctl tune --keep_log).
   bool keep_log = false;
 };
+
+// Reads utilityctl tune's --unlock (and the inspector's): what may change,
+// joined by "+" — "weights" (action and consideration weights),
+// "action_weights", "bookends", "curves" — then optionally ":A,B" for only
+// those actions. INVALID_ARGUMENT names a part it does not know.
+[[nodiscard]] absl::Status ParseUnlock(absl::string_view spec,
+                                       TuneOptions* options);
 
 // The smallest change of action weights (sum of |log ratios|, a linear
 // program solved by COIN-OR CLP) under which every scenario with an
