@@ -185,6 +185,29 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
   return grpc::SslCredentials(ssl);
 }
 
+std::string ServiceConfigJson(const ClientOptions& options) {
+  // Balance over the target's addresses, and watch each replica's gRPC
+  // health: a draining replica turns NOT_SERVING and gets no new calls.
+  std::string config = absl::StrCat(
+      R"({"loadBalancingConfig": [{")", options.load_balancing_policy,
+      R"(": {}}], "healthCheckConfig": {"serviceName": ")",
+      "utilityd.v1.DecisionService", R"("})");
+  if (options.max_attempts > 1) {
+    // gRPC's retries: the server's pushback (grpc-retry-pushback-ms)
+    // overrides the backoff, and each attempt is a new pick of the
+    // balancer. A replica that refuses for good sends a pushback of -1.
+    absl::StrAppend(
+        &config,
+        R"(, "methodConfig": [{"name": [{"service": "utilityd.v1.DecisionService", "method": "Decide"}], )",
+        R"("retryPolicy": {"maxAttempts": )", std::min(options.max_attempts, 5),
+        R"(, "initialBackoff": "0.05s", "maxBackoff": "1s", "backoffMultiplier": 2, )",
+        R"("retryableStatusCodes": ["RESOURCE_EXHAUSTED", "UNAVAILABLE"]}}], )",
+        R"("retryThrottling": {"maxTokens": 100, "tokenRatio": 1})");
+  }
+  absl::StrAppend(&config, "}");
+  return config;
+}
+
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
     const ClientOptions& options) {
   absl::StatusOr<std::string> target = ResolveTarget(options.target);
@@ -198,10 +221,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
   }
   // Balance over the target's addresses, and watch each replica's gRPC
   // health: a draining replica turns NOT_SERVING and gets no new calls.
-  args.SetServiceConfigJSON(absl::StrCat(
-      R"({"loadBalancingConfig": [{")", options.load_balancing_policy,
-      R"(": {}}], "healthCheckConfig": {"serviceName": ")",
-      "utilityd.v1.DecisionService", R"("}})"));
+  args.SetServiceConfigJSON(ServiceConfigJson(options));
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
   if (options.keepalive_time > absl::ZeroDuration()) {

@@ -1,8 +1,11 @@
 // The DecisionService implementation: a thin adapter from gRPC calls to the
 // loader's DecideBatch over the current generation of behaviour sets. Uses
-// gRPC's callback API; a stream keeps at most one read and one write in
-// flight, with at most one finished response waiting, so memory per stream is
-// bounded and a client that stops reading gets backpressure.
+// gRPC's callback API; the batches themselves are scored on a WorkQueue's
+// workers, bounded in agents and bytes, so gRPC's threads stay free for
+// health checks and refusals (docs/RELIABILITY.md, "Overload"). A stream
+// keeps at most one read and one write in flight, with at most one finished
+// response waiting, so memory per stream is bounded and a client that stops
+// reading gets backpressure.
 //
 //   ConfigStore store(dir);
 //   DecisionServiceImpl service(&store, {.max_agents_per_request = 10000});
@@ -24,6 +27,7 @@
 #include "server/src/recent_decisions.h"
 #include "server/src/service_metrics.h"
 #include "server/src/shadow.h"
+#include "server/src/work_queue.h"
 #include "utilityd/base/sync.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 
@@ -32,6 +36,9 @@ namespace utilityd::server {
 struct ServiceOptions {
   // Batches with more agents are refused with RESOURCE_EXHAUSTED.
   int max_agents_per_request = 10000;
+  // The scoring workers and the bounds of what waits for them (--workers,
+  // --max_queued_agents, --max_queued_bytes).
+  WorkQueue::Options queue{.max_agents = 16384, .max_bytes = 32 << 20};
   // Benchmarks only (bench/echo_server.cc): answers every batch with this
   // instead of scoring, so the rest of the stack can be measured alone.
   std::function<void(const v1::DecideRequest&, v1::DecideResponse*)>
@@ -95,6 +102,21 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
   // INVALID_ARGUMENT for a compact request asking for an explanation.
   absl::Status CheckRequest(const v1::DecideRequest& request) const;
 
+  // Queues `run` for a batch of `request` to be scored by a worker; false
+  // (counted, with the error to answer in `overloaded`, its retry hint in
+  // `retry_after`) when the queue refuses it.
+  bool Enqueue(const v1::DecideRequest& request, absl::Time deadline,
+               std::function<void(bool expired)> run, absl::Status* overloaded,
+               absl::Duration* retry_after);
+
+  // A stream's batch, scored on the calling thread: admitted against the
+  // queue's bounds (false: as Enqueue), then Admitted when done.
+  bool Admit(const v1::DecideRequest& request, absl::Status* overloaded,
+             absl::Duration* retry_after);
+  void Admitted(const v1::DecideRequest& request, absl::Duration took);
+  // The error for a refusal (counted).
+  absl::Status Overloaded(const WorkQueue::Refusal& refusal);
+
   friend class StreamReactor;
   friend class BatchRecorder;
   void Register(StreamReactor* reactor);
@@ -112,6 +134,8 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
   std::atomic<uint64_t> id_counter_{0};
   mutable utilityd::Mutex streams_mu_;
   absl::flat_hash_set<StreamReactor*> streams_ ABSL_GUARDED_BY(streams_mu_);
+  // Last: its destructor waits for the workers, which use the above.
+  std::unique_ptr<WorkQueue> queue_;
 };
 
 }  // namespace utilityd::server

@@ -130,6 +130,23 @@ ABSL_FLAG(int, max_agents_per_request,
           "Batches with more agents are refused with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_message_bytes, Defaults().max_message_bytes,
           "Largest request or response message, in bytes.");
+ABSL_FLAG(int, workers, Defaults().service.queue.workers,
+          "Threads that score batches; 0: one per CPU (docs/RELIABILITY.md).");
+ABSL_FLAG(int, worker_nice, Defaults().service.queue.nice,
+          "Niceness of the scoring threads above gRPC's (Linux), so that "
+          "admission and health checks get the CPU first under load.");
+ABSL_FLAG(int64_t, max_queued_agents, Defaults().service.queue.max_agents,
+          "Agents waiting to be scored (and being scored), at most; a batch "
+          "that would pass it is refused with RESOURCE_EXHAUSTED "
+          "(OVERLOADED) and a retry hint. 0: unbounded.");
+ABSL_FLAG(int64_t, max_queued_bytes, Defaults().service.queue.max_bytes,
+          "Request bytes waiting to be scored, at most; as "
+          "--max_queued_agents. 0: unbounded.");
+ABSL_FLAG(int64_t, max_memory_bytes, Defaults().max_memory_bytes,
+          "gRPC's resource quota: memory its transports may use; reads slow "
+          "down at the bound. 0: gRPC's default.");
+ABSL_FLAG(int, max_concurrent_streams, Defaults().max_concurrent_streams,
+          "Concurrent calls per connection. 0: gRPC's default.");
 ABSL_FLAG(bool, reflection, Defaults().reflection,
           "Serve gRPC server reflection.");
 ABSL_FLAG(absl::Duration, reload_interval, Defaults().reload_interval,
@@ -237,6 +254,12 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
       static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_recent_decisions)));
   options.recent_sample = absl::GetFlag(FLAGS_recent_sample);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.service.queue.workers = absl::GetFlag(FLAGS_workers);
+  options.service.queue.max_agents = absl::GetFlag(FLAGS_max_queued_agents);
+  options.service.queue.nice = absl::GetFlag(FLAGS_worker_nice);
+  options.service.queue.max_bytes = absl::GetFlag(FLAGS_max_queued_bytes);
+  options.max_memory_bytes = absl::GetFlag(FLAGS_max_memory_bytes);
+  options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   options.reflection = absl::GetFlag(FLAGS_reflection);
   options.reload_interval = absl::GetFlag(FLAGS_reload_interval);
   options.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
@@ -252,6 +275,14 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
       !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--simd_target: ", s.message()));
+  }
+  if (options.service.queue.workers < 0 ||
+      options.service.queue.max_agents < 0 ||
+      options.service.queue.max_bytes < 0 || options.max_memory_bytes < 0 ||
+      options.max_concurrent_streams < 0) {
+    return absl::InvalidArgumentError(
+        "--workers, --max_queued_agents, --max_queued_bytes, "
+        "--max_memory_bytes and --max_concurrent_streams must be >= 0");
   }
   if (options.service.max_agents_per_request < 1 ||
       options.max_message_bytes < 1024) {
@@ -341,6 +372,16 @@ int Run() {
     Log(LogLevel::kError, "startup_failed",
         {{"error", std::string(server.status().message())}});
     return 1;
+  }
+  if (options->service.queue.max_agents > 0 &&
+      options->service.queue.max_agents <
+          options->service.max_agents_per_request) {
+    Log(LogLevel::kWarning, "queue_below_request_limit",
+        {{"max_queued_agents", options->service.queue.max_agents},
+         {"max_agents_per_request", options->service.max_agents_per_request},
+         {"effect",
+          "batches larger than --max_queued_agents are always refused "
+          "(OVERLOADED)"}});
   }
   Log(LogLevel::kInfo, "listening",
       {{"grpc_address", options->grpc_address},

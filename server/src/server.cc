@@ -2,6 +2,7 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 #include <malloc.h>
@@ -79,6 +80,15 @@ void SetChannelArguments(const ServerOptions& options,
   builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder->SetMaxReceiveMessageSize(options.max_message_bytes);
   builder->SetMaxSendMessageSize(options.max_message_bytes);
+  if (options.max_memory_bytes > 0) {
+    grpc::ResourceQuota quota("utilityd");
+    quota.Resize(static_cast<size_t>(options.max_memory_bytes));
+    builder->SetResourceQuota(quota);
+  }
+  if (options.max_concurrent_streams > 0) {
+    builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                                options.max_concurrent_streams);
+  }
   if (options.keepalive_time > absl::ZeroDuration()) {
     builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
                                 Millis(options.keepalive_time));

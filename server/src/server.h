@@ -74,6 +74,12 @@ struct ServerOptions {
   absl::Duration max_connection_age = absl::ZeroDuration();
   absl::Duration max_connection_age_grace = absl::Seconds(30);
   absl::Duration max_connection_idle = absl::ZeroDuration();
+  // gRPC's resource quota: the memory its transports may use for buffers
+  // and calls (reads slow down at the bound); 0: gRPC's default.
+  int64_t max_memory_bytes = 256 << 20;
+  // Concurrent calls per connection (HTTP/2 SETTINGS_MAX_CONCURRENT_
+  // STREAMS); 0: gRPC's default.
+  int max_concurrent_streams = 64;
 };
 
 class UtilitydServer {

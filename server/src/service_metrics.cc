@@ -66,6 +66,11 @@ ServiceMetrics::ServiceMetrics(metrics::Registry* r) : registry_(r) {
   batch_duration_cell_ = &batch_duration_->Add({});
   batch_agents_cell_ = &batch_agents_->Add({});
   active_streams_cell_ = &active_streams_->Add({});
+  expired_cell_ = &expired_->Add({});
+  queued_agents_cell_ = &queued_agents_->Add({});
+  queue_wait_cell_ = &queue_wait_->Add({});
+  shed_full_cell_ = &shed_->Add({"queue_full"});
+  shed_deadline_cell_ = &shed_->Add({"deadline"});
   log_dropped_cell_ = &log_dropped_->Add({});
   log_written_cell_ = &log_written_->Add({});
   // Exposed from the start, at 0.

@@ -111,6 +111,20 @@ struct SetMetrics {
   HISTOGRAM(batch_agents, "utilityd_batch_agents", "Agents per batch.",        \
             kAgentBuckets)                                                     \
   GAUGE(active_streams, "utilityd_active_streams", "Open DecideStream calls.") \
+  COUNTER(shed, "utilityd_shed_total",                                         \
+          "Batches (unary calls and stream messages) refused unscored "        \
+          "because the replica is overloaded, by reason: queue_full (the "     \
+          "queue's agent or byte bound), deadline (it could not start "        \
+          "before its deadline).",                                             \
+          "reason")                                                            \
+  COUNTER(expired, "utilityd_expired_total",                                   \
+          "Batches dropped unscored: their deadline passed while they "        \
+          "waited in the queue.")                                              \
+  GAUGE(queued_agents, "utilityd_queued_agents",                               \
+        "Agents waiting for a worker or being scored.")                        \
+  HISTOGRAM(queue_wait, "utilityd_queue_wait_seconds",                         \
+            "Time a batch waited in the queue for a worker.",                  \
+            kDurationBuckets)                                                  \
   GAUGE(behaviour_sets, "utilityd_behaviour_sets", "Behaviour sets loaded.")   \
   COUNTER(reloads, "utilityd_config_reloads_total",                            \
           "Config reload attempts, by result.", "result")                      \
@@ -200,6 +214,15 @@ class ServiceMetrics {
   void RecordReload(const ReloadOutcome& outcome, const Generation* current);
 
   metrics::Gauge& active_streams() { return *active_streams_cell_; }
+  // Overload (docs/RELIABILITY.md): a batch refused (for its deadline, or
+  // a full queue); one dropped because its deadline passed in
+  // the queue; the agents queued; one batch's wait.
+  void RecordShed(bool deadline) {
+    (deadline ? shed_deadline_cell_ : shed_full_cell_)->Increment();
+  }
+  metrics::Counter& expired() { return *expired_cell_; }
+  metrics::Gauge& queued_agents() { return *queued_agents_cell_; }
+  metrics::Histogram& queue_wait() { return *queue_wait_cell_; }
   metrics::Counter& decision_log_dropped() { return *log_dropped_cell_; }
   metrics::Counter& decision_log_written() { return *log_written_cell_; }
 
@@ -225,6 +248,11 @@ class ServiceMetrics {
   metrics::Histogram* batch_duration_cell_;
   metrics::Histogram* batch_agents_cell_;
   metrics::Gauge* active_streams_cell_;
+  metrics::Counter* expired_cell_;
+  metrics::Counter* shed_full_cell_;
+  metrics::Counter* shed_deadline_cell_;
+  metrics::Gauge* queued_agents_cell_;
+  metrics::Histogram* queue_wait_cell_;
   metrics::Counter* log_dropped_cell_;
   metrics::Counter* log_written_cell_;
 

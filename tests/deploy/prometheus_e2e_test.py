@@ -231,7 +231,9 @@ class DeployFiles(unittest.TestCase):
         container = spec["containers"][0]
         self.assertTrue(spec["securityContext"]["runAsNonRoot"])
         self.assertTrue(container["securityContext"]["readOnlyRootFilesystem"])
-        self.assertEqual(container["readinessProbe"]["grpc"]["port"], 50051)
+        # Readiness off the decision path (docs/RELIABILITY.md, "Overload").
+        self.assertEqual(container["readinessProbe"]["httpGet"]["path"],
+                         "/readyz")
         self.assertIn("--max_connection_age=5m", container["args"])
         mount = container["volumeMounts"][0]
         self.assertNotIn("subPath", mount)  # subPath mounts never update

@@ -20,10 +20,7 @@ from utilityd.v1 import behaviour_set_pb2 as bs  # noqa: E402
 from utilityd.v1 import decision_service_pb2 as pb  # noqa: E402
 from utilityd.v1 import decision_service_pb2_grpc as rpc  # noqa: E402
 
-# grpc.health.v1.Health/Check, called without generated stubs (a generated
-# grpc.health package would clash with grpcio's own `grpc` package): an empty
-# request; the response's field 1 (varint) is the status, SERVING = 1.
-SERVING = b"\x08\x01"
+from health import wait_serving  # noqa: E402
 
 MASK = (1 << 64) - 1
 
@@ -79,18 +76,7 @@ class ServiceTest(unittest.TestCase):
         address = "127.0.0.1:" + open(port_file).read().split()[0]
         cls.channel = grpc.insecure_channel(address)
         cls.stub = rpc.DecisionServiceStub(cls.channel)
-        check = cls.channel.unary_unary(
-            "/grpc.health.v1.Health/Check",
-            request_serializer=lambda b: b, response_deserializer=lambda b: b)
-        while True:
-            try:
-                if check(b"", timeout=2) == SERVING:
-                    break
-            except grpc.RpcError:
-                pass
-            if time.time() > deadline:
-                raise RuntimeError("utilityd never became SERVING")
-            time.sleep(0.02)
+        wait_serving(cls.channel, deadline)
 
     @classmethod
     def tearDownClass(cls):

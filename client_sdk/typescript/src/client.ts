@@ -41,6 +41,15 @@ export interface ClientOptions {
   loadBalancingPolicy?: string;
   /** Deadline of unary calls (decide, listBehaviourSets, getBehaviourSet), ms. Default 2000. */
   deadlineMs?: number;
+  /**
+   * Attempts in all of a unary decide refused because a replica is
+   * overloaded (RESOURCE_EXHAUSTED, reason OVERLOADED) or unavailable
+   * (draining, down), within the deadline: after the replica's retry hint
+   * (its grpc-retry-pushback-ms trailer) or a jittered backoff from 50 ms,
+   * each attempt a new pick of the round robin (another replica). Retries
+   * stop while more than half of the calls fail. 1 disables. Default 4.
+   */
+  maxAttempts?: number;
   /** Keepalive pings on idle connections, ms; 0 disables. Default 20000 (keep at or above the server's minimum). */
   keepaliveTimeMs?: number;
   /** Default 10000. */
@@ -57,6 +66,30 @@ export interface ClientOptions {
   packNamedFactors?: boolean;
   /** Further channel options, passed to grpc-js as they are. */
   channelOptions?: grpc.ChannelOptions;
+}
+
+/**
+ * The channel's service config: the balancing policy and, with more than
+ * one attempt, gRPC's retry of Decide on RESOURCE_EXHAUSTED (a replica
+ * shedding load) and UNAVAILABLE (docs/RELIABILITY.md, "Overload"), as the
+ * C++ SDK's.
+ */
+export function serviceConfig(policy: string, maxAttempts: number): object {
+  const config: Record<string, unknown> = { loadBalancingConfig: [{ [policy]: {} }] };
+  if (maxAttempts > 1) {
+    config.methodConfig = [{
+      name: [{ service: "utilityd.v1.DecisionService", method: "Decide" }],
+      retryPolicy: {
+        maxAttempts: Math.min(maxAttempts, 5),
+        initialBackoff: "0.05s",
+        maxBackoff: "1s",
+        backoffMultiplier: 2,
+        retryableStatusCodes: ["RESOURCE_EXHAUSTED", "UNAVAILABLE"],
+      },
+    }];
+    config.retryThrottling = { maxTokens: 100, tokenRatio: 1 };
+  }
+  return config;
 }
 
 /** Per call. */
@@ -151,7 +184,7 @@ export class UtilitydClient {
     this.options = { deadlineMs: 2000, packNamedFactors: true, ...options };
     const policy = options.loadBalancingPolicy ?? "round_robin";
     const channel: grpc.ChannelOptions = {
-      "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ [policy]: {} }] }),
+      "grpc.service_config": JSON.stringify(serviceConfig(policy, options.maxAttempts ?? 4)),
       "grpc.keepalive_time_ms": options.keepaliveTimeMs ?? 20000,
       "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs ?? 10000,
       "grpc.max_receive_message_length": 64 << 20,

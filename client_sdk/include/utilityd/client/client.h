@@ -56,6 +56,17 @@ struct ClientOptions {
   std::string load_balancing_policy = "round_robin";
   // Deadline of unary calls (Decide, ListBehaviourSets, GetBehaviourSet).
   absl::Duration deadline = absl::Seconds(2);
+  // A unary Decide refused because a replica is overloaded
+  // (RESOURCE_EXHAUSTED, OVERLOADED) or unavailable (draining, down) is
+  // tried again, up to this many attempts in all, within the deadline:
+  // after the replica's retry hint (its grpc-retry-pushback-ms trailer)
+  // or a jittered exponential backoff from 50 ms, each attempt on the next
+  // replica of the round robin. gRPC's retry throttling stops retries
+  // while more than half of the calls fail (the whole fleet is overloaded:
+  // retrying would only add load). 1 disables retries. (Streams report an
+  // overloaded batch as an Error with reason OVERLOADED and
+  // retry_after_ms; docs/RELIABILITY.md, "Overload".)
+  int max_attempts = 4;
   // Client keepalive pings on idle connections; zero disables. Keep at or
   // above the server's --min_client_ping_interval.
   absl::Duration keepalive_time = absl::Seconds(20);
@@ -236,6 +247,10 @@ absl::Status FromGrpcStatus(const grpc::Status& status);
 // NOT_FOUND for an unreadable file, INVALID_ARGUMENT for an incomplete set.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
     const ClientOptions& options);
+
+// The channel's service config for `options`: the balancing policy, health
+// watching, and the retry policy of Decide.
+std::string ServiceConfigJson(const ClientOptions& options);
 
 // Returns the gRPC target for a ClientOptions::target: a list of "ip:port"
 // becomes "ipv4:..." (or "ipv6:..."); anything else is used as given.

@@ -339,3 +339,59 @@ test("goblins as a block share two tokens a mage; grants carried back are kept",
   const second = (await client.decide({ blocks: [next] })).blocks[0];
   assert.deepEqual(attackers(second), [0, 1], "the holders keep attacking");
 });
+
+async function metricTotal(replica: Replica, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${replica.httpPort}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) total += Number(line.split(" ").pop());
+  }
+  return total;
+}
+
+test("a call a shedding replica refuses is retried on another (docs/RELIABILITY.md)", async () => {
+  // A's queue holds 10 agents: it refuses every batch of 20 (OVERLOADED,
+  // with a retry hint); B takes them.
+  const a = await startReplica(0, ["--max_queued_agents=10"]);
+  const b = await startReplica();
+  const agents = Array.from({ length: 20 }, (_, i) => ({
+    agentId: `forager-${i}`,
+    behaviourSet: "eat_hide_wander",
+    factors: [0.8, 0.05, 5, 2],
+  }));
+  try {
+    for (const maxAttempts of [4, 1]) {
+      const two = UtilitydClient.connect({
+        target: `127.0.0.1:${a.port},127.0.0.1:${b.port}`,
+        deadlineMs: 5000,
+        maxAttempts,
+      });
+      await two.waitForReady(10000);
+      const before = await metricTotal(a, "utilityd_shed_total");
+      let ok = 0;
+      let refused = 0;
+      for (let i = 0; i < 20; ++i) {
+        try {
+          const answer = await two.decide({ agents });
+          assert.equal(answer.decisions.length, 20);
+          ++ok;
+        } catch (e) {
+          assert.ok(e instanceof UtilitydError, String(e));
+          assert.equal(e.code, 8); // RESOURCE_EXHAUSTED
+          ++refused;
+        }
+      }
+      const shed = (await metricTotal(a, "utilityd_shed_total")) - before;
+      two.close();
+      assert.ok(shed > 0, `maxAttempts ${maxAttempts}: A shed nothing`);
+      if (maxAttempts > 1) {
+        assert.equal(ok, 20);
+      } else {
+        assert.equal(refused, shed);
+      }
+    }
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});

@@ -37,6 +37,7 @@ enum class ErrorReason {
   kBatchTooLarge = 11,
   kNotReady = 12,
   kDraining = 13,
+  kOverloaded = 14,
 };
 
 // Every reason with its proto name less the ERROR_REASON_ prefix, in order.
@@ -59,6 +60,7 @@ inline constexpr ErrorReasonName kErrorReasonNames[] = {
     {ErrorReason::kBatchTooLarge, "BATCH_TOO_LARGE"},
     {ErrorReason::kNotReady, "NOT_READY"},
     {ErrorReason::kDraining, "DRAINING"},
+    {ErrorReason::kOverloaded, "OVERLOADED"},
 };
 // The table lists every enumerator once, in order.
 static_assert([] {
