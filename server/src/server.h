@@ -79,7 +79,7 @@ struct ServerOptions {
   int64_t max_memory_bytes = 256 << 20;
   // Concurrent calls per connection (HTTP/2 SETTINGS_MAX_CONCURRENT_
   // STREAMS); 0: gRPC's default.
-  int max_concurrent_streams = 64;
+  int max_concurrent_streams = 128;
 };
 
 class UtilitydServer {

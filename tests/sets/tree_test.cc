@@ -577,17 +577,86 @@ TEST_F(StateReset, EachBadStateRestartsWithItsReason) {
   }
 }
 
-TEST_F(StateReset, AnotherSetOrRevisionRestarts) {
-  auto other_set =
-      Load(absl::StrReplaceAll(SetYaml(kSeq), {{"name: t\n", "name: u\n"}}));
-  auto other_rev = Load(SetYaml(kSeq, "description: changed\n"));
-  ASSERT_NE(other_set, nullptr);
-  ASSERT_NE(other_rev, nullptr);
-  Driver a(other_set), b(other_rev);
-  a.Tick({"", "", "x+", "", S::kRunning});
-  b.Tick({"", "", "x+", "", S::kRunning});
-  EXPECT_EQ(TickWith(a.state()).reset, TreeReset::kOtherSet);
-  EXPECT_EQ(TickWith(b.state()).reset, TreeReset::kOtherRevision);
+TEST_F(StateReset, AnotherSetOrAnotherShapeRestartsOtherEditsResume) {
+  // States made by sets other than set_ (sequence of x, y), x running.
+  auto state_of = [](const std::string& yaml) {
+    auto set = Load(yaml);
+    EXPECT_NE(set, nullptr);
+    if (set == nullptr) return std::string();
+    Driver d(set);
+    d.Tick({"", "", "x+", "", S::kRunning});
+    return d.state();
+  };
+  EXPECT_EQ(TickWith(state_of(absl::StrReplaceAll(
+                         SetYaml(kSeq), {{"name: t\n", "name: u\n"}})))
+                .reset,
+            TreeReset::kOtherSet);
+  // Another revision of the same shape: a description, a consideration's
+  // output range and a label changed. The running leaf continues.
+  const std::string edited = absl::StrReplaceAll(
+      SetYaml(R"(
+  name: renamed
+  sequence: {children: [{action: x}, {action: y}]}
+)",
+              "description: changed\n"),
+      {{"{name: x, considerations: [{name: k, factor: a, output: {min: 1}}]}",
+        "{name: x, considerations: [{name: k, factor: a, output: {min: "
+        "0.5}}]}"}});
+  const TreeTick resumed = TickWith(state_of(edited));
+  EXPECT_EQ(resumed.reset, TreeReset::kNone);
+  ASSERT_EQ(resumed.run.size(), 1u);
+  EXPECT_FALSE(resumed.run[0].started);
+  // Another shape: a child more, another kind, another action.
+  for (const char* tree :
+       {"\n  sequence: {children: [{action: x}, {action: y}, {action: z}]}\n",
+        "\n  fallback: {children: [{action: x}, {action: y}]}\n",
+        "\n  sequence: {children: [{action: x}, {action: z}]}\n"}) {
+    SCOPED_TRACE(tree);
+    EXPECT_EQ(TickWith(state_of(SetYaml(tree))).reset, TreeReset::kOtherShape);
+  }
+}
+
+TEST(TreeStateReload, ACurveTweakKeepsARunningTreeAShapeChangeResetsIt) {
+  // A guard-like tree: a condition on `a`, then x. Reloaded with another
+  // threshold and curve, the running x continues; with a node more, the
+  // tree restarts and says why.
+  const auto tree = [](const std::string& condition, const std::string& more) {
+    return SetYaml(absl::StrCat(
+        "\n  reactive_sequence: {children: [{condition: ", condition,
+        "}, {action: x}", more, "]}\n"));
+  };
+  auto before = Load(tree("{factor: a, threshold: 0.5}", ""));
+  auto tweaked = Load(tree(
+      "{factor: a, threshold: 0.3, curve: {polynomial: {exponent: 2}}}", ""));
+  auto reshaped = Load(tree("{factor: a, threshold: 0.5}", ", {action: y}"));
+  ASSERT_NE(before, nullptr);
+  ASSERT_NE(tweaked, nullptr);
+  ASSERT_NE(reshaped, nullptr);
+  EXPECT_NE(before->revision(), tweaked->revision());
+  std::vector<float> f = {0.9f, 0.0f, 0.0f};
+  AgentInput agent{.factors = f};
+  TreeTick first, again;
+  ASSERT_TRUE(TickTree(before->compiled, agent, {.game_time = 1},
+                       ExplainLevel::kNone, &first)
+                  .ok());
+  ASSERT_EQ(first.run.size(), 1u);
+  ASSERT_TRUE(first.run[0].started);
+  ASSERT_TRUE(TickTree(tweaked->compiled, agent,
+                       {.game_time = 2, .state = first.state},
+                       ExplainLevel::kNone, &again)
+                  .ok());
+  EXPECT_EQ(again.reset, TreeReset::kNone);
+  ASSERT_EQ(again.run.size(), 1u);
+  EXPECT_FALSE(again.run[0].started) << "x continues";
+  EXPECT_TRUE(again.halted.empty());
+  ASSERT_TRUE(TickTree(reshaped->compiled, agent,
+                       {.game_time = 2, .state = first.state},
+                       ExplainLevel::kNone, &again)
+                  .ok());
+  EXPECT_EQ(again.reset, TreeReset::kOtherShape);
+  EXPECT_STREQ(TreeResetName(again.reset), "other_shape");
+  ASSERT_EQ(again.run.size(), 1u);
+  EXPECT_TRUE(again.run[0].started) << "restarted from the root";
 }
 
 TEST_F(StateReset, IndicesOutOfRangeRestart) {

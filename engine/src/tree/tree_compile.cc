@@ -245,14 +245,29 @@ void ValidateTree(const SetDefinition& def,
       .Node(*def.tree, "tree", 1, NodeKind::kSequence);
 }
 
+// The tree's shape: each node's kind, parent and number of children, and
+// an action leaf's action (by name) — what a state's entries refer to.
+// Parameters (curves, thresholds, durations, counts, rescoring) and labels
+// are not part of it: a reload that changes only them resumes running
+// trees (docs/TREES.md, "State").
+uint16_t ShapeTag(const CompiledTree& tree, const CompiledBehaviourSet& set) {
+  std::string shape;
+  for (const CompiledNode& n : tree.nodes) {
+    absl::StrAppend(&shape, NodeKindName(n.kind), ",", n.parent, ",",
+                    n.child_count, ",",
+                    n.action >= 0 ? set.actions()[n.action].name : "", ";");
+  }
+  return TreeStateTag(shape);
+}
+
 absl::StatusOr<std::shared_ptr<const CompiledTree>> CompileTree(
     const SetDefinition& def, const CompiledBehaviourSet& set) {
   auto tree = std::make_shared<CompiledTree>();
   tree->name_tag = TreeStateTag(def.name);
-  tree->revision_tag = TreeStateTag(def.revision);
   absl::StatusOr<int> root = internal::TreeCompiler(def, set, tree.get())
                                  .Add(*def.tree, -1, 0, "tree");
   if (!root.ok()) return root.status();
+  tree->shape_tag = ShapeTag(*tree, set);
   return std::shared_ptr<const CompiledTree>(std::move(tree));
 }
 

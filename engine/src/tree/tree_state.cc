@@ -106,8 +106,8 @@ void WriteHeader(const CompiledTree& tree, std::string* out) {
   (*out)[0] = static_cast<char>(kVersion);
   (*out)[1] = static_cast<char>(tree.name_tag & 0xff);
   (*out)[2] = static_cast<char>(tree.name_tag >> 8);
-  (*out)[3] = static_cast<char>(tree.revision_tag & 0xff);
-  (*out)[4] = static_cast<char>(tree.revision_tag >> 8);
+  (*out)[3] = static_cast<char>(tree.shape_tag & 0xff);
+  (*out)[4] = static_cast<char>(tree.shape_tag >> 8);
   const uint16_t check = Check(*out);
   (*out)[5] = static_cast<char>(check & 0xff);
   (*out)[6] = static_cast<char>(check >> 8);
@@ -188,8 +188,8 @@ TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
   if (GetTag(bytes, 1) != tree.name_tag) {
     return fail(TreeReset::kOtherSet);
   }
-  if (GetTag(bytes, 3) != tree.revision_tag) {
-    return fail(TreeReset::kOtherRevision);
+  if (GetTag(bytes, 3) != tree.shape_tag) {
+    return fail(TreeReset::kOtherShape);
   }
   if (GetTag(bytes, 5) != Check(bytes)) {
     return fail(TreeReset::kCorrupt);
@@ -241,8 +241,8 @@ const char* TreeResetName(TreeReset reason) {
       return "version";
     case TreeReset::kOtherSet:
       return "other_set";
-    case TreeReset::kOtherRevision:
-      return "other_revision";
+    case TreeReset::kOtherShape:
+      return "other_shape";
     case TreeReset::kCorrupt:
       return "corrupt";
     case TreeReset::kOutOfRange:

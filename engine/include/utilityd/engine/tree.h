@@ -74,9 +74,10 @@ struct CompiledTree {
   std::vector<uint32_t> children;  // child node ids, by parent
   std::vector<CurvePoint> curve_points;
   // The state's header tags (tree_state.cc): hashes of the set's name and
-  // revision, computed once.
+  // of the tree's shape (node kinds, structure and action leaves; not
+  // parameters), computed once.
   uint16_t name_tag = 0;
-  uint16_t revision_tag = 0;
+  uint16_t shape_tag = 0;
 
   const CompiledNode& node(int id) const { return nodes[id]; }
   int child(const CompiledNode& n, int i) const {
@@ -110,15 +111,15 @@ struct TreeLeaf {
 // Why a tick started from a fresh tree instead of the state it was given.
 enum class TreeReset : uint8_t {
   kNone,
-  kMalformed,      // does not decode (truncated, bad encoding)
-  kVersion,        // encoded by an unknown version
-  kOtherSet,       // another behaviour set's state
-  kOtherRevision,  // another revision of this set
-  kCorrupt,        // checksum mismatch
-  kOutOfRange,     // names a node or child the tree does not have
+  kMalformed,   // does not decode (truncated, bad encoding)
+  kVersion,     // encoded by an unknown version
+  kOtherSet,    // another behaviour set's state
+  kOtherShape,  // this set's tree before a reload changed its shape
+  kCorrupt,     // checksum mismatch
+  kOutOfRange,  // names a node or child the tree does not have
 };
 
-// Returns the reset reason's name, e.g. "other_revision"; "" for kNone.
+// Returns the reset reason's name, e.g. "other_shape"; "" for kNone.
 [[nodiscard]] const char* TreeResetName(TreeReset reason);
 
 // One node ticked, in tick order (explain top and full).
