@@ -39,8 +39,8 @@ sys.path.insert(0, STUBS)
 HERE = os.path.dirname(os.path.abspath(__file__))
 SECONDS = float(os.environ.get("SECONDS_OF_FLOOD", "20"))
 MEASURE_ONLY = os.environ.get("MEASURE_ONLY") == "1"
-RSS_LIMIT_MIB = float(os.environ.get("RSS_LIMIT_MIB", "400"))
-P99_LIMIT_S = float(os.environ.get("P99_LIMIT_S", "0.25"))
+RSS_LIMIT_MIB = float(os.environ.get("RSS_LIMIT_MIB", "480"))
+P99_LIMIT_S = float(os.environ.get("P99_LIMIT_S", "0.5"))
 HEALTH_LIMIT_S = 0.1
 CLIENTS = 3
 # Batches large enough that the server, not the Python clients, is what
