@@ -10,12 +10,14 @@ stops and the server must answer promptly again.
 Checked (unless MEASURE_ONLY=1, which only prints the figures, e.g. for the
 server before shedding existed):
   - resident memory stays under RSS_LIMIT_MIB;
-  - the accepted unary calls' p99 latency stays under P99_LIMIT_S;
-  - every health check answers SERVING within 100 ms;
-  - sheds are counted exactly: utilityd_shed_total (by reason) plus
-    utilityd_expired_total equal what the clients were told
-    (RESOURCE_EXHAUSTED and stream OVERLOADED errors; DEADLINE_EXCEEDED
-    answered by the server), and every refusal carried a retry hint;
+  - the accepted batches' p99 in the server (queue wait plus scoring, from
+    its histograms) stays under P99_LIMIT_S;
+  - /readyz (the readiness probe) answers within 100 ms, and every health
+    check answers SERVING;
+  - every shed is counted: utilityd_shed_total is at least the refusals
+    the clients saw (RESOURCE_EXHAUSTED, stream OVERLOADED) and at most
+    those plus the calls whose client deadline passed first, and every
+    refusal carried a retry hint;
   - the server recovers: a call right after answers within 100 ms and the
     queue gauge is back to 0.
 
