@@ -41,6 +41,9 @@ sys.path.insert(0, STUBS)
 HERE = os.path.dirname(os.path.abspath(__file__))
 SECONDS = float(os.environ.get("SECONDS_OF_FLOOD", "20"))
 MEASURE_ONLY = os.environ.get("MEASURE_ONLY") == "1"
+# Under AddressSanitizer: the functional checks only (memory and latency
+# are the sanitizer's as much as utilityd's).
+SANITIZED = os.environ.get("SANITIZED") == "1"
 RSS_LIMIT_MIB = float(os.environ.get("RSS_LIMIT_MIB", "480"))
 P99_LIMIT_S = float(os.environ.get("P99_LIMIT_S", "0.5"))
 HEALTH_LIMIT_S = 0.1
@@ -246,12 +249,12 @@ def main():
             def expect(cond, what):
                 if not cond:
                     failures.append(what)
-            expect(max(rss) < RSS_LIMIT_MIB,
+            expect(SANITIZED or max(rss) < RSS_LIMIT_MIB,
                    "resident memory %.0f MiB >= %.0f" % (max(rss), RSS_LIMIT_MIB))
-            expect(server_p99 <= P99_LIMIT_S,
+            expect(SANITIZED or server_p99 <= P99_LIMIT_S,
                    "accepted batches' p99 in the server %.3f s > %.2f" %
                    (server_p99, P99_LIMIT_S))
-            expect(max(readyz) < HEALTH_LIMIT_S,
+            expect(SANITIZED or max(readyz) < HEALTH_LIMIT_S,
                    "/readyz took %.3f s" % max(readyz))
             expect(health_errors == 0,
                    "%d health checks not SERVING / not ready" % health_errors)
@@ -270,7 +273,8 @@ def main():
             expect(refusals_without_hint == 0,
                    "%d refusals without grpc-retry-pushback-ms" %
                    refusals_without_hint)
-            expect(recovery_health < HEALTH_LIMIT_S and queued_after == 0,
+            expect((SANITIZED or recovery_health < HEALTH_LIMIT_S) and
+                   queued_after == 0,
                    "no recovery: health %.3f s, %d agents still queued" %
                    (recovery_health, queued_after))
             expect(codes.get("OK", 0) > 0 and stream_codes.get("OK", 0) > 0,
