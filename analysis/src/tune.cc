@@ -402,6 +402,18 @@ void CountFlips(const loader::LoadedSet& set, const loader::LoadedSet& tuned,
   }
 }
 
+absl::StatusOr<bool> Verify(
+    const loader::LoadedSet& set, const loader::LoadedSet& tuned,
+    const std::vector<std::unique_ptr<Decided>>& decided, const TuneOptions& o,
+    v1::TuneReport* report) {
+  absl::StatusOr<bool> pass = Check(tuned, decided, o, report);
+  if (!pass.ok()) return pass.status();
+  report->clear_log_decisions();
+  report->clear_log_flipped();
+  CountFlips(set, tuned, o, report);
+  return *pass && !(o.keep_log && report->log_flipped() > 0);
+}
+
 // The changed weights into the report, with the YAML patch.
 void WriteChanges(const e::CompiledBehaviourSet& cs,
                   const std::vector<double>& weights, v1::TuneReport* report) {
@@ -472,15 +484,14 @@ std::string PatchYaml(const v1::TuneReport& report) {
 }  // namespace internal
 
 namespace e = engine;
-using internal::Check;
 using internal::CollectDemands;
-using internal::CountFlips;
 using internal::Decided;
 using internal::Demand;
 using internal::LogDemands;
 using internal::NegativeCycle;
 using internal::Rounded;
 using internal::Solve;
+using internal::Verify;
 using internal::WithWeights;
 using internal::WriteChanges;
 
@@ -589,12 +600,8 @@ absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
     absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> tuned =
         WithWeights(set, weights);
     if (!tuned.ok()) return tuned.status();
-    absl::StatusOr<bool> pass = Check(**tuned, decided, o, &report);
+    absl::StatusOr<bool> pass = Verify(set, **tuned, decided, o, &report);
     if (!pass.ok()) return pass.status();
-    report.clear_log_decisions();
-    report.clear_log_flipped();
-    CountFlips(set, **tuned, o, &report);
-    if (o.keep_log && report.log_flipped() > 0) *pass = false;
     if (!*pass && digits < 9) continue;
     WriteChanges(cs, weights, &report);
     break;

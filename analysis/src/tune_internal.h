@@ -47,6 +47,12 @@ std::string ZeroScore(const engine::CompiledBehaviourSet& cs, const Decided& d,
 absl::StatusOr<bool> Check(const loader::LoadedSet& tuned,
                            const std::vector<std::unique_ptr<Decided>>& decided,
                            const TuneOptions& o, v1::TuneReport* report);
+// Check, then the log's flips counted afresh into the report; whether the
+// tuned set passes (with o.keep_log, no logged decision may flip).
+absl::StatusOr<bool> Verify(
+    const loader::LoadedSet& set, const loader::LoadedSet& tuned,
+    const std::vector<std::unique_ptr<Decided>>& decided, const TuneOptions& o,
+    v1::TuneReport* report);
 // Counts the log's decisions of this set that the tuned set decides
 // otherwise (report->log_decisions, log_flipped).
 void CountFlips(const loader::LoadedSet& set, const loader::LoadedSet& tuned,

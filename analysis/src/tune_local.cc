@@ -533,12 +533,8 @@ absl::StatusOr<v1::TuneReport> LocalTune(const loader::LoadedSet& set,
     }
     auto tuned = search.Build(yr, tr);
     if (!tuned.ok()) continue;
-    absl::StatusOr<bool> pass = Check(**tuned, decided, o, &report);
+    absl::StatusOr<bool> pass = Verify(set, **tuned, decided, o, &report);
     if (!pass.ok()) return pass.status();
-    report.clear_log_decisions();
-    report.clear_log_flipped();
-    CountFlips(set, **tuned, o, &report);
-    if (o.keep_log && report.log_flipped() > 0) *pass = false;
     if (!*pass && digits < 9) continue;
     for (int a = 0; a < n; ++a) {
       if (yr[a] == 0) continue;

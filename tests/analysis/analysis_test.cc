@@ -416,6 +416,19 @@ scenarios:
 )";
 
 // Every scenario's winner through the engine, and its relative margin.
+// A scenario decided by the engine with `set` (explain top: the runner-up).
+engine::Decision DecideScenario(const loader::LoadedSet& set,
+                                const v1::Scenario& s) {
+  v1::AgentSnapshot snapshot = codec::ScenarioSnapshot(set.name(), s);
+  codec::AgentScratch scratch;
+  engine::AgentInput in;
+  engine::Decision d;
+  EXPECT_TRUE(codec::ResolveAgent(set, snapshot, &scratch, &in).ok());
+  EXPECT_TRUE(
+      engine::Decide(set.compiled, in, engine::ExplainLevel::kTop, &d).ok());
+  return d;
+}
+
 void ExpectPass(const loader::LoadedSet& set, const v1::TuneReport& report,
                 double margin) {
   v1::BehaviourSet def = set.definition;
@@ -451,14 +464,8 @@ void ExpectPass(const loader::LoadedSet& set, const v1::TuneReport& report,
   auto tuned = loader::LoadSetProto(def, "tuned");
   ASSERT_TRUE(tuned.ok()) << tuned.status().message();
   for (const v1::Scenario& s : def.scenarios()) {
-    v1::AgentSnapshot snapshot = codec::ScenarioSnapshot(def.name(), s);
-    codec::AgentScratch scratch;
-    engine::AgentInput in;
-    ASSERT_TRUE(codec::ResolveAgent(**tuned, snapshot, &scratch, &in).ok());
-    engine::Decision d;
-    ASSERT_TRUE(
-        engine::Decide((*tuned)->compiled, in, engine::ExplainLevel::kTop, &d)
-            .ok());
+    const engine::Decision d = DecideScenario(**tuned, s);
+    ASSERT_GE(d.action, 0) << s.name();
     EXPECT_EQ((*tuned)->compiled.actions()[d.action].name, s.expected_action())
         << s.name();
     EXPECT_GE(d.score, (1 + margin) * d.runner_up_score * (1 - 1e-6))
@@ -673,14 +680,8 @@ TEST(TuneTest, TheConsiderationWeightChangeIsMinimalAgainstABruteForceGrid) {
       ASSERT_TRUE(s.ok());
       bool pass = true;
       for (const v1::Scenario& sc : def.scenarios()) {
-        v1::AgentSnapshot snapshot = codec::ScenarioSnapshot(def.name(), sc);
-        codec::AgentScratch scratch;
-        engine::AgentInput in;
-        ASSERT_TRUE(codec::ResolveAgent(**s, snapshot, &scratch, &in).ok());
-        engine::Decision d;
-        ASSERT_TRUE(
-            engine::Decide((*s)->compiled, in, engine::ExplainLevel::kTop, &d)
-                .ok());
+        const engine::Decision d = DecideScenario(**s, sc);
+        ASSERT_GE(d.action, 0) << sc.name();
         pass &=
             (*s)->compiled.actions()[d.action].name == sc.expected_action() &&
             d.score >= 1.05 * d.runner_up_score;
