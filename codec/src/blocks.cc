@@ -673,8 +673,7 @@ static_assert(
     static_cast<int>(e::TreeReset::kMalformed) == v1::TREE_RESET_MALFORMED &&
     static_cast<int>(e::TreeReset::kVersion) == v1::TREE_RESET_VERSION &&
     static_cast<int>(e::TreeReset::kOtherSet) == v1::TREE_RESET_OTHER_SET &&
-    static_cast<int>(e::TreeReset::kOtherShape) ==
-        v1::TREE_RESET_OTHER_SHAPE &&
+    static_cast<int>(e::TreeReset::kOtherShape) == v1::TREE_RESET_OTHER_SHAPE &&
     static_cast<int>(e::TreeReset::kCorrupt) == v1::TREE_RESET_CORRUPT &&
     static_cast<int>(e::TreeReset::kOutOfRange) ==
         v1::TREE_RESET_OUT_OF_RANGE &&

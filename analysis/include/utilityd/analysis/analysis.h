@@ -95,10 +95,11 @@ struct TuneOptions {
 // expected action passes with its margin, checked by deciding each
 // scenario with the changed set. With consideration parameters unlocked,
 // the smallest change found near the set (repeated linear programs over
-// the scores linearised where the search stands, docs/ANALYSIS.md). Not feasible: `conflicts` name the
-// scenarios whose demands contradict each other (a negative cycle of
-// their difference constraints; with `keep_log`, log entries too), or the
-// veto or rank no weight can change. UNIMPLEMENTED when built without CLP.
+// the scores linearised where the search stands, docs/ANALYSIS.md). Not
+// feasible: `conflicts` name the scenarios whose demands contradict each other
+// (a negative cycle of their difference constraints; with `keep_log`, log
+// entries too), or the veto or rank no weight can change. UNIMPLEMENTED when
+// built without CLP.
 [[nodiscard]] absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
                                                   const TuneOptions& options);
 
