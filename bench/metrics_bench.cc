@@ -43,7 +43,7 @@ void BM_RecordDecision(benchmark::State& state) {
   const engine::CompiledBehaviourSet& compiled = (*set)->compiled;
   metrics::Registry registry;
   server::ServiceMetrics service_metrics(&registry);
-  const server::SetMetrics& m = service_metrics.ForSet(**set);
+  const server::SetMetrics& m = service_metrics.ForSet(**set, v1::VARIANT_LIVE);
   // 256 real decisions over random factors, two goblins each.
   std::mt19937 rng(7);
   std::vector<std::vector<float>> factors(256), targets(512);

@@ -64,13 +64,58 @@ struct BlockWork {
   struct HeldBlock {
     int b = 0, first_index = 0, rows = 0;
     const loader::LoadedSet* set = nullptr;
+    const loader::LoadedSet* canary = nullptr;  // its rows in `share`'s
+    double share = 0;
   };
   std::vector<HeldBlock> held_blocks;
+  // Canary rollouts: 1 for each row of the block in the canary's share.
+  std::vector<char> canary_rows;
 };
 
 BlockWork& Work() {
   thread_local BlockWork work;
   return work;
+}
+
+// The sets of one block's rows: the live set, and the canary's for the
+// rows in its share (their 1s in `rows`); canary null: every row is live.
+struct BlockSets {
+  const loader::LoadedSet* live = nullptr;
+  const loader::LoadedSet* canary = nullptr;
+  const std::vector<char>* rows = nullptr;
+
+  bool Canary(int r) const { return canary != nullptr && (*rows)[r] != 0; }
+  const loader::LoadedSet& For(int r) const {
+    return Canary(r) ? *canary : *live;
+  }
+};
+
+// The block's sets: the canary's `canary` (may be null) for the rows in
+// the share, when some row is.
+BlockSets ShareRows(const loader::LoadedSet& live,
+                    const loader::LoadedSet* canary, double share,
+                    const v1::AgentBlock& block, std::vector<char>* rows) {
+  BlockSets sets{.live = &live, .rows = rows};
+  if (canary == nullptr) return sets;
+  rows->resize(block.agent_ids_size());
+  bool any = false;
+  for (int r = 0; r < block.agent_ids_size(); ++r) {
+    (*rows)[r] = InCanaryShare(block.agent_ids(r), share) ? 1 : 0;
+    any = any || (*rows)[r] != 0;
+  }
+  if (any) sets.canary = canary;
+  return sets;
+}
+
+// Flags the canary's rows, and names its revision.
+void MarkCanaryRows(const BlockSets& sets, int rows, v1::DecisionBlock* out) {
+  if (sets.canary == nullptr) return;
+  out->set_canary_revision(sets.canary->revision());
+  for (int r = 0; r < rows; ++r) {
+    if (!sets.Canary(r)) continue;
+    char& flags = (*out->mutable_flags())[r];
+    flags = static_cast<char>(flags | v1::COMPACT_FLAG_CANARY);
+  }
 }
 
 absl::Status Refuse(absl::StatusCode code, e::ErrorReason reason,
@@ -553,9 +598,9 @@ void FailRow(int b, int r, int index, const loader::LoadedSet* set,
 }
 
 // Writes the engine's answers for the block's decided rows.
-void WriteRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
-               int first_index, BlockWork& work, v1::DecisionBlock* out,
-               BatchObserver* observer) {
+void WriteRows(const loader::LoadedSet& set, bool canary, int b,
+               const v1::AgentBlock& block, int first_index, BlockWork& work,
+               v1::DecisionBlock* out, BatchObserver* observer) {
   static const v1::AgentSnapshot* const kNone = new v1::AgentSnapshot();
   for (size_t g = 0; g < work.rows.size(); ++g) {
     const int r = work.rows[g];
@@ -581,6 +626,7 @@ void WriteRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
     message = &work.message;
     message->Clear();
     WriteDecision(set, work.snapshot, d, v1::EXPLAIN_NONE, message);
+    if (canary) message->set_variant(v1::VARIANT_CANARY);
     observer->OnDecided(index, set, *agent, in, d, message);
   }
 }
@@ -622,17 +668,20 @@ void HoldRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
   }
 }
 
-// The rows of a flat set: one engine pass over the rows that read well;
-// with `coordinator`, a set with resources, whose rows it holds.
-void DecideRows(const loader::LoadedSet& set, int b,
+// The rows of a flat set: one engine pass over the rows that read well
+// (of the canary's rows, or the live ones); with `coordinator`, a set with
+// resources, whose rows it holds.
+void DecideRows(const BlockSets& sets, bool canary, int b,
                 const v1::AgentBlock& block, const Columns& columns,
                 int first_index, BlockWork& work, v1::DecisionBlock* out,
                 BatchObserver* observer, Coordinator* coordinator) {
+  const loader::LoadedSet& set = canary ? *sets.canary : *sets.live;
   work.inputs.clear();
   work.rows.clear();
   const bool coordinated = coordinator != nullptr;
   e::AgentInput in;
   for (int r = 0; r < columns.rows; ++r) {
+    if (sets.Canary(r) != canary) continue;
     absl::Status row = RowInput(block, columns, work, r, &in);
     if (row.ok() && coordinated) row = RowHeld(set, block, r, nullptr);
     if (!row.ok()) {
@@ -659,7 +708,7 @@ void DecideRows(const loader::LoadedSet& set, int b,
   if (coordinated) {
     HoldRows(set, b, block, first_index, work, out, observer, coordinator);
   } else {
-    WriteRows(set, b, block, first_index, work, out, observer);
+    WriteRows(set, canary, b, block, first_index, work, out, observer);
   }
   if (observer != nullptr) {
     observer->OnVetoes(set, work.decider.vetoes_by_action(),
@@ -788,7 +837,7 @@ absl::Status RowInputs(const loader::LoadedSet& set,
 
 // The rows of a set with a tree: each row ticked alone (each walks its own
 // path, as snapshots do), its tick written as columns.
-void TickRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
+void TickRows(const BlockSets& sets, int b, const v1::AgentBlock& block,
               const Columns& columns, int first_index, BlockWork& work,
               v1::DecisionBlock* out, BatchObserver* observer) {
   static const v1::AgentSnapshot* const kNone = new v1::AgentSnapshot();
@@ -796,6 +845,7 @@ void TickRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
   e::AgentInput in;
   e::TreeInput tree;
   for (int r = 0; r < columns.rows; ++r) {
+    const loader::LoadedSet& set = sets.For(r);
     const int index = first_index + r;
     absl::Status s = RowInputs(set, block, columns, r, work, &in, &tree);
     if (s.ok()) {
@@ -818,6 +868,7 @@ void TickRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
     RowTreeSnapshot(tree, &work.snapshot);
     work.message.Clear();
     WriteTick(set, work.snapshot, work.tick, v1::EXPLAIN_NONE, &work.message);
+    if (sets.Canary(r)) work.message.set_variant(v1::VARIANT_CANARY);
     observer->OnTicked(index, set, work.snapshot, in, work.tick, &work.message);
   }
 }
@@ -825,7 +876,7 @@ void TickRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
 // Answers the rows the block names in explain_rows with their explained
 // decision (each decided again alone, which the engine decides alike),
 // besides their numbers. A row that failed is answered by its error.
-void ExplainRows(const loader::LoadedSet& set, const v1::AgentBlock& block,
+void ExplainRows(const BlockSets& sets, const v1::AgentBlock& block,
                  const Columns& columns, v1::Explain explain,
                  const Coordinator* coordinator, int first_index,
                  BlockWork& work, v1::DecisionBlock* out) {
@@ -839,6 +890,7 @@ void ExplainRows(const loader::LoadedSet& set, const v1::AgentBlock& block,
   e::TreeInput tree;
   for (uint32_t row : work.explain) {
     const int r = static_cast<int>(row);
+    const loader::LoadedSet& set = sets.For(r);
     char& flags = (*out->mutable_flags())[r];
     if (flags & v1::COMPACT_FLAG_FULL) continue;  // failed: its error
     // It was decided (or ticked) above: the same again cannot fail.
@@ -855,6 +907,7 @@ void ExplainRows(const loader::LoadedSet& set, const v1::AgentBlock& block,
     v1::IndexedDecision* x = out->add_full();
     x->set_agent(r);
     flags = static_cast<char>(flags | v1::COMPACT_FLAG_FULL);
+    if (sets.Canary(r)) x->mutable_decision()->set_variant(v1::VARIANT_CANARY);
     if (coordinator != nullptr) {
       // Its allocated decision, with the scoring's explanation and its
       // coordination, as a snapshot's.
@@ -889,8 +942,8 @@ void SortFull(v1::DecisionBlock* out) {
 
 // Decides block b, whose rows are observer indexes first_index on; the
 // rows of a set with resources are held in `coordinator`.
-void DecideBlock(const loader::Catalog& catalog, int b,
-                 const v1::AgentBlock& block, v1::Explain explain,
+void DecideBlock(const loader::Catalog& catalog, const Variants& variants,
+                 int b, const v1::AgentBlock& block, v1::Explain explain,
                  int first_index, BlockWork& work, v1::DecisionBlock* out,
                  BatchObserver* observer, Coordinator* coordinator) {
   const loader::LoadedSet* set = nullptr;
@@ -910,22 +963,44 @@ void DecideBlock(const loader::Catalog& catalog, int b,
   }
   StartColumns(columns.rows, out);
   out->set_revision(set->revision());
+  const loader::LoadedSet* canary = variants.CanaryOf(*set);
+  if (canary != nullptr && !SameColumns(*set, *canary)) canary = nullptr;
+  const BlockSets sets =
+      ShareRows(*set, canary, variants.share, block, &work.canary_rows);
   if (set->compiled.tree() != nullptr) {
-    TickRows(*set, b, block, columns, first_index, work, out, observer);
-  } else if (set->compiled.has_resources()) {
-    // Written once the batch is allocated (WriteHeldRow), finished by
-    // FinishBlocks.
-    out->mutable_grant_offsets()->Resize(columns.rows + 1, 0);
-    DecideRows(*set, b, block, columns, first_index, work, out, observer,
-               coordinator);
-    work.held_blocks.push_back(
-        {.b = b, .first_index = first_index, .rows = columns.rows, .set = set});
-    return;
+    TickRows(sets, b, block, columns, first_index, work, out, observer);
   } else {
-    DecideRows(*set, b, block, columns, first_index, work, out, observer,
-               nullptr);
+    // A set with resources: written once the batch is allocated
+    // (WriteHeldRow), finished by FinishBlocks.
+    Coordinator* held = set->compiled.has_resources() ? coordinator : nullptr;
+    if (held != nullptr) {
+      out->mutable_grant_offsets()->Resize(columns.rows + 1, 0);
+    }
+    DecideRows(sets, false, b, block, columns, first_index, work, out,
+               observer, held);
+    if (sets.canary != nullptr) {
+      // Holding moved the targets and clocks the live rows point into:
+      // read again, they read alike.
+      if (held != nullptr) {
+        ReadColumns(*set, block, ToExplainLevel(explain), work, &columns)
+            .IgnoreError();
+      }
+      DecideRows(sets, true, b, block, columns, first_index, work, out,
+                 observer, held);
+    }
+    if (held != nullptr) {
+      MarkCanaryRows(sets, columns.rows, out);
+      work.held_blocks.push_back({.b = b,
+                                  .first_index = first_index,
+                                  .rows = columns.rows,
+                                  .set = set,
+                                  .canary = sets.canary,
+                                  .share = variants.share});
+      return;
+    }
   }
-  ExplainRows(*set, block, columns, explain, nullptr, first_index, work, out);
+  ExplainRows(sets, block, columns, explain, nullptr, first_index, work, out);
+  MarkCanaryRows(sets, columns.rows, out);
   SortFull(out);
 }
 
@@ -934,7 +1009,7 @@ void DecideBlock(const loader::Catalog& catalog, int b,
 void DecideBlocks(const loader::Catalog& catalog,
                   const v1::DecideRequest& request,
                   v1::DecideResponse* response, BatchObserver* observer,
-                  Coordinator* coordinator) {
+                  Coordinator* coordinator, const Variants& variants) {
   BlockWork& work = Work();
   work.held_used = 0;
   work.held_targets.clear();
@@ -944,7 +1019,7 @@ void DecideBlocks(const loader::Catalog& catalog,
   response->mutable_blocks()->Reserve(request.blocks_size());
   for (int b = 0; b < request.blocks_size(); ++b) {
     const v1::AgentBlock& block = request.blocks(b);
-    DecideBlock(catalog, b, block, request.explain(), index, work,
+    DecideBlock(catalog, variants, b, block, request.explain(), index, work,
                 response->add_blocks(), observer, coordinator);
     index += block.agent_ids_size();
   }
@@ -952,7 +1027,8 @@ void DecideBlocks(const loader::Catalog& catalog,
 
 void WriteHeldRow(const v1::DecideRequest& request,
                   const Coordinator& coordinator, size_t k,
-                  v1::DecideResponse* response, BatchObserver* observer) {
+                  v1::DecideResponse* response, BatchObserver* observer,
+                  bool canary) {
   const Coordinator::Agent& a = coordinator.agents()[k];
   const v1::AgentBlock& block = request.blocks(a.block);
   v1::DecisionBlock* out = response->mutable_blocks(a.block);
@@ -961,6 +1037,7 @@ void WriteHeldRow(const v1::DecideRequest& request,
   if (coordinator.Denied(k)) {
     (*out->mutable_flags())[r] |= v1::COMPACT_FLAG_DENIED;
   }
+  if (canary) (*out->mutable_flags())[r] |= v1::COMPACT_FLAG_CANARY;
   // Its grants: the uses of its allocated option, in the set's order.
   if (const e::Option* o = coordinator.Chosen(k); o != nullptr) {
     const e::CompiledBehaviourSet& cs = a.set->compiled;
@@ -984,6 +1061,7 @@ void WriteHeldRow(const v1::DecideRequest& request,
     message->Clear();
     WriteDecision(*a.set, *a.snapshot, a.decision, v1::EXPLAIN_NONE, message);
     coordinator.Describe(k, message->mutable_coordination());
+    if (canary) message->set_variant(v1::VARIANT_CANARY);
   }
   observer->OnDecided(a.index, *a.set, *a.snapshot, a.input, a.decision,
                       message);
@@ -1008,7 +1086,9 @@ void FinishBlocks(const v1::DecideRequest& request,
       if (ReadColumns(*h.set, request.blocks(h.b),
                       ToExplainLevel(request.explain()), work, &columns)
               .ok()) {
-        ExplainRows(*h.set, request.blocks(h.b), columns, request.explain(),
+        const BlockSets sets = ShareRows(*h.set, h.canary, h.share,
+                                         request.blocks(h.b), &work.canary_rows);
+        ExplainRows(sets, request.blocks(h.b), columns, request.explain(),
                     &coordinator, h.first_index, work, out);
       }
     }

@@ -15,16 +15,20 @@ namespace utilityd::codec::internal {
 // before b) + r. The rows of sets with resources are held in
 // `coordinator`, with a snapshot each, and written by WriteHeldRow once
 // the batch is allocated.
+// With `variants`, a block whose set the canary holds with SameColumns
+// has its rows in the canary's share decided by the canary's set.
 void DecideBlocks(const loader::Catalog& catalog,
                   const v1::DecideRequest& request,
                   v1::DecideResponse* response, BatchObserver* observer,
-                  Coordinator* coordinator);
+                  Coordinator* coordinator, const Variants& variants);
 
 // Writes held agent k, a block row, after allocation: its numbers, its
-// grants and DENIED flag; and shows it to the observer.
+// grants and DENIED flag (and CANARY, when `canary`); and shows it to the
+// observer.
 void WriteHeldRow(const v1::DecideRequest& request,
                   const Coordinator& coordinator, size_t k,
-                  v1::DecideResponse* response, BatchObserver* observer);
+                  v1::DecideResponse* response, BatchObserver* observer,
+                  bool canary);
 
 // Completes the blocks of sets with resources once their rows are written:
 // their grant offsets, their explained rows, `full` in row order.

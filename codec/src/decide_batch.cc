@@ -46,6 +46,46 @@ struct BatchWork {
   absl::InlinedVector<const loader::LoadedSet*, 4> listed;
   // Compact form: the message an observer asks for (a sampled decision).
   v1::Decision message;
+  // Canary rollouts: the request's variants, and a cache of the live set
+  // last routed (and its canary set) and of the set last asked about.
+  Variants variants;
+  const loader::LoadedSet* routed_live = nullptr;
+  const loader::LoadedSet* routed_canary = nullptr;
+  const loader::LoadedSet* checked = nullptr;
+  bool checked_canary = false;
+
+  // The set deciding agent `agent_id` of live set `live`.
+  const loader::LoadedSet& Route(const loader::LoadedSet& live,
+                                 absl::string_view agent_id) {
+    if (variants.canary == nullptr) return live;
+    if (&live != routed_live) {
+      routed_live = &live;
+      routed_canary = variants.CanaryOf(live);
+    }
+    return routed_canary != nullptr && InCanaryShare(agent_id, variants.share)
+               ? *routed_canary
+               : live;
+  }
+
+  bool IsCanary(const loader::LoadedSet& set) {
+    if (variants.canary == nullptr) return false;
+    if (&set != checked) {
+      checked = &set;
+      checked_canary = variants.canary->Find(set.name()).get() == &set;
+    }
+    return checked_canary;
+  }
+
+  // Marks agent i's answer as the canary's when `set` is: its message
+  // (`out`, when there is one) and its compact flag.
+  void Mark(const loader::LoadedSet* set, int i, v1::Decision* out) {
+    if (set == nullptr || !IsCanary(*set)) return;
+    if (out != nullptr) out->set_variant(v1::VARIANT_CANARY);
+    if (compact != nullptr) {
+      char& flags = (*compact->mutable_flags())[i];
+      flags = static_cast<char>(flags | v1::COMPACT_FLAG_CANARY);
+    }
+  }
 
   // Where agent i's complete decision goes: its place in the full form,
   // else a FULL entry of the compact form.
@@ -65,17 +105,20 @@ struct BatchWork {
     v1::SetRevision* r = compact->add_revisions();
     r->set_behaviour_set(set.name());
     r->set_revision(set.revision());
+    if (IsCanary(set)) r->set_variant(v1::VARIANT_CANARY);
   }
 };
 
 // Answers agent i with `status`, prefixed with the agent's path.
 void FailAgent(int i, const v1::AgentSnapshot& agent,
                const loader::LoadedSet* set, const absl::Status& status,
-               v1::Decision* out, BatchObserver* observer) {
+               BatchWork& work, BatchObserver* observer) {
   const absl::Status at =
       e::PrefixField(status, absl::StrCat("agents[", i, "]."));
+  v1::Decision* out = work.FullSlot(i);
   out->set_agent_id(agent.agent_id());
   WriteError(at, out);
+  work.Mark(set, i, out);
   if (observer != nullptr) observer->OnFailed(i, set, agent, at);
 }
 
@@ -91,15 +134,16 @@ void TickOne(const loader::LoadedSet& set, int i,
   AgentScratch& scratch = work.scratch[i];
   const e::AgentInput& input = work.inputs[i];
   const v1::AgentSnapshot& agent = request.agents(i);
-  v1::Decision* out = work.FullSlot(i);
   e::TreeInput in;
   absl::Status s = ResolveTree(set, agent, &scratch, &in);
   if (s.ok()) {
     s = e::TickTree(set.compiled, input, in, ToExplainLevel(work.explain),
                     &scratch.tick);
   }
-  if (!s.ok()) return FailAgent(i, agent, &set, s, out, observer);
+  if (!s.ok()) return FailAgent(i, agent, &set, s, work, observer);
+  v1::Decision* out = work.FullSlot(i);
   WriteTick(set, agent, scratch.tick, work.explain, out);
+  work.Mark(&set, i, out);
   work.List(set);
   if (observer != nullptr) {
     observer->OnTicked(i, set, agent, input, scratch.tick, out);
@@ -116,7 +160,7 @@ void ResolveOne(const loader::Catalog& catalog,
   const v1::AgentSnapshot& agent = request.agents(i);
   const loader::LoadedSet* set = nullptr;
   auto fail = [&](const absl::Status& s) {
-    FailAgent(i, agent, set, s, work.FullSlot(i), observer);
+    FailAgent(i, agent, set, s, work, observer);
   };
   if (agent.behaviour_set().empty()) {
     return fail(e::FieldError(absl::StatusCode::kInvalidArgument,
@@ -137,8 +181,10 @@ void ResolveOne(const loader::Catalog& catalog,
         e::UnknownNameMessage("set", agent.behaviour_set(), names)));
   }
   last = set;
-  if (absl::Status s =
-          ResolveAgent(*set, agent, &work.scratch[i], &work.inputs[i]);
+  const loader::LoadedSet* live = set;
+  set = &work.Route(*live, agent.agent_id());
+  if (absl::Status s = ResolveAgent(*set, agent, &work.scratch[i],
+                                    &work.inputs[i], live);
       !s.ok()) {
     return fail(s);
   }
@@ -192,6 +238,7 @@ void WriteDecided(const loader::LoadedSet& set, int i,
       }
     }
   }
+  work.Mark(&set, i, out);
   if (observer != nullptr) observer->OnDecided(i, set, agent, input, d, out);
 }
 
@@ -206,7 +253,8 @@ void Coordinate(const v1::DecideRequest& request, BatchWork& work,
   for (size_t k = 0; k < c.agents().size(); ++k) {
     Coordinator::Agent& a = c.agents()[k];
     if (a.block >= 0) {
-      internal::WriteHeldRow(request, c, k, work.response, observer);
+      internal::WriteHeldRow(request, c, k, work.response, observer,
+                             work.IsCanary(*a.set));
       continue;
     }
     WriteDecided(*a.set, a.index, request, a.input, a.decision,
@@ -253,7 +301,7 @@ void DecideGroup(const loader::LoadedSet& set, int first,
     const v1::AgentSnapshot& agent = request.agents(i);
     const e::BatchDecision& d = work.group_out[g];
     if (const absl::Status& s = work.group_errors[g]; !s.ok()) {
-      FailAgent(i, agent, &set, s, work.FullSlot(i), observer);
+      FailAgent(i, agent, &set, s, work, observer);
       continue;
     }
     if (coordinated) {  // written once the whole batch is allocated
@@ -275,8 +323,10 @@ void DecideGroup(const loader::LoadedSet& set, int first,
 
 void DecideBatch(const loader::Catalog& catalog,
                  const v1::DecideRequest& request, v1::DecideResponse* response,
-                 BatchObserver* observer) {
+                 BatchObserver* observer, const Variants& variants) {
   thread_local BatchWork work;
+  work.variants = variants;
+  work.routed_live = work.checked = nullptr;
   const int n = request.agents_size();
   const bool compact = request.form() == v1::DECISION_FORM_COMPACT;
   work.explain = compact ? v1::EXPLAIN_NONE : request.explain();
@@ -307,7 +357,7 @@ void DecideBatch(const loader::Catalog& catalog,
   // Blocks; the rows of sets with resources are held for coordination.
   if (request.blocks_size() > 0) {
     internal::DecideBlocks(catalog, request, response, observer,
-                           &work.coordinator);
+                           &work.coordinator, variants);
   }
   // Coordination: the agents of sets with resources, across the batch.
   if (!work.coordinator.empty() || request.pools_size() > 0) {

@@ -212,14 +212,17 @@ absl::Status ResolvePersonality(const e::CompiledBehaviourSet& set,
 
 absl::Status ResolveAgent(const loader::LoadedSet& loaded,
                           const v1::AgentSnapshot& snapshot,
-                          AgentScratch* scratch, e::AgentInput* input) {
+                          AgentScratch* scratch, e::AgentInput* input,
+                          const loader::LoadedSet* revision_of) {
   const e::CompiledBehaviourSet& set = loaded.compiled;
+  const std::string& revision =
+      (revision_of != nullptr ? *revision_of : loaded).revision();
   if (!snapshot.expected_revision().empty() &&
-      snapshot.expected_revision() != loaded.revision()) {
+      snapshot.expected_revision() != revision) {
     return e::FieldError(
         absl::StatusCode::kFailedPrecondition, e::ErrorReason::kStaleRevision,
         "expected_revision",
-        absl::StrCat(set.name(), " is at revision ", loaded.revision(),
+        absl::StrCat(set.name(), " is at revision ", revision,
                      ", the agent expects ", snapshot.expected_revision(),
                      " (refresh the factor order with GetBehaviourSet)"));
   }

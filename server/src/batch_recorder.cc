@@ -18,12 +18,18 @@ void BatchRecorder::Record(const loader::LoadedSet& set,
                            const v1::Decision& out, uint64_t id) {
   DecisionLog* const log = service_->log_;
   RecentDecisions* const recent = service_->recent_;
+  // The generation holding `set`: the feed and the log explain with it.
+  const bool canary = IsCanary(set);
+  const std::shared_ptr<const Generation>& generation =
+      canary ? canary_.generation : generation_;
   if (recent != nullptr && recent->Sampled(id)) {
-    recent->Add(generation_, agent, now_, out, decision.runner_up_score);
+    recent->Add(generation, agent, now_, out, decision.runner_up_score);
   }
-  // Shadow evaluation takes a copy; its worker decides it again later.
-  if (ShadowEvaluator* shadow = service_->shadow_;
-      shadow != nullptr && shadow->Sampled(id)) {
+  // Shadow evaluation takes a copy; its worker decides it again later. The
+  // canary's decisions are compared with the live sets instead.
+  ShadowEvaluator* const shadow =
+      canary ? &service_->canary_->compare() : service_->shadow_;
+  if (shadow != nullptr && shadow->Sampled(id)) {
     shadow->Offer(set, agent, out);
   }
   if (log == nullptr) return;
@@ -35,7 +41,7 @@ void BatchRecorder::Record(const loader::LoadedSet& set,
   DecisionLog::Breakdown later;
   if (sampled && !written && set.compiled.tree() == nullptr) {
     // Points at the set, keeps its generation alive until written.
-    later.set = std::shared_ptr<const loader::LoadedSet>(generation_, &set);
+    later.set = std::shared_ptr<const loader::LoadedSet>(generation, &set);
     later.snapshot = agent;
   }
   log->Offer(MakeDecisionLogEntry(set, agent, input, now_, out,

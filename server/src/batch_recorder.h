@@ -22,9 +22,11 @@ namespace utilityd::server {
 class BatchRecorder final : public codec::BatchObserver {
  public:
   BatchRecorder(DecisionServiceImpl* service,
-                std::shared_ptr<const Generation> generation, int agents)
+                std::shared_ptr<const Generation> generation,
+                Canary::Serving canary, int agents)
       : service_(service),
         generation_(std::move(generation)),
+        canary_(std::move(canary)),
         first_id_(service->id_base_ + service->id_counter_.fetch_add(
                                           agents, std::memory_order_relaxed)),
         now_(absl::Now()) {}
@@ -38,7 +40,9 @@ class BatchRecorder final : public codec::BatchObserver {
     const uint64_t id = DecisionId(first_id_, agent_index);
     return service_->log_ != nullptr ||
            (service_->recent_ != nullptr && service_->recent_->Sampled(id)) ||
-           (service_->shadow_ != nullptr && service_->shadow_->Sampled(id));
+           (service_->shadow_ != nullptr && service_->shadow_->Sampled(id)) ||
+           (canary_.generation != nullptr &&
+            service_->canary_->compare().Sampled(id));
   }
 
   void OnDecided(int agent_index, const loader::LoadedSet& set,
@@ -80,16 +84,27 @@ class BatchRecorder final : public codec::BatchObserver {
 
   void OnFailed(int /*agent_index*/, const loader::LoadedSet* set,
                 const v1::AgentSnapshot&, const absl::Status& status) override {
-    service_->metrics_->RecordAgentError(set, status.code());
+    service_->metrics_->RecordAgentError(
+        set, status.code(),
+        set != nullptr && IsCanary(*set) ? v1::VARIANT_CANARY
+                                         : v1::VARIANT_LIVE);
   }
 
  private:
   const SetMetrics& Metrics(const loader::LoadedSet& set) {
     if (&set != last_set_) {
       last_set_ = &set;
-      last_ = &service_->metrics_->ForSet(set);
+      last_canary_ = canary_.generation != nullptr &&
+                     canary_.generation->catalog.Find(set.name()).get() == &set;
+      last_ = &service_->metrics_->ForSet(
+          set, last_canary_ ? v1::VARIANT_CANARY : v1::VARIANT_LIVE);
     }
     return *last_;
+  }
+  // Whether `set` is the canary's.
+  bool IsCanary(const loader::LoadedSet& set) {
+    Metrics(set);
+    return last_canary_;
   }
 
   // Hands a sampled decision to the live feed (a copy of the snapshot; the
@@ -103,10 +118,12 @@ class BatchRecorder final : public codec::BatchObserver {
 
   DecisionServiceImpl* const service_;
   const std::shared_ptr<const Generation> generation_;
+  const Canary::Serving canary_;
   const uint64_t first_id_;
   const absl::Time now_;
   const loader::LoadedSet* last_set_ = nullptr;
   const SetMetrics* last_ = nullptr;
+  bool last_canary_ = false;
   // Per thread: a batch is decided on one thread, start to end.
   static thread_local DecisionTally tally_;
 };

@@ -1,11 +1,14 @@
 #include "server/src/config_store.h"
 
+#include <filesystem>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace utilityd::server {
 
-ConfigStore::ConfigStore(std::string dir) : dir_(std::move(dir)) {}
+ConfigStore::ConfigStore(std::string dir, bool optional)
+    : dir_(std::move(dir)), optional_(optional) {}
 
 std::shared_ptr<const Generation> ConfigStore::Current() const {
   utilityd::MutexLock lock(&mu_);
@@ -34,7 +37,17 @@ absl::Status ConfigStore::Reload() {
         absl::StrCat(dir_, ": no behaviour sets (*.yaml, *.yml, *.json)"));
   }
   std::shared_ptr<const Generation> previous = Current();
-  if (status.ok()) {
+  const bool none =
+      optional_ && (absl::IsNotFound(status) ||
+                    (status.ok() && catalog->sets().empty()) ||
+                    (!status.ok() && !std::filesystem::exists(dir_)));
+  if (none) {
+    outcome.ok = true;
+    outcome.changed = previous != nullptr;
+    status = absl::OkStatus();
+    utilityd::MutexLock lock(&mu_);
+    current_ = nullptr;
+  } else if (status.ok()) {
     outcome.ok = true;
     bool same = previous != nullptr &&
                 previous->catalog.sets().size() == catalog->sets().size();

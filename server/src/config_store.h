@@ -40,7 +40,9 @@ struct ReloadOutcome {
 
 class ConfigStore {
  public:
-  explicit ConfigStore(std::string dir);
+  // An `optional` store (a canary's) treats a missing directory, or one
+  // without sets, as "no sets": Current() becomes null, not an error.
+  explicit ConfigStore(std::string dir, bool optional = false);
 
   // Returns the current generation, or nullptr before the first good load.
   // Thread-safe and cheap (one shared_ptr copy under a lock).
@@ -60,6 +62,7 @@ class ConfigStore {
 
  private:
   const std::string dir_;
+  const bool optional_;
   utilityd::Mutex reload_mu_;  // serialises Reload
   mutable utilityd::Mutex mu_;
   std::shared_ptr<const Generation> current_ ABSL_GUARDED_BY(mu_);

@@ -64,6 +64,7 @@ v1::DecisionLogEntry MakeDecisionLogEntry(const loader::LoadedSet& set,
   e.set_score(decision.score());
   e.set_switched(decision.switched());
   e.set_runner_up_score(runner_up_score);
+  e.set_variant(decision.variant());
   if (decision.has_coordination()) {
     *e.mutable_coordination() = decision.coordination();
   }

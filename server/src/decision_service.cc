@@ -144,13 +144,15 @@ class StreamReactor final
 
 DecisionServiceImpl::DecisionServiceImpl(
     ConfigStore* store, ServiceOptions options, ServiceMetrics* metrics,
-    DecisionLog* log, RecentDecisions* recent, ShadowEvaluator* shadow)
+    DecisionLog* log, RecentDecisions* recent, ShadowEvaluator* shadow,
+    Canary* canary)
     : store_(store),
       options_(options),
       metrics_(metrics),
       log_(log),
       recent_(recent),
       shadow_(shadow),
+      canary_(canary),
       id_base_(absl::Uniform<uint64_t>(absl::BitGen())),
       queue_(std::make_unique<WorkQueue>(options_.queue)) {
   queue_->on_wait = [this](double seconds) {
@@ -232,8 +234,11 @@ absl::Status DecisionServiceImpl::DecideBatch(const v1::DecideRequest& request,
     return absl::OkStatus();
   }
   const int rows = codec::RequestRows(request);
-  BatchRecorder recorder(this, generation, rows);
-  codec::DecideBatch(generation->catalog, request, response, &recorder);
+  Canary::Serving canary;
+  if (canary_ != nullptr) canary = canary_->Current();
+  BatchRecorder recorder(this, generation, canary, rows);
+  codec::DecideBatch(generation->catalog, request, response, &recorder,
+                     {.canary = canary.catalog(), .share = canary.share});
   if (response->has_compact()) {
     response->mutable_compact()->set_decision_id_base(recorder.first_id());
   }

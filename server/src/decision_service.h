@@ -22,6 +22,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "server/src/canary.h"
 #include "server/src/config_store.h"
 #include "server/src/decision_log.h"
 #include "server/src/recent_decisions.h"
@@ -50,12 +51,13 @@ class StreamReactor;
 class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
  public:
   // `metrics`, `log` (null: no decision log), `recent` (null: no live
-  // feed) and `shadow` (null: no shadow evaluation) must outlive the
-  // service.
+  // feed), `shadow` (null: no shadow evaluation) and `canary` (null: no
+  // canary served) must outlive the service.
   DecisionServiceImpl(ConfigStore* store, ServiceOptions options,
                       ServiceMetrics* metrics, DecisionLog* log = nullptr,
                       RecentDecisions* recent = nullptr,
-                      ShadowEvaluator* shadow = nullptr);
+                      ShadowEvaluator* shadow = nullptr,
+                      Canary* canary = nullptr);
   ~DecisionServiceImpl() override;
 
   grpc::ServerUnaryReactor* Decide(grpc::CallbackServerContext* context,
@@ -128,6 +130,7 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
   DecisionLog* const log_;
   RecentDecisions* const recent_;
   ShadowEvaluator* const shadow_;
+  Canary* const canary_;
   std::atomic<bool> draining_{false};
   // Decision ids: a per-process random base and a counter.
   const uint64_t id_base_;

@@ -125,6 +125,19 @@ ABSL_FLAG(int, shadow_queue, static_cast<int>(Defaults().shadow.queue_capacity),
 ABSL_FLAG(double, shadow_log_flips, Defaults().shadow.log_flips,
           "Fraction (0..1) of flipped shadow decisions written to the log "
           "with both breakdowns.");
+ABSL_FLAG(std::string, canary_config_dir, "",
+          "Candidate behaviour sets served to a sticky share of agents "
+          "(--canary_share), chosen by agent id hash alike on every "
+          "replica, validated and hot-reloaded like the live ones; a "
+          "missing or empty directory serves none (docs/CANARY.md). Empty: "
+          "off.");
+ABSL_FLAG(double, canary_share, Defaults().canary.share,
+          "Fraction (0..1) of agents the canary sets decide; a file `share` "
+          "in --canary_config_dir overrides it. 1 promotes the canary.");
+ABSL_FLAG(double, canary_compare_sample, Defaults().canary.compare_sample,
+          "Fraction (0..1) of the canary's decisions, chosen by decision id, "
+          "decided again with the live sets to measure its churn "
+          "(utilityd_canary_compare_decisions_total).");
 ABSL_FLAG(int, max_agents_per_request,
           Defaults().service.max_agents_per_request,
           "Batches with more agents are refused with RESOURCE_EXHAUSTED.");
@@ -221,6 +234,14 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
                         std::max(0, absl::GetFlag(FLAGS_shadow_queue))),
                     .log_flips = absl::GetFlag(FLAGS_shadow_log_flips),
                     .reload_interval = absl::GetFlag(FLAGS_reload_interval)};
+  options.canary = {
+      .config_dir = absl::GetFlag(FLAGS_canary_config_dir),
+      .share = absl::GetFlag(FLAGS_canary_share),
+      .compare_sample = absl::GetFlag(FLAGS_canary_compare_sample),
+      .log_flips = absl::GetFlag(FLAGS_shadow_log_flips),
+      .queue_capacity = static_cast<size_t>(
+          std::max(0, absl::GetFlag(FLAGS_shadow_queue))),
+      .reload_interval = absl::GetFlag(FLAGS_reload_interval)};
   options.service.max_agents_per_request =
       absl::GetFlag(FLAGS_max_agents_per_request);
   options.http_limits.max_connections =
@@ -311,6 +332,7 @@ void HandleSignals(const sigset_t& signals,
     if (sig == SIGHUP) {
       Log(LogLevel::kInfo, "signal", {{"signal", "SIGHUP"}});
       server.watcher().TriggerReload();
+      if (server.canary() != nullptr) server.canary()->TriggerReload();
       continue;
     }
     Log(LogLevel::kInfo, "signal",

@@ -16,6 +16,7 @@
 #include "server/src/admin_api.h"
 #include "server/src/log.h"
 #include "utilityd/base/status_macros.h"
+#include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/curve.h"
 
 namespace utilityd::server {
@@ -141,9 +142,14 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
       ShadowEvaluator::Start(options.shadow, s->store_.get(), &s->registry_);
   if (!shadow.ok()) return shadow.status();
   s->shadow_ = *std::move(shadow);
+  absl::StatusOr<std::unique_ptr<Canary>> canary =
+      Canary::Start(options.canary, s->store_.get(), &s->registry_);
+  if (!canary.ok()) return canary.status();
+  s->canary_ = *std::move(canary);
   s->service_ = std::make_unique<DecisionServiceImpl>(
       s->store_.get(), options.service, s->metrics_.get(),
-      s->decision_log_.get(), s->recent_.get(), s->shadow_.get());
+      s->decision_log_.get(), s->recent_.get(), s->shadow_.get(),
+      s->canary_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   if (options.reflection)
@@ -275,7 +281,32 @@ std::string UtilitydServer::StatusJson() const {
                   "],\"last_reload\":{\"ok\":", last.ok ? "true" : "false",
                   ",\"at\":", time(last.at),
                   ",\"changed\":", last.changed ? "true" : "false",
-                  ",\"error\":", JsonString(last.error), "}}");
+                  ",\"error\":", JsonString(last.error), "}");
+  if (canary_ != nullptr) {
+    const Canary::Serving c = canary_->Current();
+    const ReloadOutcome cl = canary_->store().last_reload();
+    absl::StrAppend(&out, ",\"canary\":{\"config_dir\":",
+                    JsonString(canary_->store().dir()), ",\"share\":",
+                    c.share, ",\"behaviour_sets\":[");
+    bool first = true;
+    static const loader::Catalog kNone;
+    const loader::Catalog& sets =
+        c.generation != nullptr ? c.generation->catalog : kNone;
+    for (const auto& [name, set] : sets.sets()) {
+      const auto live = g != nullptr ? g->catalog.Find(name) : nullptr;
+      absl::StrAppend(
+          &out, first ? "" : ",", "{\"name\":", JsonString(name),
+          ",\"revision\":", JsonString(set->revision()), ",\"blocks\":",
+          live != nullptr && codec::SameColumns(*live, *set) ? "true"
+                                                             : "false",
+          "}");
+      first = false;
+    }
+    absl::StrAppend(&out, "],\"last_reload\":{\"ok\":",
+                    cl.ok ? "true" : "false", ",\"error\":",
+                    JsonString(cl.error), "}}");
+  }
+  absl::StrAppend(&out, "}");
   return out;
 }
 

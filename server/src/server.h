@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/src/admin_http.h"
+#include "server/src/canary.h"
 #include "server/src/config_store.h"
 #include "server/src/config_watcher.h"
 #include "server/src/decision_service.h"
@@ -46,6 +47,8 @@ struct ServerOptions {
   DecisionLog::Options decision_log;
   // Shadow evaluation (off unless shadow.config_dir is set).
   ShadowEvaluator::Options shadow;
+  // Canary serving (off unless canary.config_dir is set).
+  Canary::Options canary;
   int max_message_bytes = 16 << 20;
   // The inspector (its JSON API under /api/v1/ and its page) on the admin
   // endpoint; off leaves /metrics, the probes and /api/v1/status.
@@ -103,6 +106,8 @@ class UtilitydServer {
   std::string StatusJson() const;
   ConfigStore& store() { return *store_; }
   ConfigWatcher& watcher() { return *watcher_; }
+  // Null unless a canary directory is set.
+  Canary* canary() { return canary_.get(); }
   DecisionServiceImpl& service() { return *service_; }
 
   // Health NOT_SERVING, refuse new calls with UNAVAILABLE and end streams
@@ -132,6 +137,7 @@ class UtilitydServer {
   std::unique_ptr<ConfigWatcher> watcher_;
   // After the store it compares with, before the service that feeds it.
   std::unique_ptr<ShadowEvaluator> shadow_;
+  std::unique_ptr<Canary> canary_;
   std::unique_ptr<DecisionServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

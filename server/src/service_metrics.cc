@@ -82,26 +82,28 @@ ServiceMetrics::ServiceMetrics(metrics::Registry* r) : registry_(r) {
   metrics::AddProcessMetrics(r);
 }
 
-const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set) {
-  const std::string key = absl::StrCat(set.name(), "@", set.revision());
+const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set,
+                                        v1::Variant variant) {
+  const std::string v = codec::VariantName(variant);
+  const std::string key = absl::StrCat(set.name(), "@", set.revision(), "@", v);
   utilityd::MutexLock lock(&mu_);
   auto& slot = sets_[key];
   if (slot == nullptr) {
     auto m = std::make_unique<SetMetrics>();
     const std::string& name = set.name();
     for (const auto& a : set.compiled.actions()) {
-      m->decisions.push_back(&decisions_->Add({name, a.name}));
-      m->vetoes.push_back(&vetoes_->Add({name, a.name}));
+      m->decisions.push_back(&decisions_->Add({name, a.name, v}));
+      m->vetoes.push_back(&vetoes_->Add({name, a.name, v}));
     }
-    m->switches = &switches_->Add({name});
-    m->no_action = &no_action_->Add({name});
-    m->invalid_factors = &invalid_factors_->Add({name});
-    m->selected_score = &selected_score_->Add({name});
-    m->margin = &margin_->Add({name});
+    m->switches = &switches_->Add({name, v});
+    m->no_action = &no_action_->Add({name, v});
+    m->invalid_factors = &invalid_factors_->Add({name, v});
+    m->selected_score = &selected_score_->Add({name, v});
+    m->margin = &margin_->Add({name, v});
     if (const engine::CompiledTree* tree = set.compiled.tree()) {
       const char* statuses[] = {"running", "success", "failure"};
       for (int k = 0; k < 3; ++k) {
-        m->tree_ticks[k] = &tree_ticks_->Add({name, statuses[k]});
+        m->tree_ticks[k] = &tree_ticks_->Add({name, statuses[k], v});
       }
       // Labelled by leaf name, bounded by the set's leaves (two leaves of
       // one name share a counter).
@@ -110,17 +112,19 @@ const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set) {
         const std::string& leaf_name =
             codec::LeafName(set.compiled, static_cast<int>(id));
         m->leaves_started.push_back(
-            leaf ? &leaves_started_->Add({name, leaf_name}) : nullptr);
+            leaf ? &leaves_started_->Add({name, leaf_name, v}) : nullptr);
         m->leaves_halted.push_back(
-            leaf ? &leaves_halted_->Add({name, leaf_name}) : nullptr);
+            leaf ? &leaves_halted_->Add({name, leaf_name, v}) : nullptr);
       }
       for (int r = 0; r <= static_cast<int>(engine::TreeReset::kOutOfRange);
            ++r) {
         m->tree_resets.push_back(
             r == 0 ? nullptr
                    : &tree_resets_->Add(
-                         {name, engine::TreeResetName(
-                                    static_cast<engine::TreeReset>(r))}));
+                         {name,
+                          engine::TreeResetName(
+                              static_cast<engine::TreeReset>(r)),
+                          v}));
       }
     }
     slot = std::move(m);
@@ -198,11 +202,12 @@ void ServiceMetrics::RecordVetoes(const SetMetrics& m,
 }
 
 void ServiceMetrics::RecordAgentError(const loader::LoadedSet* set,
-                                      absl::StatusCode code) {
+                                      absl::StatusCode code,
+                                      v1::Variant variant) {
   // Unknown set names come from clients: never a label.
   agent_errors_
       ->Add({set != nullptr ? set->name() : "(unknown)",
-             GrpcCodeName(static_cast<int>(code))})
+             GrpcCodeName(static_cast<int>(code)), codec::VariantName(variant)})
       .Increment();
 }
 

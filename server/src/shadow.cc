@@ -3,6 +3,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "server/src/log.h"
+#include "utilityd/base/status_macros.h"
 
 namespace utilityd::server {
 namespace {
@@ -34,10 +35,7 @@ const char* ResultName(replay::Comparison::Result r) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ShadowEvaluator>> ShadowEvaluator::Start(
-    const Options& options, const ConfigStore* live,
-    metrics::Registry* registry) {
-  if (options.config_dir.empty()) return nullptr;
+absl::Status ShadowEvaluator::Check(const Options& options) {
   for (const auto& [name, rate] :
        {std::pair<const char*, double>{"shadow_sample", options.sample},
         {"shadow_log_flips", options.log_flips}}) {
@@ -47,39 +45,69 @@ absl::StatusOr<std::unique_ptr<ShadowEvaluator>> ShadowEvaluator::Start(
     }
   }
   if (options.queue_capacity < 1) {
-    return absl::InvalidArgumentError("shadow_queue: must be >= 1");
+    return absl::InvalidArgumentError(
+        absl::StrCat(options.name, "_queue: must be >= 1"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<ShadowEvaluator>> ShadowEvaluator::Start(
+    const Options& options, const ConfigStore* live,
+    metrics::Registry* registry) {
+  if (options.config_dir.empty()) return nullptr;
+  UTILITYD_RETURN_IF_ERROR(Check(options));
   return std::unique_ptr<ShadowEvaluator>(
-      new ShadowEvaluator(options, live, registry));
+      new ShadowEvaluator(options, live, nullptr, registry));
+}
+
+absl::StatusOr<std::unique_ptr<ShadowEvaluator>> ShadowEvaluator::Compare(
+    const Options& options, const ConfigStore* baseline,
+    const ConfigStore* candidate, metrics::Registry* registry) {
+  UTILITYD_RETURN_IF_ERROR(Check(options));
+  return std::unique_ptr<ShadowEvaluator>(
+      new ShadowEvaluator(options, baseline, candidate, registry));
 }
 
 ShadowEvaluator::ShadowEvaluator(const Options& options,
                                  const ConfigStore* live,
+                                 const ConfigStore* candidate,
                                  metrics::Registry* registry)
-    : live_(live),
-      store_(std::make_unique<ConfigStore>(options.config_dir)),
+    : name_(options.name),
+      baseline_key_(options.baseline_name),
+      candidate_key_(options.candidate_key),
+      live_(live),
+      owned_(candidate == nullptr
+                 ? std::make_unique<ConfigStore>(options.config_dir)
+                 : nullptr),
+      store_(candidate != nullptr ? candidate : owned_.get()),
       sampled_(options.sample),
       log_flips_(options.log_flips),
       decisions_(registry->AddCounter(
-          "utilityd_shadow_decisions_total",
-          "Live decisions decided again with the shadow (candidate) sets, by "
-          "whether the candidate chose the same action and target.",
+          absl::StrCat("utilityd_", name_, "_decisions_total"),
+          absl::StrCat("Sampled ", options.baseline_name,
+                       " decisions decided again with the ",
+                       options.candidate_name,
+                       " sets, by whether they chose the same action and "
+                       "target."),
           {"behaviour_set", "result"})),
       score_change_(registry->AddHistogram(
-          "utilityd_shadow_score_change",
-          "|candidate winner's score - live winner's score| of shadow "
-          "decisions.",
+          absl::StrCat("utilityd_", name_, "_score_change"),
+          absl::StrCat("|", options.candidate_name, " winner's score - ",
+                       options.baseline_name, " winner's score| of ", name_,
+                       " decisions."),
           {"behaviour_set"}, {0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.5, 1})),
       dropped_(registry
-                   ->AddCounter("utilityd_shadow_dropped_total",
-                                "Sampled decisions not decided again because "
-                                "the shadow queue was full.")
+                   ->AddCounter(
+                       absl::StrCat("utilityd_", name_, "_dropped_total"),
+                       absl::StrCat("Sampled decisions not decided again "
+                                    "because the ",
+                                    name_, " queue was full."))
                    .Add({})) {
   auto make_replayer = [this] {
     return std::make_unique<replay::Replayer>(replay::ReplayOptions{
-        .candidate = Current(store_.get()),
+        .candidate = Current(store_),
         .baseline = Current(live_),
-        .baseline_name = "live",
+        .baseline_name = baseline_key_,
         .examples = kExamples,
         .on_compared = [this](const replay::Comparison& c) { Compared(c); }});
   };
@@ -87,9 +115,13 @@ ShadowEvaluator::ShadowEvaluator(const Options& options,
     utilityd::MutexLock lock(&replay_mu_);
     replayer_ = make_replayer();
   }
+  queue_ = std::make_unique<DrainingQueue<std::string>>(
+      options.queue_capacity,
+      [this](std::deque<std::string>& batch) { Compare(batch); });
+  if (owned_ == nullptr) return;  // others load and watch the sets
   // A changed candidate starts a new running report: it describes one
   // candidate, not a mix. (Counters keep counting; rates show the change.)
-  store_->SetListener([this, make_replayer](const ReloadOutcome& outcome) {
+  owned_->SetListener([this, make_replayer](const ReloadOutcome& outcome) {
     if (!outcome.ok) {
       Log(LogLevel::kError, "shadow_config_rejected",
           {{"dir", store_->dir()}, {"error", outcome.error}});
@@ -102,17 +134,14 @@ ShadowEvaluator::ShadowEvaluator(const Options& options,
     utilityd::MutexLock lock(&replay_mu_);
     replayer_ = make_replayer();
   });
-  (void)store_->Reload();
+  (void)owned_->Reload();
   watcher_ =
-      std::make_unique<ConfigWatcher>(store_.get(), options.reload_interval);
+      std::make_unique<ConfigWatcher>(owned_.get(), options.reload_interval);
   watcher_->Start();
-  queue_ = std::make_unique<DrainingQueue<std::string>>(
-      options.queue_capacity,
-      [this](std::deque<std::string>& batch) { Compare(batch); });
 }
 
 ShadowEvaluator::~ShadowEvaluator() {
-  watcher_->Stop();
+  if (watcher_ != nullptr) watcher_->Stop();
   queue_->Stop();  // compares what is queued
 }
 
@@ -138,6 +167,7 @@ void ShadowEvaluator::Offer(const loader::LoadedSet& set,
   e.set_target_id(out.target_id());
   e.set_score(out.score());
   e.set_tree_status(out.tree_status());
+  e.set_variant(out.variant());
   std::string bytes;
   e.SerializeToString(&bytes);
   if (!queue_->Offer(std::move(bytes))) dropped_.Increment();
@@ -172,7 +202,7 @@ void ShadowEvaluator::Compared(const replay::Comparison& c) {
   h.results[static_cast<int>(c.result)]->Increment();
   if (c.scores_compared) h.score_change->Observe(c.score_change);
   if (c.result == replay::Comparison::Result::kError) {
-    Log(LogLevel::kWarning, "shadow_error",
+    Log(LogLevel::kWarning, absl::StrCat(name_, "_error"),
         {{"behaviour_set", set},
          {"decision_id", c.entry->decision_id()},
          {"error", c.error}});
@@ -187,17 +217,17 @@ void ShadowEvaluator::Compared(const replay::Comparison& c) {
   if (auto s = Current(live_)(set); s != nullptr) {
     replay::ExplainSide(*s, c.entry->snapshot(), &live);
   }
-  if (auto s = Current(store_.get())(set); s != nullptr) {
+  if (auto s = Current(store_)(set); s != nullptr) {
     replay::ExplainSide(*s, c.entry->snapshot(), &candidate);
   }
-  Log(LogLevel::kInfo, "shadow_flip",
+  Log(LogLevel::kInfo, absl::StrCat(name_, "_flip"),
       {{"behaviour_set", set},
        {"decision_id", c.entry->decision_id()},
        {"agent_id", c.entry->agent_id()},
-       {"live", c.baseline_action},
-       {"candidate", c.candidate_action},
-       {"live_breakdown", live.summary()},
-       {"candidate_breakdown", candidate.summary()}});
+       {baseline_key_, c.baseline_action},
+       {candidate_key_, c.candidate_action},
+       {absl::StrCat(baseline_key_, "_breakdown"), live.summary()},
+       {absl::StrCat(candidate_key_, "_breakdown"), candidate.summary()}});
 }
 
 v1::ReplayReport ShadowEvaluator::Report() {

@@ -46,6 +46,14 @@ class ShadowEvaluator {
     // breakdowns, chosen by decision id.
     double log_flips = 0.01;
     absl::Duration reload_interval = absl::Seconds(2);
+    // Names its metrics (utilityd_<name>_decisions_total, ...) and log
+    // events (<name>_flip, ...).
+    std::string name = "shadow";
+    // What the counters' help calls the two sides; their keys in a logged
+    // flip are baseline_name and candidate_key.
+    std::string baseline_name = "live";
+    std::string candidate_name = "shadow (candidate)";
+    std::string candidate_key = "candidate";
   };
 
   // Loads the candidate sets (a bad directory is logged and retried, as for
@@ -54,6 +62,12 @@ class ShadowEvaluator {
   static absl::StatusOr<std::unique_ptr<ShadowEvaluator>> Start(
       const Options& options, const ConfigStore* live,
       metrics::Registry* registry);
+  // Compares the decisions of `baseline`'s sets with `candidate`'s, both
+  // loaded and reloaded by others (a canary's decisions decided again by
+  // the live sets); options.config_dir and reload_interval are unused.
+  static absl::StatusOr<std::unique_ptr<ShadowEvaluator>> Compare(
+      const Options& options, const ConfigStore* baseline,
+      const ConfigStore* candidate, metrics::Registry* registry);
   // Decides what is queued, then stops the worker.
   ~ShadowEvaluator();
 
@@ -71,13 +85,19 @@ class ShadowEvaluator {
   const ConfigStore& store() const { return *store_; }
 
  private:
+  // `candidate` null: the candidate sets are options.config_dir's, loaded
+  // and watched here.
   ShadowEvaluator(const Options& options, const ConfigStore* live,
-                  metrics::Registry* registry);
+                  const ConfigStore* candidate, metrics::Registry* registry);
+  static absl::Status Check(const Options& options);
   void Compare(std::deque<std::string>& batch);
   void Compared(const replay::Comparison& c);
 
+  const std::string name_;
+  const std::string baseline_key_, candidate_key_;
   const ConfigStore* const live_;
-  std::unique_ptr<ConfigStore> store_;
+  std::unique_ptr<ConfigStore> owned_;  // when loaded here
+  const ConfigStore* store_;            // the candidate sets
   std::unique_ptr<ConfigWatcher> watcher_;
   const IdSampler sampled_;
   const IdSampler log_flips_;

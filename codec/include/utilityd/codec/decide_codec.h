@@ -11,6 +11,7 @@
 #ifndef UTILITYD_CODEC_DECIDE_CODEC_H_
 #define UTILITYD_CODEC_DECIDE_CODEC_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,11 +41,13 @@ struct AgentScratch {
 // Resolves `snapshot` against `set` into `input`, whose spans point into
 // `snapshot` and `scratch`. Errors name the field: INVALID_ARGUMENT for wrong
 // or missing factor values, NOT_FOUND for an unknown action, personality or
-// factor name, FAILED_PRECONDITION for an expected_revision mismatch.
-[[nodiscard]] absl::Status ResolveAgent(const loader::LoadedSet& set,
-                                        const v1::AgentSnapshot& snapshot,
-                                        AgentScratch* scratch,
-                                        engine::AgentInput* input);
+// factor name, FAILED_PRECONDITION for an expected_revision mismatch
+// (with `revision_of`'s revision when given: the live set, when a canary's
+// set decides).
+[[nodiscard]] absl::Status ResolveAgent(
+    const loader::LoadedSet& set, const v1::AgentSnapshot& snapshot,
+    AgentScratch* scratch, engine::AgentInput* input,
+    const loader::LoadedSet* revision_of = nullptr);
 
 // Maps a request's explain level to the engine's.
 [[nodiscard]] engine::ExplainLevel ToExplainLevel(v1::Explain explain);
@@ -153,6 +156,42 @@ class BatchObserver {
                         const engine::TreeTick& tick, v1::Decision* out) = 0;
 };
 
+// Canary rollouts (docs/CANARY.md): a second catalog whose sets decide a
+// sticky share of agents. Agent `id` is in the share when its hash (FNV-1a
+// 64 of the id's bytes, then SplitMix64's finaliser), read as a fraction of
+// 2^64, is below `share`: the same on every replica, for every set and at
+// every reload, and an agent in the share stays in it as the share grows.
+// A block row's id counts as its decimal text (the id the decision log
+// shows).
+[[nodiscard]] bool InCanaryShare(absl::string_view agent_id, double share);
+[[nodiscard]] bool InCanaryShare(uint64_t agent_id, double share);
+
+// Whether the canary's `canary` may decide agents packed for `live`: the
+// same factors, target factors, actions, personalities, resources and tree
+// shape, in the same order, so every positional factor, action index and
+// block column means the same to both (the client packs by the live set's
+// schema and revision).
+[[nodiscard]] bool SameColumns(const loader::LoadedSet& live,
+                               const loader::LoadedSet& canary);
+
+// "live" or "canary": the metric label and the log's word for a variant.
+[[nodiscard]] const char* VariantName(v1::Variant variant);
+
+struct Variants {
+  // Null: every agent is decided by the live catalog.
+  const loader::Catalog* canary = nullptr;
+  double share = 0;  // 0..1
+
+  // The canary's set of `live`'s name, or null when it has none, when its
+  // columns differ (SameColumns: its agents stay live) or when no canary
+  // is served.
+  const loader::LoadedSet* CanaryOf(const loader::LoadedSet& live) const {
+    if (canary == nullptr || share <= 0) return nullptr;
+    const loader::LoadedSet* set = canary->Find(live.name()).get();
+    return set != nullptr && SameColumns(live, *set) ? set : nullptr;
+  }
+};
+
 // Decides every agent of `request` with the sets of `catalog`. One agent's
 // problem becomes that agent's error and never affects the others. Errors
 // are prefixed with the agent's path, e.g. "agents[3].factors: ...".
@@ -167,9 +206,15 @@ class BatchObserver {
 // in `response->blocks()`, one per block; the observer sees block b's row
 // r as agent agents_size() + (rows of the blocks before b) + r, and a
 // row's errors are prefixed "blocks[b].rows[r].".
+//
+// With `variants`, agents in the canary share whose set the canary holds
+// (with SameColumns) are decided by the canary's set instead
+// (Decision.variant, the COMPACT_FLAG_CANARY flag); an expected_revision
+// is still the live set's.
 void DecideBatch(const loader::Catalog& catalog,
                  const v1::DecideRequest& request, v1::DecideResponse* response,
-                 BatchObserver* observer = nullptr);
+                 BatchObserver* observer = nullptr,
+                 const Variants& variants = {});
 
 // The agents of a request: its snapshots and its blocks' rows.
 [[nodiscard]] int RequestRows(const v1::DecideRequest& request);
