@@ -79,6 +79,15 @@ int Replay(const Parsed& p, std::ostream& out, std::ostream& err) {
   options.candidate = replay::InCatalog(*candidate);
   if (baseline) options.baseline = replay::InCatalog(*baseline);
   options.baseline_name = p.get("baseline");
+  if (p.has("variant")) {
+    const std::string v = p.get("variant");
+    if (v != "live" && v != "canary") {
+      err << "utilityctl replay: --variant: expected live or canary, got \""
+          << v << "\"\n";
+      return kUsage;
+    }
+    options.variant = v == "canary" ? v1::VARIANT_CANARY : v1::VARIANT_LIVE;
+  }
   replay::Replayer replayer(options);
   int bad = 0;
   for (const std::string& path : logs) {
@@ -129,7 +138,8 @@ Command ReplayCommand() {
       .synopsis =
           "--log FILE... --candidate DIR [--baseline DIR]\n"
           "                        [--format table|json] "
-          "[--max_churn F] [--examples N]",
+          "[--max_churn F] [--examples N]\n"
+          "                        [--variant live|canary]",
       .description =
           "Decides every logged snapshot again with the candidate sets and "
           "reports what\nchanges against the baseline: the logged decisions, "
@@ -149,6 +159,9 @@ Command ReplayCommand() {
                   {"format", "FORMAT", "table (default) or json"},
                   {"max_churn", "F",
                    "exit 1 when churn is above F (0..1, e.g. 0.05)"},
+                  {"variant", "V",
+                   "only the decisions this variant made: live or canary "
+                   "(docs/CANARY.md)"},
                   {"examples", "N", "flipped decisions to show (default 3)"}},
       .run = Replay};
 }

@@ -976,8 +976,8 @@ void DecideBlock(const loader::Catalog& catalog, const Variants& variants,
     if (held != nullptr) {
       out->mutable_grant_offsets()->Resize(columns.rows + 1, 0);
     }
-    DecideRows(sets, false, b, block, columns, first_index, work, out,
-               observer, held);
+    DecideRows(sets, false, b, block, columns, first_index, work, out, observer,
+               held);
     if (sets.canary != nullptr) {
       // Holding moved the targets and clocks the live rows point into:
       // read again, they read alike.
@@ -1086,8 +1086,8 @@ void FinishBlocks(const v1::DecideRequest& request,
       if (ReadColumns(*h.set, request.blocks(h.b),
                       ToExplainLevel(request.explain()), work, &columns)
               .ok()) {
-        const BlockSets sets = ShareRows(*h.set, h.canary, h.share,
-                                         request.blocks(h.b), &work.canary_rows);
+        const BlockSets sets = ShareRows(
+            *h.set, h.canary, h.share, request.blocks(h.b), &work.canary_rows);
         ExplainRows(sets, request.blocks(h.b), columns, request.explain(),
                     &coordinator, h.first_index, work, out);
       }

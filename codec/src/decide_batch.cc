@@ -183,8 +183,8 @@ void ResolveOne(const loader::Catalog& catalog,
   last = set;
   const loader::LoadedSet* live = set;
   set = &work.Route(*live, agent.agent_id());
-  if (absl::Status s = ResolveAgent(*set, agent, &work.scratch[i],
-                                    &work.inputs[i], live);
+  if (absl::Status s =
+          ResolveAgent(*set, agent, &work.scratch[i], &work.inputs[i], live);
       !s.ok()) {
     return fail(s);
   }

@@ -202,6 +202,11 @@ class Replayer::Impl {
   void Add() {
     v1::DecisionLogEntry& entry = *slot_;
     report_.set_entries_read(report_.entries_read() + 1);
+    ++(*report_.mutable_variants())[codec::VariantName(entry.variant())];
+    if (options_.variant.has_value() && entry.variant() != *options_.variant) {
+      Skip("other_variant");
+      return;
+    }
     if (!entry.has_snapshot() || entry.factors_dropped()) {
       Skip("not_replayable");
       return;
@@ -633,6 +638,7 @@ class Replayer::Impl {
     out->set_agent_id(e.agent_id());
     out->set_behaviour_set(e.behaviour_set());
     out->set_margin(x.margin);
+    out->set_variant(e.variant());
     // The sets may have been reloaded since (a server's shadow).
     if (auto c = options_.candidate(e.behaviour_set()); c != nullptr) {
       ExplainSide(*c, e.snapshot(), out->mutable_candidate());
@@ -713,6 +719,15 @@ std::string FormatReport(const v1::ReplayReport& r) {
     s += "skipped:";
     for (const auto& [reason, n] : skipped) {
       absl::StrAppend(&s, " ", reason, " ", n);
+    }
+    s += "\n";
+  }
+  if (r.variants().contains("canary")) {
+    std::map<std::string, int64_t> variants(r.variants().begin(),
+                                            r.variants().end());
+    s += "decided by:";
+    for (const auto& [variant, n] : variants) {
+      absl::StrAppend(&s, " ", variant, " ", n);
     }
     s += "\n";
   }

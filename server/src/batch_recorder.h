@@ -84,10 +84,10 @@ class BatchRecorder final : public codec::BatchObserver {
 
   void OnFailed(int /*agent_index*/, const loader::LoadedSet* set,
                 const v1::AgentSnapshot&, const absl::Status& status) override {
-    service_->metrics_->RecordAgentError(
-        set, status.code(),
-        set != nullptr && IsCanary(*set) ? v1::VARIANT_CANARY
-                                         : v1::VARIANT_LIVE);
+    service_->metrics_->RecordAgentError(set, status.code(),
+                                         set != nullptr && IsCanary(*set)
+                                             ? v1::VARIANT_CANARY
+                                             : v1::VARIANT_LIVE);
   }
 
  private:

@@ -49,19 +49,19 @@ absl::StatusOr<std::unique_ptr<Canary>> Canary::Start(
   }
   std::unique_ptr<Canary> canary(new Canary(options, registry));
   absl::StatusOr<std::unique_ptr<ShadowEvaluator>> compare =
-      ShadowEvaluator::Compare(
-          {.sample = options.compare_sample,
-           .queue_capacity = options.queue_capacity,
-           .log_flips = options.log_flips,
-           .name = "canary_compare",
-           .baseline_name = "canary",
-           .candidate_name = "live",
-           .candidate_key = "live"},
-          canary->store_.get(), live, registry);
+      ShadowEvaluator::Compare({.sample = options.compare_sample,
+                                .queue_capacity = options.queue_capacity,
+                                .log_flips = options.log_flips,
+                                .name = "canary_compare",
+                                .baseline_name = "canary",
+                                .candidate_name = "live",
+                                .candidate_key = "live"},
+                               canary->store_.get(), live, registry);
   if (!compare.ok()) return compare.status();
   canary->compare_ = *std::move(compare);
-  canary->store_->SetListener(
-      [c = canary.get()](const ReloadOutcome& outcome) { c->OnReload(outcome); });
+  canary->store_->SetListener([c = canary.get()](const ReloadOutcome& outcome) {
+    c->OnReload(outcome);
+  });
   canary->Reload();
   canary->watcher_ = std::make_unique<ConfigWatcher>(canary->store_.get(),
                                                      options.reload_interval);

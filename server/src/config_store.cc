@@ -38,9 +38,9 @@ absl::Status ConfigStore::Reload() {
   }
   std::shared_ptr<const Generation> previous = Current();
   const bool none =
-      optional_ && (absl::IsNotFound(status) ||
-                    (status.ok() && catalog->sets().empty()) ||
-                    (!status.ok() && !std::filesystem::exists(dir_)));
+      optional_ &&
+      (absl::IsNotFound(status) || (status.ok() && catalog->sets().empty()) ||
+       (!status.ok() && !std::filesystem::exists(dir_)));
   if (none) {
     outcome.ok = true;
     outcome.changed = previous != nullptr;

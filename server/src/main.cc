@@ -239,8 +239,8 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
       .share = absl::GetFlag(FLAGS_canary_share),
       .compare_sample = absl::GetFlag(FLAGS_canary_compare_sample),
       .log_flips = absl::GetFlag(FLAGS_shadow_log_flips),
-      .queue_capacity = static_cast<size_t>(
-          std::max(0, absl::GetFlag(FLAGS_shadow_queue))),
+      .queue_capacity =
+          static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_shadow_queue))),
       .reload_interval = absl::GetFlag(FLAGS_reload_interval)};
   options.service.max_agents_per_request =
       absl::GetFlag(FLAGS_max_agents_per_request);

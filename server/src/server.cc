@@ -286,8 +286,8 @@ std::string UtilitydServer::StatusJson() const {
     const Canary::Serving c = canary_->Current();
     const ReloadOutcome cl = canary_->store().last_reload();
     absl::StrAppend(&out, ",\"canary\":{\"config_dir\":",
-                    JsonString(canary_->store().dir()), ",\"share\":",
-                    c.share, ",\"behaviour_sets\":[");
+                    JsonString(canary_->store().dir()), ",\"share\":", c.share,
+                    ",\"behaviour_sets\":[");
     bool first = true;
     static const loader::Catalog kNone;
     const loader::Catalog& sets =
@@ -297,14 +297,13 @@ std::string UtilitydServer::StatusJson() const {
       absl::StrAppend(
           &out, first ? "" : ",", "{\"name\":", JsonString(name),
           ",\"revision\":", JsonString(set->revision()), ",\"blocks\":",
-          live != nullptr && codec::SameColumns(*live, *set) ? "true"
-                                                             : "false",
+          live != nullptr && codec::SameColumns(*live, *set) ? "true" : "false",
           "}");
       first = false;
     }
-    absl::StrAppend(&out, "],\"last_reload\":{\"ok\":",
-                    cl.ok ? "true" : "false", ",\"error\":",
-                    JsonString(cl.error), "}}");
+    absl::StrAppend(&out,
+                    "],\"last_reload\":{\"ok\":", cl.ok ? "true" : "false",
+                    ",\"error\":", JsonString(cl.error), "}}");
   }
   absl::StrAppend(&out, "}");
   return out;

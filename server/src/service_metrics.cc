@@ -83,7 +83,7 @@ ServiceMetrics::ServiceMetrics(metrics::Registry* r) : registry_(r) {
 }
 
 const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set,
-                                        v1::Variant variant) {
+                                         v1::Variant variant) {
   const std::string v = codec::VariantName(variant);
   const std::string key = absl::StrCat(set.name(), "@", set.revision(), "@", v);
   utilityd::MutexLock lock(&mu_);
@@ -120,11 +120,10 @@ const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set,
            ++r) {
         m->tree_resets.push_back(
             r == 0 ? nullptr
-                   : &tree_resets_->Add(
-                         {name,
-                          engine::TreeResetName(
-                              static_cast<engine::TreeReset>(r)),
-                          v}));
+                   : &tree_resets_->Add({name,
+                                         engine::TreeResetName(
+                                             static_cast<engine::TreeReset>(r)),
+                                         v}));
       }
     }
     slot = std::move(m);

@@ -55,35 +55,35 @@ struct SetMetrics {
 #define UTILITYD_SERVICE_METRICS(COUNTER, GAUGE, HISTOGRAM)                    \
   COUNTER(decisions, "utilityd_decisions_total",                               \
           "Agent decisions made, by chosen action.", "behaviour_set",          \
-          "action", "variant")                                                            \
+          "action", "variant")                                                 \
   COUNTER(switches, "utilityd_decision_switches_total",                        \
           "Decisions whose action differs from the agent's current "           \
           "action.",                                                           \
-          "behaviour_set", "variant")                                                     \
+          "behaviour_set", "variant")                                          \
   COUNTER(no_action, "utilityd_no_action_total",                               \
           "Decisions where nothing was eligible and the set has no "           \
           "fallback.",                                                         \
-          "behaviour_set", "variant")                                                     \
+          "behaviour_set", "variant")                                          \
   COUNTER(vetoes, "utilityd_vetoes_total",                                     \
           "Candidates vetoed (a consideration at 0, invalid input, no "        \
           "targets).",                                                         \
-          "behaviour_set", "action", "variant")                                           \
+          "behaviour_set", "action", "variant")                                \
   COUNTER(tree_ticks, "utilityd_tree_ticks_total",                             \
           "Behaviour-tree ticks, by the root's status after the tick.",        \
-          "behaviour_set", "status", "variant")                                           \
+          "behaviour_set", "status", "variant")                                \
   COUNTER(leaves_started, "utilityd_tree_leaves_started_total",                \
-          "Tree leaves started, by leaf.", "behaviour_set", "leaf", "variant")            \
+          "Tree leaves started, by leaf.", "behaviour_set", "leaf", "variant") \
   COUNTER(leaves_halted, "utilityd_tree_leaves_halted_total",                  \
           "Running tree leaves halted by an abort, a timeout or a "            \
           "re-scoring, by leaf.",                                              \
-          "behaviour_set", "leaf", "variant")                                             \
+          "behaviour_set", "leaf", "variant")                                  \
   COUNTER(tree_resets, "utilityd_tree_state_resets_total",                     \
           "Tree states that could not be resumed (the tree restarted from "    \
           "its root), by reason.",                                             \
-          "behaviour_set", "reason", "variant")                                           \
+          "behaviour_set", "reason", "variant")                                \
   COUNTER(agent_errors, "utilityd_agent_errors_total",                         \
           "Agents answered with an error instead of a decision.",              \
-          "behaviour_set", "code", "variant")                                             \
+          "behaviour_set", "code", "variant")                                  \
   COUNTER(resource_grants, "utilityd_resource_grants_total",                   \
           "Coordination: resource units newly granted to agents, by "          \
           "resource.",                                                         \
@@ -98,14 +98,14 @@ struct SetMetrics {
           "resource")                                                          \
   COUNTER(invalid_factors, "utilityd_invalid_factors_total",                   \
           "Agents with a NaN or infinite factor that a consideration read.",   \
-          "behaviour_set", "variant")                                                     \
+          "behaviour_set", "variant")                                          \
   HISTOGRAM(selected_score, "utilityd_selected_score",                         \
-            "Score of the chosen candidate.", kScoreBuckets, "behaviour_set", \
-            "variant")  \
+            "Score of the chosen candidate.", kScoreBuckets, "behaviour_set",  \
+            "variant")                                                         \
   HISTOGRAM(margin, "utilityd_decision_margin",                                \
             "Winner's score minus the runner-up's; near 0 predicts "           \
             "dithering.",                                                      \
-            kMarginBuckets, "behaviour_set", "variant")                                   \
+            kMarginBuckets, "behaviour_set", "variant")                        \
   HISTOGRAM(batch_duration, "utilityd_batch_duration_seconds",                 \
             "Time to decide one batch (a unary call or one stream "            \
             "message).",                                                       \

@@ -96,13 +96,13 @@ ShadowEvaluator::ShadowEvaluator(const Options& options,
                        options.baseline_name, " winner's score| of ", name_,
                        " decisions."),
           {"behaviour_set"}, {0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.5, 1})),
-      dropped_(registry
-                   ->AddCounter(
-                       absl::StrCat("utilityd_", name_, "_dropped_total"),
-                       absl::StrCat("Sampled decisions not decided again "
-                                    "because the ",
-                                    name_, " queue was full."))
-                   .Add({})) {
+      dropped_(
+          registry
+              ->AddCounter(absl::StrCat("utilityd_", name_, "_dropped_total"),
+                           absl::StrCat("Sampled decisions not decided again "
+                                        "because the ",
+                                        name_, " queue was full."))
+              .Add({})) {
   auto make_replayer = [this] {
     return std::make_unique<replay::Replayer>(replay::ReplayOptions{
         .candidate = Current(store_),

@@ -51,7 +51,8 @@ TEST(CanaryShareTest, FollowsTheDocumentedRuleAndGrowsWithTheShare) {
   for (int i = 0; i < 20000; ++i) {
     const std::string id = absl::StrCat("guard-", i * 7919);
     for (double share : {0.0, 0.05, 0.3, 0.7, 1.0}) {
-      ASSERT_EQ(InCanaryShare(id, share), share >= 1 || DocumentedRule(id, share))
+      ASSERT_EQ(InCanaryShare(id, share),
+                share >= 1 || DocumentedRule(id, share))
           << id << " at " << share;
     }
     // An agent in a share stays in every larger one: raising the share
@@ -77,9 +78,9 @@ class VariantsTest : public ::testing::Test {
                        std::istreambuf_iterator<char>());
       const std::string name = f.path().filename().string();
       if (name == "eat_hide_wander.yaml") {
-        ASSERT_EQ(absl::StrReplaceAll(
-                      {{"  - name: hide\n", "  - name: hide\n    weight: 0.5\n"}},
-                      &text),
+        ASSERT_EQ(absl::StrReplaceAll({{"  - name: hide\n",
+                                        "  - name: hide\n    weight: 0.5\n"}},
+                                      &text),
                   1);
       } else if (name == "villager_needs.yaml") {
         const std::string hunger =
@@ -88,15 +89,17 @@ class VariantsTest : public ::testing::Test {
         const std::string tired =
             "  - {name: tiredness, unit: need, description: 0 rested .. 1 "
             "exhausted.}\n";
-        ASSERT_EQ(absl::StrReplaceAll({{hunger + tired, tired + hunger}}, &text),
-                  1);
+        ASSERT_EQ(
+            absl::StrReplaceAll({{hunger + tired, tired + hunger}}, &text), 1);
       }
       std::ofstream(dir_.path() / name) << text;
     }
-    absl::StatusOr<Catalog> live = loader::LoadCatalog({"examples/behaviour_sets"});
+    absl::StatusOr<Catalog> live =
+        loader::LoadCatalog({"examples/behaviour_sets"});
     ASSERT_THAT(live, IsOk());
     live_ = *std::move(live);
-    absl::StatusOr<Catalog> canary = loader::LoadCatalog({dir_.path().string()});
+    absl::StatusOr<Catalog> canary =
+        loader::LoadCatalog({dir_.path().string()});
     ASSERT_THAT(canary, IsOk());
     canary_ = *std::move(canary);
   }
@@ -222,8 +225,7 @@ TEST_F(VariantsTest, BlockRowsInTheShareAreDecidedByTheCanary) {
     const v1::AgentSnapshot a = Agent("eat_hide_wander", r);
     const bool canary = InCanaryShare(a.agent_id(), kShare);
     const v1::Decision want = Alone(canary ? canary_ : live_, a);
-    EXPECT_EQ((forager.flags()[r] & v1::COMPACT_FLAG_CANARY) != 0, canary)
-        << r;
+    EXPECT_EQ((forager.flags()[r] & v1::COMPACT_FLAG_CANARY) != 0, canary) << r;
     EXPECT_EQ(forager.action_index(r), want.action_index()) << r;
     EXPECT_EQ(forager.score(r), want.score()) << r;
     canaries += canary ? 1 : 0;

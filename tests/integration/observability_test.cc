@@ -160,28 +160,31 @@ TEST_P(MetricsFormTest, MetricsCountRealTraffic) {
     m = Get("/metrics");
   }
   const std::string set = "behaviour_set=\"eat_hide_wander\"";
-  EXPECT_THAT(
-      m, HasSubstr("utilityd_decisions_total{" + set + ",action=\"eat\"} 1\n"));
   EXPECT_THAT(m, HasSubstr("utilityd_decisions_total{" + set +
-                           ",action=\"hide\"} 1\n"));
+                           ",action=\"eat\",variant=\"live\"} 1\n"));
   EXPECT_THAT(m, HasSubstr("utilityd_decisions_total{" + set +
-                           ",action=\"wander\"} 3\n"));
-  EXPECT_THAT(m,
-              HasSubstr("utilityd_decision_switches_total{" + set + "} 1\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_invalid_factors_total{" + set + "} 1\n"));
+                           ",action=\"hide\",variant=\"live\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_decisions_total{" + set +
+                           ",action=\"wander\",variant=\"live\"} 3\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_decision_switches_total{" + set +
+                           ",variant=\"live\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_invalid_factors_total{" + set +
+                           ",variant=\"live\"} 1\n"));
   // The unknown set's name is not a label.
   EXPECT_THAT(
       m, HasSubstr("utilityd_agent_errors_total{behaviour_set=\"(unknown)\","
-                   "code=\"NotFound\"} 1\n"));
+                   "code=\"NotFound\",variant=\"live\"} 1\n"));
   EXPECT_THAT(m, ::testing::Not(HasSubstr("attacker-chosen-name")));
   // The NaN forager's every action reads danger: no action, no score.
-  EXPECT_THAT(m, HasSubstr("utilityd_no_action_total{" + set + "} 1\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_selected_score_count{" + set + "} 5\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_no_action_total{" + set +
+                           ",variant=\"live\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("utilityd_selected_score_count{" + set +
+                           ",variant=\"live\"} 5\n"));
   EXPECT_THAT(m, HasSubstr("utilityd_batch_agents_count 4\n"));
   EXPECT_THAT(
       m, HasSubstr("utilityd_batch_duration_seconds_bucket{le=\"+Inf\"} 4\n"));
   EXPECT_THAT(m, ContainsRegex("utilityd_vetoes_total\\{" + set +
-                               ",action=\"eat\"\\} [1-9]"));
+                               ",action=\"eat\",variant=\"live\"\\} [1-9]"));
   EXPECT_THAT(
       m, HasSubstr(
              "grpc_server_handled_total{grpc_type=\"unary\",grpc_service="
@@ -249,18 +252,18 @@ TEST_F(ObservabilityTest, TreeMetricsCountTicksLeavesHaltsAndResets) {
   const std::string m = Get("/metrics");
   const std::string set = "behaviour_set=\"guard_tree\"";
   EXPECT_THAT(m, HasSubstr("utilityd_tree_ticks_total{" + set +
-                           ",status=\"running\"} 4\n"));
+                           ",status=\"running\",variant=\"live\"} 4\n"));
   EXPECT_THAT(m, HasSubstr("utilityd_tree_leaves_started_total{" + set +
-                           ",leaf=\"patrol\"} 1\n"));
+                           ",leaf=\"patrol\",variant=\"live\"} 1\n"));
   // Started on the second tick and again after the reset.
   EXPECT_THAT(m, HasSubstr("utilityd_tree_leaves_started_total{" + set +
-                           ",leaf=\"move_to_player\"} 2\n"));
+                           ",leaf=\"move_to_player\",variant=\"live\"} 2\n"));
   EXPECT_THAT(m, HasSubstr("utilityd_tree_leaves_halted_total{" + set +
-                           ",leaf=\"patrol\"} 1\n"));
+                           ",leaf=\"patrol\",variant=\"live\"} 1\n"));
   EXPECT_THAT(m, HasSubstr("utilityd_tree_state_resets_total{" + set +
-                           ",reason=\"other_set\"} 1\n"));
+                           ",reason=\"other_set\",variant=\"live\"} 1\n"));
   EXPECT_THAT(m, HasSubstr("utilityd_decisions_total{" + set +
-                           ",action=\"move_to_player\"} 3\n"));
+                           ",action=\"move_to_player\",variant=\"live\"} 3\n"));
 }
 
 // Coordination over gRPC: six goblins near one mage, two tokens per mage.

@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "utilityd/loader/set_loader.h"
@@ -58,6 +59,9 @@ struct ReplayOptions {
   std::string baseline_name;
   // Flipped decisions kept with both breakdowns, the first in log order.
   int examples = 3;
+  // Only the entries this variant decided (e.g. a canary's, compared with
+  // the live sets); the others are skipped as "other_variant". Unset: all.
+  std::optional<v1::Variant> variant;
   // When set, called for every entry: a skipped one as it is added, the
   // others once decided, in log order within each set.
   std::function<void(const Comparison&)> on_compared;
