@@ -362,6 +362,15 @@ void BM_Sensitivity(benchmark::State& state) {
 }
 BENCHMARK(BM_Sensitivity)->Arg(64)->Unit(benchmark::kMillisecond);
 
+// Canary serving (docs/CANARY.md): state.range(1) is the canary's share in
+// percent, -1 for no canary; the canary is a second load of the examples
+// (other set objects, the same columns), so only the routing is measured.
+codec::Variants CanaryVariants(const benchmark::State& state,
+                               const loader::Catalog& canary) {
+  if (state.range(1) < 0) return {};
+  return {.canary = &canary, .share = state.range(1) / 100.0};
+}
+
 void BM_DecideBatchMessages(benchmark::State& state) {
   const auto arena = Arena();
   const engine::CompiledBehaviourSet& set = arena->compiled;
@@ -385,7 +394,10 @@ void BM_DecideBatchMessages(benchmark::State& state) {
   }
   absl::StatusOr<loader::Catalog> catalog =
       loader::LoadCatalog({UTILITYD_EXAMPLES_DIR});
-  if (!catalog.ok()) std::abort();
+  absl::StatusOr<loader::Catalog> canary =
+      loader::LoadCatalog({UTILITYD_EXAMPLES_DIR});
+  if (!catalog.ok() || !canary.ok()) std::abort();
+  const codec::Variants variants = CanaryVariants(state, *canary);
   // The response comes from an arena over one reused block, so that, like
   // the service's streams (which reuse their response messages), the path
   // measured does not allocate per decision once warm.
@@ -397,12 +409,14 @@ void BM_DecideBatchMessages(benchmark::State& state) {
     google::protobuf::Arena response_arena(arena_options);
     auto* response = google::protobuf::Arena::CreateMessage<v1::DecideResponse>(
         &response_arena);
-    codec::DecideBatch(*catalog, request, response);
+    codec::DecideBatch(*catalog, request, response, nullptr, variants);
     benchmark::DoNotOptimize(response->decisions_size());
   }
   PerDecision(state, agents);
 }
-BENCHMARK(BM_DecideBatchMessages)->Arg(256);
+BENCHMARK(BM_DecideBatchMessages)
+    ->ArgNames({"agents", "canary_pct"})
+    ->ArgsProduct({{256}, {-1, 0, 50, 100}});
 
 // The codec on the block form: one factor-major block (ids, factors,
 // running actions, two targets a row as offsets and columns) decided into
@@ -432,16 +446,22 @@ void BM_DecideBlock(benchmark::State& state) {
                                        batch.target_factors.end());
   absl::StatusOr<loader::Catalog> catalog =
       loader::LoadCatalog({UTILITYD_EXAMPLES_DIR});
-  if (!catalog.ok()) std::abort();
+  absl::StatusOr<loader::Catalog> canary =
+      loader::LoadCatalog({UTILITYD_EXAMPLES_DIR});
+  if (!catalog.ok() || !canary.ok()) std::abort();
+  const codec::Variants variants = CanaryVariants(state, *canary);
   v1::DecideResponse response;
   for (auto _ : state) {
     response.Clear();
-    codec::DecideBatch(*catalog, request, &response);
+    codec::DecideBatch(*catalog, request, &response, nullptr, variants);
     benchmark::DoNotOptimize(response.blocks(0).score_size());
   }
   PerDecision(state, agents);
 }
-BENCHMARK(BM_DecideBlock)->Arg(256)->Arg(1024);
+BENCHMARK(BM_DecideBlock)
+    ->ArgNames({"agents", "canary_pct"})
+    ->ArgsProduct({{256, 1024}, {-1}})
+    ->ArgsProduct({{1024}, {0, 50, 100}});
 
 }  // namespace
 }  // namespace utilityd

@@ -90,10 +90,16 @@ class PrometheusEndToEnd(unittest.TestCase):
         with open(os.path.join(shadow, "arena_mage.yaml"), "w") as f:
             f.write(arena.replace("  - name: take_cover\n",
                                   "  - name: take_cover\n    weight: 0.5\n", 1))
+        # A canary serving the same change to half the agents, for the
+        # canary row.
+        canary = os.path.join(cls.dir, "canary")
+        shutil.copytree("examples/behaviour_sets", canary)
+        shutil.copy(os.path.join(shadow, "arena_mage.yaml"), canary)
         cls.procs.append(subprocess.Popen(
             [UTILITYD, "--config_dir=examples/behaviour_sets",
              "--grpc_address=127.0.0.1:0", "--http_address=127.0.0.1:0",
              "--shadow_config_dir=" + shadow, "--shadow_sample=0.5",
+             "--canary_config_dir=" + canary, "--canary_share=0.5",
              "--port_file=" + port_file],
             stderr=open(os.path.join(cls.dir, "utilityd.log"), "w")))
         wait_for(lambda: len(read_text(port_file).split()) == 2, 20, "utilityd")
@@ -204,7 +210,9 @@ class PrometheusEndToEnd(unittest.TestCase):
 
     def test_promtool_accepts_the_shipped_config_and_rules(self):
         for args in (["check", "config", "deploy/prometheus/prometheus.yml"],
-                     ["check", "rules", RULES]):
+                     ["check", "rules", RULES],
+                     # The alerts fire on the series that should fire them.
+                     ["test", "rules", "tests/deploy/rules_test.yml"]):
             done = subprocess.run(["promtool"] + args, capture_output=True, text=True)
             self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
 
