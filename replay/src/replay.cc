@@ -709,27 +709,27 @@ SetLookup InCatalog(const loader::Catalog& catalog) {
   return [&catalog](absl::string_view name) { return catalog.Find(name); };
 }
 
+namespace {
+
+// Appends "<label>: key n key n ...\n", keys in order.
+void AppendCounts(absl::string_view label,
+                  const google::protobuf::Map<std::string, int64_t>& counts,
+                  std::string* s) {
+  const std::map<std::string, int64_t> sorted(counts.begin(), counts.end());
+  absl::StrAppend(s, label, ":");
+  for (const auto& [key, n] : sorted) absl::StrAppend(s, " ", key, " ", n);
+  *s += "\n";
+}
+
+}  // namespace
+
 std::string FormatReport(const v1::ReplayReport& r) {
   std::string s =
       absl::StrFormat("entries read %d, replayed %d, errors %d; baseline: %s\n",
                       r.entries_read(), r.replayed(), r.errors(), r.baseline());
-  if (!r.skipped().empty()) {
-    std::map<std::string, int64_t> skipped(r.skipped().begin(),
-                                           r.skipped().end());
-    s += "skipped:";
-    for (const auto& [reason, n] : skipped) {
-      absl::StrAppend(&s, " ", reason, " ", n);
-    }
-    s += "\n";
-  }
+  if (!r.skipped().empty()) AppendCounts("skipped", r.skipped(), &s);
   if (r.variants().contains("canary")) {
-    std::map<std::string, int64_t> variants(r.variants().begin(),
-                                            r.variants().end());
-    s += "decided by:";
-    for (const auto& [variant, n] : variants) {
-      absl::StrAppend(&s, " ", variant, " ", n);
-    }
-    s += "\n";
+    AppendCounts("decided by", r.variants(), &s);
   }
   absl::StrAppend(
       &s,

@@ -211,6 +211,24 @@ using utilityd::server::LogLevel;
 
 // The one place flags become options. Returns INVALID_ARGUMENT naming the
 // flag when one is out of range or its file cannot be read.
+// Shadow evaluation's and the canary's options.
+void CandidateOptionsFromFlags(utilityd::server::ServerOptions* options) {
+  const size_t queue =
+      static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_shadow_queue)));
+  options->shadow = {.config_dir = absl::GetFlag(FLAGS_shadow_config_dir),
+                     .sample = absl::GetFlag(FLAGS_shadow_sample),
+                     .queue_capacity = queue,
+                     .log_flips = absl::GetFlag(FLAGS_shadow_log_flips),
+                     .reload_interval = absl::GetFlag(FLAGS_reload_interval)};
+  options->canary = {
+      .config_dir = absl::GetFlag(FLAGS_canary_config_dir),
+      .share = absl::GetFlag(FLAGS_canary_share),
+      .compare_sample = absl::GetFlag(FLAGS_canary_compare_sample),
+      .log_flips = absl::GetFlag(FLAGS_shadow_log_flips),
+      .queue_capacity = queue,
+      .reload_interval = absl::GetFlag(FLAGS_reload_interval)};
+}
+
 absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
   utilityd::server::ServerOptions options;
   options.config_dir = absl::GetFlag(FLAGS_config_dir);
@@ -228,20 +246,7 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
       .mask_agent_ids = absl::GetFlag(FLAGS_decision_log_mask_ids),
       .mask_salt = absl::GetFlag(FLAGS_decision_log_mask_salt),
       .factor_values = absl::GetFlag(FLAGS_decision_log_factors)};
-  options.shadow = {.config_dir = absl::GetFlag(FLAGS_shadow_config_dir),
-                    .sample = absl::GetFlag(FLAGS_shadow_sample),
-                    .queue_capacity = static_cast<size_t>(
-                        std::max(0, absl::GetFlag(FLAGS_shadow_queue))),
-                    .log_flips = absl::GetFlag(FLAGS_shadow_log_flips),
-                    .reload_interval = absl::GetFlag(FLAGS_reload_interval)};
-  options.canary = {
-      .config_dir = absl::GetFlag(FLAGS_canary_config_dir),
-      .share = absl::GetFlag(FLAGS_canary_share),
-      .compare_sample = absl::GetFlag(FLAGS_canary_compare_sample),
-      .log_flips = absl::GetFlag(FLAGS_shadow_log_flips),
-      .queue_capacity =
-          static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_shadow_queue))),
-      .reload_interval = absl::GetFlag(FLAGS_reload_interval)};
+  CandidateOptionsFromFlags(&options);
   options.service.max_agents_per_request =
       absl::GetFlag(FLAGS_max_agents_per_request);
   options.http_limits.max_connections =

@@ -296,7 +296,7 @@ std::string UtilitydServer::StatusJson() const {
       const auto live = g != nullptr ? g->catalog.Find(name) : nullptr;
       absl::StrAppend(
           &out, first ? "" : ",", "{\"name\":", JsonString(name),
-          ",\"revision\":", JsonString(set->revision()), ",\"blocks\":",
+          ",\"revision\":", JsonString(set->revision()), ",\"served\":",
           live != nullptr && codec::SameColumns(*live, *set) ? "true" : "false",
           "}");
       first = false;
