@@ -62,8 +62,10 @@ if [ "$mode" = container ]; then
     # resolve through aardvark-dns; netavark sets up its networks with
     # iptables, only recommended by its package), podman-compose for the
     # compose file, debootstrap for the Debian 12 base images, curl for the
-    # HTTP checks
+    # HTTP checks; catatonit, the pause process of the pods `podman kube
+    # play` makes of deploy/k8s
     podman runc netavark aardvark-dns iptables podman-compose debootstrap curl
+    catatonit
   )
 fi
 

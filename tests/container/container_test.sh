@@ -12,6 +12,13 @@
 #            without the token, open with it); a behaviour set edited in the
 #            mounted directory is reloaded; the HEALTHCHECK command passes
 #            inside; SIGTERM stops it cleanly within the drain grace
+#   kube     deploy/k8s as shipped, played with podman kube play: three
+#            replicas of the Deployment from this image, the ConfigMap as
+#            the sets directory, the token Secret; the C++ SDK's round robin
+#            over the pods (tests/container/fleet_load); a ConfigMap edit
+#            reloaded by every replica; a pod removed under load (readiness
+#            503 while it drains, 0 batches lost or duplicated) and brought
+#            back (it takes calls again)
 #   compose  deploy/compose's utilityd and simulator come up with
 #            podman-compose and the simulator's decisions show in utilityd's
 #            metrics
@@ -52,6 +59,13 @@ check() {  # check NAME COMMAND...: runs COMMAND, PASS or FAIL named NAME
 
 cleanup() {
   podman rm -f -t 0 "$tag" >/dev/null 2>&1 || true
+  for r in 0 1 2; do
+    if [ -f "$work/kube-$r.yaml" ]; then
+      podman kube down "$work/kube-$r.yaml" >/dev/null 2>&1 || true
+    fi
+  done
+  podman volume rm -f utilityd-behaviour-sets utilityd-admin-token >/dev/null 2>&1 || true
+  podman secret rm utilityd-admin-token >/dev/null 2>&1 || true
   if [ -n "${compose_up:-}" ]; then
     (cd "$root/deploy/compose" && podman-compose -p "$tag" down -t 2 \
        >/dev/null 2>&1) || true
@@ -63,11 +77,13 @@ cleanup() {
 trap cleanup EXIT
 
 # --- can podman run here at all? ------------------------------------------
-for tool in podman runc podman-compose debootstrap curl; do
+for tool in podman runc podman-compose debootstrap curl catatonit; do
   command -v "$tool" >/dev/null 2>&1 ||
     die "$tool is missing: run scripts/install-deps.sh container"
 done
 [ -x "$utilityctl" ] || die "$utilityctl is missing: run make build first"
+fleet_load=$build_dir/tests/fleet_load
+[ -x "$fleet_load" ] || die "$fleet_load is missing: run make build first"
 if ! info=$(podman info --format '{{.Host.OCIRuntime.Name}} {{.Host.NetworkBackend}}' 2>&1); then
   echo "SKIP make test-container: podman cannot run here: $info"
   exit 0
@@ -233,6 +249,10 @@ else
 fi
 echo "sigterm_stop_ms $stop_ms" >>"$report"
 podman rm -f "$tag" >/dev/null 2>&1
+
+# --- kube -------------------------------------------------------------------
+# shellcheck source=tests/container/kube_play.sh
+. "$root/tests/container/kube_play.sh"
 
 # --- compose --------------------------------------------------------------
 # The stack's own services; Prometheus and Grafana images cannot be pulled
