@@ -964,7 +964,6 @@ void DecideBlock(const loader::Catalog& catalog, const Variants& variants,
   StartColumns(columns.rows, out);
   out->set_revision(set->revision());
   const loader::LoadedSet* canary = variants.CanaryOf(*set);
-  if (canary != nullptr && !SameColumns(*set, *canary)) canary = nullptr;
   const BlockSets sets =
       ShareRows(*set, canary, variants.share, block, &work.canary_rows);
   if (set->compiled.tree() != nullptr) {
