@@ -95,8 +95,10 @@ class TreeWalk {
     // A subtree is instant when nothing in it can run across ticks.
     for (int id = count_ - 1; id >= 0; --id) {
       const e::CompiledNode& n = tree_.node(id);
-      if (n.kind == NodeKind::kAction || n.kind == NodeKind::kUtility) {
-        instant_[id] = false;
+      if (n.kind == NodeKind::kAction || n.kind == NodeKind::kUtility ||
+          n.kind == NodeKind::kDelay ||
+          n.kind == NodeKind::kKeepRunningUntilFailure) {
+        instant_[id] = false;  // can answer running
       }
       if (n.parent >= 0 && !instant_[id]) instant_[n.parent] = false;
     }

@@ -434,6 +434,11 @@ e::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
     case v1::TreeNode::kAction:
       d.action = node.action();
       break;
+    case v1::TreeNode::kSwitch:
+      d.factor = node.switch_().factor();
+      d.cases.assign(node.switch_().cases().begin(),
+                     node.switch_().cases().end());
+      break;
     case v1::TreeNode::kUtility:
       d.rescore = node.utility().rescore() == v1::RESCORE_EVERY_TICK
                       ? e::Rescore::kEveryTick

@@ -48,11 +48,21 @@ tree:
                 - name: pair
                   considerations: [{name: k, factor: b}]
                   sequence: {children: [{action: x}, {force_failure: {child: {action: y}}}]}
+      - if_then_else:
+          children:
+            - condition: {factor: b}
+            - delay: {seconds: 1, child: {keep_running_until_failure: {child: {action: x}}}}
+            - while_do_else:
+                children:
+                  - condition: {factor: a}
+                  - switch: {factor: b, cases: [0, 1], children: [{action: y}, {action: x}, {action: y}]}
+                  - action: x
 )";
 
 const std::vector<std::shared_ptr<const utilityd::loader::LoadedSet>>& Sets() {
   static const auto* sets = [] {
-    auto* v = new std::vector<std::shared_ptr<const utilityd::loader::LoadedSet>>;
+    auto* v =
+        new std::vector<std::shared_ptr<const utilityd::loader::LoadedSet>>;
     auto guard = utilityd::loader::LoadSetFile(
         std::string(UTILITYD_EXAMPLES_DIR) + "/guard_tree.yaml");
     auto all = utilityd::loader::LoadSetText(kAllKinds, "all_kinds.yaml");
@@ -73,7 +83,8 @@ const std::vector<std::shared_ptr<const utilityd::loader::LoadedSet>>& Sets() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace e = utilityd::engine;
   if (size == 0) return 0;
-  const absl::string_view bytes(reinterpret_cast<const char*>(data + 1), size - 1);
+  const absl::string_view bytes(reinterpret_cast<const char*>(data + 1),
+                                size - 1);
   for (const auto& loaded : Sets()) {
     const e::CompiledBehaviourSet& set = loaded->compiled;
     const std::string state =
@@ -87,12 +98,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t id = 0; id < tree.nodes.size(); ++id) {
       if (tree.nodes[id].kind != e::NodeKind::kAction) continue;
       const uint8_t b = size > id ? data[id] : 0;
-      outcomes.push_back({static_cast<int32_t>(id),
-                          static_cast<e::NodeStatus>(1 + b % 3)});
+      outcomes.push_back(
+          {static_cast<int32_t>(id), static_cast<e::NodeStatus>(1 + b % 3)});
     }
     e::AgentInput agent{.factors = factors, .targets = targets};
     e::TreeTick tick;
-    e::TreeInput in{.game_time = static_cast<double>(size), .state = state,
+    e::TreeInput in{.game_time = static_cast<double>(size),
+                    .state = state,
                     .outcomes = outcomes};
     if (!e::TickTree(set, agent, in, e::ExplainLevel::kFull, &tick).ok()) {
       std::abort();

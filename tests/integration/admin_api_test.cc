@@ -227,13 +227,14 @@ TEST_F(AdminApiTest, FormatListsTheNodeKindsAndCompensations) {
     kinds[k.struct_value().fields().at("name").string_value()] =
         k.struct_value().fields().at("jsonName").string_value();
   }
-  for (int k = 0; k <= static_cast<int>(engine::NodeKind::kUtility); ++k) {
-    const std::string name =
-        engine::NodeKindName(static_cast<engine::NodeKind>(k));
+  for (const engine::NodeKind k : engine::AllNodeKinds()) {
+    const std::string name = engine::NodeKindName(k);
     EXPECT_TRUE(kinds.count(name)) << name;
   }
-  EXPECT_EQ(kinds.size(), static_cast<size_t>(engine::NodeKind::kUtility) + 1);
+  EXPECT_EQ(kinds.size(), engine::AllNodeKinds().size());
+  EXPECT_EQ(kinds.size(), static_cast<size_t>(engine::NodeKind::kSwitch) + 1);
   EXPECT_EQ(kinds["reactive_fallback"], "reactiveFallback");
+  EXPECT_EQ(kinds["keep_running_until_failure"], "keepRunningUntilFailure");
   std::vector<std::string> compensations;
   for (const auto& c :
        format.fields().at("compensations").list_value().values()) {

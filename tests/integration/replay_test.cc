@@ -486,9 +486,13 @@ TEST(ShadowIntegrationTest, AFullQueueDropsAndCounts) {
   testing::TempDir dir("utilityd_shadow_full");
   const fs::path candidate = dir.path() / "candidate";
   WriteCandidate(candidate, true);
+  // The scoring workers at the shadow worker's priority: at their default
+  // lower one (--worker_nice 10), on a busy machine the shadow worker got
+  // the CPU first and kept up with a queue of one.
   testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets",
                                    "--shadow_config_dir=" + candidate.string(),
-                                   "--shadow_sample=1", "--shadow_queue=1"});
+                                   "--shadow_sample=1", "--shadow_queue=1",
+                                   "--worker_nice=0"});
   ASSERT_THAT(server.StartServing(), IsOk());
   auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
       server.address(), grpc::InsecureChannelCredentials()));

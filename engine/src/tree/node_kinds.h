@@ -381,6 +381,18 @@ struct Timed : Decorator {
   }
 };
 
+// A timed decorator whose state, while it runs, is one game time.
+struct TimedRun : Timed {
+  static constexpr size_t kStateBytes = 10;
+  static Fit Read(const CompiledNode&, Reader& r, NodeState* s) {
+    s->has_time = true;
+    return r.Time(&s->millis) ? Fit::kOk : Fit::kMalformed;
+  }
+  static char* Write(const CompiledNode&, const NodeState& s, char* at) {
+    return PutTime(at, s.millis);
+  }
+};
+
 // cooldown: after the child finishes, fails without ticking it until
 // `seconds` of game time have passed.
 struct CooldownNode : Timed {
@@ -421,11 +433,11 @@ struct CooldownNode : Timed {
 };
 
 // timeout: fails, halting the child, once `seconds` of game time have
-// passed since it was entered (checked when the tick starts).
-struct TimeoutNode : Timed {
+// passed since it was entered (checked when the tick starts). Its time:
+// when it was entered.
+struct TimeoutNode : TimedRun {
   static constexpr NodeKind kKind = NodeKind::kTimeout;
   static constexpr const char* kName = "timeout";
-  static constexpr size_t kStateBytes = 10;
   static S Tick(Ticker& t, int id, int, size_t) {
     const CompiledNode& n = t.node(id);
     NodeState& s = t.state(id);
@@ -445,14 +457,6 @@ struct TimeoutNode : Timed {
     }
     t.Reset(id);
     return c;
-  }
-  // The time it was entered at.
-  static Fit Read(const CompiledNode&, Reader& r, NodeState* s) {
-    s->has_time = true;
-    return r.Time(&s->millis) ? Fit::kOk : Fit::kMalformed;
-  }
-  static char* Write(const CompiledNode&, const NodeState& s, char* at) {
-    return PutTime(at, s.millis);
   }
 };
 
@@ -825,14 +829,213 @@ struct UtilityNode : NodeBase {
   }
 };
 
+// if_then_else and while_do_else: 2 or 3 children, the first a condition.
+struct Branching : RunsOneChild {
+  static void Validate(const TreeNodeDefinition& n, const NodeCheck& check) {
+    if (n.children.size() < 2 || n.children.size() > 3) {
+      check.Add(check.kind + ".children",
+                absl::StrCat("needs 2 or 3 children (the condition, the "
+                             "branch it chooses on success and, optionally, "
+                             "the one on failure), got ",
+                             n.children.size()));
+    }
+  }
+  // The branch a condition's outcome chooses: 1 on success, 2 on failure
+  // (0: none, the node fails).
+  static uint32_t Branch(const CompiledNode& n, S condition) {
+    if (condition == S::kSuccess) return 1;
+    return n.child_count == 3 ? 2 : 0;
+  }
+};
+
+// if_then_else: the condition (child 0) is ticked until it decides; the
+// branch it chose runs to its end, the condition not ticked meanwhile.
+struct IfThenElseNode : Branching {
+  static constexpr NodeKind kKind = NodeKind::kIfThenElse;
+  static constexpr const char* kName = "if_then_else";
+  static S Tick(Ticker& t, int id, int, size_t) {
+    const NodeState& s = t.state(id);
+    uint32_t branch = s.running ? s.index : 0;
+    if (branch == 0) {
+      const S c = t.Tick(t.child(id, 0), -1);
+      if (c == S::kRunning) return Running(t, id, 0);
+      branch = Branch(t.node(id), c);
+      if (branch == 0) {
+        t.Reset(id);
+        return S::kFailure;
+      }
+    }
+    const S c = t.Tick(t.child(id, static_cast<int>(branch)), -1);
+    if (c == S::kRunning) return Running(t, id, branch);
+    t.Reset(id);
+    return c;
+  }
+  static S Running(Ticker& t, int id, uint32_t child) {
+    t.state(id).running = true;
+    t.state(id).index = child;
+    return S::kRunning;
+  }
+};
+
+// while_do_else: the condition (child 0) every tick chooses the branch,
+// halting the other one if it runs. The condition must decide in one tick
+// (a running condition would leave a branch running unticked, which the
+// state, one running child per node, does not hold).
+struct WhileDoElseNode : Branching {
+  static constexpr NodeKind kKind = NodeKind::kWhileDoElse;
+  static constexpr const char* kName = "while_do_else";
+  static void Validate(const TreeNodeDefinition& n, const NodeCheck& check) {
+    Branching::Validate(n, check);
+    if (!n.children.empty() && CanRun(n.children[0])) {
+      check.Add(check.kind + ".children[0]",
+                "the condition must decide in one tick: no action, utility, "
+                "delay or keep_running_until_failure under it");
+    }
+  }
+  static S Tick(Ticker& t, int id, int, size_t) {
+    const CompiledNode& n = t.node(id);
+    const uint32_t branch = Branch(n, t.Tick(t.child(id, 0), -1));
+    t.HaltRunningChildExcept(id, static_cast<int>(branch));
+    if (branch == 0) {
+      t.Reset(id);
+      return S::kFailure;
+    }
+    const S c = t.Tick(t.child(id, static_cast<int>(branch)), -1);
+    if (c == S::kRunning) {
+      t.state(id).running = true;
+      t.state(id).index = branch;
+      return c;
+    }
+    t.Reset(id);
+    return c;
+  }
+  // Whether the subtree can answer running.
+  static bool CanRun(const TreeNodeDefinition& n) {
+    if (n.kind == NodeKind::kAction || n.kind == NodeKind::kUtility ||
+        n.kind == NodeKind::kDelay ||
+        n.kind == NodeKind::kKeepRunningUntilFailure) {
+      return true;
+    }
+    for (const TreeNodeDefinition& c : n.children) {
+      if (CanRun(c)) return true;
+    }
+    return false;
+  }
+};
+
+// keep_running_until_failure: running while the child succeeds (it starts
+// over next tick); failure when it fails.
+struct KeepRunningUntilFailureNode : Decorator {
+  static constexpr NodeKind kKind = NodeKind::kKeepRunningUntilFailure;
+  static constexpr const char* kName = "keep_running_until_failure";
+  static S Tick(Ticker& t, int id, int, size_t) {
+    const S c = t.Tick(t.child(id, 0), -1);
+    if (c == S::kFailure) {
+      t.Reset(id);
+      return c;
+    }
+    t.state(id).running = true;
+    return S::kRunning;
+  }
+};
+
+// delay: running for `seconds` of game time after it is entered, the child
+// not ticked; then ticks the child and answers as it does. Its time: when
+// the child may start.
+struct DelayNode : TimedRun {
+  static constexpr NodeKind kKind = NodeKind::kDelay;
+  static constexpr const char* kName = "delay";
+  static S Tick(Ticker& t, int id, int, size_t) {
+    const CompiledNode& n = t.node(id);
+    NodeState& s = t.state(id);
+    if (!s.running) {
+      s.running = true;
+      s.has_time = true;
+      s.millis = t.now() + n.millis;  // when the child may start
+    }
+    if (t.now() < s.millis) return S::kRunning;
+    const S c = t.Tick(t.child(id, 0), -1);
+    if (c != S::kRunning) t.Reset(id);
+    return c;
+  }
+};
+
+// switch: child i when the factor equals case i, the last child when it
+// equals none (or is NaN); chosen every tick, a change halting the running
+// child.
+struct SwitchNode : RunsOneChild {
+  static constexpr NodeKind kKind = NodeKind::kSwitch;
+  static constexpr const char* kName = "switch";
+  static constexpr int kMaxCases = 16;
+  static void Validate(const TreeNodeDefinition& n, const NodeCheck& check) {
+    std::vector<std::string> names;
+    bool known = false;
+    for (const FactorDefinition& f : check.def.factors) {
+      names.push_back(f.name);
+      known = known || f.name == n.factor;
+    }
+    if (n.factor.empty()) {
+      check.Add(check.kind + ".factor", "is required");
+    } else if (!known) {
+      check.Add(check.kind + ".factor",
+                UnknownNameMessage("factor", n.factor, names));
+    }
+    const size_t cases = n.cases.size();
+    if (cases < 1 || cases > static_cast<size_t>(kMaxCases)) {
+      check.Add(check.kind + ".cases",
+                absl::StrCat("needs 1..", kMaxCases, " values, got ", cases));
+    } else if (n.children.size() != cases + 1) {
+      check.Add(check.kind + ".children",
+                absl::StrCat("needs one child per case and one for none of "
+                             "them: ",
+                             cases + 1, ", got ", n.children.size()));
+    }
+    for (size_t i = 0; i < cases; ++i) {
+      const double v = n.cases[i];
+      const bool repeated = std::find(n.cases.begin(), n.cases.begin() + i,
+                                      v) != n.cases.begin() + i;
+      if (!IsFiniteFloat(v) || repeated) {
+        check.Add(absl::StrCat(check.kind, ".cases[", i, "]"),
+                  absl::StrCat(repeated ? "repeats an earlier case: "
+                                        : "must be a finite number: ",
+                               v));
+      }
+    }
+  }
+  static absl::Status Compile(const TreeNodeDefinition& d,
+                              const NodeCompile& in, CompiledNode& c) {
+    c.condition.name = d.factor;
+    c.condition.factor = in.set.FindFactor(d.factor);
+    c.cases.assign(d.cases.begin(), d.cases.end());
+    return absl::OkStatus();
+  }
+  static S Tick(Ticker& t, int id, int, size_t) {
+    const CompiledNode& n = t.node(id);
+    const float v = t.agent().factors[n.condition.factor];
+    const auto hit = std::find(n.cases.begin(), n.cases.end(), v);
+    const int match = static_cast<int>(hit - n.cases.begin());  // or last
+    t.HaltRunningChildExcept(id, match);
+    const S c = t.Tick(t.child(id, match), -1);
+    if (c == S::kRunning) {
+      t.state(id).running = true;
+      t.state(id).index = static_cast<uint32_t>(match);
+      return c;
+    }
+    t.Reset(id);
+    return c;
+  }
+};
+
 // The registry: every kind, in the order of the NodeKind enumerators.
 template <typename... K>
 struct NodeKindList {};
-using NodeKinds = NodeKindList<SequenceNode, FallbackNode, ReactiveSequenceNode,
-                               ReactiveFallbackNode, ParallelNode, InverterNode,
-                               ForceSuccessNode, ForceFailureNode, RepeatNode,
-                               RetryNode, CooldownNode, TimeoutNode,
-                               ConditionNode, ActionNode, UtilityNode>;
+using NodeKinds =
+    NodeKindList<SequenceNode, FallbackNode, ReactiveSequenceNode,
+                 ReactiveFallbackNode, ParallelNode, InverterNode,
+                 ForceSuccessNode, ForceFailureNode, RepeatNode, RetryNode,
+                 CooldownNode, TimeoutNode, ConditionNode, ActionNode,
+                 UtilityNode, IfThenElseNode, WhileDoElseNode,
+                 KeepRunningUntilFailureNode, DelayNode, SwitchNode>;
 
 template <typename... K>
 constexpr bool InNodeEnumOrder(NodeKindList<K...>) {

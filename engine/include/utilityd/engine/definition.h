@@ -187,6 +187,13 @@ enum class NodeKind {
   kCondition,
   kAction,
   kUtility,
+  // BehaviorTree.CPP's IfThenElse, WhileDoElse, KeepRunningUntilFailure,
+  // Delay and Switch2..Switch6 (docs/TREES.md).
+  kIfThenElse,
+  kWhileDoElse,
+  kKeepRunningUntilFailure,
+  kDelay,
+  kSwitch,
 };
 
 // Returns the format's name of a node kind, e.g. "reactive_sequence".
@@ -222,9 +229,11 @@ struct TreeNodeDefinition {
   int failure_threshold = 1;      // parallel
   int times = 1;                  // repeat
   int attempts = 1;               // retry
-  double seconds = 0;             // cooldown, timeout
+  double seconds = 0;             // cooldown, timeout, delay
   ConditionDefinition condition;  // condition
   std::string action;             // action: one of the set's
+  std::string factor;             // switch: the factor it reads
+  std::vector<double> cases;      // switch: the values of its children
   Rescore rescore = Rescore::kOnEnter;                // utility
   OnChildFailure on_failure = OnChildFailure::kFail;  // utility
   // A utility node's child that is not an action leaf is scored by these

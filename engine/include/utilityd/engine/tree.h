@@ -67,6 +67,9 @@ struct CompiledNode {
   std::shared_ptr<const CompiledBehaviourSet> choices;
   // utility: for each child, the set's action it stands for, or -1
   std::vector<int32_t> choice_actions;
+  // switch: the factor (condition.factor) and the value of each child but
+  // the last
+  std::vector<float> cases;
 };
 
 struct CompiledTree {
