@@ -146,6 +146,9 @@ def main():
         proc.wait(timeout=60)
         cap = json.load(open(out))
         capacity = cap["codes"].get("OK", 0) / 4.0  # batches per second
+        # FORCE_CAPACITY floods at three times a given capacity instead, to
+        # reproduce a faster machine's flood (docs/RELIABILITY.md).
+        capacity = float(os.environ.get("FORCE_CAPACITY", capacity))
 
         wait_before = buckets(http, "utilityd_queue_wait_seconds")
         batch_before = buckets(http, "utilityd_batch_duration_seconds")
