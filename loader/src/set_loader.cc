@@ -13,6 +13,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "utilityd/loader/proto_reader.h"
+#include "utilityd/loader/subtrees.h"
 
 namespace utilityd::loader {
 namespace {
@@ -211,19 +212,26 @@ void ValidateAnalysisNotes(const v1::BehaviourSet& set,
 absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
     v1::BehaviourSet set, absl::string_view source,
     const PositionMap* positions) {
-  ApplyDefaults(&set);
-  set.set_revision(ComputeRevision(set));
-  e::SetDefinition def = ToDefinition(set);
-  std::vector<e::ValidationIssue> issues = e::Validate(def);
-  ValidateScenarios(set, &issues);
-  ValidateAnalysisNotes(set, &issues);
+  SubtreeUses uses;
+  std::vector<e::ValidationIssue> issues;
+  ExpandSubtrees(&set, &issues, &uses);
+  e::SetDefinition def;
+  if (issues.empty()) {
+    ApplyDefaults(&set);
+    set.set_revision(ComputeRevision(set));
+    def = ToDefinition(set);
+    issues = e::Validate(def);
+    ValidateScenarios(set, &issues);
+    ValidateAnalysisNotes(set, &issues);
+  }
   if (!issues.empty()) {
     std::vector<std::string> lines;
     for (const e::ValidationIssue& i : issues) {
-      ReadIssue r{
-          .source = std::string(source), .path = i.path, .message = i.message};
+      ReadIssue r{.source = std::string(source),
+                  .path = uses.SourcePath(i.path),
+                  .message = i.message + uses.Note(i.path)};
       if (positions != nullptr) {
-        const TextPosition p = FindPosition(*positions, i.path);
+        const TextPosition p = FindPosition(*positions, r.path);
         r.line = p.line;
         r.column = p.column;
       }
@@ -270,43 +278,6 @@ e::ConsiderationDefinition ToConsideration(const v1::Consideration& c) {
   if (c.range().has_min()) cd.range_min = c.range().min();
   if (c.range().has_max()) cd.range_max = c.range().max();
   return cd;
-}
-
-// The children of a node, whichever its kind: `children` or `child`.
-std::vector<const v1::TreeNode*> ChildrenOf(const v1::TreeNode& node) {
-  std::vector<const v1::TreeNode*> out;
-  const google::protobuf::FieldDescriptor* f =
-      node.GetReflection()->GetOneofFieldDescriptor(
-          node, v1::TreeNode::descriptor()->FindOneofByName("kind"));
-  if (f == nullptr ||
-      f->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
-    return out;
-  }
-  const google::protobuf::Message& kind =
-      node.GetReflection()->GetMessage(node, f);
-  const google::protobuf::Reflection* r = kind.GetReflection();
-  const google::protobuf::Descriptor* d = kind.GetDescriptor();
-  if (const auto* many = d->FindFieldByName("children")) {
-    for (int i = 0; i < r->FieldSize(kind, many); ++i) {
-      out.push_back(static_cast<const v1::TreeNode*>(
-          &r->GetRepeatedMessage(kind, many, i)));
-    }
-  } else if (const auto* one = d->FindFieldByName("child")) {
-    if (r->HasField(kind, one)) {
-      out.push_back(
-          static_cast<const v1::TreeNode*>(&r->GetMessage(kind, one)));
-    }
-  }
-  return out;
-}
-
-// The same, to write into (the nodes belong to the mutable `node`).
-std::vector<v1::TreeNode*> ChildrenOf(v1::TreeNode* node) {
-  std::vector<v1::TreeNode*> out;
-  for (const v1::TreeNode* child : ChildrenOf(*node)) {
-    out.push_back(const_cast<v1::TreeNode*>(child));
-  }
-  return out;
 }
 
 // The field of the node's `kind` oneof that is set, or null.

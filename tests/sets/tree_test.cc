@@ -691,7 +691,101 @@ INSTANTIATE_TEST_SUITE_P(
               {"c=0", "", "", "", S::kFailure, 1},
               {"c=1", "", "", "", S::kRunning, 1.5},
               {"", "", "", "", S::kRunning, 3.4},
-              {"", "", "x+", "", S::kRunning, 3.5}}}),
+              {"", "", "x+", "", S::kRunning, 3.5}}},
+        // gtest_sequence.cpp, SimpleSequenceWithMemoryTest ConditionTrue and
+        // ConditionTurnToFalse: the condition is not ticked again while the
+        // action runs.
+        Case{"sequence_with_memory_condition_turn_to_false",
+             R"(
+  sequence_with_memory: {children: [{condition: {factor: a}}, {action: x}]}
+)",
+             {{"a=1", "", "x+", "", S::kRunning},
+              {"a=0", "", "x", "", S::kRunning},
+              {"", "x=success", "", "", S::kSuccess}}},
+        // ComplexSequenceWithMemoryTest ConditionsTrue and
+        // Conditions1ToFalse: the nested conditions, done, are not ticked
+        // again while the action sequence runs.
+        Case{"sequence_with_memory_complex_conditions_1_to_false",
+             R"(
+  sequence_with_memory:
+    children:
+      - sequence_with_memory:
+          children: [{condition: {factor: a}}, {condition: {factor: b}}]
+      - sequence_with_memory: {children: [{action: x}, {action: y}]}
+)",
+             {{"a=1 b=1", "", "x+", "", S::kRunning},
+              {"a=0", "", "x", "", S::kRunning},
+              {"", "x=success", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess}}},
+        // SequenceWithMemoryTest Issue_636: a failing child is ticked again
+        // next tick, the children before it are not; the leaves each run
+        // once (BT.CPP's counters 1, 1, 1). Once done, it starts over.
+        Case{"sequence_with_memory_issue_636",
+             R"(
+  sequence_with_memory:
+    children: [{action: x}, {condition: {factor: a}}, {action: y}, {action: z}]
+)",
+             {{"a=0", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kFailure},
+              {"", "", "", "", S::kFailure},
+              {"a=1", "", "y+", "", S::kRunning},
+              {"", "y=success", "z+", "", S::kRunning},
+              {"", "z=success", "", "", S::kSuccess},
+              {"", "", "x+", "", S::kRunning}}},
+        // Halted (SequenceWithMemory::halt keeps current_child_idx_), it
+        // resumes at the child it was on; a plain sequence starts over.
+        Case{"sequence_with_memory_halted_keeps_its_place",
+             R"(
+  reactive_sequence:
+    children:
+      - condition: {factor: c}
+      - sequence_with_memory: {children: [{action: x}, {action: y}]}
+)",
+             {{"c=1", "", "x+", "", S::kRunning},
+              {"", "x=success", "y+", "", S::kRunning},
+              {"c=0", "", "", "y", S::kFailure},
+              {"c=1", "", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess},
+              {"", "", "x+", "", S::kRunning}}},
+        // RunOnce (then_skip false): the child runs until it finishes once;
+        // then its outcome, the child never ticked again.
+        Case{"run_once_keeps_its_first_outcome",
+             R"(
+  sequence:
+    children:
+      - run_once: {child: {action: x}}
+      - action: y
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess},
+              {"", "", "y+", "", S::kRunning},
+              {"", "y=failure", "", "", S::kFailure},
+              {"", "", "y+", "", S::kRunning}}},
+        Case{"run_once_keeps_a_failure",
+             R"(
+  fallback:
+    children:
+      - run_once: {child: {condition: {factor: a}}}
+      - action: y
+)",
+             {{"a=0", "", "y+", "", S::kRunning},
+              {"a=1", "y=success", "", "", S::kSuccess},
+              {"", "", "y+", "", S::kRunning}}},
+        // Halted while its child runs, it has not finished once: it runs
+        // the child again.
+        Case{"run_once_halted_runs_again",
+             R"(
+  reactive_sequence:
+    children:
+      - condition: {factor: c}
+      - run_once: {child: {action: x}}
+)",
+             {{"c=1", "", "x+", "", S::kRunning},
+              {"c=0", "", "", "x", S::kFailure},
+              {"c=1", "", "x+", "", S::kRunning},
+              {"", "x=failure", "", "", S::kFailure},
+              {"", "", "", "", S::kFailure}}}),
     [](const testing::TestParamInfo<Case>& param) { return param.param.name; });
 
 // BT.CPP's InvalidChildCount_One and InvalidChildCount_Four (both nodes),
@@ -1030,6 +1124,88 @@ TEST(TreeValidation, ReportsEveryProblemWithItsPath) {
           "tree.sequence.children[6].condition.factor: unknown factor \"zz\""));
   EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[6].condition."
                                     "threshold: must be within 0..1"));
+}
+
+// Subtrees (docs/TREES.md, "Subtrees"): each use is expanded in its place,
+// its factors read through its remap; node ids are the expanded tree's
+// pre-order, and the set is the same set as the tree written out.
+const char kSubtrees[] = R"(
+subtrees:
+  - name: guarded
+    tree:
+      sequence:
+        children:
+          - condition: {factor: ready}
+          - subtree: {name: leaf}
+  - name: leaf
+    tree: {action: x}
+)";
+const char kUses[] = R"(
+  fallback:
+    children:
+      - subtree: {name: guarded, remap: {ready: a}}
+      - subtree: {name: guarded, remap: {ready: b}}
+      - action: y
+)";
+
+TEST(Subtrees, ExpandInPlaceWithTheirRemap) {
+  auto set = Load(SetYaml(kUses, kSubtrees));
+  ASSERT_NE(set, nullptr);
+  const CompiledTree& tree = *set->compiled.tree();
+  std::vector<std::string> kinds;
+  for (const CompiledNode& n : tree.nodes) {
+    kinds.push_back(n.kind == NodeKind::kCondition
+                        ? absl::StrCat("condition(", n.condition.name, ")")
+                        : NodeKindName(n.kind));
+  }
+  EXPECT_EQ(absl::StrJoin(kinds, " "),
+            "fallback sequence condition(a) action sequence condition(b) "
+            "action action");
+  Driver d(set);
+  EXPECT_EQ(d.Run(d.Tick({"a=0 b=1", "", "", "", S::kRunning})), "x+");
+  EXPECT_EQ(d.Leaf("y"), 7);
+  // Written out, the same set: same revision, same shape.
+  auto inline_set = Load(SetYaml(R"(
+  fallback:
+    children:
+      - sequence: {children: [{condition: {factor: a}}, {action: x}]}
+      - sequence: {children: [{condition: {factor: b}}, {action: x}]}
+      - action: y
+)"));
+  ASSERT_NE(inline_set, nullptr);
+  EXPECT_EQ(set->revision(), inline_set->revision());
+  EXPECT_EQ(set->definition.subtrees_size(), 0);
+  EXPECT_EQ(tree.shape_tag, inline_set->compiled.tree()->shape_tag);
+}
+
+TEST(Subtrees, ProblemsNameTheSubtreeAndTheUse) {
+  auto load = [](const std::string& subtrees, const std::string& tree) {
+    auto set = loader::LoadSetText(SetYaml(tree, subtrees), "s.yaml");
+    EXPECT_FALSE(set.ok());
+    return std::string(set.status().message());
+  };
+  // Unknown, with a hint and the line of the use.
+  EXPECT_THAT(load(kSubtrees, "  subtree: {name: gaurded}\n"),
+              testing::HasSubstr("s.yaml:26:13: tree.subtree.name: unknown "
+                                 "subtree \"gaurded\" (did you mean "
+                                 "\"guarded\"?)"));
+  // A loop.
+  EXPECT_THAT(load(R"(
+subtrees:
+  - {name: a, tree: {inverter: {child: {subtree: {name: b}}}}}
+  - {name: b, tree: {subtree: {name: a}}}
+)",
+                   "  subtree: {name: a}\n"),
+              testing::HasSubstr("subtree \"a\" uses itself (a -> b -> a)"));
+  // A problem inside a subtree: its path there, and where it was used.
+  EXPECT_THAT(
+      load(kSubtrees, "  subtree: {name: guarded, remap: {ready: nope}}\n"),
+      testing::HasSubstr("s.yaml:21:25: "
+                         "subtrees[0].tree.sequence.children[0].condition."
+                         "factor: unknown factor \"nope\""));
+  EXPECT_THAT(
+      load(kSubtrees, "  subtree: {name: guarded, remap: {ready: nope}}\n"),
+      testing::HasSubstr("(in subtree \"guarded\" used at tree)"));
 }
 
 TEST(TreeInputCheck, GameTimeMustBeFiniteAndNotNegative) {

@@ -11,6 +11,8 @@
 //   kKeepsRunningChild  its state's `index` names the one child it runs
 //              (a decoded state must run that child and no other)
 //   kKeepsTimeIdle  its state's time outlives a reset (a cooldown pending)
+//   kKeepsPlaceIdle  its state's `index` outlives a reset while `kept`
+//              (sequence_with_memory's place, run_once's outcome)
 //   kStateBytes  the most its state fields take encoded
 //   Validate   appends an issue per bad parameter (NodeCheck)
 //   Compile    fills its part of the CompiledNode (NodeCompile)
@@ -101,6 +103,7 @@ struct NodeBase {
   static constexpr std::array<NodeParam, 0> kParams = {};
   static constexpr bool kKeepsRunningChild = false;
   static constexpr bool kKeepsTimeIdle = false;
+  static constexpr bool kKeepsPlaceIdle = false;
   static constexpr size_t kStateBytes = 0;
   static void Validate(const TreeNodeDefinition&, const NodeCheck&) {}
   static absl::Status Compile(const TreeNodeDefinition&, const NodeCompile&,
@@ -1026,6 +1029,96 @@ struct SwitchNode : RunsOneChild {
   }
 };
 
+// sequence_with_memory: a sequence that keeps its place when a child fails
+// or it is halted: the next tick starts from that child again, not from the
+// first (BehaviorTree.CPP's SequenceWithMemory); it starts over from the
+// first child once every child has succeeded. Its state: the place, with a
+// flag for running (an idle place is kept).
+struct SequenceWithMemoryNode : RunsOneChild {
+  static constexpr NodeKind kKind = NodeKind::kSequenceWithMemory;
+  static constexpr const char* kName = "sequence_with_memory";
+  static constexpr bool kKeepsPlaceIdle = true;
+  static S Tick(Ticker& t, int id, int, size_t) {
+    const CompiledNode& n = t.node(id);
+    for (uint32_t i = t.state(id).index; i < n.child_count; ++i) {
+      const S c = t.Tick(t.child(id, static_cast<int>(i)), -1);
+      NodeState& s = t.state(id);
+      s.index = i;
+      s.kept = false;
+      if (c == S::kRunning) {
+        s.running = true;
+        return c;
+      }
+      if (c == S::kFailure) {
+        s.running = false;
+        s.kept = i > 0;
+        if (!s.kept) t.Reset(id);
+        return c;
+      }
+    }
+    t.Reset(id);
+    return S::kSuccess;
+  }
+  // Halted: idle, its place kept (its children are halted already).
+  static void OnHalt(Ticker& t, int id) {
+    NodeState& s = t.state(id);
+    s.running = false;
+    s.kept = s.index > 0;
+  }
+  static Fit Read(const CompiledNode& n, Reader& r, NodeState* s) {
+    uint64_t a = 0;
+    if (!r.Varint(&a)) return Fit::kMalformed;
+    const uint64_t place = a >> 1;
+    s->running = (a & 1) != 0;
+    if (place >= n.child_count || (!s->running && place == 0)) {
+      return Fit::kOutOfRange;
+    }
+    s->kept = !s->running;
+    s->index = static_cast<uint32_t>(place);
+    return Fit::kOk;
+  }
+  static char* Write(const CompiledNode&, const NodeState& s, char* at) {
+    return PutVarint(at, (uint64_t{s.index} << 1) | (s.running ? 1u : 0u));
+  }
+};
+
+// run_once: ticks the child until it finishes once; from then on answers
+// that outcome without ticking it (BehaviorTree.CPP's RunOnce with
+// then_skip false; docs/TREES.md says why not its default). Halted while
+// the child runs, it has not finished once. Its state: 0 running, else the
+// kept outcome (1 success, 2 failure).
+struct RunOnceNode : Decorator {
+  static constexpr NodeKind kKind = NodeKind::kRunOnce;
+  static constexpr const char* kName = "run_once";
+  static constexpr bool kKeepsPlaceIdle = true;
+  static constexpr size_t kStateBytes = 1;
+  static S Tick(Ticker& t, int id, int, size_t) {
+    if (t.state(id).kept) {
+      return t.state(id).index == 1 ? S::kSuccess : S::kFailure;
+    }
+    const S c = t.Tick(t.child(id, 0), -1);
+    NodeState& s = t.state(id);
+    s.running = c == S::kRunning;
+    if (c != S::kRunning) {
+      s.kept = true;
+      s.index = c == S::kSuccess ? 1 : 2;
+    }
+    return c;
+  }
+  static Fit Read(const CompiledNode&, Reader& r, NodeState* s) {
+    uint64_t a = 0;
+    if (!r.Varint(&a)) return Fit::kMalformed;
+    if (a > 2) return Fit::kOutOfRange;
+    s->running = a == 0;
+    s->kept = a != 0;
+    s->index = static_cast<uint32_t>(a);
+    return Fit::kOk;
+  }
+  static char* Write(const CompiledNode&, const NodeState& s, char* at) {
+    return PutVarint(at, s.kept ? s.index : 0);
+  }
+};
+
 // The registry: every kind, in the order of the NodeKind enumerators.
 template <typename... K>
 struct NodeKindList {};
@@ -1035,7 +1128,8 @@ using NodeKinds =
                  ForceSuccessNode, ForceFailureNode, RepeatNode, RetryNode,
                  CooldownNode, TimeoutNode, ConditionNode, ActionNode,
                  UtilityNode, IfThenElseNode, WhileDoElseNode,
-                 KeepRunningUntilFailureNode, DelayNode, SwitchNode>;
+                 KeepRunningUntilFailureNode, DelayNode, SwitchNode,
+                 SequenceWithMemoryNode, RunOnceNode>;
 
 template <typename... K>
 constexpr bool InNodeEnumOrder(NodeKindList<K...>) {
@@ -1057,6 +1151,7 @@ concept NodeKindBlock = requires(const TreeNodeDefinition& d,
   K::kParams.size();
   { K::kKeepsRunningChild } -> std::convertible_to<bool>;
   { K::kKeepsTimeIdle } -> std::convertible_to<bool>;
+  { K::kKeepsPlaceIdle } -> std::convertible_to<bool>;
   { K::kStateBytes } -> std::convertible_to<size_t>;
   K::Validate(d, check);
   { K::Compile(d, in, c) } -> std::same_as<absl::Status>;
@@ -1071,7 +1166,8 @@ constexpr bool AllNodeBlocks(NodeKindList<K...>) {
 }
 static_assert(AllNodeBlocks(NodeKinds{}),
               "every node kind needs kKind, kName, kArity, kParams, "
-              "kKeepsRunningChild, kKeepsTimeIdle, kStateBytes, Validate, "
+              "kKeepsRunningChild, kKeepsTimeIdle, kKeepsPlaceIdle, kStateBytes, "
+              "Validate, "
               "Compile, Tick, OnHalt, Read and Write");
 
 template <typename... K>
@@ -1112,6 +1208,12 @@ constexpr std::array<bool, sizeof...(K)> KeepsTimeIdleTable(
 }
 inline constexpr auto kKeepsRunningChild = KeepsRunningChildTable(NodeKinds{});
 inline constexpr auto kKeepsTimeIdle = KeepsTimeIdleTable(NodeKinds{});
+template <typename... K>
+constexpr std::array<bool, sizeof...(K)> KeepsPlaceIdleTable(
+    NodeKindList<K...>) {
+  return {K::kKeepsPlaceIdle...};
+}
+inline constexpr auto kKeepsPlaceIdle = KeepsPlaceIdleTable(NodeKinds{});
 
 // Calls visit(K{}) for the kind K of `kind` and returns what it returns
 // (validation, compilation, the state codec).

@@ -10,7 +10,8 @@
 //               (its kind's Write and Read, node_kinds.h)
 //
 // Varints are LEB128; times are zigzag varints of milliseconds of game time.
-// A tree with nothing running and no cooldown pending encodes as empty.
+// A tree with nothing running, no cooldown pending and no place or outcome
+// kept (sequence_with_memory, run_once) encodes as empty.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -98,7 +99,9 @@ size_t KindIndex(const CompiledNode& n) { return static_cast<size_t>(n.kind); }
 
 bool HoldsSomething(const CompiledNode& n, const NodeState& s) {
   // (The node is read only for a time held by a node not running.)
-  return s.running || (s.has_time && internal::kKeepsTimeIdle[KindIndex(n)]);
+  return s.running ||
+         (s.has_time && internal::kKeepsTimeIdle[KindIndex(n)]) ||
+         (s.kept && internal::kKeepsPlaceIdle[KindIndex(n)]);
 }
 
 // Fills the header of `out` (kHeader bytes reserved, then the entries).
@@ -132,7 +135,7 @@ void EncodeTreeState(const CompiledBehaviourSet& set,
   int previous = -1;
   for (size_t id = 0; id < states.size(); ++id) {
     const NodeState& s = states[id];
-    if (!s.running && !s.has_time) continue;  // most nodes: idle
+    if (!s.running && !s.has_time && !s.kept) continue;  // most: idle
     const CompiledNode& n = tree.nodes[id];
     if (!HoldsSomething(n, s)) continue;
     if (out->size() - at < kMaxEntry) out->resize(2 * out->size());

@@ -42,13 +42,19 @@ void Ticker::Halt(int id) {
 
 void Ticker::Reset(int id) {
   NodeState& s = st_[id];
-  const bool keep = kKeepsTimeIdle[static_cast<size_t>(tree_.node(id).kind)] &&
-                    s.has_time && !s.running;
+  const size_t kind = static_cast<size_t>(tree_.node(id).kind);
+  const bool keep_time = kKeepsTimeIdle[kind] && s.has_time && !s.running;
+  const bool keep_place = kKeepsPlaceIdle[kind] && s.kept && !s.running;
   const int64_t until = s.millis;
+  const uint32_t place = s.index;
   s = NodeState{};
-  if (keep) {
+  if (keep_time) {
     s.has_time = true;
     s.millis = until;
+  }
+  if (keep_place) {
+    s.kept = true;
+    s.index = place;
   }
 }
 

@@ -194,6 +194,9 @@ enum class NodeKind {
   kKeepRunningUntilFailure,
   kDelay,
   kSwitch,
+  // BehaviorTree.CPP's SequenceWithMemory and RunOnce (then_skip false).
+  kSequenceWithMemory,
+  kRunOnce,
 };
 
 // Returns the format's name of a node kind, e.g. "reactive_sequence".

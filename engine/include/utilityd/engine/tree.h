@@ -171,6 +171,9 @@ struct NodeState {
   uint32_t mask_a = 0;    // parallel: succeeded; utility: children tried
   uint32_t mask_b = 0;    // parallel: failed
   int64_t millis = 0;
+  // Idle, yet `index` outlives the reset: sequence_with_memory's place,
+  // run_once's outcome (1 success, 2 failure).
+  bool kept = false;
 };
 
 // Encodes `states` (one per node of `set`'s tree); empty when no node holds
