@@ -2,7 +2,7 @@
 // command table's entry, where decisions come from (a config directory or a
 // server), and one factory per command, each in its own file (validate.cc,
 // decide.cc, sets.cc, health.cc, log.cc, replay.cc, bench_command.cc,
-// analyse.cc, tune.cc).
+// analyse.cc, tune.cc, bt_command.cc).
 // Internal to ctl/.
 #ifndef UTILITYD_CTL_CLI_H_
 #define UTILITYD_CTL_CLI_H_
@@ -107,6 +107,8 @@ Command LogCommand();
 Command ReplayCommand();
 Command AnalyseCommand();
 Command TuneCommand();
+Command ImportBtCommand();
+Command ExportBtCommand();
 
 }  // namespace utilityd::ctl
 

@@ -15,7 +15,8 @@ namespace {
 std::vector<Command> Commands() {
   return {ValidateCommand(), DecideCommand(), SetsCommand(), GetCommand(),
           HealthCommand(),   BenchCommand(),  LogCommand(),  ReplayCommand(),
-          AnalyseCommand(),  TuneCommand()};
+          AnalyseCommand(),  TuneCommand(), ImportBtCommand(),
+          ExportBtCommand()};
 }
 
 std::string MainUsage() {

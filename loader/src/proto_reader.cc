@@ -29,24 +29,6 @@ using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
 
-// Upper snake case of a CamelCase enum type name: "ErrorCode" -> "ERROR_CODE".
-std::string EnumPrefix(const EnumDescriptor* e) {
-  std::string out;
-  for (char c : e->name()) {
-    if (absl::ascii_isupper(c) && !out.empty()) out += '_';
-    out += absl::ascii_toupper(c);
-  }
-  return out + "_";
-}
-
-// Short lowercase name of an enum value: COMPENSATION_NONE -> "none".
-std::string ShortEnumName(const EnumValueDescriptor* v) {
-  std::string prefix = EnumPrefix(v->type());
-  std::string name = v->name();
-  if (absl::StartsWith(name, prefix)) name = name.substr(prefix.size());
-  return absl::AsciiStrToLower(name);
-}
-
 class Reader {
  public:
   Reader(absl::string_view source, const ReadLimits& limits,
@@ -544,6 +526,24 @@ absl::Status ReadMessageOrError(absl::string_view text,
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError(JoinIssues(issues));
+}
+
+// Upper snake case of a CamelCase enum type name: "ErrorCode" -> "ERROR_CODE".
+std::string EnumPrefix(const EnumDescriptor* e) {
+  std::string out;
+  for (char c : e->name()) {
+    if (absl::ascii_isupper(c) && !out.empty()) out += '_';
+    out += absl::ascii_toupper(c);
+  }
+  return out + "_";
+}
+
+// Short lowercase name of an enum value: COMPENSATION_NONE -> "none".
+std::string ShortEnumName(const EnumValueDescriptor* v) {
+  std::string prefix = EnumPrefix(v->type());
+  std::string name = v->name();
+  if (absl::StartsWith(name, prefix)) name = name.substr(prefix.size());
+  return absl::AsciiStrToLower(name);
 }
 
 }  // namespace utilityd::loader

@@ -195,9 +195,13 @@ std::string ChildFieldPath(const std::string& at, const v1::TreeNode& node,
 const SubtreeUses::Use* SubtreeUses::Innermost(absl::string_view path) const {
   const Use* best = nullptr;
   for (const Use& u : uses_) {
+    // (A use's own scoring is written at the use, not in the subtree.)
+    const absl::string_view rest =
+        absl::StartsWith(path, u.at) ? path.substr(u.at.size()) : "-";
     const bool inside =
-        absl::StartsWith(path, u.at) &&
-        (path.size() == u.at.size() || path[u.at.size()] == '.');
+        (rest.empty() || rest[0] == '.') &&
+        !absl::StartsWith(rest, ".considerations") &&
+        !absl::StartsWith(rest, ".weight") && !absl::StartsWith(rest, ".rank");
     if (inside && (best == nullptr || u.at.size() > best->at.size())) {
       best = &u;
     }

@@ -78,6 +78,14 @@ using PositionMap = absl::flat_hash_map<std::string, TextPosition>;
 // Joins issues, one ToString() per line.
 [[nodiscard]] std::string JoinIssues(const std::vector<ReadIssue>& issues);
 
+// The prefix of an enum's value names: "Compensation" -> "COMPENSATION_".
+[[nodiscard]] std::string EnumPrefix(
+    const google::protobuf::EnumDescriptor* e);
+// The short lowercase name the format writes for an enum value:
+// COMPENSATION_NONE -> "none" (ReadMessage takes both).
+[[nodiscard]] std::string ShortEnumName(
+    const google::protobuf::EnumValueDescriptor* v);
+
 }  // namespace utilityd::loader
 
 #endif  // UTILITYD_LOADER_PROTO_READER_H_

@@ -1,0 +1,1182 @@
+// BehaviorTree.CPP v4 XML <-> a behaviour set's tree (docs/TREES.md,
+// "BehaviorTree.CPP XML"). The import maps BT.CPP's built-in controls and
+// decorators to utilityd's node kinds, other leaves to actions (the game
+// runs them) or to conditions on factors; the export writes the reverse,
+// with utilityd's own nodes as custom node types.
+#include "ctl/bt_xml.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/util/json_util.h"
+#include "tinyxml2.h"
+#include "utilityd/loader/proto_writer.h"
+#include "utilityd/loader/subtrees.h"
+#include "yaml-cpp/yaml.h"
+
+namespace utilityd::ctl {
+namespace {
+
+using tinyxml2::XMLElement;
+
+// utilityd's own node types in the XML: the export writes them, the import
+// reads them back.
+constexpr char kUtility[] = "Utility";
+constexpr char kUtilityChoice[] = "UtilityChoice";
+constexpr char kCooldown[] = "Cooldown";
+constexpr char kFactorCondition[] = "FactorCondition";
+
+// BT.CPP's built-ins without a counterpart, each with why.
+const std::map<std::string, std::string>& Unsupported() {
+  static const auto* m = new std::map<std::string, std::string>{
+      {"AlwaysSuccess",
+       "utilityd has no constant leaf: use force_success over a condition"},
+      {"AlwaysFailure",
+       "utilityd has no constant leaf: use force_failure over a condition"},
+      {"Script",
+       "scripts write the blackboard; utilityd's factors come from the game"},
+      {"SetBlackboard", "utilityd's factors come from the game, read-only"},
+      {"UnsetBlackboard", "utilityd's factors come from the game, read-only"},
+      {"Precondition",
+       "not imported yet: write it as an if_then_else over a condition"},
+      {"ParallelAll", "not a utilityd node kind: use parallel"},
+      {"ManualSelector", "needs a person at a terminal"},
+      {"Sleep", "a leaf that waits: use delay over the next node"},
+      {"LoopString", "loops over blackboard queues, which factors are not"},
+      {"LoopInt", "loops over blackboard queues, which factors are not"},
+      {"LoopDouble", "loops over blackboard queues, which factors are not"},
+      {"LoopBool", "loops over blackboard queues, which factors are not"},
+      {"SkipUnlessUpdated", "reacts to blackboard writes; factors are not"},
+      {"WaitValueUpdate", "reacts to blackboard writes; factors are not"},
+      {"WasEntryUpdated", "reacts to blackboard writes; factors are not"},
+      {"EntryUpdatedAction", "reacts to blackboard writes; factors are not"},
+      {"EntryUpdatedDecorator", "reacts to blackboard writes; factors are not"},
+      {"TryCatch", "not a utilityd node kind"},
+      {"ReactiveRepeat", "not a utilityd node kind"},
+      {"ConsumeQueue", "loops over blackboard queues, which factors are not"},
+  };
+  return *m;
+}
+
+const std::map<std::string, std::string>& ChildrenKinds() {
+  static const auto* m = new std::map<std::string, std::string>{
+      {"Sequence", "sequence"},
+      {"Fallback", "fallback"},
+      {"ReactiveSequence", "reactive_sequence"},
+      {"ReactiveFallback", "reactive_fallback"},
+      {"SequenceWithMemory", "sequence_with_memory"},
+      {"IfThenElse", "if_then_else"},
+      {"WhileDoElse", "while_do_else"},
+  };
+  return *m;
+}
+
+const std::map<std::string, std::string>& ChildKinds() {
+  static const auto* m = new std::map<std::string, std::string>{
+      {"Inverter", "inverter"},
+      {"ForceSuccess", "force_success"},
+      {"ForceFailure", "force_failure"},
+      {"KeepRunningUntilFailure", "keep_running_until_failure"},
+  };
+  return *m;
+}
+
+// Preconditions and postconditions of BT.CPP 4 (any node's attributes).
+bool IsCondition(absl::string_view attr) {
+  return attr == "_skipIf" || attr == "_failureIf" || attr == "_successIf" ||
+         attr == "_while" || attr == "_onSuccess" || attr == "_onFailure" ||
+         attr == "_post" || attr == "_onHalted";
+}
+
+std::string Number(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : absl::StrCat(v);
+}
+
+// "{key}" -> "key" ("{@key}", BT.CPP's root blackboard, too); nullopt for
+// a literal.
+std::optional<std::string> BlackboardKey(absl::string_view v) {
+  v = absl::StripAsciiWhitespace(v);
+  if (v.size() < 3 || v.front() != '{' || v.back() != '}') return std::nullopt;
+  v = v.substr(1, v.size() - 2);
+  absl::ConsumePrefix(&v, "@");
+  return std::string(v);
+}
+
+// A comparison of a factor with a constant, as a condition: `factor op c`.
+struct Comparison {
+  std::string factor;
+  std::string op;  // <, <=, >, >=
+  double constant = 0;
+};
+
+std::optional<Comparison> ParseComparison(absl::string_view code) {
+  code = absl::StripAsciiWhitespace(code);
+  size_t i = 0;
+  while (i < code.size() && (absl::ascii_isalnum(code[i]) || code[i] == '_' ||
+                             code[i] == '@')) {
+    ++i;
+  }
+  Comparison c;
+  c.factor = std::string(absl::StripPrefix(code.substr(0, i), "@"));
+  absl::string_view rest = absl::StripLeadingAsciiWhitespace(code.substr(i));
+  for (const char* op : {"<=", ">=", "<", ">"}) {
+    if (absl::ConsumePrefix(&rest, op)) {
+      c.op = op;
+      break;
+    }
+  }
+  if (c.factor.empty() || !absl::ascii_isalpha(c.factor[0]) || c.op.empty() ||
+      !absl::SimpleAtod(absl::StripAsciiWhitespace(rest), &c.constant) ||
+      !std::isfinite(c.constant)) {
+    return std::nullopt;
+  }
+  return c;
+}
+
+// The condition node for a comparison: bookends 1 either side of the
+// constant (reversed for <= and >), a step at the middle, inverted for the
+// strict ones; exact wherever `factor - constant` is (docs/TREES.md).
+void SetComparison(const Comparison& c, v1::ConditionNode* n) {
+  const bool down = c.op == "<=" || c.op == ">";
+  n->set_factor(c.factor);
+  n->mutable_range()->set_min(down ? c.constant + 1 : c.constant - 1);
+  n->mutable_range()->set_max(down ? c.constant - 1 : c.constant + 1);
+  n->mutable_curve()->mutable_step()->set_threshold(0.5);
+  if (c.op == "<" || c.op == ">") n->mutable_curve()->set_invert(true);
+}
+
+// The comparison a condition node stands for, when it is one that
+// SetComparison writes.
+std::optional<Comparison> AsComparison(const v1::ConditionNode& n) {
+  if (!n.range().has_min() || !n.range().has_max() || n.has_threshold() ||
+      !n.curve().has_step() || n.curve().step().threshold() != 0.5 ||
+      std::abs(n.range().max() - n.range().min()) != 2) {
+    return std::nullopt;
+  }
+  const bool down = n.range().min() > n.range().max();
+  const bool invert = n.curve().invert();
+  Comparison c{.factor = n.factor(),
+               .op = down ? (invert ? ">" : "<=") : (invert ? "<" : ">="),
+               .constant = (n.range().min() + n.range().max()) / 2};
+  v1::ConditionNode again;
+  SetComparison(c, &again);
+  if (again.SerializeAsString() != n.SerializeAsString()) return std::nullopt;
+  return c;
+}
+
+std::string ComparisonText(const Comparison& c) {
+  return absl::StrCat(c.factor, " ", c.op, " ", Number(c.constant));
+}
+
+// What a mapping file says (docs/TREES.md, "The mapping file").
+struct Mapping {
+  std::map<std::string, std::string> conditions;  // ID or name -> factor
+                                                  // or comparison
+  std::map<std::string, std::string> actions;     // ID -> action
+  std::map<std::string, std::pair<double, double>> factors;  // ranges
+};
+
+absl::StatusOr<Mapping> ReadMapping(const std::string& text,
+                                    const std::string& source) {
+  Mapping m;
+  if (text.empty()) return m;
+  try {
+    const YAML::Node root = YAML::Load(text);
+    for (const auto& section : root) {
+      const std::string key = section.first.as<std::string>();
+      if (key == "conditions" || key == "actions") {
+        auto& into = key == "conditions" ? m.conditions : m.actions;
+        for (const auto& e : section.second) {
+          into[e.first.as<std::string>()] = e.second.as<std::string>();
+        }
+      } else if (key == "factors") {
+        for (const auto& e : section.second) {
+          m.factors[e.first.as<std::string>()] = {
+              e.second["min"].as<double>(0), e.second["max"].as<double>(1)};
+        }
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat(
+            source, ":", section.first.Mark().line + 1, ": unknown section \"",
+            key, "\" (conditions, actions, factors)"));
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ":", e.mark.line + 1, ": ", e.msg));
+  }
+  return m;
+}
+
+class Importer {
+ public:
+  Importer(const BtImportOptions& opts, Mapping mapping, BtImport* out)
+      : opts_(opts), map_(std::move(mapping)), out_(out) {}
+
+  absl::Status Run(const tinyxml2::XMLDocument& doc) {
+    const XMLElement* root = doc.RootElement();
+    if (root == nullptr || std::string(root->Name()) != "root") {
+      return Error(root, "the document's element must be <root>");
+    }
+    const char* format = root->Attribute("BTCPP_format");
+    if (format != nullptr && std::string(format) != "4") {
+      return Error(root, absl::StrCat("BTCPP_format=\"", format,
+                                      "\": only format 4 is read (Groot2 "
+                                      "converts format 3 files)"));
+    }
+    std::vector<const XMLElement*> trees;
+    for (const XMLElement* e = root->FirstChildElement(); e != nullptr;
+         e = e->NextSiblingElement()) {
+      const std::string tag = e->Name();
+      if (tag == "BehaviorTree") {
+        trees.push_back(e);
+      } else if (tag == "TreeNodesModel") {
+        ReadModel(e);
+      } else if (tag == "include") {
+        Unmapped(e, "<include> is not followed: import one file holding "
+                    "every tree");
+      } else {
+        Unmapped(e, absl::StrCat("<", tag, "> is not part of format 4"));
+      }
+    }
+    if (trees.empty()) return Error(root, "no <BehaviorTree> to import");
+    std::vector<std::string> ids;
+    for (const XMLElement* t : trees) {
+      const char* id = t->Attribute("ID");
+      ids.push_back(id != nullptr ? id : trees.size() == 1 ? "MainTree" : "");
+      if (ids.back().empty()) {
+        return Error(t, "a <BehaviorTree> needs an ID when there are several");
+      }
+    }
+    const char* declared = root->Attribute("main_tree_to_execute");
+    std::string main = !opts_.main.empty()  ? opts_.main
+                       : declared != nullptr ? declared
+                       : ids.size() == 1     ? ids[0]
+                                             : "";
+    if (main.empty()) {
+      return Error(root,
+                   absl::StrCat("several trees and no main_tree_to_execute: "
+                                "name one with --main (",
+                                absl::StrJoin(ids, ", "), ")"));
+    }
+    if (std::find(ids.begin(), ids.end(), main) == ids.end()) {
+      return Error(root, absl::StrCat("no tree \"", main, "\" (",
+                                      absl::StrJoin(ids, ", "), ")"));
+    }
+    out_->main = main;
+    v1::BehaviourSet& set = out_->set;
+    if (opts_.into != nullptr) {
+      set = *opts_.into;  // all but its tree, which the XML replaces
+      set.clear_tree();
+      set.clear_subtrees();
+    }
+    if (!opts_.set.empty() || set.name().empty()) {
+      set.set_name(opts_.set.empty() ? main : opts_.set);
+    }
+    for (size_t i = 0; i < trees.size(); ++i) {
+      v1::TreeNode body;
+      const XMLElement* only = trees[i]->FirstChildElement();
+      if (only == nullptr || only->NextSiblingElement() != nullptr) {
+        Unmapped(trees[i], "a <BehaviorTree> holds exactly one node");
+        continue;
+      }
+      Convert(only, &body);
+      if (ids[i] == main) {
+        *set.mutable_tree() = std::move(body);
+        if (const char* d = trees[i]->Attribute("_description")) {
+          set.set_description(d);
+        }
+        continue;
+      }
+      v1::Subtree* s = set.add_subtrees();
+      s->set_name(ids[i]);
+      if (const char* d = trees[i]->Attribute("_description")) {
+        s->set_description(d);
+      }
+      *s->mutable_tree() = std::move(body);
+    }
+    Declare();
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Error(const XMLElement* e, const std::string& what) const {
+    return absl::InvalidArgumentError(absl::StrCat(
+        opts_.source, ":", e != nullptr ? e->GetLineNum() : 1, ": ", what));
+  }
+  void Unmapped(const XMLElement* e, std::string why) {
+    out_->unmapped.push_back({e != nullptr ? e->GetLineNum() : 0,
+                              std::move(why)});
+  }
+  void Mapped(const XMLElement* e, std::string what) {
+    out_->mapped.push_back({e->GetLineNum(), std::move(what)});
+  }
+  void Dropped(const XMLElement* e, std::string what) {
+    out_->dropped.push_back({e->GetLineNum(), std::move(what)});
+  }
+
+  // <TreeNodesModel>: the category of each custom node, and its ports'
+  // defaults.
+  void ReadModel(const XMLElement* model) {
+    for (const XMLElement* e = model->FirstChildElement(); e != nullptr;
+         e = e->NextSiblingElement()) {
+      const char* id = e->Attribute("ID");
+      if (id == nullptr) continue;
+      category_[id] = e->Name();
+      for (const XMLElement* p = e->FirstChildElement(); p != nullptr;
+           p = p->NextSiblingElement()) {
+        const char* name = p->Attribute("name");
+        const char* def = p->Attribute("default");
+        if (name != nullptr && def != nullptr) defaults_[id][name] = def;
+      }
+    }
+  }
+
+  // The node's ports: its attributes but `ID`, `name` and those starting
+  // with `_` (BT.CPP's own), then the model's defaults for the rest.
+  std::map<std::string, std::string> Ports(const XMLElement* e,
+                                           const std::string& id) const {
+    std::map<std::string, std::string> ports;
+    for (const tinyxml2::XMLAttribute* a = e->FirstAttribute(); a != nullptr;
+         a = a->Next()) {
+      const std::string n = a->Name();
+      if (n == "ID" || n == "name" || absl::StartsWith(n, "_")) continue;
+      ports[n] = a->Value();
+    }
+    auto it = defaults_.find(id);
+    if (it != defaults_.end()) {
+      for (const auto& [n, v] : it->second) ports.emplace(n, v);
+    }
+    return ports;
+  }
+
+  static std::string Get(const std::map<std::string, std::string>& ports,
+                         const std::string& name) {
+    auto it = ports.find(name);
+    return it == ports.end() ? "" : it->second;
+  }
+
+  bool Int(const XMLElement* e, const std::map<std::string, std::string>& p,
+           const std::string& port, int def, int* v) {
+    const std::string s = Get(p, port);
+    if (s.empty()) {
+      *v = def;
+      return true;
+    }
+    if (!absl::SimpleAtoi(s, v)) {
+      Unmapped(e, absl::StrCat(port, "=\"", s, "\" is not a number (a "
+                               "blackboard entry cannot set it)"));
+      return false;
+    }
+    return true;
+  }
+
+  void Convert(const XMLElement* e, v1::TreeNode* out) {
+    std::string tag = e->Name();
+    std::string id = tag;
+    if ((tag == "Action" || tag == "Condition" || tag == "Control" ||
+         tag == "Decorator") &&
+        e->Attribute("ID") != nullptr) {
+      id = e->Attribute("ID");
+      category_.emplace(id, tag);
+    }
+    if (const char* name = e->Attribute("name"); name != nullptr && name != id) {
+      out->set_name(name);
+    }
+    for (const tinyxml2::XMLAttribute* a = e->FirstAttribute(); a != nullptr;
+         a = a->Next()) {
+      if (IsCondition(a->Name())) {
+        Unmapped(e, absl::StrCat(a->Name(), "=\"", a->Value(),
+                                 "\": pre- and postconditions are not "
+                                 "imported yet"));
+      }
+    }
+    std::vector<const XMLElement*> kids;
+    for (const XMLElement* c = e->FirstChildElement(); c != nullptr;
+         c = c->NextSiblingElement()) {
+      kids.push_back(c);
+    }
+    const std::map<std::string, std::string> ports = Ports(e, id);
+    if (auto u = Unsupported().find(id); u != Unsupported().end()) {
+      Unmapped(e, absl::StrCat("<", id, ">: ", u->second));
+      return;
+    }
+    if (auto k = ChildrenKinds().find(id); k != ChildrenKinds().end()) {
+      Children(e, kids, Field(out, k->second), "children");
+      return;
+    }
+    if (auto k = ChildKinds().find(id); k != ChildKinds().end()) {
+      OneChild(e, kids, Field(out, k->second));
+      return;
+    }
+    if (id == "Parallel") {
+      int ok = -1, bad = 1;
+      if (!Int(e, ports, "success_count", -1, &ok) ||
+          !Int(e, ports, "failure_count", 1, &bad)) {
+        return;
+      }
+      v1::ParallelNode* p = out->mutable_parallel();
+      if (ok != -1) p->set_success_threshold(ok);
+      if (bad != 1) p->set_failure_threshold(bad);
+      Children(e, kids, p, "children");
+      return;
+    }
+    if (id == "Repeat" || id == "RetryUntilSuccessful") {
+      const bool repeat = id == "Repeat";
+      int n = 1;
+      if (!Int(e, ports, repeat ? "num_cycles" : "num_attempts", 1, &n)) {
+        return;
+      }
+      if (n < 0) {
+        Unmapped(e, absl::StrCat(id, " for ever (", n, "): utilityd refuses "
+                                 "endless loops; give a count"));
+        return;
+      }
+      google::protobuf::Message* m = repeat
+                                         ? static_cast<google::protobuf::Message*>(
+                                               out->mutable_repeat())
+                                         : out->mutable_retry();
+      if (repeat) {
+        out->mutable_repeat()->set_times(n);
+      } else {
+        out->mutable_retry()->set_attempts(n);
+      }
+      OneChild(e, kids, m);
+      return;
+    }
+    if (id == "Timeout" || id == "Delay") {
+      const bool timeout = id == "Timeout";
+      int ms = 0;
+      if (!Int(e, ports, timeout ? "msec" : "delay_msec", 0, &ms)) return;
+      if (ms <= 0) {
+        Unmapped(e, absl::StrCat(id, " of ", ms, " ms: utilityd's needs a "
+                                 "time above 0"));
+        return;
+      }
+      v1::TimedNode* t = timeout ? out->mutable_timeout() : out->mutable_delay();
+      t->set_seconds(ms / 1000.0);
+      OneChild(e, kids, t);
+      return;
+    }
+    if (id == "RunOnce") {
+      if (absl::AsciiStrToLower(Get(ports, "then_skip")) != "false") {
+        Unmapped(e, "RunOnce with then_skip true (its default) answers "
+                    "SKIPPED, which utilityd has no status for: write "
+                    "then_skip=\"false\"");
+        return;
+      }
+      OneChild(e, kids, out->mutable_run_once());
+      return;
+    }
+    if (absl::StartsWith(id, "Switch") && id.size() == 7 && id[6] >= '2' &&
+        id[6] <= '9') {
+      Switch(e, id, ports, kids, out);
+      return;
+    }
+    if (id == "SubTree") {
+      SubTree(e, kids, out);
+      return;
+    }
+    if (id == kUtility) {
+      Utility(e, ports, kids, out);
+      return;
+    }
+    if (id == kCooldown) {
+      double s = 0;
+      if (!absl::SimpleAtod(Get(ports, "seconds"), &s)) {
+        Unmapped(e, "Cooldown needs seconds, a number");
+        return;
+      }
+      out->mutable_cooldown()->set_seconds(s);
+      OneChild(e, kids, out->mutable_cooldown());
+      return;
+    }
+    const std::string category =
+        category_.count(id) ? category_.at(id) : std::string();
+    if (id == "ScriptCondition" || id == kFactorCondition ||
+        category == "Condition" || map_.conditions.count(id) ||
+        (e->Attribute("name") && map_.conditions.count(e->Attribute("name")))) {
+      if (!kids.empty()) {
+        Unmapped(e, "a condition has no children");
+        return;
+      }
+      Condition(e, id, ports, out);
+      return;
+    }
+    if (category == "Control" || category == "Decorator" || !kids.empty()) {
+      Unmapped(e, absl::StrCat("<", id, "> is a custom ",
+                               category.empty() ? "node with children"
+                                                : absl::AsciiStrToLower(category),
+                               ": utilityd runs only its own node kinds"));
+      return;
+    }
+    Action(e, id, ports, out);
+  }
+
+  // The kind's message of `out` named `field` (a TreeNode oneof member).
+  static google::protobuf::Message* Field(v1::TreeNode* out,
+                                          const std::string& field) {
+    const auto* f = v1::TreeNode::descriptor()->FindFieldByName(field);
+    return out->GetReflection()->MutableMessage(out, f);
+  }
+
+  void Children(const XMLElement* e, const std::vector<const XMLElement*>& kids,
+                google::protobuf::Message* m, const char* field) {
+    if (kids.empty()) {
+      Unmapped(e, absl::StrCat("<", e->Name(), "> has no children"));
+      return;
+    }
+    const auto* f = m->GetDescriptor()->FindFieldByName(field);
+    for (const XMLElement* k : kids) {
+      Convert(k, static_cast<v1::TreeNode*>(
+                     m->GetReflection()->AddMessage(m, f)));
+    }
+  }
+
+  void OneChild(const XMLElement* e, const std::vector<const XMLElement*>& kids,
+                google::protobuf::Message* m) {
+    if (kids.size() != 1) {
+      Unmapped(e, absl::StrCat("<", e->Name(), "> needs one child, has ",
+                               kids.size()));
+      return;
+    }
+    const auto* f = m->GetDescriptor()->FindFieldByName("child");
+    Convert(kids[0], static_cast<v1::TreeNode*>(
+                         m->GetReflection()->MutableMessage(m, f)));
+  }
+
+  void Switch(const XMLElement* e, const std::string& id,
+              const std::map<std::string, std::string>& ports,
+              const std::vector<const XMLElement*>& kids, v1::TreeNode* out) {
+    const int n = id[6] - '0';
+    const std::optional<std::string> key = BlackboardKey(Get(ports, "variable"));
+    if (!key) {
+      Unmapped(e, "variable must name a blackboard entry, \"{key}\": it "
+                  "becomes the factor switched on");
+      return;
+    }
+    v1::SwitchNode* s = out->mutable_switch_();
+    s->set_factor(*key);
+    for (int i = 1; i <= n; ++i) {
+      double v = 0;
+      const std::string c = Get(ports, absl::StrCat("case_", i));
+      if (!absl::SimpleAtod(c, &v)) {
+        Unmapped(e, absl::StrCat("case_", i, "=\"", c, "\": utilityd "
+                                 "switches on numbers (a factor's value)"));
+        return;
+      }
+      s->add_cases(v);
+    }
+    if (static_cast<int>(kids.size()) != n + 1) {
+      Unmapped(e, absl::StrCat(id, " needs ", n + 1, " children, has ",
+                               kids.size()));
+      return;
+    }
+    Children(e, kids, s, "children");
+    Mapped(e, absl::StrCat(id, " on {", *key, "} -> switch on factor ", *key));
+  }
+
+  void SubTree(const XMLElement* e, const std::vector<const XMLElement*>& kids,
+               v1::TreeNode* out) {
+    const char* id = e->Attribute("ID");
+    if (id == nullptr || !kids.empty()) {
+      Unmapped(e, "a <SubTree> names its tree with ID and has no children");
+      return;
+    }
+    v1::SubtreeNode* s = out->mutable_subtree();
+    s->set_name(id);
+    for (const auto& [port, value] : Ports(e, "")) {
+      const std::optional<std::string> key = BlackboardKey(value);
+      if (!key) {
+        Unmapped(e, absl::StrCat(port, "=\"", value, "\": a literal; a "
+                                 "subtree's ports remap factors only"));
+        continue;
+      }
+      if (*key != port) (*s->mutable_remap())[port] = *key;
+    }
+  }
+
+  void Utility(const XMLElement* e, const std::map<std::string, std::string>& p,
+               const std::vector<const XMLElement*>& kids, v1::TreeNode* out) {
+    v1::UtilityNode* u = out->mutable_utility();
+    const std::string rescore = Get(p, "rescore");
+    const std::string fail = Get(p, "on_failure");
+    if (rescore == "every_tick") u->set_rescore(v1::RESCORE_EVERY_TICK);
+    if (rescore == "on_enter") u->set_rescore(v1::RESCORE_ON_ENTER);
+    if (fail == "next_best") u->set_on_failure(v1::ON_CHILD_FAILURE_NEXT_BEST);
+    if (fail == "fail") u->set_on_failure(v1::ON_CHILD_FAILURE_FAIL);
+    if (kids.empty()) {
+      Unmapped(e, "<Utility> has no children");
+      return;
+    }
+    for (const XMLElement* k : kids) {
+      v1::TreeNode* child = u->add_children();
+      if (std::string(k->Name()) != kUtilityChoice) {
+        Convert(k, child);
+        continue;
+      }
+      // The scoring of a child that is not an action leaf.
+      const XMLElement* inner = k->FirstChildElement();
+      if (inner == nullptr || inner->NextSiblingElement() != nullptr) {
+        Unmapped(k, "<UtilityChoice> wraps one child");
+        continue;
+      }
+      Convert(inner, child);
+      v1::TreeNode scoring;
+      if (const char* json = k->Attribute("scoring")) {
+        google::protobuf::util::JsonParseOptions o;
+        if (!google::protobuf::util::JsonStringToMessage(json, &scoring, o)
+                 .ok()) {
+          Unmapped(k, "scoring is not the JSON utilityctl export-bt writes");
+          continue;
+        }
+      }
+      if (const char* name = k->Attribute("name")) child->set_name(name);
+      *child->mutable_considerations() = scoring.considerations();
+      if (scoring.has_weight()) child->set_weight(scoring.weight());
+      child->set_rank(scoring.rank());
+    }
+  }
+
+  void Condition(const XMLElement* e, const std::string& id,
+                 const std::map<std::string, std::string>& ports,
+                 v1::TreeNode* out) {
+    v1::ConditionNode* c = out->mutable_condition();
+    const char* name = e->Attribute("name");
+    std::string mapped;
+    if (name != nullptr && map_.conditions.count(name)) {
+      mapped = map_.conditions.at(name);
+    } else if (map_.conditions.count(id)) {
+      mapped = map_.conditions.at(id);
+    } else if (id == "ScriptCondition") {
+      mapped = Get(ports, "code");
+    }
+    if (!mapped.empty() || id == "ScriptCondition") {
+      if (const std::optional<Comparison> cmp = ParseComparison(mapped)) {
+        SetComparison(*cmp, c);
+        Mapped(e, absl::StrCat(id, " -> holds when ", ComparisonText(*cmp)));
+        return;
+      }
+      if (id == "ScriptCondition" || absl::StrContains(mapped, ' ')) {
+        Unmapped(e, absl::StrCat("\"", mapped, "\": a condition imports as "
+                                 "`factor OP number` (OP <, <=, > or >=)"));
+        return;
+      }
+      Boolean(e, id, mapped, c, out);
+      return;
+    }
+    if (id == kFactorCondition) {
+      Factor(e, ports, c, out);
+      return;
+    }
+    // A port that reads one blackboard entry names the factor; else the
+    // node's ID does.
+    std::vector<std::string> keys;
+    for (const auto& [port, value] : ports) {
+      if (BlackboardKey(value)) keys.push_back(*BlackboardKey(value));
+    }
+    if (keys.size() == 1 && ports.size() == 1) {
+      Boolean(e, id, keys[0], c, out);
+      return;
+    }
+    for (const auto& [port, value] : ports) {
+      Dropped(e, absl::StrCat(id, " port ", port, "=\"", value,
+                              "\": a condition reads one factor"));
+    }
+    Boolean(e, id, id, c, out);
+  }
+
+  void Boolean(const XMLElement* e, const std::string& id,
+               const std::string& factor, v1::ConditionNode* c,
+               v1::TreeNode* out) {
+    c->set_factor(factor);
+    if (out->name().empty()) out->set_name(id);
+    Mapped(e, absl::StrCat(id, " -> holds when factor ", factor, " >= 0.5"));
+  }
+
+  // utilityd's FactorCondition, as ExportBt writes it.
+  void Factor(const XMLElement* e,
+              const std::map<std::string, std::string>& ports,
+              v1::ConditionNode* c, v1::TreeNode* out) {
+    const std::optional<std::string> key = BlackboardKey(Get(ports, "factor"));
+    if (!key) {
+      Unmapped(e, "FactorCondition needs factor=\"{name}\"");
+      return;
+    }
+    c->set_factor(*key);
+    double v = 0;
+    if (absl::SimpleAtod(Get(ports, "threshold"), &v)) c->set_threshold(v);
+    if (absl::SimpleAtod(Get(ports, "range_min"), &v)) {
+      c->mutable_range()->set_min(v);
+    }
+    if (absl::SimpleAtod(Get(ports, "range_max"), &v)) {
+      c->mutable_range()->set_max(v);
+    }
+    const std::string curve = Get(ports, "curve");
+    if (!curve.empty() &&
+        !google::protobuf::util::JsonStringToMessage(curve, c->mutable_curve())
+             .ok()) {
+      Unmapped(e, "curve is not the JSON utilityctl export-bt writes");
+    }
+    (void)out;
+  }
+
+  void Action(const XMLElement* e, const std::string& id,
+              const std::map<std::string, std::string>& ports,
+              v1::TreeNode* out) {
+    const std::string action =
+        map_.actions.count(id) ? map_.actions.at(id) : id;
+    out->set_action(action);
+    if (std::find(actions_.begin(), actions_.end(), action) == actions_.end()) {
+      actions_.push_back(action);
+      Mapped(e, absl::StrCat(id, " -> action ", action));
+    }
+    for (const auto& [port, value] : ports) {
+      Dropped(e, absl::StrCat(id, " port ", port, "=\"", value,
+                              "\": the game runs the action with its own "
+                              "parameters"));
+    }
+  }
+
+  // A factor read, and a value it is compared with (its range covers it).
+  void Use(const std::string& factor, double v) {
+    auto [it, fresh] = factors_.try_emplace(factor, 0.0, 1.0);
+    if (fresh) order_.push_back(factor);
+    it->second.first = std::min(it->second.first, v);
+    it->second.second = std::max(it->second.second, v);
+  }
+
+  // The factors the expanded tree reads (a subtree's names through each
+  // use's remap), each range covering the constants it is compared with.
+  void Reads(const v1::TreeNode& n) {
+    if (n.has_condition()) {
+      const v1::ConditionNode& c = n.condition();
+      if (const std::optional<Comparison> cmp = AsComparison(c)) {
+        Use(c.factor(), cmp->constant * 2);
+      } else {
+        Use(c.factor(), c.range().has_min() ? c.range().min() : 0);
+        Use(c.factor(), c.range().has_max() ? c.range().max() : 1);
+      }
+    }
+    if (n.has_switch_()) {
+      for (double v : n.switch_().cases()) Use(n.switch_().factor(), v);
+    }
+    for (const v1::Consideration& c : n.considerations()) {
+      if (c.per_target()) {
+        if (std::find(targets_.begin(), targets_.end(), c.factor()) ==
+            targets_.end()) {
+          targets_.push_back(c.factor());
+        }
+        continue;
+      }
+      Use(c.factor(), c.range().has_min() ? c.range().min() : 0);
+      Use(c.factor(), c.range().has_max() ? c.range().max() : 1);
+    }
+    for (const v1::TreeNode* c : loader::ChildrenOf(n)) Reads(*c);
+  }
+
+  // The set's factors (in the order first read; ranges from the mapping
+  // file, else covering the constants they are compared with) and actions.
+  void Declare() {
+    v1::BehaviourSet expanded = out_->set;
+    std::vector<engine::ValidationIssue> issues;  // reported when it loads
+    loader::SubtreeUses uses;
+    loader::ExpandSubtrees(&expanded, &issues, &uses);
+    if (expanded.has_tree()) Reads(expanded.tree());
+    std::set<std::string> declared;  // by the set given with --into
+    for (const v1::Factor& f : out_->set.factors()) declared.insert(f.name());
+    for (const v1::Factor& f : out_->set.target_factors()) {
+      declared.insert(f.name());
+    }
+    for (const v1::Action& a : out_->set.actions()) declared.insert(a.name());
+    for (const std::string& f : targets_) {
+      if (declared.insert(f).second) out_->set.add_target_factors()->set_name(f);
+    }
+    for (const std::string& f : order_) {
+      if (!declared.insert(f).second) continue;
+      auto range = factors_.at(f);
+      if (auto it = map_.factors.find(f); it != map_.factors.end()) {
+        range = it->second;
+      }
+      v1::Factor* x = out_->set.add_factors();
+      x->set_name(f);
+      if (range.first != 0) x->set_min(range.first);
+      if (range.second != 1) x->set_max(range.second);
+    }
+    for (const std::string& a : actions_) {
+      if (declared.insert(a).second) out_->set.add_actions()->set_name(a);
+    }
+  }
+
+  const BtImportOptions& opts_;
+  const Mapping map_;
+  BtImport* out_;
+  std::map<std::string, std::string> category_;
+  std::map<std::string, std::map<std::string, std::string>> defaults_;
+  std::map<std::string, std::pair<double, double>> factors_;
+  std::vector<std::string> order_;
+  std::vector<std::string> targets_;
+  std::vector<std::string> actions_;
+};
+
+// --- export -------------------------------------------------------------
+
+class Exporter {
+ public:
+  explicit Exporter(const v1::BehaviourSet& set) : set_(set) {}
+
+  std::string Run() {
+    tinyxml2::XMLPrinter p;
+    p.PushHeader(false, true);
+    p.OpenElement("root");
+    p.PushAttribute("BTCPP_format", "4");
+    p.PushAttribute("main_tree_to_execute", set_.name().c_str());
+    Tree(p, set_.name(), set_.description(), set_.tree());
+    for (const v1::Subtree& s : set_.subtrees()) {
+      Tree(p, s.name(), s.description(), s.tree());
+    }
+    Model(p);
+    p.CloseElement();
+    return p.CStr();
+  }
+
+ private:
+  void Tree(tinyxml2::XMLPrinter& p, const std::string& id,
+            const std::string& description, const v1::TreeNode& body) {
+    p.OpenElement("BehaviorTree");
+    p.PushAttribute("ID", id.c_str());
+    if (!description.empty()) {
+      p.PushAttribute("_description", description.c_str());
+    }
+    Node(p, body);
+    p.CloseElement();
+  }
+
+  static void Attr(tinyxml2::XMLPrinter& p, const char* name,
+                   const std::string& value) {
+    p.PushAttribute(name, value.c_str());
+  }
+
+  // XMLPrinter keeps an open element's name until it closes: names live
+  // here.
+  const char* Keep(const std::string& name) {
+    return names_.insert(name).first->c_str();
+  }
+
+  void Open(tinyxml2::XMLPrinter& p, const std::string& tag,
+            const v1::TreeNode& n) {
+    p.OpenElement(Keep(tag));
+    if (!n.name().empty() && n.kind_case() != v1::TreeNode::kCondition) {
+      Attr(p, "name", n.name());
+    }
+  }
+
+  void Kids(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
+    for (const v1::TreeNode* c : loader::ChildrenOf(n)) Node(p, *c);
+  }
+
+  void Node(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
+    const google::protobuf::FieldDescriptor* f =
+        n.GetReflection()->GetOneofFieldDescriptor(
+            n, v1::TreeNode::descriptor()->FindOneofByName("kind"));
+    const std::string kind = f == nullptr ? "" : f->name();
+    for (const auto& [tag, k] : ChildrenKinds()) {
+      if (k == kind) {
+        Open(p, tag, n);
+        Kids(p, n);
+        p.CloseElement();
+        return;
+      }
+    }
+    for (const auto& [tag, k] : ChildKinds()) {
+      if (k == kind) {
+        Open(p, tag, n);
+        Kids(p, n);
+        p.CloseElement();
+        return;
+      }
+    }
+    switch (n.kind_case()) {
+      case v1::TreeNode::kParallel:
+        Open(p, "Parallel", n);
+        if (n.parallel().has_success_threshold()) {
+          Attr(p, "success_count",
+               absl::StrCat(n.parallel().success_threshold()));
+        }
+        if (n.parallel().has_failure_threshold()) {
+          Attr(p, "failure_count",
+               absl::StrCat(n.parallel().failure_threshold()));
+        }
+        break;
+      case v1::TreeNode::kRepeat:
+        Open(p, "Repeat", n);
+        Attr(p, "num_cycles",
+             absl::StrCat(n.repeat().has_times() ? n.repeat().times() : 1));
+        break;
+      case v1::TreeNode::kRetry:
+        Open(p, "RetryUntilSuccessful", n);
+        Attr(p, "num_attempts",
+             absl::StrCat(n.retry().has_attempts() ? n.retry().attempts() : 1));
+        break;
+      case v1::TreeNode::kTimeout:
+        Open(p, "Timeout", n);
+        Attr(p, "msec", Number(std::round(n.timeout().seconds() * 1000)));
+        break;
+      case v1::TreeNode::kDelay:
+        Open(p, "Delay", n);
+        Attr(p, "delay_msec", Number(std::round(n.delay().seconds() * 1000)));
+        break;
+      case v1::TreeNode::kCooldown:
+        Open(p, kCooldown, n);
+        Attr(p, "seconds", Number(n.cooldown().seconds()));
+        used_.insert(kCooldown);
+        break;
+      case v1::TreeNode::kRunOnce:
+        Open(p, "RunOnce", n);
+        Attr(p, "then_skip", "false");
+        break;
+      case v1::TreeNode::kSwitch: {
+        const v1::SwitchNode& s = n.switch_();
+        Open(p, absl::StrCat("Switch", s.cases_size()), n);
+        Attr(p, "variable", absl::StrCat("{", s.factor(), "}"));
+        for (int i = 0; i < s.cases_size(); ++i) {
+          Attr(p, absl::StrCat("case_", i + 1).c_str(), Number(s.cases(i)));
+        }
+        break;
+      }
+      case v1::TreeNode::kSubtree: {
+        Open(p, "SubTree", n);
+        Attr(p, "ID", n.subtree().name());
+        std::map<std::string, std::string> remap(n.subtree().remap().begin(),
+                                                 n.subtree().remap().end());
+        for (const auto& [port, factor] : remap) {
+          Attr(p, port.c_str(), absl::StrCat("{", factor, "}"));
+        }
+        p.CloseElement();
+        return;
+      }
+      case v1::TreeNode::kUtility:
+        Utility(p, n);
+        return;
+      case v1::TreeNode::kCondition:
+        Condition(p, n);
+        return;
+      case v1::TreeNode::kAction:
+        Open(p, n.action(), n);
+        actions_.insert(n.action());
+        p.CloseElement();
+        return;
+      default:
+        Open(p, kind.empty() ? "Sequence" : kind, n);
+        break;
+    }
+    Kids(p, n);
+    p.CloseElement();
+  }
+
+  void Utility(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
+    used_.insert(kUtility);
+    Open(p, kUtility, n);
+    const v1::UtilityNode& u = n.utility();
+    if (u.rescore() != v1::RESCORE_UNSPECIFIED) {
+      Attr(p, "rescore",
+           u.rescore() == v1::RESCORE_EVERY_TICK ? "every_tick" : "on_enter");
+    }
+    if (u.on_failure() != v1::ON_CHILD_FAILURE_UNSPECIFIED) {
+      Attr(p, "on_failure", u.on_failure() == v1::ON_CHILD_FAILURE_NEXT_BEST
+                                ? "next_best"
+                                : "fail");
+    }
+    for (const v1::TreeNode& c : u.children()) {
+      const bool scored =
+          c.considerations_size() > 0 || c.has_weight() || c.rank() != 0;
+      if (!scored) {
+        Node(p, c);
+        continue;
+      }
+      used_.insert(kUtilityChoice);
+      p.OpenElement(kUtilityChoice);
+      if (!c.name().empty()) Attr(p, "name", c.name());
+      v1::TreeNode scoring;
+      *scoring.mutable_considerations() = c.considerations();
+      if (c.has_weight()) scoring.set_weight(c.weight());
+      scoring.set_rank(c.rank());
+      std::string json;
+      google::protobuf::util::JsonPrintOptions o;
+      o.preserve_proto_field_names = true;
+      (void)google::protobuf::util::MessageToJsonString(scoring, &json, o);
+      Attr(p, "scoring", json);
+      v1::TreeNode bare = c;
+      bare.clear_name();
+      bare.clear_considerations();
+      bare.clear_weight();
+      bare.clear_rank();
+      Node(p, bare);
+      p.CloseElement();
+    }
+    p.CloseElement();
+  }
+
+  void Condition(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
+    const v1::ConditionNode& c = n.condition();
+    if (const std::optional<Comparison> cmp = AsComparison(c)) {
+      p.OpenElement("ScriptCondition");
+      if (!n.name().empty()) Attr(p, "name", n.name());
+      Attr(p, "code", ComparisonText(*cmp));
+      p.CloseElement();
+      return;
+    }
+    const bool plain = !c.has_range() && !c.has_curve() && !c.has_threshold();
+    const bool own_id = plain && !n.name().empty() && IsXmlName(n.name()) &&
+                        !ChildrenKinds().count(n.name()) &&
+                        !ChildKinds().count(n.name()) &&
+                        !Unsupported().count(n.name());
+    const std::string id = own_id ? n.name() : kFactorCondition;
+    conditions_.insert(id);
+    p.OpenElement(Keep(id));
+    if (!own_id && !n.name().empty()) Attr(p, "name", n.name());
+    Attr(p, "factor", absl::StrCat("{", c.factor(), "}"));
+    if (c.has_threshold()) Attr(p, "threshold", Number(c.threshold()));
+    if (c.range().has_min()) Attr(p, "range_min", Number(c.range().min()));
+    if (c.range().has_max()) Attr(p, "range_max", Number(c.range().max()));
+    if (c.has_curve()) {
+      std::string json;
+      google::protobuf::util::JsonPrintOptions o;
+      o.preserve_proto_field_names = true;
+      (void)google::protobuf::util::MessageToJsonString(c.curve(), &json, o);
+      Attr(p, "curve", json);
+    }
+    p.CloseElement();
+  }
+
+  static bool IsXmlName(const std::string& s) {
+    if (s.empty() || !absl::ascii_isalpha(s[0])) return false;
+    return std::all_of(s.begin(), s.end(), [](char ch) {
+      return absl::ascii_isalnum(ch) || ch == '_' || ch == '-';
+    });
+  }
+
+  static void Port(tinyxml2::XMLPrinter& p, const char* name,
+                   const char* description) {
+    p.OpenElement("input_port");
+    p.PushAttribute("name", name);
+    p.PushText(description);
+    p.CloseElement();
+  }
+
+  void Model(tinyxml2::XMLPrinter& p) {
+    p.OpenElement("TreeNodesModel");
+    for (const std::string& a : actions_) {
+      p.OpenElement("Action");
+      Attr(p, "ID", a);
+      p.CloseElement();
+    }
+    for (const std::string& c : conditions_) {
+      p.OpenElement("Condition");
+      Attr(p, "ID", c);
+      Port(p, "factor", "the utilityd factor it reads");
+      if (c == kFactorCondition) {
+        Port(p, "threshold", "holds when the curve's output reaches it");
+        Port(p, "range_min", "bookend");
+        Port(p, "range_max", "bookend");
+        Port(p, "curve", "the response curve, as JSON");
+      }
+      p.CloseElement();
+    }
+    if (used_.count(kUtility)) {
+      p.OpenElement("Control");
+      Attr(p, "ID", kUtility);
+      Port(p, "rescore", "on_enter or every_tick");
+      Port(p, "on_failure", "fail or next_best");
+      p.CloseElement();
+    }
+    if (used_.count(kUtilityChoice)) {
+      p.OpenElement("Decorator");
+      Attr(p, "ID", kUtilityChoice);
+      Port(p, "scoring", "considerations, weight and rank, as JSON");
+      p.CloseElement();
+    }
+    if (used_.count(kCooldown)) {
+      p.OpenElement("Decorator");
+      Attr(p, "ID", kCooldown);
+      Port(p, "seconds", "game seconds the child rests after it finishes");
+      p.CloseElement();
+    }
+    p.CloseElement();
+  }
+
+  const v1::BehaviourSet& set_;
+  std::set<std::string> actions_;
+  std::set<std::string> conditions_;
+  std::set<std::string> used_;
+  std::set<std::string> names_;
+};
+
+}  // namespace
+
+absl::StatusOr<BtImport> ImportBt(absl::string_view xml,
+                                  const BtImportOptions& opts) {
+  absl::StatusOr<Mapping> mapping =
+      ReadMapping(opts.mapping, opts.mapping_source);
+  if (!mapping.ok()) return mapping.status();
+  tinyxml2::XMLDocument doc;
+  if (doc.Parse(xml.data(), xml.size()) != tinyxml2::XML_SUCCESS) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        opts.source, ":", doc.ErrorLineNum(), ": not well-formed XML: ",
+        doc.ErrorStr()));
+  }
+  BtImport out;
+  Importer importer(opts, *std::move(mapping), &out);
+  if (absl::Status s = importer.Run(doc); !s.ok()) return s;
+  for (auto* notes : {&out.mapped, &out.dropped, &out.unmapped}) {
+    std::stable_sort(
+        notes->begin(), notes->end(),
+        [](const BtNote& a, const BtNote& b) { return a.line < b.line; });
+  }
+  return out;
+}
+
+std::string ImportedYaml(const BtImport& in, const std::string& source) {
+  std::string out = absl::StrCat(
+      "# Imported from ", source, " (BehaviorTree.CPP format 4, tree \"",
+      in.main, "\") by utilityctl import-bt.\n");
+  auto list = [&](const char* title, const std::vector<BtNote>& notes) {
+    if (notes.empty()) return;
+    absl::StrAppend(&out, "#\n# ", title, "\n");
+    for (const BtNote& n : notes) {
+      absl::StrAppend(&out, "#   line ", n.line, ": ", n.text, "\n");
+    }
+  };
+  list("Mapped (override with --map FILE; docs/TREES.md):", in.mapped);
+  list("Left out:", in.dropped);
+  return out + loader::WriteMessageYaml(in.set);
+}
+
+absl::StatusOr<std::string> ExportBt(const v1::BehaviourSet& set) {
+  if (!set.has_tree()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("set \"", set.name(), "\" has no tree to export"));
+  }
+  for (const v1::Subtree& s : set.subtrees()) {
+    if (s.name() == set.name()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "subtree \"", s.name(), "\" has the set's name, which the export "
+          "gives the main tree: rename one"));
+    }
+  }
+  return Exporter(set).Run();
+}
+
+}  // namespace utilityd::ctl

@@ -1,0 +1,228 @@
+// utilityctl import-bt and export-bt on BehaviorTree.CPP v4 XML written for
+// these tests (tests/testdata/bt/): the expected set, every element that
+// cannot be imported listed with its line, malformed XML, a mapping file,
+// and round trips that come back the same.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "ctl/commands.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "utilityd/engine/tree.h"
+#include "utilityd/loader/set_loader.h"
+
+namespace utilityd::ctl {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr char kDir[] = "tests/testdata/bt/";
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result Ctl(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = RunUtilityctl(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// The YAML without its comment lines (the header names files and lines).
+std::string Body(const std::string& yaml) {
+  std::vector<std::string> lines;
+  for (absl::string_view l : absl::StrSplit(yaml, '\n')) {
+    if (!absl::StartsWith(l, "#")) lines.emplace_back(l);
+  }
+  return absl::StrJoin(lines, "\n");
+}
+
+std::string Temp(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("bt_import_test_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
+
+TEST(ImportBt, WritesTheExpectedSetThatServesTheTree) {
+  const Result r = Ctl({"import-bt", std::string(kDir) + "guard.xml"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, Read(std::string(kDir) + "guard.expected.yaml"));
+  // The mapping, with the XML's lines, and what was left out.
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("line 9: IsEnemyVisible -> holds when factor "
+                              "IsEnemyVisible >= 0.5"),
+                    HasSubstr("line 16: ScriptCondition -> holds when health "
+                              "< 30"),
+                    HasSubstr("line 32: WeaponReady -> holds when factor "
+                              "weapon_ready >= 0.5"),
+                    HasSubstr("line 19: FleeTo port target=\"{home}\"")));
+  // It loads, and ticks as the XML reads: enemy seen, sword ready -> the
+  // Attack subtree's Strike; health low -> FleeTo.
+  auto set = loader::LoadSetText(r.out, "guard.yaml");
+  ASSERT_TRUE(set.ok()) << set.status();
+  const engine::CompiledBehaviourSet& c = (*set)->compiled;
+  ASSERT_NE(c.tree(), nullptr);
+  auto tick = [&](std::vector<std::pair<std::string, float>> values) {
+    std::vector<float> f(c.factor_count(), 0.0f);
+    for (const auto& [name, v] : values) f[c.FindFactor(name)] = v;
+    engine::AgentInput agent{.factors = f};
+    engine::TreeTick t;
+    EXPECT_TRUE(engine::TickTree(c, agent, {}, engine::ExplainLevel::kNone, &t)
+                    .ok());
+    std::vector<std::string> run;
+    for (const engine::TreeLeaf& l : t.run) {
+      run.push_back(c.actions()[l.action].name);
+    }
+    return absl::StrJoin(run, " ");
+  };
+  EXPECT_EQ(tick({{"IsEnemyVisible", 1}, {"sword_ready", 1},
+                  {"health", 80}, {"enemy_health", 0}}),
+            "Strike");
+  // (The parallel needs one success: the inverted `enemy_health <= 0`
+  // succeeds at once, halting Strike; the sequence goes on to Taunt.)
+  EXPECT_EQ(tick({{"IsEnemyVisible", 1}, {"sword_ready", 1},
+                  {"health", 80}, {"enemy_health", 5}}),
+            "Taunt");
+  EXPECT_EQ(tick({{"IsEnemyVisible", 0}, {"health", 20}}), "FleeTo");
+  EXPECT_EQ(tick({{"health", 80}, {"stamina", 12}, {"waypoint", 1}}),
+            "WalkTo");
+  EXPECT_EQ(tick({{"health", 80}, {"stamina", 5}}), "Rest");
+}
+
+TEST(ImportBt, ListsEveryElementItCannotImportWithItsLine) {
+  const Result r = Ctl({"import-bt", std::string(kDir) + "unsupported.xml"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.out, IsEmpty());
+  EXPECT_THAT(
+      r.err,
+      AllOf(HasSubstr("unsupported.xml:6: <AlwaysSuccess>: utilityd has no "
+                      "constant leaf"),
+            HasSubstr("unsupported.xml:7: <Script>: scripts write the "
+                      "blackboard"),
+            HasSubstr("unsupported.xml:8: RunOnce with then_skip true"),
+            HasSubstr("unsupported.xml:11: _skipIf=\"tired\""),
+            HasSubstr("unsupported.xml:12: \"a == b\": a condition imports "
+                      "as `factor OP number`"),
+            HasSubstr("unsupported.xml:13: <SmartSelector> is a custom node "
+                      "with children"),
+            HasSubstr("unsupported.xml:16: Repeat for ever (-1)"),
+            HasSubstr("7 element(s) cannot be imported; nothing written")));
+}
+
+TEST(ImportBt, MalformedXmlIsAnErrorWithItsLine) {
+  const Result r = Ctl({"import-bt", std::string(kDir) + "malformed.xml"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("malformed.xml:5: not well-formed XML"));
+  EXPECT_THAT(r.err, HasSubstr("MISMATCHED_ELEMENT"));
+}
+
+TEST(ImportBt, TheMainTreeIsChosenOrNamed) {
+  const std::string xml = Temp("two.xml");
+  std::ofstream(xml) << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="A"><Wander/></BehaviorTree>
+  <BehaviorTree ID="B"><Sequence><IsTired/><SubTree ID="A"/><Rest/></Sequence></BehaviorTree>
+  <TreeNodesModel><Condition ID="IsTired"/></TreeNodesModel>
+</root>)";
+  Result r = Ctl({"import-bt", xml});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("two.xml:1: several trees and no "
+                               "main_tree_to_execute: name one with --main "
+                               "(A, B)"));
+  r = Ctl({"import-bt", xml, "--main", "B", "--set", "wanderer"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("name: wanderer"),
+                           HasSubstr("subtree: {name: A}"),
+                           HasSubstr("  - {name: A, tree: {action: Wander}}")));
+  r = Ctl({"import-bt", xml, "--main", "C"});
+  EXPECT_THAT(r.err, HasSubstr("no tree \"C\" (A, B)"));
+  std::ofstream(xml) << R"(<root BTCPP_format="3"><BehaviorTree ID="A"><Wander/></BehaviorTree></root>)";
+  r = Ctl({"import-bt", xml});
+  EXPECT_THAT(r.err, HasSubstr("BTCPP_format=\"3\": only format 4 is read"));
+  std::filesystem::remove(xml);
+}
+
+TEST(ImportBt, AMappingFileNamesFactorsComparisonsActionsAndRanges) {
+  const Result r = Ctl({"import-bt", std::string(kDir) + "guard.xml", "--map",
+                        std::string(kDir) + "guard_map.yaml"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(
+      r.out,
+      AllOf(HasSubstr("IsEnemyVisible -> holds when factor enemy_visible"),
+            HasSubstr("line 32: WeaponReady -> holds when ammo > 0"),
+            HasSubstr("DrinkPotion -> action drink"),
+            HasSubstr("- {name: health, max: 100}"),
+            HasSubstr("{retry: {child: {action: drink}, attempts: 3}}")));
+  const std::string bad = Temp("bad_map.yaml");
+  std::ofstream(bad) << "conditions: {}\nleaves: {}\n";
+  const Result b = Ctl({"import-bt", std::string(kDir) + "guard.xml", "--map",
+                        bad});
+  EXPECT_EQ(b.code, 1);
+  EXPECT_THAT(b.err, HasSubstr("bad_map.yaml:2: unknown section \"leaves\""));
+  std::filesystem::remove(bad);
+}
+
+// Import -> export -> import gives the same set, and the second export the
+// same XML.
+TEST(ImportBt, ImportExportImportIsStable) {
+  const std::string y1 = Temp("y1.yaml"), x1 = Temp("x1.xml"),
+                    y2 = Temp("y2.yaml");
+  ASSERT_EQ(Ctl({"import-bt", std::string(kDir) + "guard.xml", "--out", y1})
+                .code,
+            0);
+  Result r = Ctl({"export-bt", y1, "--out", x1});
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = Ctl({"import-bt", x1, "--out", y2});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Body(Read(y1)), Body(Read(y2)));
+  r = Ctl({"export-bt", y2});
+  EXPECT_EQ(r.out, Read(x1));
+  for (const auto& f : {y1, x1, y2}) std::filesystem::remove(f);
+}
+
+// A set with utilityd's own nodes (utility with scored children, cooldown,
+// a condition's curve) goes to Groot2 and back into itself unchanged.
+TEST(ImportBt, ExportedTreesImportBackTheSame) {
+  const std::string set = std::string(kDir) + "guard_utility.yaml";
+  const Result x = Ctl({"export-bt", set});
+  ASSERT_EQ(x.code, 0) << x.err;
+  EXPECT_THAT(x.out,
+              AllOf(HasSubstr("<Utility rescore=\"every_tick\" "
+                              "on_failure=\"next_best\">"),
+                    HasSubstr("<UtilityChoice name=\"melee\" scoring="),
+                    HasSubstr("<Cooldown seconds=\"30\">"),
+                    HasSubstr("<FactorCondition name=\"hurt\" "
+                              "factor=\"{health}\" threshold=\"0.9\""),
+                    HasSubstr("<SubTree ID=\"Attack\" "
+                              "weapon_ready=\"{sword_ready}\"/>"),
+                    HasSubstr("<Control ID=\"Utility\">")));
+  const std::string xml = Temp("u.xml");
+  std::ofstream(xml) << x.out;
+  const Result r = Ctl({"import-bt", xml, "--into", set});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Body(r.out), Body(Read(set)));
+  std::filesystem::remove(xml);
+}
+
+TEST(ExportBt, ASetWithoutATreeIsAnError) {
+  const Result r = Ctl({"export-bt", "examples/behaviour_sets/arena_mage.yaml"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("set \"arena_mage\" has no tree to export"));
+}
+
+}  // namespace
+}  // namespace utilityd::ctl
