@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "ctl/bt_xml.h"
 #include "ctl/cli.h"
-#include "utilityd/loader/proto_reader.h"
 #include "utilityd/engine/tree.h"
+#include "utilityd/loader/proto_reader.h"
 #include "utilityd/loader/set_loader.h"
 
 namespace utilityd::ctl {
@@ -36,8 +36,8 @@ int ImportBtRun(const Parsed& p, std::ostream& out, std::ostream& err) {
     return kUsage;
   }
   const std::string& file = p.positional[0];
-  BtImportOptions opts{.source = file, .main = p.get("main"),
-                       .set = p.get("set")};
+  BtImportOptions opts{
+      .source = file, .main = p.get("main"), .set = p.get("set")};
   std::string xml;
   if (!ReadFile(file, &xml)) {
     err << "utilityctl import-bt: cannot read " << file << "\n";
@@ -132,8 +132,9 @@ int ExportBtRun(const Parsed& p, std::ostream& out, std::ostream& err) {
 Command ImportBtCommand() {
   return {
       .name = "import-bt",
-      .synopsis = "TREE.xml [--main ID] [--set NAME] [--map FILE] [--into SET]\n"
-                  "                        [--out FILE]",
+      .synopsis =
+          "TREE.xml [--main ID] [--set NAME] [--map FILE] [--into SET]\n"
+          "                        [--out FILE]",
       .description =
           "Writes a behaviour set (YAML) holding a BehaviorTree.CPP v4 XML "
           "tree.\nIts controls and decorators become utilityd's node kinds, "

@@ -125,8 +125,8 @@ struct Comparison {
 std::optional<Comparison> ParseComparison(absl::string_view code) {
   code = absl::StripAsciiWhitespace(code);
   size_t i = 0;
-  while (i < code.size() && (absl::ascii_isalnum(code[i]) || code[i] == '_' ||
-                             code[i] == '@')) {
+  while (i < code.size() &&
+         (absl::ascii_isalnum(code[i]) || code[i] == '_' || code[i] == '@')) {
     ++i;
   }
   Comparison c;
@@ -245,8 +245,9 @@ class Importer {
       } else if (tag == "TreeNodesModel") {
         ReadModel(e);
       } else if (tag == "include") {
-        Unmapped(e, "<include> is not followed: import one file holding "
-                    "every tree");
+        Unmapped(e,
+                 "<include> is not followed: import one file holding "
+                 "every tree");
       } else {
         Unmapped(e, absl::StrCat("<", tag, "> is not part of format 4"));
       }
@@ -261,7 +262,7 @@ class Importer {
       }
     }
     const char* declared = root->Attribute("main_tree_to_execute");
-    std::string main = !opts_.main.empty()  ? opts_.main
+    std::string main = !opts_.main.empty()   ? opts_.main
                        : declared != nullptr ? declared
                        : ids.size() == 1     ? ids[0]
                                              : "";
@@ -317,8 +318,8 @@ class Importer {
         opts_.source, ":", e != nullptr ? e->GetLineNum() : 1, ": ", what));
   }
   void Unmapped(const XMLElement* e, std::string why) {
-    out_->unmapped.push_back({e != nullptr ? e->GetLineNum() : 0,
-                              std::move(why)});
+    out_->unmapped.push_back(
+        {e != nullptr ? e->GetLineNum() : 0, std::move(why)});
   }
   void Mapped(const XMLElement* e, std::string what) {
     out_->mapped.push_back({e->GetLineNum(), std::move(what)});
@@ -376,7 +377,8 @@ class Importer {
       return true;
     }
     if (!absl::SimpleAtoi(s, v)) {
-      Unmapped(e, absl::StrCat(port, "=\"", s, "\" is not a number (a "
+      Unmapped(e, absl::StrCat(port, "=\"", s,
+                               "\" is not a number (a "
                                "blackboard entry cannot set it)"));
       return false;
     }
@@ -392,7 +394,8 @@ class Importer {
       id = e->Attribute("ID");
       category_.emplace(id, tag);
     }
-    if (const char* name = e->Attribute("name"); name != nullptr && name != id) {
+    if (const char* name = e->Attribute("name");
+        name != nullptr && name != id) {
       out->set_name(name);
     }
     for (const tinyxml2::XMLAttribute* a = e->FirstAttribute(); a != nullptr;
@@ -421,65 +424,7 @@ class Importer {
       OneChild(e, kids, Field(out, k->second));
       return;
     }
-    if (id == "Parallel") {
-      int ok = -1, bad = 1;
-      if (!Int(e, ports, "success_count", -1, &ok) ||
-          !Int(e, ports, "failure_count", 1, &bad)) {
-        return;
-      }
-      v1::ParallelNode* p = out->mutable_parallel();
-      if (ok != -1) p->set_success_threshold(ok);
-      if (bad != 1) p->set_failure_threshold(bad);
-      Children(e, kids, p, "children");
-      return;
-    }
-    if (id == "Repeat" || id == "RetryUntilSuccessful") {
-      const bool repeat = id == "Repeat";
-      int n = 1;
-      if (!Int(e, ports, repeat ? "num_cycles" : "num_attempts", 1, &n)) {
-        return;
-      }
-      if (n < 0) {
-        Unmapped(e, absl::StrCat(id, " for ever (", n, "): utilityd refuses "
-                                 "endless loops; give a count"));
-        return;
-      }
-      google::protobuf::Message* m = repeat
-                                         ? static_cast<google::protobuf::Message*>(
-                                               out->mutable_repeat())
-                                         : out->mutable_retry();
-      if (repeat) {
-        out->mutable_repeat()->set_times(n);
-      } else {
-        out->mutable_retry()->set_attempts(n);
-      }
-      OneChild(e, kids, m);
-      return;
-    }
-    if (id == "Timeout" || id == "Delay") {
-      const bool timeout = id == "Timeout";
-      int ms = 0;
-      if (!Int(e, ports, timeout ? "msec" : "delay_msec", 0, &ms)) return;
-      if (ms <= 0) {
-        Unmapped(e, absl::StrCat(id, " of ", ms, " ms: utilityd's needs a "
-                                 "time above 0"));
-        return;
-      }
-      v1::TimedNode* t = timeout ? out->mutable_timeout() : out->mutable_delay();
-      t->set_seconds(ms / 1000.0);
-      OneChild(e, kids, t);
-      return;
-    }
-    if (id == "RunOnce") {
-      if (absl::AsciiStrToLower(Get(ports, "then_skip")) != "false") {
-        Unmapped(e, "RunOnce with then_skip true (its default) answers "
-                    "SKIPPED, which utilityd has no status for: write "
-                    "then_skip=\"false\"");
-        return;
-      }
-      OneChild(e, kids, out->mutable_run_once());
-      return;
-    }
+    if (Parametrised(e, id, ports, kids, out)) return;
     if (absl::StartsWith(id, "Switch") && id.size() == 7 && id[6] >= '2' &&
         id[6] <= '9') {
       Switch(e, id, ports, kids, out);
@@ -516,13 +461,86 @@ class Importer {
       return;
     }
     if (category == "Control" || category == "Decorator" || !kids.empty()) {
-      Unmapped(e, absl::StrCat("<", id, "> is a custom ",
-                               category.empty() ? "node with children"
-                                                : absl::AsciiStrToLower(category),
-                               ": utilityd runs only its own node kinds"));
+      Unmapped(e,
+               absl::StrCat("<", id, "> is a custom ",
+                            category.empty() ? "node with children"
+                                             : absl::AsciiStrToLower(category),
+                            ": utilityd runs only its own node kinds"));
       return;
     }
     Action(e, id, ports, out);
+  }
+
+  // The built-ins with numeric parameters (Parallel, Repeat,
+  // RetryUntilSuccessful, Timeout, Delay, RunOnce); false for another id.
+  bool Parametrised(const XMLElement* e, const std::string& id,
+                    const std::map<std::string, std::string>& ports,
+                    const std::vector<const XMLElement*>& kids,
+                    v1::TreeNode* out) {
+    if (id == "Parallel") {
+      int ok = -1, bad = 1;
+      if (!Int(e, ports, "success_count", -1, &ok) ||
+          !Int(e, ports, "failure_count", 1, &bad)) {
+        return true;
+      }
+      v1::ParallelNode* p = out->mutable_parallel();
+      if (ok != -1) p->set_success_threshold(ok);
+      if (bad != 1) p->set_failure_threshold(bad);
+      Children(e, kids, p, "children");
+      return true;
+    }
+    if (id == "Repeat" || id == "RetryUntilSuccessful") {
+      const bool repeat = id == "Repeat";
+      int n = 1;
+      if (!Int(e, ports, repeat ? "num_cycles" : "num_attempts", 1, &n)) {
+        return true;
+      }
+      if (n < 0) {
+        Unmapped(e, absl::StrCat(id, " for ever (", n,
+                                 "): utilityd refuses "
+                                 "endless loops; give a count"));
+        return true;
+      }
+      google::protobuf::Message* m =
+          repeat
+              ? static_cast<google::protobuf::Message*>(out->mutable_repeat())
+              : out->mutable_retry();
+      if (repeat) {
+        out->mutable_repeat()->set_times(n);
+      } else {
+        out->mutable_retry()->set_attempts(n);
+      }
+      OneChild(e, kids, m);
+      return true;
+    }
+    if (id == "Timeout" || id == "Delay") {
+      const bool timeout = id == "Timeout";
+      int ms = 0;
+      if (!Int(e, ports, timeout ? "msec" : "delay_msec", 0, &ms)) return true;
+      if (ms <= 0) {
+        Unmapped(e, absl::StrCat(id, " of ", ms,
+                                 " ms: utilityd's needs a "
+                                 "time above 0"));
+        return true;
+      }
+      v1::TimedNode* t =
+          timeout ? out->mutable_timeout() : out->mutable_delay();
+      t->set_seconds(ms / 1000.0);
+      OneChild(e, kids, t);
+      return true;
+    }
+    if (id == "RunOnce") {
+      if (absl::AsciiStrToLower(Get(ports, "then_skip")) != "false") {
+        Unmapped(e,
+                 "RunOnce with then_skip true (its default) answers "
+                 "SKIPPED, which utilityd has no status for: write "
+                 "then_skip=\"false\"");
+        return true;
+      }
+      OneChild(e, kids, out->mutable_run_once());
+      return true;
+    }
+    return false;
   }
 
   // The kind's message of `out` named `field` (a TreeNode oneof member).
@@ -540,8 +558,8 @@ class Importer {
     }
     const auto* f = m->GetDescriptor()->FindFieldByName(field);
     for (const XMLElement* k : kids) {
-      Convert(k, static_cast<v1::TreeNode*>(
-                     m->GetReflection()->AddMessage(m, f)));
+      Convert(k,
+              static_cast<v1::TreeNode*>(m->GetReflection()->AddMessage(m, f)));
     }
   }
 
@@ -561,10 +579,12 @@ class Importer {
               const std::map<std::string, std::string>& ports,
               const std::vector<const XMLElement*>& kids, v1::TreeNode* out) {
     const int n = id[6] - '0';
-    const std::optional<std::string> key = BlackboardKey(Get(ports, "variable"));
+    const std::optional<std::string> key =
+        BlackboardKey(Get(ports, "variable"));
     if (!key) {
-      Unmapped(e, "variable must name a blackboard entry, \"{key}\": it "
-                  "becomes the factor switched on");
+      Unmapped(e,
+               "variable must name a blackboard entry, \"{key}\": it "
+               "becomes the factor switched on");
       return;
     }
     v1::SwitchNode* s = out->mutable_switch_();
@@ -573,7 +593,8 @@ class Importer {
       double v = 0;
       const std::string c = Get(ports, absl::StrCat("case_", i));
       if (!absl::SimpleAtod(c, &v)) {
-        Unmapped(e, absl::StrCat("case_", i, "=\"", c, "\": utilityd "
+        Unmapped(e, absl::StrCat("case_", i, "=\"", c,
+                                 "\": utilityd "
                                  "switches on numbers (a factor's value)"));
         return;
       }
@@ -600,7 +621,8 @@ class Importer {
     for (const auto& [port, value] : Ports(e, "")) {
       const std::optional<std::string> key = BlackboardKey(value);
       if (!key) {
-        Unmapped(e, absl::StrCat(port, "=\"", value, "\": a literal; a "
+        Unmapped(e, absl::StrCat(port, "=\"", value,
+                                 "\": a literal; a "
                                  "subtree's ports remap factors only"));
         continue;
       }
@@ -670,7 +692,8 @@ class Importer {
         return;
       }
       if (id == "ScriptCondition" || absl::StrContains(mapped, ' ')) {
-        Unmapped(e, absl::StrCat("\"", mapped, "\": a condition imports as "
+        Unmapped(e, absl::StrCat("\"", mapped,
+                                 "\": a condition imports as "
                                  "`factor OP number` (OP <, <=, > or >=)"));
         return;
       }
@@ -802,7 +825,8 @@ class Importer {
     }
     for (const v1::Action& a : out_->set.actions()) declared.insert(a.name());
     for (const std::string& f : targets_) {
-      if (declared.insert(f).second) out_->set.add_target_factors()->set_name(f);
+      if (declared.insert(f).second)
+        out_->set.add_target_factors()->set_name(f);
     }
     for (const std::string& f : order_) {
       if (!declared.insert(f).second) continue;
@@ -995,9 +1019,9 @@ class Exporter {
            u.rescore() == v1::RESCORE_EVERY_TICK ? "every_tick" : "on_enter");
     }
     if (u.on_failure() != v1::ON_CHILD_FAILURE_UNSPECIFIED) {
-      Attr(p, "on_failure", u.on_failure() == v1::ON_CHILD_FAILURE_NEXT_BEST
-                                ? "next_best"
-                                : "fail");
+      Attr(p, "on_failure",
+           u.on_failure() == v1::ON_CHILD_FAILURE_NEXT_BEST ? "next_best"
+                                                            : "fail");
     }
     for (const v1::TreeNode& c : u.children()) {
       const bool scored =
@@ -1133,9 +1157,9 @@ absl::StatusOr<BtImport> ImportBt(absl::string_view xml,
   if (!mapping.ok()) return mapping.status();
   tinyxml2::XMLDocument doc;
   if (doc.Parse(xml.data(), xml.size()) != tinyxml2::XML_SUCCESS) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        opts.source, ":", doc.ErrorLineNum(), ": not well-formed XML: ",
-        doc.ErrorStr()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(opts.source, ":", doc.ErrorLineNum(),
+                     ": not well-formed XML: ", doc.ErrorStr()));
   }
   BtImport out;
   Importer importer(opts, *std::move(mapping), &out);
@@ -1149,9 +1173,9 @@ absl::StatusOr<BtImport> ImportBt(absl::string_view xml,
 }
 
 std::string ImportedYaml(const BtImport& in, const std::string& source) {
-  std::string out = absl::StrCat(
-      "# Imported from ", source, " (BehaviorTree.CPP format 4, tree \"",
-      in.main, "\") by utilityctl import-bt.\n");
+  std::string out = absl::StrCat("# Imported from ", source,
+                                 " (BehaviorTree.CPP format 4, tree \"",
+                                 in.main, "\") by utilityctl import-bt.\n");
   auto list = [&](const char* title, const std::vector<BtNote>& notes) {
     if (notes.empty()) return;
     absl::StrAppend(&out, "#\n# ", title, "\n");
@@ -1171,9 +1195,10 @@ absl::StatusOr<std::string> ExportBt(const v1::BehaviourSet& set) {
   }
   for (const v1::Subtree& s : set.subtrees()) {
     if (s.name() == set.name()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "subtree \"", s.name(), "\" has the set's name, which the export "
-          "gives the main tree: rename one"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("subtree \"", s.name(),
+                       "\" has the set's name, which the export "
+                       "gives the main tree: rename one"));
     }
   }
   return Exporter(set).Run();

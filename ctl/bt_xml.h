@@ -42,10 +42,10 @@ struct BtNote {
 
 struct BtImport {
   v1::BehaviourSet set;
-  std::string main;               // the main tree's ID
-  std::vector<BtNote> mapped;     // conditions and leaves: to what
-  std::vector<BtNote> dropped;    // details utilityd does not carry
-  std::vector<BtNote> unmapped;   // elements that cannot be imported
+  std::string main;              // the main tree's ID
+  std::vector<BtNote> mapped;    // conditions and leaves: to what
+  std::vector<BtNote> dropped;   // details utilityd does not carry
+  std::vector<BtNote> unmapped;  // elements that cannot be imported
 };
 
 // Reads BT.CPP v4 XML. An error (INVALID_ARGUMENT, "source:line: ...") for a
@@ -64,8 +64,7 @@ struct BtImport {
 // a <TreeNodesModel> declaring its actions and utilityd's own nodes
 // (Utility, UtilityChoice, Cooldown, FactorCondition), which Groot2 draws.
 // INVALID_ARGUMENT when the set has no tree.
-[[nodiscard]] absl::StatusOr<std::string> ExportBt(
-    const v1::BehaviourSet& set);
+[[nodiscard]] absl::StatusOr<std::string> ExportBt(const v1::BehaviourSet& set);
 
 }  // namespace utilityd::ctl
 

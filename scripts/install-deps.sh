@@ -27,11 +27,12 @@ packages=(
   # toolchain
   g++ make cmake ninja-build pkg-config
   # libraries: gRPC and Protobuf, Abseil, YAML, the admin endpoint's HTTP
-  # server (libmicrohttpd), utilityctl's HTTP client (cpp-httplib) and
-  # Google Highway (the curves' SIMD maths)
+  # server (libmicrohttpd), utilityctl's HTTP client (cpp-httplib) and XML
+  # parser (TinyXML-2, for BehaviorTree.CPP trees) and Google Highway (the
+  # curves' SIMD maths)
   libabsl-dev libprotobuf-dev protobuf-compiler libgrpc++-dev
   protobuf-compiler-grpc libyaml-cpp-dev libmicrohttpd-dev libcpp-httplib-dev
-  libhwy-dev
+  libtinyxml2-dev libhwy-dev
 )
 if [ "$mode" != build ]; then
   packages+=(

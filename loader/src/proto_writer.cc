@@ -31,8 +31,8 @@ std::string Text(const std::string& s) {
   }
   const std::string lower = absl::AsciiStrToLower(s);
   plain = plain && s.back() != ' ' && lower != "true" && lower != "false" &&
-          lower != "null" && lower != "yes" && lower != "no" &&
-          lower != "on" && lower != "off" && lower != "y" && lower != "n";
+          lower != "null" && lower != "yes" && lower != "no" && lower != "on" &&
+          lower != "off" && lower != "y" && lower != "n";
   if (plain) return s;
   std::string out = "\"";
   for (char c : s) {
@@ -68,7 +68,7 @@ std::string Scalar(const Message& m, const FieldDescriptor* f, int i) {
       return Number(rep ? r->GetRepeatedFloat(m, f, i) : r->GetFloat(m, f));
     case FieldDescriptor::CPPTYPE_BOOL:
       return (rep ? r->GetRepeatedBool(m, f, i) : r->GetBool(m, f)) ? "true"
-                                                                     : "false";
+                                                                    : "false";
     case FieldDescriptor::CPPTYPE_ENUM:
       return ShortEnumName(rep ? r->GetRepeatedEnum(m, f, i)
                                : r->GetEnum(m, f));

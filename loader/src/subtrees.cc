@@ -21,8 +21,8 @@ const FieldDescriptor* KindOf(const v1::TreeNode& node) {
 
 // The remaps of the uses a node is inside, innermost last: a factor name
 // is read through each, from the innermost out.
-using RemapChain = std::vector<const google::protobuf::Map<std::string,
-                                                           std::string>*>;
+using RemapChain =
+    std::vector<const google::protobuf::Map<std::string, std::string>*>;
 
 std::string Resolve(const RemapChain& chain, const std::string& name) {
   std::string out = name;
@@ -41,8 +41,8 @@ void RemapConsiderations(const RemapChain& chain, v1::TreeNode* node) {
 
 class Expander {
  public:
-  Expander(const v1::BehaviourSet& set,
-           std::vector<e::ValidationIssue>* issues, SubtreeUses* uses)
+  Expander(const v1::BehaviourSet& set, std::vector<e::ValidationIssue>* issues,
+           SubtreeUses* uses)
       : set_(set), issues_(issues), uses_(uses) {
     for (int i = 0; i < set.subtrees_size(); ++i) {
       const std::string& name = set.subtrees(i).name();
@@ -185,8 +185,7 @@ std::string ChildFieldPath(const std::string& at, const v1::TreeNode& node,
                            size_t i) {
   const FieldDescriptor* f = KindOf(node);
   const std::string kind = f == nullptr ? "" : std::string(f->name());
-  const bool one = f != nullptr &&
-                   f->type() == FieldDescriptor::TYPE_MESSAGE &&
+  const bool one = f != nullptr && f->type() == FieldDescriptor::TYPE_MESSAGE &&
                    f->message_type()->FindFieldByName("child") != nullptr;
   return one ? absl::StrCat(at, ".", kind, ".child")
              : absl::StrCat(at, ".", kind, ".children[", i, "]");
@@ -198,10 +197,10 @@ const SubtreeUses::Use* SubtreeUses::Innermost(absl::string_view path) const {
     // (A use's own scoring is written at the use, not in the subtree.)
     const absl::string_view rest =
         absl::StartsWith(path, u.at) ? path.substr(u.at.size()) : "-";
-    const bool inside =
-        (rest.empty() || rest[0] == '.') &&
-        !absl::StartsWith(rest, ".considerations") &&
-        !absl::StartsWith(rest, ".weight") && !absl::StartsWith(rest, ".rank");
+    const bool inside = (rest.empty() || rest[0] == '.') &&
+                        !absl::StartsWith(rest, ".considerations") &&
+                        !absl::StartsWith(rest, ".weight") &&
+                        !absl::StartsWith(rest, ".rank");
     if (inside && (best == nullptr || u.at.size() > best->at.size())) {
       best = &u;
     }

@@ -176,7 +176,9 @@ absl::Status Format(HttpResponse& res) {
   if (kinds == nullptr) return absl::InternalError("TreeNode has no kind");
   for (int i = 0; i < kinds->field_count(); ++i) {
     const google::protobuf::FieldDescriptor* f = kinds->field(i);
-    if (i > 0) json += ",";
+    // (`subtree` is expanded when a set loads: never in a loaded tree.)
+    if (!engine::FindNodeKind(f->name())) continue;
+    if (json.back() == '}') json += ",";
     absl::StrAppend(&json, "{\"name\":", JsonString(f->name()),
                     ",\"jsonName\":", JsonString(f->json_name()), "}");
   }

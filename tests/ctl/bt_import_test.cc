@@ -82,25 +82,28 @@ TEST(ImportBt, WritesTheExpectedSetThatServesTheTree) {
     for (const auto& [name, v] : values) f[c.FindFactor(name)] = v;
     engine::AgentInput agent{.factors = f};
     engine::TreeTick t;
-    EXPECT_TRUE(engine::TickTree(c, agent, {}, engine::ExplainLevel::kNone, &t)
-                    .ok());
+    EXPECT_TRUE(
+        engine::TickTree(c, agent, {}, engine::ExplainLevel::kNone, &t).ok());
     std::vector<std::string> run;
     for (const engine::TreeLeaf& l : t.run) {
       run.push_back(c.actions()[l.action].name);
     }
     return absl::StrJoin(run, " ");
   };
-  EXPECT_EQ(tick({{"IsEnemyVisible", 1}, {"sword_ready", 1},
-                  {"health", 80}, {"enemy_health", 0}}),
+  EXPECT_EQ(tick({{"IsEnemyVisible", 1},
+                  {"sword_ready", 1},
+                  {"health", 80},
+                  {"enemy_health", 0}}),
             "Strike");
   // (The parallel needs one success: the inverted `enemy_health <= 0`
   // succeeds at once, halting Strike; the sequence goes on to Taunt.)
-  EXPECT_EQ(tick({{"IsEnemyVisible", 1}, {"sword_ready", 1},
-                  {"health", 80}, {"enemy_health", 5}}),
+  EXPECT_EQ(tick({{"IsEnemyVisible", 1},
+                  {"sword_ready", 1},
+                  {"health", 80},
+                  {"enemy_health", 5}}),
             "Taunt");
   EXPECT_EQ(tick({{"IsEnemyVisible", 0}, {"health", 20}}), "FleeTo");
-  EXPECT_EQ(tick({{"health", 80}, {"stamina", 12}, {"waypoint", 1}}),
-            "WalkTo");
+  EXPECT_EQ(tick({{"health", 80}, {"stamina", 12}, {"waypoint", 1}}), "WalkTo");
   EXPECT_EQ(tick({{"health", 80}, {"stamina", 5}}), "Rest");
 }
 
@@ -145,12 +148,13 @@ TEST(ImportBt, TheMainTreeIsChosenOrNamed) {
                                "(A, B)"));
   r = Ctl({"import-bt", xml, "--main", "B", "--set", "wanderer"});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, AllOf(HasSubstr("name: wanderer"),
-                           HasSubstr("subtree: {name: A}"),
-                           HasSubstr("  - {name: A, tree: {action: Wander}}")));
+  EXPECT_THAT(
+      r.out, AllOf(HasSubstr("name: wanderer"), HasSubstr("subtree: {name: A}"),
+                   HasSubstr("  - {name: A, tree: {action: Wander}}")));
   r = Ctl({"import-bt", xml, "--main", "C"});
   EXPECT_THAT(r.err, HasSubstr("no tree \"C\" (A, B)"));
-  std::ofstream(xml) << R"(<root BTCPP_format="3"><BehaviorTree ID="A"><Wander/></BehaviorTree></root>)";
+  std::ofstream(xml)
+      << R"(<root BTCPP_format="3"><BehaviorTree ID="A"><Wander/></BehaviorTree></root>)";
   r = Ctl({"import-bt", xml});
   EXPECT_THAT(r.err, HasSubstr("BTCPP_format=\"3\": only format 4 is read"));
   std::filesystem::remove(xml);
@@ -169,8 +173,8 @@ TEST(ImportBt, AMappingFileNamesFactorsComparisonsActionsAndRanges) {
             HasSubstr("{retry: {child: {action: drink}, attempts: 3}}")));
   const std::string bad = Temp("bad_map.yaml");
   std::ofstream(bad) << "conditions: {}\nleaves: {}\n";
-  const Result b = Ctl({"import-bt", std::string(kDir) + "guard.xml", "--map",
-                        bad});
+  const Result b =
+      Ctl({"import-bt", std::string(kDir) + "guard.xml", "--map", bad});
   EXPECT_EQ(b.code, 1);
   EXPECT_THAT(b.err, HasSubstr("bad_map.yaml:2: unknown section \"leaves\""));
   std::filesystem::remove(bad);
@@ -181,9 +185,8 @@ TEST(ImportBt, AMappingFileNamesFactorsComparisonsActionsAndRanges) {
 TEST(ImportBt, ImportExportImportIsStable) {
   const std::string y1 = Temp("y1.yaml"), x1 = Temp("x1.xml"),
                     y2 = Temp("y2.yaml");
-  ASSERT_EQ(Ctl({"import-bt", std::string(kDir) + "guard.xml", "--out", y1})
-                .code,
-            0);
+  ASSERT_EQ(
+      Ctl({"import-bt", std::string(kDir) + "guard.xml", "--out", y1}).code, 0);
   Result r = Ctl({"export-bt", y1, "--out", x1});
   ASSERT_EQ(r.code, 0) << r.err;
   r = Ctl({"import-bt", x1, "--out", y2});
@@ -200,16 +203,15 @@ TEST(ImportBt, ExportedTreesImportBackTheSame) {
   const std::string set = std::string(kDir) + "guard_utility.yaml";
   const Result x = Ctl({"export-bt", set});
   ASSERT_EQ(x.code, 0) << x.err;
-  EXPECT_THAT(x.out,
-              AllOf(HasSubstr("<Utility rescore=\"every_tick\" "
-                              "on_failure=\"next_best\">"),
-                    HasSubstr("<UtilityChoice name=\"melee\" scoring="),
-                    HasSubstr("<Cooldown seconds=\"30\">"),
-                    HasSubstr("<FactorCondition name=\"hurt\" "
-                              "factor=\"{health}\" threshold=\"0.9\""),
-                    HasSubstr("<SubTree ID=\"Attack\" "
-                              "weapon_ready=\"{sword_ready}\"/>"),
-                    HasSubstr("<Control ID=\"Utility\">")));
+  EXPECT_THAT(x.out, AllOf(HasSubstr("<Utility rescore=\"every_tick\" "
+                                     "on_failure=\"next_best\">"),
+                           HasSubstr("<UtilityChoice name=\"melee\" scoring="),
+                           HasSubstr("<Cooldown seconds=\"30\">"),
+                           HasSubstr("<FactorCondition name=\"hurt\" "
+                                     "factor=\"{health}\" threshold=\"0.9\""),
+                           HasSubstr("<SubTree ID=\"Attack\" "
+                                     "weapon_ready=\"{sword_ready}\"/>"),
+                           HasSubstr("<Control ID=\"Utility\">")));
   const std::string xml = Temp("u.xml");
   std::ofstream(xml) << x.out;
   const Result r = Ctl({"import-bt", xml, "--into", set});
@@ -219,7 +221,8 @@ TEST(ImportBt, ExportedTreesImportBackTheSame) {
 }
 
 TEST(ExportBt, ASetWithoutATreeIsAnError) {
-  const Result r = Ctl({"export-bt", "examples/behaviour_sets/arena_mage.yaml"});
+  const Result r =
+      Ctl({"export-bt", "examples/behaviour_sets/arena_mage.yaml"});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("set \"arena_mage\" has no tree to export"));
 }

@@ -57,6 +57,16 @@ tree:
                   - condition: {factor: a}
                   - switch: {factor: b, cases: [0, 1], children: [{action: y}, {action: x}, {action: y}]}
                   - action: x
+      - sequence_with_memory:
+          children:
+            - run_once: {child: {action: y}}
+            - subtree: {name: pair, remap: {p: b}}
+            - action: x
+subtrees:
+  - name: pair
+    tree:
+      sequence_with_memory:
+        children: [{condition: {factor: p}}, {run_once: {child: {action: x}}}]
 )";
 
 const std::vector<std::shared_ptr<const utilityd::loader::LoadedSet>>& Sets() {

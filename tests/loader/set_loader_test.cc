@@ -9,6 +9,8 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "utilityd/loader/proto_reader.h"
+#include "utilityd/loader/proto_writer.h"
 
 namespace utilityd::loader {
 namespace {
@@ -413,6 +415,36 @@ TEST(IsBehaviourSetFileNameTest, AcceptsTheThreeExtensions) {
   EXPECT_FALSE(IsBehaviourSetFileName("a.yaml.bak"));
   EXPECT_FALSE(IsBehaviourSetFileName(".a.yaml"));
   EXPECT_FALSE(IsBehaviourSetFileName("..data"));
+}
+
+// WriteMessageYaml writes what ReadMessage reads back to the same message:
+// every example set (as written and with its defaults applied) and the
+// BT.CPP test sets, whose trees use subtrees with remaps.
+TEST(WriteMessageYamlTest, EverySetReadsBackTheSame) {
+  std::vector<std::string> files;
+  for (const char* dir : {"examples/behaviour_sets", "tests/testdata/bt"}) {
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+    }
+  }
+  ASSERT_GE(files.size(), 5u);
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    std::ifstream in(f);
+    const std::string text((std::istreambuf_iterator<char>(in)),
+                           std::istreambuf_iterator<char>());
+    v1::BehaviourSet set;
+    if (!ReadMessageOrError(text, f, &set).ok()) continue;  // a mapping file
+    for (bool defaults : {false, true}) {
+      if (defaults) ApplyDefaults(&set);
+      const std::string yaml = WriteMessageYaml(set);
+      v1::BehaviourSet again;
+      ASSERT_THAT(ReadMessageOrError(yaml, "written", &again), IsOk()) << yaml;
+      EXPECT_TRUE(
+          google::protobuf::util::MessageDifferencer::Equals(set, again))
+          << yaml;
+    }
+  }
 }
 
 }  // namespace

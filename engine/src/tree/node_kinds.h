@@ -1122,14 +1122,12 @@ struct RunOnceNode : Decorator {
 // The registry: every kind, in the order of the NodeKind enumerators.
 template <typename... K>
 struct NodeKindList {};
-using NodeKinds =
-    NodeKindList<SequenceNode, FallbackNode, ReactiveSequenceNode,
-                 ReactiveFallbackNode, ParallelNode, InverterNode,
-                 ForceSuccessNode, ForceFailureNode, RepeatNode, RetryNode,
-                 CooldownNode, TimeoutNode, ConditionNode, ActionNode,
-                 UtilityNode, IfThenElseNode, WhileDoElseNode,
-                 KeepRunningUntilFailureNode, DelayNode, SwitchNode,
-                 SequenceWithMemoryNode, RunOnceNode>;
+using NodeKinds = NodeKindList<
+    SequenceNode, FallbackNode, ReactiveSequenceNode, ReactiveFallbackNode,
+    ParallelNode, InverterNode, ForceSuccessNode, ForceFailureNode, RepeatNode,
+    RetryNode, CooldownNode, TimeoutNode, ConditionNode, ActionNode,
+    UtilityNode, IfThenElseNode, WhileDoElseNode, KeepRunningUntilFailureNode,
+    DelayNode, SwitchNode, SequenceWithMemoryNode, RunOnceNode>;
 
 template <typename... K>
 constexpr bool InNodeEnumOrder(NodeKindList<K...>) {
@@ -1164,11 +1162,12 @@ template <typename... K>
 constexpr bool AllNodeBlocks(NodeKindList<K...>) {
   return (NodeKindBlock<K> && ...);
 }
-static_assert(AllNodeBlocks(NodeKinds{}),
-              "every node kind needs kKind, kName, kArity, kParams, "
-              "kKeepsRunningChild, kKeepsTimeIdle, kKeepsPlaceIdle, kStateBytes, "
-              "Validate, "
-              "Compile, Tick, OnHalt, Read and Write");
+static_assert(
+    AllNodeBlocks(NodeKinds{}),
+    "every node kind needs kKind, kName, kArity, kParams, "
+    "kKeepsRunningChild, kKeepsTimeIdle, kKeepsPlaceIdle, kStateBytes, "
+    "Validate, "
+    "Compile, Tick, OnHalt, Read and Write");
 
 template <typename... K>
 constexpr size_t CountKinds(NodeKindList<K...>) {

@@ -99,8 +99,7 @@ size_t KindIndex(const CompiledNode& n) { return static_cast<size_t>(n.kind); }
 
 bool HoldsSomething(const CompiledNode& n, const NodeState& s) {
   // (The node is read only for a time held by a node not running.)
-  return s.running ||
-         (s.has_time && internal::kKeepsTimeIdle[KindIndex(n)]) ||
+  return s.running || (s.has_time && internal::kKeepsTimeIdle[KindIndex(n)]) ||
          (s.kept && internal::kKeepsPlaceIdle[KindIndex(n)]);
 }
 

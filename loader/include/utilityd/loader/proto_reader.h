@@ -79,8 +79,7 @@ using PositionMap = absl::flat_hash_map<std::string, TextPosition>;
 [[nodiscard]] std::string JoinIssues(const std::vector<ReadIssue>& issues);
 
 // The prefix of an enum's value names: "Compensation" -> "COMPENSATION_".
-[[nodiscard]] std::string EnumPrefix(
-    const google::protobuf::EnumDescriptor* e);
+[[nodiscard]] std::string EnumPrefix(const google::protobuf::EnumDescriptor* e);
 // The short lowercase name the format writes for an enum value:
 // COMPENSATION_NONE -> "none" (ReadMessage takes both).
 [[nodiscard]] std::string ShortEnumName(
