@@ -21,6 +21,7 @@
 #include "absl/strings/strip.h"
 #include "google/protobuf/util/json_util.h"
 #include "tinyxml2.h"
+#include "utilityd/engine/definition.h"
 #include "utilityd/loader/proto_writer.h"
 #include "utilityd/loader/subtrees.h"
 #include "yaml-cpp/yaml.h"
@@ -92,11 +93,21 @@ const std::map<std::string, std::string>& ChildKinds() {
   return *m;
 }
 
-// Preconditions and postconditions of BT.CPP 4 (any node's attributes).
-bool IsCondition(absl::string_view attr) {
-  return attr == "_skipIf" || attr == "_failureIf" || attr == "_successIf" ||
-         attr == "_while" || attr == "_onSuccess" || attr == "_onFailure" ||
-         attr == "_post" || attr == "_onHalted";
+// Preconditions and postconditions of BT.CPP 4 that utilityd has no
+// counterpart for (any node's attributes), with why.
+const std::map<std::string, std::string>& UnsupportedScripts() {
+  static const auto* m = new std::map<std::string, std::string>{
+      {"_skipIf", "answers SKIPPED, which utilityd has no status for"},
+      {"_while", "answers SKIPPED, which utilityd has no status for"},
+      {"_onSuccess", "postconditions write the blackboard; factors are "
+                     "read-only"},
+      {"_onFailure", "postconditions write the blackboard; factors are "
+                     "read-only"},
+      {"_post", "postconditions write the blackboard; factors are read-only"},
+      {"_onHalted", "postconditions write the blackboard; factors are "
+                    "read-only"},
+  };
+  return *m;
 }
 
 std::string Number(double v) {
@@ -115,7 +126,8 @@ std::optional<std::string> BlackboardKey(absl::string_view v) {
   return std::string(v);
 }
 
-// A comparison of a factor with a constant, as a condition: `factor op c`.
+// A comparison of a factor with a constant, as a condition: `factor op c`
+// (the engine's parser, the text as the import and export write it).
 struct Comparison {
   std::string factor;
   std::string op;  // <, <=, >, >=
@@ -123,27 +135,15 @@ struct Comparison {
 };
 
 std::optional<Comparison> ParseComparison(absl::string_view code) {
-  code = absl::StripAsciiWhitespace(code);
-  size_t i = 0;
-  while (i < code.size() &&
-         (absl::ascii_isalnum(code[i]) || code[i] == '_' || code[i] == '@')) {
-    ++i;
-  }
-  Comparison c;
-  c.factor = std::string(absl::StripPrefix(code.substr(0, i), "@"));
-  absl::string_view rest = absl::StripLeadingAsciiWhitespace(code.substr(i));
-  for (const char* op : {"<=", ">=", "<", ">"}) {
-    if (absl::ConsumePrefix(&rest, op)) {
-      c.op = op;
-      break;
-    }
-  }
-  if (c.factor.empty() || !absl::ascii_isalpha(c.factor[0]) || c.op.empty() ||
-      !absl::SimpleAtod(absl::StripAsciiWhitespace(rest), &c.constant) ||
-      !std::isfinite(c.constant)) {
-    return std::nullopt;
-  }
-  return c;
+  const std::optional<engine::FactorComparison> c =
+      engine::ParseFactorComparison(code);
+  if (!c) return std::nullopt;
+  using Op = engine::FactorComparison::Op;
+  const char* op = c->op == Op::kLess        ? "<"
+                   : c->op == Op::kLessEqual ? "<="
+                   : c->op == Op::kGreater   ? ">"
+                                             : ">=";
+  return Comparison{.factor = c->factor, .op = op, .constant = c->value};
 }
 
 // The condition node for a comparison: bookends 1 either side of the
@@ -177,6 +177,7 @@ std::optional<Comparison> AsComparison(const v1::ConditionNode& n) {
   return c;
 }
 
+// As engine::FactorComparisonText writes it: "health < 30".
 std::string ComparisonText(const Comparison& c) {
   return absl::StrCat(c.factor, " ", c.op, " ", Number(c.constant));
 }
@@ -398,14 +399,7 @@ class Importer {
         name != nullptr && name != id) {
       out->set_name(name);
     }
-    for (const tinyxml2::XMLAttribute* a = e->FirstAttribute(); a != nullptr;
-         a = a->Next()) {
-      if (IsCondition(a->Name())) {
-        Unmapped(e, absl::StrCat(a->Name(), "=\"", a->Value(),
-                                 "\": pre- and postconditions are not "
-                                 "imported yet"));
-      }
-    }
+    Preconditions(e, out);
     std::vector<const XMLElement*> kids;
     for (const XMLElement* c = e->FirstChildElement(); c != nullptr;
          c = c->NextSiblingElement()) {
@@ -469,6 +463,31 @@ class Importer {
       return;
     }
     Action(e, id, ports, out);
+  }
+
+  // _failureIf and _successIf as the node's preconditions; the other
+  // scripts listed.
+  void Preconditions(const XMLElement* e, v1::TreeNode* out) {
+    for (const tinyxml2::XMLAttribute* a = e->FirstAttribute(); a != nullptr;
+         a = a->Next()) {
+      const std::string name = a->Name();
+      if (auto u = UnsupportedScripts().find(name);
+          u != UnsupportedScripts().end()) {
+        Unmapped(e, absl::StrCat(name, "=\"", a->Value(), "\": ", u->second));
+        continue;
+      }
+      if (name != "_failureIf" && name != "_successIf") continue;
+      const std::optional<Comparison> c = ParseComparison(a->Value());
+      if (!c) {
+        Unmapped(e, absl::StrCat(name, "=\"", a->Value(),
+                                 "\": a precondition imports as `factor OP "
+                                 "number` (OP <, <=, > or >=)"));
+        continue;
+      }
+      (name == "_failureIf" ? out->mutable_failure_if()
+                            : out->mutable_success_if())
+          ->assign(ComparisonText(*c));
+    }
   }
 
   // The built-ins with numeric parameters (Parallel, Repeat,
@@ -796,6 +815,11 @@ class Importer {
     if (n.has_switch_()) {
       for (double v : n.switch_().cases()) Use(n.switch_().factor(), v);
     }
+    for (const std::string* guard : {&n.failure_if(), &n.success_if()}) {
+      if (const std::optional<Comparison> c = ParseComparison(*guard)) {
+        Use(c->factor, c->constant * 2);
+      }
+    }
     for (const v1::Consideration& c : n.considerations()) {
       if (c.per_target()) {
         if (std::find(targets_.begin(), targets_.end(), c.factor()) ==
@@ -905,6 +929,12 @@ class Exporter {
     if (!n.name().empty() && n.kind_case() != v1::TreeNode::kCondition) {
       Attr(p, "name", n.name());
     }
+    Guards(p, n);
+  }
+
+  static void Guards(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
+    if (!n.failure_if().empty()) Attr(p, "_failureIf", n.failure_if());
+    if (!n.success_if().empty()) Attr(p, "_successIf", n.success_if());
   }
 
   void Kids(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
@@ -1058,6 +1088,7 @@ class Exporter {
     if (const std::optional<Comparison> cmp = AsComparison(c)) {
       p.OpenElement("ScriptCondition");
       if (!n.name().empty()) Attr(p, "name", n.name());
+      Guards(p, n);
       Attr(p, "code", ComparisonText(*cmp));
       p.CloseElement();
       return;
@@ -1071,6 +1102,7 @@ class Exporter {
     conditions_.insert(id);
     p.OpenElement(Keep(id));
     if (!own_id && !n.name().empty()) Attr(p, "name", n.name());
+    Guards(p, n);
     Attr(p, "factor", absl::StrCat("{", c.factor(), "}"));
     if (c.has_threshold()) Attr(p, "threshold", Number(c.threshold()));
     if (c.range().has_min()) Attr(p, "range_min", Number(c.range().min()));

@@ -382,6 +382,8 @@ void DefaultTree(const v1::BehaviourSet& set, v1::TreeNode* node,
 e::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
   e::TreeNodeDefinition d;
   d.name = node.name();
+  d.failure_if = node.failure_if();
+  d.success_if = node.success_if();
   if (node.has_weight()) d.weight = node.weight();
   d.rank = node.rank();
   for (const v1::Consideration& c : node.considerations()) {

@@ -1,6 +1,7 @@
 #include "utilityd/loader/subtrees.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
@@ -39,6 +40,15 @@ void RemapConsiderations(const RemapChain& chain, v1::TreeNode* node) {
   }
 }
 
+// A precondition's factor read through the remaps (text that does not
+// parse is left for validation to report).
+void RemapPrecondition(const RemapChain& chain, std::string* text) {
+  std::optional<e::FactorComparison> c = e::ParseFactorComparison(*text);
+  if (!c) return;
+  c->factor = Resolve(chain, c->factor);
+  *text = e::FactorComparisonText(*c);
+}
+
 class Expander {
  public:
   Expander(const v1::BehaviourSet& set, std::vector<e::ValidationIssue>* issues,
@@ -70,6 +80,8 @@ class Expander {
       return;
     }
     RemapConsiderations(chain, node);
+    RemapPrecondition(chain, node->mutable_failure_if());
+    RemapPrecondition(chain, node->mutable_success_if());
     if (node->has_condition()) {
       v1::ConditionNode* c = node->mutable_condition();
       c->set_factor(Resolve(chain, c->factor()));
@@ -134,6 +146,10 @@ class Expander {
     }
     if (outer.has_weight()) body.set_weight(outer.weight());
     if (outer.rank() != 0) body.set_rank(outer.rank());
+    RemapPrecondition(chain, outer.mutable_failure_if());
+    RemapPrecondition(chain, outer.mutable_success_if());
+    if (!outer.failure_if().empty()) body.set_failure_if(outer.failure_if());
+    if (!outer.success_if().empty()) body.set_success_if(outer.success_if());
     *node = std::move(body);
     uses_->Add({.at = at,
                 .source = absl::StrCat("subtrees[", it->second, "].tree"),

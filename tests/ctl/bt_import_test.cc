@@ -70,7 +70,9 @@ TEST(ImportBt, WritesTheExpectedSetThatServesTheTree) {
                               "< 30"),
                     HasSubstr("line 32: WeaponReady -> holds when factor "
                               "weapon_ready >= 0.5"),
-                    HasSubstr("line 19: FleeTo port target=\"{home}\"")));
+                    HasSubstr("line 19: FleeTo port target=\"{home}\""),
+                    HasSubstr("{failure_if: \"potions <= 0\", action: "
+                              "DrinkPotion}")));
   // It loads, and ticks as the XML reads: enemy seen, sword ready -> the
   // Attack subtree's Strike; health low -> FleeTo.
   auto set = loader::LoadSetText(r.out, "guard.yaml");
@@ -118,7 +120,8 @@ TEST(ImportBt, ListsEveryElementItCannotImportWithItsLine) {
             HasSubstr("unsupported.xml:7: <Script>: scripts write the "
                       "blackboard"),
             HasSubstr("unsupported.xml:8: RunOnce with then_skip true"),
-            HasSubstr("unsupported.xml:11: _skipIf=\"tired\""),
+            HasSubstr("unsupported.xml:11: _skipIf=\"tired\": answers "
+                      "SKIPPED"),
             HasSubstr("unsupported.xml:12: \"a == b\": a condition imports "
                       "as `factor OP number`"),
             HasSubstr("unsupported.xml:13: <SmartSelector> is a custom node "
@@ -170,7 +173,8 @@ TEST(ImportBt, AMappingFileNamesFactorsComparisonsActionsAndRanges) {
             HasSubstr("line 32: WeaponReady -> holds when ammo > 0"),
             HasSubstr("DrinkPotion -> action drink"),
             HasSubstr("- {name: health, max: 100}"),
-            HasSubstr("{retry: {child: {action: drink}, attempts: 3}}")));
+            HasSubstr("retry: {child: {failure_if: \"potions <= 0\", "
+                      "action: drink}, attempts: 3}")));
   const std::string bad = Temp("bad_map.yaml");
   std::ofstream(bad) << "conditions: {}\nleaves: {}\n";
   const Result b =
@@ -211,7 +215,9 @@ TEST(ImportBt, ExportedTreesImportBackTheSame) {
                                      "factor=\"{health}\" threshold=\"0.9\""),
                            HasSubstr("<SubTree ID=\"Attack\" "
                                      "weapon_ready=\"{sword_ready}\"/>"),
-                           HasSubstr("<Control ID=\"Utility\">")));
+                           HasSubstr("<Control ID=\"Utility\">"),
+                    HasSubstr("<DrinkPotion _failureIf=\"potions &lt;= "
+                              "0\"/>")));
   const std::string xml = Temp("u.xml");
   std::ofstream(xml) << x.out;
   const Result r = Ctl({"import-bt", xml, "--into", set});

@@ -785,8 +785,68 @@ INSTANTIATE_TEST_SUITE_P(
               {"c=0", "", "", "x", S::kFailure},
               {"c=1", "", "x+", "", S::kRunning},
               {"", "x=failure", "", "", S::kFailure},
-              {"", "", "", "", S::kFailure}}}),
+              {"", "", "", "", S::kFailure}}},
+        // gtest_preconditions.cpp, Preconditions Basic (A is 1; its `A==1`
+        // is `a >= 1` here, `A==2` is `a >= 2`, `A!=1` is `a < 1`): TestA
+        // and TestC are not ticked, TestB and TestD once each.
+        Case{"preconditions_basic",
+             R"(
+  sequence:
+    children:
+      - {success_if: "a >= 1", action: x}
+      - {success_if: "a >= 2", action: y}
+      - fallback:
+          children:
+            - {failure_if: "a >= 1", action: z}
+            - {failure_if: "a < 1", action: w}
+)",
+             {{"a=1", "", "y+", "", S::kRunning},
+              {"", "y=success", "w+", "", S::kRunning},
+              {"", "w=success", "", "", S::kSuccess}}},
+        // Issue615_NoSkipWhenRunning (with _failureIf): a running node's
+        // precondition is not checked; once it is idle again, it is.
+        Case{"preconditions_not_checked_while_running",
+             R"(
+  keep_running_until_failure:
+    child: {failure_if: "c >= 1", action: x}
+)",
+             {{"c=0", "", "x+", "", S::kRunning},
+              {"c=1", "", "x", "", S::kRunning},
+              {"", "x=success", "", "", S::kRunning},
+              {"", "", "", "", S::kFailure}}},
+        // failure_if is checked before success_if; a NaN factor passes no
+        // comparison.
+        Case{"preconditions_failure_first_nan_passes_none",
+             R"(
+  fallback:
+    children:
+      - {failure_if: "b > 0.5", success_if: "b > 0.2", action: x}
+      - action: y
+)",
+             {{"b=0.9", "", "y+", "", S::kRunning},
+              {"b=0.3", "y=success", "", "", S::kSuccess},
+              {"b=nan", "", "x+", "", S::kRunning}}}),
     [](const testing::TestParamInfo<Case>& param) { return param.param.name; });
+
+TEST(TreeValidation, PreconditionsCompareAKnownFactorWithANumber) {
+  auto set = loader::LoadSetText(SetYaml(R"(
+  sequence:
+    children:
+      - {failure_if: "a == 1", action: x}
+      - {success_if: "hp < 30", action: y}
+      - {failure_if: "a < high", action: z}
+)"),
+                                 "p.yaml");
+  ASSERT_FALSE(set.ok());
+  const std::string m(set.status().message());
+  EXPECT_THAT(m, testing::HasSubstr(
+                     "tree.sequence.children[0].failure_if: \"a == 1\": a "
+                     "precondition compares a factor with a number"));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[1].success_if: "
+                                    "unknown factor \"hp\""));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[2].failure_if: "
+                                    "\"a < high\""));
+}
 
 // BT.CPP's InvalidChildCount_One and InvalidChildCount_Four (both nodes),
 // refused when the set loads; and while_do_else's condition must decide in
@@ -1176,6 +1236,30 @@ TEST(Subtrees, ExpandInPlaceWithTheirRemap) {
   EXPECT_EQ(set->revision(), inline_set->revision());
   EXPECT_EQ(set->definition.subtrees_size(), 0);
   EXPECT_EQ(tree.shape_tag, inline_set->compiled.tree()->shape_tag);
+}
+
+// A precondition inside a subtree reads its factor through the remap; one
+// on the use stays on the expanded root, in the outer names.
+TEST(Subtrees, PreconditionsAreRemappedToo) {
+  auto set = Load(SetYaml(R"(
+  sequence:
+    children:
+      - {subtree: {name: s, remap: {p: b}}, success_if: "a > 0.5"}
+)",
+                          R"(
+subtrees:
+  - name: s
+    tree: {failure_if: "p >= 0.5", action: x}
+)"));
+  ASSERT_NE(set, nullptr);
+  const CompiledNode& leaf = set->compiled.tree()->node(1);
+  EXPECT_EQ(leaf.failure_if.factor, set->compiled.FindFactor("b"));
+  EXPECT_EQ(leaf.success_if.factor, set->compiled.FindFactor("a"));
+  Driver d(set);
+  EXPECT_EQ(d.Tick({"a=0 b=0.7", "", "", "", S::kFailure}).status,
+            S::kFailure);
+  EXPECT_EQ(d.Tick({"a=0.9 b=0", "", "", "", S::kSuccess}).status,
+            S::kSuccess);
 }
 
 TEST(Subtrees, ProblemsNameTheSubtreeAndTheUse) {

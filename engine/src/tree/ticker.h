@@ -30,6 +30,8 @@ class Ticker {
         st_(*states) {}
 
   // Ticks node `id`; `target` is the target a utility parent chose for it.
+  // A node not running whose failure_if (success_if) holds answers failure
+  // (success) without being ticked.
   NodeStatus Tick(int id, int target);
 
   // Stops node `id` and everything running under it (each kind's OnHalt
@@ -84,6 +86,10 @@ class Ticker {
   TreeTick& out() { return *out_; }
 
  private:
+  // failure/success when a precondition of the idle node `n` holds, else
+  // idle (tick it).
+  NodeStatus Precondition(const CompiledNode& n, const NodeState& s) const;
+
   const CompiledTree& tree_;
   const AgentInput& agent_;
   const TreeInput& in_;

@@ -1,8 +1,12 @@
 // Validation and compilation of a set's behaviour tree: the checks and
 // steps every node shares; each kind's own are its block in node_kinds.h.
+#include <charconv>
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "set/flat_set.h"
 #include "set/identifier.h"
@@ -119,6 +123,8 @@ class TreeChecker {
       Add(at + ".considerations",
           "only a child of a utility node is scored by considerations");
     }
+    Precondition(at + ".failure_if", n.failure_if);
+    Precondition(at + ".success_if", n.success_if);
     const std::string kind = absl::StrCat(at, ".", NodeKindName(n.kind));
     const size_t children = n.children.size();
     switch (NodeKindArity(n.kind)) {
@@ -147,10 +153,38 @@ class TreeChecker {
     issues_->push_back({std::move(path), std::move(message)});
   }
 
+  void Precondition(const std::string& at, const std::string& text) {
+    if (text.empty()) return;
+    const std::optional<FactorComparison> c = ParseFactorComparison(text);
+    if (!c) {
+      Add(at, absl::StrCat("\"", text,
+                           "\": a precondition compares a factor with a "
+                           "number: `factor OP number`, OP <, <=, > or >="));
+      return;
+    }
+    std::vector<std::string> names;
+    for (const FactorDefinition& f : def_.factors) {
+      if (f.name == c->factor) return;
+      names.push_back(f.name);
+    }
+    Add(at, UnknownNameMessage("factor", c->factor, names));
+  }
+
   const SetDefinition& def_;
   std::vector<ValidationIssue>* issues_;
   int count_ = 0;
 };
+
+CompiledNode::Guard CompileGuard(const std::string& text,
+                                 const CompiledBehaviourSet& set) {
+  CompiledNode::Guard g;
+  if (const std::optional<FactorComparison> c = ParseFactorComparison(text)) {
+    g.factor = set.FindFactor(c->factor);
+    g.op = c->op;
+    g.value = static_cast<float>(c->value);
+  }
+  return g;
+}
 
 class TreeCompiler {
  public:
@@ -169,6 +203,8 @@ class TreeCompiler {
       c.parent = parent;
       c.depth = depth;
       c.child_count = static_cast<uint32_t>(n.children.size());
+      c.failure_if = CompileGuard(n.failure_if, set_);
+      c.success_if = CompileGuard(n.success_if, set_);
       const NodeCompile in{.def = def_, .set = set_, .tree = *tree_, .at = at};
       const absl::Status s = VisitNodeKind(
           n.kind, [&](auto k) { return decltype(k)::Compile(n, in, c); });
@@ -269,6 +305,73 @@ absl::StatusOr<std::shared_ptr<const CompiledTree>> CompileTree(
   if (!root.ok()) return root.status();
   tree->shape_tag = ShapeTag(*tree, set);
   return std::shared_ptr<const CompiledTree>(std::move(tree));
+}
+
+std::optional<FactorComparison> ParseFactorComparison(absl::string_view text) {
+  text = absl::StripAsciiWhitespace(text);
+  absl::ConsumePrefix(&text, "@");
+  size_t i = 0;
+  while (i < text.size() &&
+         (absl::ascii_isalnum(text[i]) || text[i] == '_' || text[i] == '-')) {
+    ++i;
+  }
+  FactorComparison c;
+  c.factor = std::string(text.substr(0, i));
+  absl::string_view rest = absl::StripLeadingAsciiWhitespace(text.substr(i));
+  using Op = FactorComparison::Op;
+  bool found = false;
+  for (const auto& [word, op] :
+       {std::pair{"<=", Op::kLessEqual}, std::pair{">=", Op::kGreaterEqual},
+        std::pair{"<", Op::kLess}, std::pair{">", Op::kGreater}}) {
+    if (absl::ConsumePrefix(&rest, word)) {
+      c.op = op;
+      found = true;
+      break;
+    }
+  }
+  if (c.factor.empty() || !absl::ascii_isalpha(c.factor[0]) || !found ||
+      !absl::SimpleAtod(absl::StripAsciiWhitespace(rest), &c.value) ||
+      !IsFiniteFloat(c.value)) {
+    return std::nullopt;
+  }
+  return c;
+}
+
+std::string FactorComparisonText(const FactorComparison& c) {
+  const char* op = "<";
+  switch (c.op) {
+    case FactorComparison::Op::kLess:
+      op = "<";
+      break;
+    case FactorComparison::Op::kLessEqual:
+      op = "<=";
+      break;
+    case FactorComparison::Op::kGreater:
+      op = ">";
+      break;
+    case FactorComparison::Op::kGreaterEqual:
+      op = ">=";
+      break;
+  }
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, c.value);
+  return absl::StrCat(c.factor, " ", op, " ",
+                      ec == std::errc() ? std::string(buf, end)
+                                        : absl::StrCat(c.value));
+}
+
+bool ComparisonHolds(FactorComparison::Op op, float v, float value) {
+  switch (op) {
+    case FactorComparison::Op::kLess:
+      return v < value;
+    case FactorComparison::Op::kLessEqual:
+      return v <= value;
+    case FactorComparison::Op::kGreater:
+      return v > value;
+    case FactorComparison::Op::kGreaterEqual:
+      return v >= value;
+  }
+  return false;
 }
 
 }  // namespace utilityd::engine

@@ -26,10 +26,24 @@ S Ticker::Tick(int id, int target) {
     slot = out_->path.size();
     out_->path.push_back({.node = id});
   }
-  const S s =
-      kTick[static_cast<size_t>(tree_.node(id).kind)](*this, id, target, slot);
+  const CompiledNode& n = tree_.node(id);
+  S s = Precondition(n, st_[id]);
+  if (s == S::kIdle) {
+    s = kTick[static_cast<size_t>(n.kind)](*this, id, target, slot);
+  }
   if (trace_) out_->path[slot].status = s;
   return s;
+}
+
+S Ticker::Precondition(const CompiledNode& n, const NodeState& s) const {
+  if (s.running) return S::kIdle;
+  auto holds = [this](const CompiledNode::Guard& g) {
+    return g.factor >= 0 &&
+           ComparisonHolds(g.op, agent_.factors[g.factor], g.value);
+  };
+  if (holds(n.failure_if)) return S::kFailure;
+  if (holds(n.success_if)) return S::kSuccess;
+  return S::kIdle;
 }
 
 void Ticker::Halt(int id) {

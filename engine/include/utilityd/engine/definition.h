@@ -224,9 +224,34 @@ struct ConditionDefinition {
 };
 
 // One node of a behaviour tree. Only the members of `kind` are read.
+// A factor compared with a constant, "health < 30": BehaviorTree.CPP's
+// script conditions as utilityd reads them (preconditions, import-bt).
+struct FactorComparison {
+  enum class Op { kLess, kLessEqual, kGreater, kGreaterEqual };
+  std::string factor;
+  Op op = Op::kLess;
+  double value = 0;
+};
+
+// Parses "factor OP number" (OP <, <=, > or >=; spaces optional; a leading
+// '@' on the factor, BT.CPP's root blackboard, is dropped); nullopt for
+// anything else.
+[[nodiscard]] std::optional<FactorComparison> ParseFactorComparison(
+    absl::string_view text);
+// "health < 30".
+[[nodiscard]] std::string FactorComparisonText(const FactorComparison& c);
+// Whether `v` passes; false for NaN.
+[[nodiscard]] bool ComparisonHolds(FactorComparison::Op op, float v,
+                                   float value);
+
 struct TreeNodeDefinition {
   NodeKind kind = NodeKind::kSequence;
   std::string name;  // optional label; required for utility children
+  // Preconditions (BT.CPP's _failureIf, _successIf): checked when the node
+  // is ticked while not running; when one holds, the node answers failure
+  // (success) without being ticked. Empty: none.
+  std::string failure_if;
+  std::string success_if;
   std::vector<TreeNodeDefinition> children;  // composites, decorators (one)
   int success_threshold = -1;     // parallel; negative: from all (-1 = all)
   int failure_threshold = 1;      // parallel

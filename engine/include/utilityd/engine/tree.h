@@ -70,6 +70,14 @@ struct CompiledNode {
   // switch: the factor (condition.factor) and the value of each child but
   // the last
   std::vector<float> cases;
+  // Preconditions: checked while the node is not running (factor -1: none).
+  struct Guard {
+    int32_t factor = -1;
+    FactorComparison::Op op = FactorComparison::Op::kLess;
+    float value = 0;
+  };
+  Guard failure_if;
+  Guard success_if;
 };
 
 struct CompiledTree {
