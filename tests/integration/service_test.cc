@@ -5,12 +5,14 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -439,6 +441,78 @@ TEST_F(ServiceTest, HotReloadSwapsGoodFilesAndKeepsServingOnBadOnes) {
   EXPECT_GT(answered.load(), 0);
   EXPECT_LE(seen_revisions.size(), 2u);  // only good revisions answered
   EXPECT_TRUE(seen_revisions.count(first) || seen_revisions.count(second));
+}
+
+// A BehaviorTree.CPP tree imported and given utility nodes
+// (tests/testdata/bt/guard_utility.yaml, what `import-bt --into` writes;
+// bt_import_test) served by the real binary: a running agent's tree carries
+// on through a reload that tweaks a curve, and restarts with its reason when
+// a reload changes the tree's shape.
+TEST_F(ServiceTest, AnImportedTreeKeepsRunningThroughACurveTweak) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const fs::path guard = config_.path() / "guard.yaml";
+  const std::string original = ReadText("tests/testdata/bt/guard_utility.yaml");
+  ASSERT_FALSE(original.empty());
+  WriteText(guard, original);
+  auto revision = [&] { return Revision("Guard"); };
+  const std::string first = AwaitRevisionChange(this, "", revision);
+  ASSERT_FALSE(first.empty()) << server_->Log();
+
+  std::string state;
+  auto tick = [&](double t) {
+    v1::DecideRequest request;
+    v1::AgentSnapshot* a = request.add_agents();
+    a->set_agent_id("guard-1");
+    a->set_behaviour_set("Guard");
+    for (const auto& [name, v] :
+         std::map<std::string, float>{{"IsEnemyVisible", 1},
+                                      {"sword_ready", 1},
+                                      {"bow_ready", 0},
+                                      {"enemy_distance", 5},
+                                      {"enemy_health", 0},
+                                      {"health", 80},
+                                      {"stamina", 12},
+                                      {"potions", 3},
+                                      {"waypoint", 1}}) {
+      (*a->mutable_named_factors())[name] = v;
+    }
+    a->set_tree_state(state);
+    a->set_game_time(t);
+    v1::DecideResponse response;
+    EXPECT_TRUE(Decide(request, &response).ok());
+    v1::Decision d = response.decisions(0);
+    EXPECT_FALSE(d.has_error()) << d.error().message();
+    state = d.tree_state();
+    return d;
+  };
+  auto leaves = [](const v1::Decision& d) {
+    std::vector<std::string> out;
+    for (const v1::TreeLeaf& l : d.run_leaves()) {
+      out.push_back(l.action() + (l.started() ? "+" : ""));
+    }
+    return absl::StrJoin(out, " ");
+  };
+  // The utility node picks melee (close), whose subtree strikes.
+  EXPECT_EQ(leaves(tick(0)), "Strike+");
+  EXPECT_EQ(leaves(tick(0.5)), "Strike");
+  // A designer tweaks a curve: the same agents carry on.
+  WriteText(guard, absl::StrReplaceAll(original, {{"steepness: 8",
+                                                   "steepness: 9"}}));
+  const std::string second = AwaitRevisionChange(this, first, revision);
+  ASSERT_NE(second, first);
+  v1::Decision d = tick(1);
+  EXPECT_EQ(d.tree_reset(), "");
+  EXPECT_EQ(d.revision(), second);
+  EXPECT_EQ(leaves(d), "Strike");
+  // A node added: the tree restarts from its root, saying why.
+  WriteText(guard,
+            absl::StrReplaceAll(original, {{"- {action: Rest}",
+                                            "- {inverter: {child: {action: "
+                                            "Rest}}}"}}));
+  ASSERT_NE(AwaitRevisionChange(this, second, revision), second);
+  d = tick(1.5);
+  EXPECT_EQ(d.tree_reset(), "other_shape");
+  EXPECT_EQ(leaves(d), "Strike+");
 }
 
 TEST_F(ServiceTest, FollowsAConfigMapSymlinkSwap) {
