@@ -99,13 +99,16 @@ const std::map<std::string, std::string>& UnsupportedScripts() {
   static const auto* m = new std::map<std::string, std::string>{
       {"_skipIf", "answers SKIPPED, which utilityd has no status for"},
       {"_while", "answers SKIPPED, which utilityd has no status for"},
-      {"_onSuccess", "postconditions write the blackboard; factors are "
-                     "read-only"},
-      {"_onFailure", "postconditions write the blackboard; factors are "
-                     "read-only"},
+      {"_onSuccess",
+       "postconditions write the blackboard; factors are "
+       "read-only"},
+      {"_onFailure",
+       "postconditions write the blackboard; factors are "
+       "read-only"},
       {"_post", "postconditions write the blackboard; factors are read-only"},
-      {"_onHalted", "postconditions write the blackboard; factors are "
-                    "read-only"},
+      {"_onHalted",
+       "postconditions write the blackboard; factors are "
+       "read-only"},
   };
   return *m;
 }

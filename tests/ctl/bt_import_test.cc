@@ -12,6 +12,7 @@
 #include "ctl/commands.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/ctl/run_utilityctl.h"
 #include "utilityd/engine/tree.h"
 #include "utilityd/loader/set_loader.h"
 
@@ -24,17 +25,8 @@ using ::testing::IsEmpty;
 
 constexpr char kDir[] = "tests/testdata/bt/";
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result Ctl(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = RunUtilityctl(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using test_util::Ctl;
+using test_util::Result;
 
 std::string Read(const std::string& path) {
   std::ifstream f(path);
@@ -216,8 +208,8 @@ TEST(ImportBt, ExportedTreesImportBackTheSame) {
                            HasSubstr("<SubTree ID=\"Attack\" "
                                      "weapon_ready=\"{sword_ready}\"/>"),
                            HasSubstr("<Control ID=\"Utility\">"),
-                    HasSubstr("<DrinkPotion _failureIf=\"potions &lt;= "
-                              "0\"/>")));
+                           HasSubstr("<DrinkPotion _failureIf=\"potions &lt;= "
+                                     "0\"/>")));
   const std::string xml = Temp("u.xml");
   std::ofstream(xml) << x.out;
   const Result r = Ctl({"import-bt", xml, "--into", set});

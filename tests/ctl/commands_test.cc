@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/ctl/run_utilityctl.h"
 #include "tests/testing/status_matchers.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/v1/analysis.pb.h"
@@ -21,17 +22,8 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 using ::utilityd::testing::IsOk;
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result Ctl(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = RunUtilityctl(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using test_util::Ctl;
+using test_util::Result;
 
 TEST(UtilityctlTest, ValidateIsCleanOnTheExamples) {
   const Result r = Ctl({"validate", "examples/behaviour_sets"});

@@ -496,8 +496,8 @@ TEST_F(ServiceTest, AnImportedTreeKeepsRunningThroughACurveTweak) {
   EXPECT_EQ(leaves(tick(0)), "Strike+");
   EXPECT_EQ(leaves(tick(0.5)), "Strike");
   // A designer tweaks a curve: the same agents carry on.
-  WriteText(guard, absl::StrReplaceAll(original, {{"steepness: 8",
-                                                   "steepness: 9"}}));
+  WriteText(guard,
+            absl::StrReplaceAll(original, {{"steepness: 8", "steepness: 9"}}));
   const std::string second = AwaitRevisionChange(this, first, revision);
   ASSERT_NE(second, first);
   v1::Decision d = tick(1);

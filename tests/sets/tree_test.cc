@@ -1256,10 +1256,8 @@ subtrees:
   EXPECT_EQ(leaf.failure_if.factor, set->compiled.FindFactor("b"));
   EXPECT_EQ(leaf.success_if.factor, set->compiled.FindFactor("a"));
   Driver d(set);
-  EXPECT_EQ(d.Tick({"a=0 b=0.7", "", "", "", S::kFailure}).status,
-            S::kFailure);
-  EXPECT_EQ(d.Tick({"a=0.9 b=0", "", "", "", S::kSuccess}).status,
-            S::kSuccess);
+  EXPECT_EQ(d.Tick({"a=0 b=0.7", "", "", "", S::kFailure}).status, S::kFailure);
+  EXPECT_EQ(d.Tick({"a=0.9 b=0", "", "", "", S::kSuccess}).status, S::kSuccess);
 }
 
 TEST(Subtrees, ProblemsNameTheSubtreeAndTheUse) {

@@ -1,13 +1,13 @@
 // Validation and compilation of a set's behaviour tree: the checks and
 // steps every node shares; each kind's own are its block in node_kinds.h.
-#include <charconv>
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "set/flat_set.h"
 #include "set/identifier.h"
 #include "tree/node_kinds.h"
@@ -355,9 +355,9 @@ std::string FactorComparisonText(const FactorComparison& c) {
   }
   char buf[32];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, c.value);
-  return absl::StrCat(c.factor, " ", op, " ",
-                      ec == std::errc() ? std::string(buf, end)
-                                        : absl::StrCat(c.value));
+  return absl::StrCat(
+      c.factor, " ", op, " ",
+      ec == std::errc() ? std::string(buf, end) : absl::StrCat(c.value));
 }
 
 bool ComparisonHolds(FactorComparison::Op op, float v, float value) {
