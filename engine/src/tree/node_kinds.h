@@ -132,6 +132,18 @@ struct RunsOneChild : NodeBase {
   static char* Write(const CompiledNode&, const NodeState& s, char* at) {
     return PutVarint(at, s.index);
   }
+  // Ticks child `i` and answers as it does: running, the node runs it;
+  // finished, the node is done.
+  static S RunChild(Ticker& t, int id, uint32_t i) {
+    const S c = t.Tick(t.child(id, static_cast<int>(i)), -1);
+    if (c == S::kRunning) {
+      t.state(id).running = true;
+      t.state(id).index = i;
+      return c;
+    }
+    t.Reset(id);
+    return c;
+  }
 };
 
 // Children in order: sequence and reactive_sequence go on while a child
@@ -860,23 +872,12 @@ struct IfThenElseNode : Branching {
     const NodeState& s = t.state(id);
     uint32_t branch = s.running ? s.index : 0;
     if (branch == 0) {
-      const S c = t.Tick(t.child(id, 0), -1);
-      if (c == S::kRunning) return Running(t, id, 0);
+      const S c = RunChild(t, id, 0);
+      if (c == S::kRunning) return c;
       branch = Branch(t.node(id), c);
-      if (branch == 0) {
-        t.Reset(id);
-        return S::kFailure;
-      }
+      if (branch == 0) return S::kFailure;  // (reset by RunChild)
     }
-    const S c = t.Tick(t.child(id, static_cast<int>(branch)), -1);
-    if (c == S::kRunning) return Running(t, id, branch);
-    t.Reset(id);
-    return c;
-  }
-  static S Running(Ticker& t, int id, uint32_t child) {
-    t.state(id).running = true;
-    t.state(id).index = child;
-    return S::kRunning;
+    return RunChild(t, id, branch);
   }
 };
 
@@ -903,14 +904,7 @@ struct WhileDoElseNode : Branching {
       t.Reset(id);
       return S::kFailure;
     }
-    const S c = t.Tick(t.child(id, static_cast<int>(branch)), -1);
-    if (c == S::kRunning) {
-      t.state(id).running = true;
-      t.state(id).index = branch;
-      return c;
-    }
-    t.Reset(id);
-    return c;
+    return RunChild(t, id, branch);
   }
   // Whether the subtree can answer running.
   static bool CanRun(const TreeNodeDefinition& n) {
@@ -1018,14 +1012,7 @@ struct SwitchNode : RunsOneChild {
     const auto hit = std::find(n.cases.begin(), n.cases.end(), v);
     const int match = static_cast<int>(hit - n.cases.begin());  // or last
     t.HaltRunningChildExcept(id, match);
-    const S c = t.Tick(t.child(id, match), -1);
-    if (c == S::kRunning) {
-      t.state(id).running = true;
-      t.state(id).index = static_cast<uint32_t>(match);
-      return c;
-    }
-    t.Reset(id);
-    return c;
+    return RunChild(t, id, static_cast<uint32_t>(match));
   }
 };
 
