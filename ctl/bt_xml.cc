@@ -6,7 +6,6 @@
 #include "ctl/bt_xml.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -21,6 +20,7 @@
 #include "absl/strings/strip.h"
 #include "google/protobuf/util/json_util.h"
 #include "tinyxml2.h"
+#include "utilityd/base/shortest_number.h"
 #include "utilityd/engine/definition.h"
 #include "utilityd/loader/proto_writer.h"
 #include "utilityd/loader/subtrees.h"
@@ -113,12 +113,6 @@ const std::map<std::string, std::string>& UnsupportedScripts() {
   return *m;
 }
 
-std::string Number(double v) {
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, end) : absl::StrCat(v);
-}
-
 // "{key}" -> "key" ("{@key}", BT.CPP's root blackboard, too); nullopt for
 // a literal.
 std::optional<std::string> BlackboardKey(absl::string_view v) {
@@ -129,41 +123,26 @@ std::optional<std::string> BlackboardKey(absl::string_view v) {
   return std::string(v);
 }
 
-// A comparison of a factor with a constant, as a condition: `factor op c`
-// (the engine's parser, the text as the import and export write it).
-struct Comparison {
-  std::string factor;
-  std::string op;  // <, <=, >, >=
-  double constant = 0;
-};
-
-std::optional<Comparison> ParseComparison(absl::string_view code) {
-  const std::optional<engine::FactorComparison> c =
-      engine::ParseFactorComparison(code);
-  if (!c) return std::nullopt;
-  using Op = engine::FactorComparison::Op;
-  const char* op = c->op == Op::kLess        ? "<"
-                   : c->op == Op::kLessEqual ? "<="
-                   : c->op == Op::kGreater   ? ">"
-                                             : ">=";
-  return Comparison{.factor = c->factor, .op = op, .constant = c->value};
-}
+using engine::FactorComparison;
+using Op = engine::FactorComparison::Op;
 
 // The condition node for a comparison: bookends 1 either side of the
 // constant (reversed for <= and >), a step at the middle, inverted for the
 // strict ones; exact wherever `factor - constant` is (docs/TREES.md).
-void SetComparison(const Comparison& c, v1::ConditionNode* n) {
-  const bool down = c.op == "<=" || c.op == ">";
+void SetComparison(const FactorComparison& c, v1::ConditionNode* n) {
+  const bool down = c.op == Op::kLessEqual || c.op == Op::kGreater;
   n->set_factor(c.factor);
-  n->mutable_range()->set_min(down ? c.constant + 1 : c.constant - 1);
-  n->mutable_range()->set_max(down ? c.constant - 1 : c.constant + 1);
+  n->mutable_range()->set_min(down ? c.value + 1 : c.value - 1);
+  n->mutable_range()->set_max(down ? c.value - 1 : c.value + 1);
   n->mutable_curve()->mutable_step()->set_threshold(0.5);
-  if (c.op == "<" || c.op == ">") n->mutable_curve()->set_invert(true);
+  if (c.op == Op::kLess || c.op == Op::kGreater) {
+    n->mutable_curve()->set_invert(true);
+  }
 }
 
 // The comparison a condition node stands for, when it is one that
 // SetComparison writes.
-std::optional<Comparison> AsComparison(const v1::ConditionNode& n) {
+std::optional<FactorComparison> AsComparison(const v1::ConditionNode& n) {
   if (!n.range().has_min() || !n.range().has_max() || n.has_threshold() ||
       !n.curve().has_step() || n.curve().step().threshold() != 0.5 ||
       std::abs(n.range().max() - n.range().min()) != 2) {
@@ -171,18 +150,14 @@ std::optional<Comparison> AsComparison(const v1::ConditionNode& n) {
   }
   const bool down = n.range().min() > n.range().max();
   const bool invert = n.curve().invert();
-  Comparison c{.factor = n.factor(),
-               .op = down ? (invert ? ">" : "<=") : (invert ? "<" : ">="),
-               .constant = (n.range().min() + n.range().max()) / 2};
+  FactorComparison c{.factor = n.factor(),
+                     .op = down ? (invert ? Op::kGreater : Op::kLessEqual)
+                                : (invert ? Op::kLess : Op::kGreaterEqual),
+                     .value = (n.range().min() + n.range().max()) / 2};
   v1::ConditionNode again;
   SetComparison(c, &again);
   if (again.SerializeAsString() != n.SerializeAsString()) return std::nullopt;
   return c;
-}
-
-// As engine::FactorComparisonText writes it: "health < 30".
-std::string ComparisonText(const Comparison& c) {
-  return absl::StrCat(c.factor, " ", c.op, " ", Number(c.constant));
 }
 
 // What a mapping file says (docs/TREES.md, "The mapping file").
@@ -480,7 +455,8 @@ class Importer {
         continue;
       }
       if (name != "_failureIf" && name != "_successIf") continue;
-      const std::optional<Comparison> c = ParseComparison(a->Value());
+      const std::optional<FactorComparison> c =
+          engine::ParseFactorComparison(a->Value());
       if (!c) {
         Unmapped(e, absl::StrCat(name, "=\"", a->Value(),
                                  "\": a precondition imports as `factor OP "
@@ -489,7 +465,7 @@ class Importer {
       }
       (name == "_failureIf" ? out->mutable_failure_if()
                             : out->mutable_success_if())
-          ->assign(ComparisonText(*c));
+          ->assign(engine::FactorComparisonText(*c));
     }
   }
 
@@ -523,16 +499,13 @@ class Importer {
                                  "endless loops; give a count"));
         return true;
       }
-      google::protobuf::Message* m =
-          repeat
-              ? static_cast<google::protobuf::Message*>(out->mutable_repeat())
-              : out->mutable_retry();
       if (repeat) {
         out->mutable_repeat()->set_times(n);
+        OneChild(e, kids, out->mutable_repeat());
       } else {
         out->mutable_retry()->set_attempts(n);
+        OneChild(e, kids, out->mutable_retry());
       }
-      OneChild(e, kids, m);
       return true;
     }
     if (id == "Timeout" || id == "Delay") {
@@ -708,9 +681,11 @@ class Importer {
       mapped = Get(ports, "code");
     }
     if (!mapped.empty() || id == "ScriptCondition") {
-      if (const std::optional<Comparison> cmp = ParseComparison(mapped)) {
+      if (const std::optional<FactorComparison> cmp =
+              engine::ParseFactorComparison(mapped)) {
         SetComparison(*cmp, c);
-        Mapped(e, absl::StrCat(id, " -> holds when ", ComparisonText(*cmp)));
+        Mapped(e, absl::StrCat(id, " -> holds when ",
+                               engine::FactorComparisonText(*cmp)));
         return;
       }
       if (id == "ScriptCondition" || absl::StrContains(mapped, ' ')) {
@@ -723,7 +698,7 @@ class Importer {
       return;
     }
     if (id == kFactorCondition) {
-      Factor(e, ports, c, out);
+      Factor(e, ports, c);
       return;
     }
     // A port that reads one blackboard entry names the factor; else the
@@ -754,7 +729,7 @@ class Importer {
   // utilityd's FactorCondition, as ExportBt writes it.
   void Factor(const XMLElement* e,
               const std::map<std::string, std::string>& ports,
-              v1::ConditionNode* c, v1::TreeNode* out) {
+              v1::ConditionNode* c) {
     const std::optional<std::string> key = BlackboardKey(Get(ports, "factor"));
     if (!key) {
       Unmapped(e, "FactorCondition needs factor=\"{name}\"");
@@ -775,7 +750,6 @@ class Importer {
              .ok()) {
       Unmapped(e, "curve is not the JSON utilityctl export-bt writes");
     }
-    (void)out;
   }
 
   void Action(const XMLElement* e, const std::string& id,
@@ -808,8 +782,8 @@ class Importer {
   void Reads(const v1::TreeNode& n) {
     if (n.has_condition()) {
       const v1::ConditionNode& c = n.condition();
-      if (const std::optional<Comparison> cmp = AsComparison(c)) {
-        Use(c.factor(), cmp->constant * 2);
+      if (const std::optional<FactorComparison> cmp = AsComparison(c)) {
+        Use(c.factor(), cmp->value * 2);
       } else {
         Use(c.factor(), c.range().has_min() ? c.range().min() : 0);
         Use(c.factor(), c.range().has_max() ? c.range().max() : 1);
@@ -819,8 +793,9 @@ class Importer {
       for (double v : n.switch_().cases()) Use(n.switch_().factor(), v);
     }
     for (const std::string* guard : {&n.failure_if(), &n.success_if()}) {
-      if (const std::optional<Comparison> c = ParseComparison(*guard)) {
-        Use(c->factor, c->constant * 2);
+      if (const std::optional<FactorComparison> c =
+              engine::ParseFactorComparison(*guard)) {
+        Use(c->factor, c->value * 2);
       }
     }
     for (const v1::Consideration& c : n.considerations()) {
@@ -989,15 +964,17 @@ class Exporter {
         break;
       case v1::TreeNode::kTimeout:
         Open(p, "Timeout", n);
-        Attr(p, "msec", Number(std::round(n.timeout().seconds() * 1000)));
+        Attr(p, "msec",
+             ShortestNumber(std::round(n.timeout().seconds() * 1000)));
         break;
       case v1::TreeNode::kDelay:
         Open(p, "Delay", n);
-        Attr(p, "delay_msec", Number(std::round(n.delay().seconds() * 1000)));
+        Attr(p, "delay_msec",
+             ShortestNumber(std::round(n.delay().seconds() * 1000)));
         break;
       case v1::TreeNode::kCooldown:
         Open(p, kCooldown, n);
-        Attr(p, "seconds", Number(n.cooldown().seconds()));
+        Attr(p, "seconds", ShortestNumber(n.cooldown().seconds()));
         used_.insert(kCooldown);
         break;
       case v1::TreeNode::kRunOnce:
@@ -1009,7 +986,8 @@ class Exporter {
         Open(p, absl::StrCat("Switch", s.cases_size()), n);
         Attr(p, "variable", absl::StrCat("{", s.factor(), "}"));
         for (int i = 0; i < s.cases_size(); ++i) {
-          Attr(p, absl::StrCat("case_", i + 1).c_str(), Number(s.cases(i)));
+          Attr(p, absl::StrCat("case_", i + 1).c_str(),
+               ShortestNumber(s.cases(i)));
         }
         break;
       }
@@ -1070,11 +1048,7 @@ class Exporter {
       *scoring.mutable_considerations() = c.considerations();
       if (c.has_weight()) scoring.set_weight(c.weight());
       scoring.set_rank(c.rank());
-      std::string json;
-      google::protobuf::util::JsonPrintOptions o;
-      o.preserve_proto_field_names = true;
-      (void)google::protobuf::util::MessageToJsonString(scoring, &json, o);
-      Attr(p, "scoring", json);
+      Attr(p, "scoring", OneLineJson(scoring));
       v1::TreeNode bare = c;
       bare.clear_name();
       bare.clear_considerations();
@@ -1088,11 +1062,11 @@ class Exporter {
 
   void Condition(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
     const v1::ConditionNode& c = n.condition();
-    if (const std::optional<Comparison> cmp = AsComparison(c)) {
+    if (const std::optional<FactorComparison> cmp = AsComparison(c)) {
       p.OpenElement("ScriptCondition");
       if (!n.name().empty()) Attr(p, "name", n.name());
       Guards(p, n);
-      Attr(p, "code", ComparisonText(*cmp));
+      Attr(p, "code", engine::FactorComparisonText(*cmp));
       p.CloseElement();
       return;
     }
@@ -1107,17 +1081,25 @@ class Exporter {
     if (!own_id && !n.name().empty()) Attr(p, "name", n.name());
     Guards(p, n);
     Attr(p, "factor", absl::StrCat("{", c.factor(), "}"));
-    if (c.has_threshold()) Attr(p, "threshold", Number(c.threshold()));
-    if (c.range().has_min()) Attr(p, "range_min", Number(c.range().min()));
-    if (c.range().has_max()) Attr(p, "range_max", Number(c.range().max()));
+    if (c.has_threshold()) Attr(p, "threshold", ShortestNumber(c.threshold()));
+    if (c.range().has_min())
+      Attr(p, "range_min", ShortestNumber(c.range().min()));
+    if (c.range().has_max())
+      Attr(p, "range_max", ShortestNumber(c.range().max()));
     if (c.has_curve()) {
-      std::string json;
-      google::protobuf::util::JsonPrintOptions o;
-      o.preserve_proto_field_names = true;
-      (void)google::protobuf::util::MessageToJsonString(c.curve(), &json, o);
-      Attr(p, "curve", json);
+      Attr(p, "curve", OneLineJson(c.curve()));
     }
     p.CloseElement();
+  }
+
+  // A message as one line of JSON with the format's field names (ctl's
+  // ToJson indents, which an attribute should not).
+  static std::string OneLineJson(const google::protobuf::Message& m) {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions o;
+    o.preserve_proto_field_names = true;
+    (void)google::protobuf::util::MessageToJsonString(m, &json, o);
+    return json;
   }
 
   static bool IsXmlName(const std::string& s) {

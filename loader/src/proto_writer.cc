@@ -1,11 +1,11 @@
 #include "utilityd/loader/proto_writer.h"
 
-#include <charconv>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "utilityd/base/shortest_number.h"
 #include "utilityd/loader/proto_reader.h"
 
 namespace utilityd::loader {
@@ -14,13 +14,6 @@ namespace {
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
-
-// The shortest text that reads back as `v`.
-std::string Number(double v) {
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, end) : absl::StrCat(v);
-}
 
 // A string plain when YAML reads it back as that string, else quoted.
 std::string Text(const std::string& s) {
@@ -63,9 +56,11 @@ std::string Scalar(const Message& m, const FieldDescriptor* f, int i) {
       return absl::StrCat(rep ? r->GetRepeatedUInt64(m, f, i)
                               : r->GetUInt64(m, f));
     case FieldDescriptor::CPPTYPE_DOUBLE:
-      return Number(rep ? r->GetRepeatedDouble(m, f, i) : r->GetDouble(m, f));
+      return ShortestNumber(rep ? r->GetRepeatedDouble(m, f, i)
+                                : r->GetDouble(m, f));
     case FieldDescriptor::CPPTYPE_FLOAT:
-      return Number(rep ? r->GetRepeatedFloat(m, f, i) : r->GetFloat(m, f));
+      return ShortestNumber(rep ? r->GetRepeatedFloat(m, f, i)
+                                : r->GetFloat(m, f));
     case FieldDescriptor::CPPTYPE_BOOL:
       return (rep ? r->GetRepeatedBool(m, f, i) : r->GetBool(m, f)) ? "true"
                                                                     : "false";

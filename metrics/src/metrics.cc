@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "utilityd/base/shortest_number.h"
 
 namespace utilityd::metrics {
 
@@ -147,9 +147,7 @@ std::string FormatValue(double v) {
   if (v == std::floor(v) && std::abs(v) < 1e15) {
     return absl::StrFormat("%.0f", v);
   }
-  char buf[32];  // shortest text that reads back as the same double
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  return std::string(buf, ec == std::errc() ? end : buf);
+  return ShortestNumber(v);
 }
 
 std::string FamilyBase::LabelText(const std::vector<std::string>& values,
