@@ -924,17 +924,10 @@ class Exporter {
         n.GetReflection()->GetOneofFieldDescriptor(
             n, v1::TreeNode::descriptor()->FindOneofByName("kind"));
     const std::string kind = f == nullptr ? "" : f->name();
-    for (const auto& [tag, k] : ChildrenKinds()) {
-      if (k == kind) {
-        Open(p, tag, n);
-        Kids(p, n);
-        p.CloseElement();
-        return;
-      }
-    }
-    for (const auto& [tag, k] : ChildKinds()) {
-      if (k == kind) {
-        Open(p, tag, n);
+    for (const auto* kinds : {&ChildrenKinds(), &ChildKinds()}) {
+      for (const auto& [tag, k] : *kinds) {
+        if (k != kind) continue;
+        Open(p, tag, n);  // a kind without parameters: BT.CPP's name
         Kids(p, n);
         p.CloseElement();
         return;
