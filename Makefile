@@ -85,7 +85,7 @@ test-tsan: deps
 # seconds each (CI). Corpora are copied, the seeds in tests/fuzz/corpus stay.
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZERS := behaviour_set_fuzzer decide_request_fuzzer metrics_fuzzer tree_state_fuzzer
+FUZZERS := behaviour_set_fuzzer decide_request_fuzzer metrics_fuzzer tree_state_fuzzer admin_router_fuzzer
 fuzz-build: deps
 	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_DIR) -G Ninja $(LAUNCHER) \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUTILITYD_BUILD_FUZZERS=ON \

@@ -8,6 +8,7 @@
 #include "ctl/cli.h"
 
 namespace utilityd::ctl {
+
 namespace {
 
 // Every command, in the order the main usage lists them; each is defined in
@@ -32,6 +33,12 @@ std::string MainUsage() {
 }
 
 }  // namespace
+
+std::vector<std::string> CommandNames() {
+  std::vector<std::string> names;
+  for (const Command& c : Commands()) names.push_back(c.name);
+  return names;
+}
 
 int RunUtilityctl(const std::vector<std::string>& args, std::ostream& out,
                   std::ostream& err) {

@@ -15,6 +15,9 @@
 
 namespace utilityd::ctl {
 
+// Returns every command's name, in the order the main usage lists them.
+[[nodiscard]] std::vector<std::string> CommandNames();
+
 // Runs one utilityctl command line (without the program name).
 [[nodiscard]] int RunUtilityctl(const std::vector<std::string>& args,
                                 std::ostream& out, std::ostream& err);

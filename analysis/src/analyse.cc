@@ -226,12 +226,14 @@ void Dominance(const Model& model, v1::SetAnalysis* out) {
       if (set.actions()[b].per_target && !set.actions()[a].per_target) {
         continue;
       }
+      // A rival of a lower rank never matters: the higher rank wins
+      // whatever the scores. The list, the table's note and the findings
+      // name the same rivals (docs/ANALYSIS.md, "Dominance").
+      if (set.actions()[a].rank > set.actions()[b].rank) continue;
       out->mutable_actions(a)->add_dominated_by(set.actions()[b].name);
-      if (set.actions()[a].rank <= set.actions()[b].rank) {
-        AddFinding(out, "dominated", set.actions()[a].name,
-                   absl::StrCat("never scores above ", set.actions()[b].name,
-                                " anywhere in the box"));
-      }
+      AddFinding(out, "dominated", set.actions()[a].name,
+                 absl::StrCat("never scores above ", set.actions()[b].name,
+                              " anywhere in the box"));
     }
   }
   if (!separable) {

@@ -114,15 +114,25 @@ class TreeWalk {
     return absl::StrCat("node ", id);
   }
 
+  // Whether node `id` has a precondition (failure_if, success_if): the
+  // engine may then answer for it without ticking it.
+  bool Guarded(int id) const {
+    const e::CompiledNode& n = tree_.node(id);
+    return n.failure_if.factor >= 0 || n.success_if.factor >= 0;
+  }
+
   // The condition a child stands for when it succeeds (`success`) or fails:
-  // a condition node, or an inverter of one.
+  // a condition node, or an inverter of one, neither with a precondition
+  // (which can answer either way without the curve).
   bool AsCondition(int id, bool success, PathCondition* p) const {
     const e::CompiledNode* n = &tree_.node(id);
     int at = id;
+    if (Guarded(id)) return false;
     if (n->kind == NodeKind::kInverter) {
       at = tree_.child(*n, 0);
       n = &tree_.node(at);
       success = !success;
+      if (Guarded(at)) return false;
     }
     if (n->kind != NodeKind::kCondition) return false;
     p->node = at;
@@ -140,6 +150,9 @@ class TreeWalk {
                      const std::vector<PathCondition>& given) const {
     const e::CompiledNode& n = tree_.node(id);
     const char* status = success ? "succeeds" : "fails";
+    // A precondition answers without ticking the node: success_if can make
+    // any node succeed, failure_if fail.
+    if ((success ? n.success_if : n.failure_if).factor >= 0) return "";
     if ((n.kind == NodeKind::kForceFailure && success) ||
         (n.kind == NodeKind::kForceSuccess && !success)) {
       return absl::StrCat(Label(id), " never ", status, " (",

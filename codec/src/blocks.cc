@@ -123,6 +123,15 @@ absl::Status Refuse(absl::StatusCode code, e::ErrorReason reason,
   return e::FieldError(code, reason, field, detail);
 }
 
+// The reason of a column whose length does not fit the block: FACTOR_COUNT
+// for the packed factor values (`factors`, `target_factors`), OUT_OF_RANGE
+// for every other column (docs/SERVICE.md, "Blocks").
+e::ErrorReason LengthReason(absl::string_view field) {
+  return field == "factors" || field == "target_factors"
+             ? e::ErrorReason::kFactorCount
+             : e::ErrorReason::kOutOfRange;
+}
+
 // A column of one value per row (`per_row` of them) that is longer than
 // its rows.
 absl::Status CheckLength(absl::string_view field, int size, int rows,
@@ -131,7 +140,7 @@ absl::Status CheckLength(absl::string_view field, int size, int rows,
     return absl::OkStatus();
   }
   return Refuse(absl::StatusCode::kInvalidArgument,
-                e::ErrorReason::kFactorCount, field,
+                LengthReason(field), field,
                 absl::StrCat("has ", size, " values for ", rows, " rows (",
                              per_row, " a row); a column holds one value ",
                              per_row == 1 ? "per row" : "per row and column"));
@@ -179,13 +188,13 @@ absl::Status ReadTargets(const loader::LoadedSet& set,
       return absl::OkStatus();
     }
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kFactorCount, "target_offsets",
+                  e::ErrorReason::kOutOfRange, "target_offsets",
                   "is empty, but the block has target_factors or target_ids: "
                   "say which targets are each row's");
   }
   if (offsets != c->rows + 1) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kFactorCount, "target_offsets",
+                  e::ErrorReason::kOutOfRange, "target_offsets",
                   absl::StrCat("has ", offsets, " values for ", c->rows,
                                " rows; it holds one per row and one more "
                                "(where the last row's targets end)"));
@@ -204,7 +213,7 @@ absl::Status ReadTargets(const loader::LoadedSet& set,
   if (per_target == 0 && c->targets > 0 &&
       static_cast<uint32_t>(block.target_ids_size()) != c->targets) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kFactorCount, "target_ids",
+                  e::ErrorReason::kOutOfRange, "target_ids",
                   absl::StrCat("has ", block.target_ids_size(), " ids for ",
                                c->targets, " targets; ", set.name(),
                                "'s targets have no factors, so each needs its "
@@ -213,8 +222,7 @@ absl::Status ReadTargets(const loader::LoadedSet& set,
   if (block.target_ids_size() != 0 &&
       static_cast<uint32_t>(block.target_ids_size()) != c->targets) {
     return Refuse(
-        absl::StatusCode::kInvalidArgument, e::ErrorReason::kFactorCount,
-        "target_ids",
+        absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange, "target_ids",
         absl::StrCat("has ", block.target_ids_size(), " ids for ", c->targets,
                      " targets; send one per target, "
                      "or none"));
@@ -236,14 +244,14 @@ absl::Status CheckOffsets(absl::string_view field, int offsets, int rows,
   if (offsets == 0) return absl::OkStatus();
   if (offsets != rows + 1) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kFactorCount, field,
+                  LengthReason(field), field,
                   absl::StrCat("has ", offsets, " values for ", rows,
                                " rows; it holds one per row and one more "
                                "(where the last row's end)"));
   }
   if (last != size) {
     return Refuse(
-        absl::StatusCode::kInvalidArgument, e::ErrorReason::kFactorCount, field,
+        absl::StatusCode::kInvalidArgument, LengthReason(field), field,
         absl::StrCat("ends at ", last, ", but ", indexed, " has ", size));
   }
   return absl::OkStatus();
@@ -258,7 +266,7 @@ absl::Status CheckTreeColumns(const v1::AgentBlock& block, int rows) {
                    block.tree_states().size(), "tree_states"));
   if (states == 0 && !block.tree_states().empty()) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kFactorCount, "tree_state_offsets",
+                  e::ErrorReason::kOutOfRange, "tree_state_offsets",
                   "is empty, but tree_states is not: say where each row's "
                   "state starts");
   }
@@ -270,7 +278,7 @@ absl::Status CheckTreeColumns(const v1::AgentBlock& block, int rows) {
   if (static_cast<size_t>(block.outcome_statuses_size()) !=
       static_cast<size_t>(block.outcome_leaves_size())) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kFactorCount, "outcome_statuses",
+                  e::ErrorReason::kOutOfRange, "outcome_statuses",
                   absl::StrCat("has ", block.outcome_statuses_size(),
                                " values for ", block.outcome_leaves_size(),
                                " outcome_leaves: one status per leaf"));
@@ -312,7 +320,7 @@ absl::Status CheckHeldColumns(const loader::LoadedSet& set,
                    static_cast<size_t>(held), "held_resources"));
   if (offsets == 0 && held > 0) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kFactorCount, "held_offsets",
+                  e::ErrorReason::kOutOfRange, "held_offsets",
                   "is empty, but held_resources is not: say which holdings "
                   "are each row's");
   }
@@ -322,7 +330,7 @@ absl::Status CheckHeldColumns(const loader::LoadedSet& set,
         {"held_amounts", block.held_amounts_size()}}) {
     if (size != 0 && size != held) {
       return Refuse(absl::StatusCode::kInvalidArgument,
-                    e::ErrorReason::kFactorCount, field,
+                    LengthReason(field), field,
                     absl::StrCat("has ", size, " values for ", held,
                                  " held_resources: one per holding, or none"));
     }
@@ -333,7 +341,7 @@ absl::Status CheckHeldColumns(const loader::LoadedSet& set,
                   [](const e::CompiledResource& r) { return r.per_target; });
   if (per_target && c.targets > 0 && block.target_ids_size() == 0) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kFactorCount, "target_ids",
+                  e::ErrorReason::kOutOfRange, "target_ids",
                   absl::StrCat("is empty, but ", set.name(),
                                " has per-target resources, whose pools are "
                                "named by their target's id: send one per "
@@ -419,7 +427,7 @@ absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
                       const BlockWork& work, int r, e::AgentInput* in) {
   auto short_column = [&](absl::string_view field, int size, int per_row) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kFactorCount, field,
+                  LengthReason(field), field,
                   absl::StrCat("the column has ", size, " values, ", per_row,
                                " a row: it ends before this row"));
   };
@@ -463,6 +471,13 @@ absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
     UTILITYD_RETURN_IF_ERROR(RowRange("target_offsets", "targets",
                                       block.target_offsets(), r, c.targets,
                                       &first, &end));
+    if (end - first > static_cast<uint32_t>(kMaxTargetsPerAgent)) {
+      return Refuse(absl::StatusCode::kInvalidArgument,
+                    e::ErrorReason::kOutOfRange, "target_offsets",
+                    absl::StrCat("the row has ", end - first,
+                                 " targets; an agent may have at most ",
+                                 kMaxTargetsPerAgent));
+    }
     in->targets = absl::MakeConstSpan(work.targets.data() + first, end - first);
   }
   if (block.current_target_size() > 0) {
@@ -547,7 +562,7 @@ absl::Status RowHeld(const loader::LoadedSet& set, const v1::AgentBlock& block,
     const e::CompiledResource& resource = resources[i];
     if (resource.per_target && block.held_target_ids_size() == 0) {
       return Refuse(absl::StatusCode::kInvalidArgument,
-                    e::ErrorReason::kFactorCount, "held_target_ids",
+                    e::ErrorReason::kOutOfRange, "held_target_ids",
                     absl::StrCat("is empty, but ", resource.name,
                                  " is per target: send each holding's "
                                  "target id"));

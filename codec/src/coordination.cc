@@ -131,27 +131,26 @@ void Coordinator::Hold(int index, const loader::LoadedSet& set,
   if (d.fallback) agent.fallback_option = 0;
   if (!complete) CollectCandidates(cs, input, d, decider, g);
   // In order of preference (a total order: ties to the lower action, then
-  // target), taken best first until an option that uses nothing: usually
-  // one or two picks, not a sort.
-  auto better = [&](const auto& x, const auto& y) {
+  // target), taken best first until an option that uses nothing. A heap:
+  // building it is linear, and each pick is logarithmic, so an agent whose
+  // every target's candidate uses a resource costs n log n, not n^2.
+  auto worse = [&](const auto& x, const auto& y) {
     const int rx = cs.actions()[x.second.action].rank;
     const int ry = cs.actions()[y.second.action].rank;
-    if (rx != ry) return rx > ry;
-    if (x.first != y.first) return x.first > y.first;
+    if (rx != ry) return rx < ry;
+    if (x.first != y.first) return x.first < y.first;
     if (x.second.action != y.second.action) {
-      return x.second.action < y.second.action;
+      return x.second.action > y.second.action;
     }
-    return x.second.target < y.second.target;
+    return x.second.target > y.second.target;
   };
+  if (!complete) std::make_heap(sort_.begin(), sort_.end(), worse);
   while (!complete && !sort_.empty()) {
-    auto best = sort_.begin();
-    for (auto it = best + 1; it != sort_.end(); ++it) {
-      if (better(*it, *best)) best = it;
-    }
-    fallback_listed |= best->second.action == cs.fallback_action();
-    complete = AddOption(cs, snapshot, best->second.action, best->second.target,
-                         best->first);
-    *best = sort_.back();
+    std::pop_heap(sort_.begin(), sort_.end(), worse);
+    const auto& best = sort_.back();
+    fallback_listed |= best.second.action == cs.fallback_action();
+    complete = AddOption(cs, snapshot, best.second.action, best.second.target,
+                         best.first);
     sort_.pop_back();
   }
   if (!complete && !fallback_listed && cs.fallback_action() >= 0) {

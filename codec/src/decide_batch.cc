@@ -389,6 +389,28 @@ int RequestRows(const v1::DecideRequest& request) {
   return rows;
 }
 
+RequestSize MeasureRequest(const v1::DecideRequest& request) {
+  RequestSize size;
+  size.rows = RequestRows(request);
+  size.pools = request.pools_size();
+  for (const v1::ResourcePool& pool : request.pools()) {
+    size.holders += pool.holders_size();
+  }
+  for (const v1::AgentSnapshot& agent : request.agents()) {
+    size.targets += agent.targets_size();
+    size.holders += agent.held_size();
+  }
+  for (const v1::AgentBlock& block : request.blocks()) {
+    size.targets += std::max(block.target_ids_size(),
+                             block.target_offsets().empty()
+                                 ? 0
+                                 : static_cast<int>(block.target_offsets(
+                                       block.target_offsets_size() - 1)));
+    size.holders += block.held_resources_size();
+  }
+  return size;
+}
+
 absl::Status CheckForm(const v1::DecideRequest& request) {
   if (request.form() == v1::DECISION_FORM_COMPACT &&
       ToExplainLevel(request.explain()) != e::ExplainLevel::kNone) {

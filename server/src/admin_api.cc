@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -12,7 +14,10 @@
 #include "utilityd/analysis/analysis.h"
 #include "utilityd/base/status_macros.h"
 #include "utilityd/codec/decide_codec.h"
+#include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/definition.h"
+#include "utilityd/engine/error_reason.h"
+#include "utilityd/engine/tree.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/replay/replay.h"
@@ -52,18 +57,60 @@ void SendError(const absl::Status& status, HttpResponse& res) {
           "application/json");
 }
 
-void SendMessage(const google::protobuf::Message& message, HttpResponse& res) {
+// Prints `message` as JSON into `json`, with every field.
+absl::Status PrintJson(const google::protobuf::Message& message,
+                       std::string* json) {
   google::protobuf::util::JsonPrintOptions options;
   // Zeros matter here (a vetoing consideration's output is 0).
   options.always_print_primitive_fields = true;
-  std::string json;
   const auto status =
-      google::protobuf::util::MessageToJsonString(message, &json, options);
-  if (!status.ok()) {
-    SendError(absl::InternalError(std::string(status.message())), res);
+      google::protobuf::util::MessageToJsonString(message, json, options);
+  return status.ok() ? absl::OkStatus()
+                     : absl::InternalError(std::string(status.message()));
+}
+
+void SendMessage(const google::protobuf::Message& message, HttpResponse& res) {
+  std::string json;
+  if (const absl::Status s = PrintJson(message, &json); !s.ok()) {
+    SendError(s, res);
     return;
   }
-  res.Set(json, "application/json");
+  res.Set(std::move(json), "application/json");
+}
+
+// As SendMessage, one decision at a time: protobuf's printer holds a tree
+// of the whole message while it prints (about 25 times the JSON's size,
+// with every field), so printed whole, a large explained answer would cost
+// hundreds of MiB; printed by decision, the tree is one decision's.
+void SendDecideResponse(v1::DecideResponse& response, HttpResponse& res) {
+  google::protobuf::RepeatedPtrField<v1::Decision> decisions;
+  decisions.Swap(response.mutable_decisions());
+  std::string json;
+  if (const absl::Status s = PrintJson(response, &json); !s.ok()) {
+    SendError(s, res);
+    return;
+  }
+  // The top level's first field is a number, so its first "decisions" key
+  // is the top level's (and a string's quotes are escaped).
+  const std::string kEmpty = "\"decisions\":[]";
+  const size_t at = json.find(kEmpty);
+  if (at == std::string::npos) {
+    SendError(absl::InternalError("decisions: not printed"), res);
+    return;
+  }
+  std::string out = json.substr(0, at + kEmpty.size() - 1);
+  std::string one;
+  for (int i = 0; i < decisions.size(); ++i) {
+    one.clear();
+    if (const absl::Status s = PrintJson(decisions.Get(i), &one); !s.ok()) {
+      SendError(s, res);
+      return;
+    }
+    if (i > 0) out += ',';
+    out += one;
+  }
+  out.append(json, at + kEmpty.size() - 1);
+  res.Set(std::move(out), "application/json");
 }
 
 // Reads a JSON (or YAML) body into `message` with the loader's reader:
@@ -82,7 +129,7 @@ using Handler = std::function<absl::Status(const HttpRequest&, HttpResponse&)>;
 // GET /ui/<name>: the inspector's page, built into the binary.
 void ServeUiAsset(const HttpRequest& req, HttpResponse& res) {
   const std::string name =
-      req.matches[1].empty() ? std::string("index.html") : req.matches[1];
+      req.captures[0].empty() ? std::string("index.html") : req.captures[0];
   const auto& assets = UiAssets();
   const auto it = assets.find(name);
   if (it == assets.end()) {
@@ -96,9 +143,12 @@ void ServeUiAsset(const HttpRequest& req, HttpResponse& res) {
                          : "text/html; charset=utf-8";
   res.Header("Cache-Control", "no-cache");
   res.Header("X-Content-Type-Options", "nosniff");
+  // No other site may frame the page (clickjacking): CSP for browsers that
+  // read it, X-Frame-Options for those that do not.
   res.Header("Content-Security-Policy",
              "default-src 'self'; style-src 'self' 'unsafe-inline'; "
-             "img-src 'self' data:");
+             "img-src 'self' data:; frame-ancestors 'none'");
+  res.Header("X-Frame-Options", "DENY");
   res.Set(std::string(it->second), type);
 }
 
@@ -114,31 +164,121 @@ absl::Status ListSets(DecisionServiceImpl* service, HttpResponse& res) {
 absl::Status GetSet(DecisionServiceImpl* service, const HttpRequest& req,
                     HttpResponse& res) {
   v1::GetBehaviourSetRequest request;
-  request.set_name(req.matches[1]);
+  request.set_name(req.captures[0]);
   v1::GetBehaviourSetResponse response;
   UTILITYD_RETURN_IF_ERROR(service->GetSet(request, &response));
   SendMessage(response, res);
   return absl::OkStatus();
 }
 
+// The considerations deciding one agent of `set` with `targets` targets
+// scores: each action's, per target for per-target ones, plus one for the
+// action itself; for a tree, one per node and its utility nodes' choices.
+int64_t ConsiderationsPerAgent(const engine::CompiledBehaviourSet& set,
+                               int64_t targets) {
+  const int64_t t = std::max<int64_t>(1, targets);
+  int64_t n = 0;
+  for (const engine::CompiledAction& a : set.actions()) {
+    n += (int64_t{a.consideration_count} + 1) * (a.per_target ? t : 1);
+  }
+  if (const engine::CompiledTree* tree = set.tree(); tree != nullptr) {
+    n += static_cast<int64_t>(tree->nodes.size());
+    for (const engine::CompiledNode& node : tree->nodes) {
+      if (node.choices != nullptr) n += ConsiderationsPerAgent(*node.choices, t);
+    }
+  }
+  return n;
+}
+
+// Refuses a decide request (on `catalog`) whose work is over `budget`:
+// agents, considerations scored, and considerations explained.
+absl::Status CheckDecideBudget(const loader::Catalog& catalog,
+                               const v1::DecideRequest& request,
+                               const AdminBudget& budget,
+                               absl::string_view what) {
+  const int64_t agents = codec::RequestRows(request);
+  if (agents > budget.max_agents) {
+    return engine::FieldError(
+        absl::StatusCode::kResourceExhausted,
+        engine::ErrorReason::kBatchTooLarge, "agents",
+        absl::StrCat(agents, " agents in one ", what,
+                     " request; the inspector's budget is ", budget.max_agents,
+                     " (docs/INSPECTOR.md, \"Security\")"));
+  }
+  const bool full = request.explain() == v1::EXPLAIN_FULL;
+  // Sensitivity sweeps every factor: about one decision more per factor.
+  auto sweeps = [&](const loader::LoadedSet& set) -> int64_t {
+    return request.sensitivity() ? 1 + set.compiled.factor_count() +
+                                       set.compiled.target_factor_count()
+                                 : 1;
+  };
+  int64_t scored = 0, explained = 0;
+  for (const v1::AgentSnapshot& agent : request.agents()) {
+    const std::shared_ptr<const loader::LoadedSet> set =
+        catalog.Find(agent.behaviour_set());
+    if (set == nullptr) continue;  // answered as that agent's error
+    const int64_t n = ConsiderationsPerAgent(set->compiled, agent.targets_size());
+    scored += n * sweeps(*set);
+    if (full) explained += n;
+  }
+  for (const v1::AgentBlock& block : request.blocks()) {
+    const std::shared_ptr<const loader::LoadedSet> set =
+        catalog.Find(block.behaviour_set());
+    if (set == nullptr) continue;
+    const int64_t rows = block.agent_ids_size();
+    const int64_t targets =
+        block.target_offsets().empty() ? 0 : block.target_offsets().Get(
+                                                 block.target_offsets_size() - 1);
+    // Every row with its share of the targets (rounded up).
+    const int64_t per_row = ConsiderationsPerAgent(
+        set->compiled, rows > 0 ? (targets + rows - 1) / rows : 0);
+    scored += per_row * rows;
+    if (full) explained += per_row * block.explain_rows_size();
+  }
+  if (scored > budget.max_scored || explained > budget.max_explained) {
+    const bool by_explained = explained > budget.max_explained;
+    return engine::FieldError(
+        absl::StatusCode::kResourceExhausted,
+        engine::ErrorReason::kBatchTooLarge, "agents",
+        absl::StrCat(
+            "this ", what, " request would ",
+            by_explained ? "explain " : "score ",
+            by_explained ? explained : scored,
+            " considerations (agents x actions x targets x considerations",
+            by_explained ? ", explain full" : ", sensitivity's sweeps",
+            "); the inspector's budget is ",
+            by_explained ? budget.max_explained : budget.max_scored,
+            " (docs/INSPECTOR.md, \"Security\"): send fewer agents or "
+            "targets",
+            by_explained ? ", or explain less" : ""));
+  }
+  return absl::OkStatus();
+}
+
 // POST /api/v1/decide: the gRPC path, explained in full unless asked
 // otherwise, and not recorded in metrics or logs.
-absl::Status Decide(DecisionServiceImpl* service, const HttpRequest& req,
-                    HttpResponse& res) {
+absl::Status Decide(DecisionServiceImpl* service, const AdminBudget& budget,
+                    const HttpRequest& req, HttpResponse& res) {
   v1::DecideRequest request;
   UTILITYD_RETURN_IF_ERROR(ReadBody(req, "request", &request));
   if (request.explain() == v1::EXPLAIN_UNSPECIFIED)
     request.set_explain(v1::EXPLAIN_FULL);
+  const std::shared_ptr<const Generation> live = service->store().Current();
+  if (live != nullptr) {
+    UTILITYD_RETURN_IF_ERROR(
+        CheckDecideBudget(live->catalog, request, budget, "decide"));
+  }
   v1::DecideResponse response;
-  UTILITYD_RETURN_IF_ERROR(service->DecideUnrecorded(request, &response));
-  SendMessage(response, res);
+  UTILITYD_RETURN_IF_ERROR(service->DecideUnrecorded(
+      request, &response, live != nullptr ? &live->catalog : nullptr));
+  SendDecideResponse(response, res);
   return absl::OkStatus();
 }
 
 // POST /api/v1/whatif: decides with an edited set sent inline; nothing is
 // stored.
-absl::Status WhatIf(DecisionServiceImpl* service, const HttpRequest& req,
-                    HttpResponse& res) {
+absl::Status WhatIf(DecisionServiceImpl* service, const AdminBudget& budget,
+                    const HttpRequest& req, HttpResponse& res) {
   v1::WhatIfDecideRequest whatif;
   UTILITYD_RETURN_IF_ERROR(ReadBody(req, "whatif", &whatif));
   if (!whatif.has_behaviour_set()) {
@@ -158,10 +298,12 @@ absl::Status WhatIf(DecisionServiceImpl* service, const HttpRequest& req,
   absl::StatusOr<loader::Catalog> catalog =
       loader::Catalog::Of({*std::move(set)});
   if (!catalog.ok()) return catalog.status();
+  UTILITYD_RETURN_IF_ERROR(
+      CheckDecideBudget(*catalog, request, budget, "whatif"));
   v1::DecideResponse response;
   UTILITYD_RETURN_IF_ERROR(
       service->DecideUnrecorded(request, &response, &*catalog));
-  SendMessage(response, res);
+  SendDecideResponse(response, res);
   return absl::OkStatus();
 }
 
@@ -267,8 +409,8 @@ absl::Status Recent(RecentDecisions* recent, const HttpRequest& req,
 // POST /api/v1/candidate: the feed's recent decisions of a set replayed
 // with a candidate (an edited set, or the shadow set) against the live set.
 absl::Status Candidate(DecisionServiceImpl* service, RecentDecisions* recent,
-                       ShadowEvaluator* shadow, const HttpRequest& req,
-                       HttpResponse& res) {
+                       ShadowEvaluator* shadow, const AdminBudget& budget,
+                       const HttpRequest& req, HttpResponse& res) {
   v1::CandidateReportRequest request;
   UTILITYD_RETURN_IF_ERROR(ReadBody(req, "candidate", &request));
   const int examples = request.examples() == 0 ? 50 : request.examples();
@@ -310,6 +452,20 @@ absl::Status Candidate(DecisionServiceImpl* service, RecentDecisions* recent,
   if (recent != nullptr) {
     std::vector<v1::DecisionLogEntry> entries =
         recent->Newest({.limit = recent->capacity(), .behaviour_set = name});
+    // Each entry is decided by both sets; the examples are explained.
+    int64_t scored = 0;
+    for (const v1::DecisionLogEntry& e : entries) {
+      const int targets = e.snapshot().targets_size();
+      scored += ConsiderationsPerAgent(candidate->compiled, targets) +
+                ConsiderationsPerAgent(live->compiled, targets);
+    }
+    if (scored > budget.max_scored) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "candidate: replaying ", entries.size(),
+          " recent decisions would score ", scored,
+          " considerations; the inspector's budget is ", budget.max_scored,
+          " (docs/INSPECTOR.md, \"Security\")"));
+    }
     // Oldest first, so the examples are the first flips in time.
     for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
       replayer.Add(*it);
@@ -321,7 +477,8 @@ absl::Status Candidate(DecisionServiceImpl* service, RecentDecisions* recent,
 
 // POST /api/v1/analysis: utilityctl analyse on a set sent inline (the
 // page's edited copy); nothing is stored.
-absl::Status AnalyseSet(const HttpRequest& req, HttpResponse& res) {
+absl::Status AnalyseSet(const AdminBudget& budget, const HttpRequest& req,
+                        HttpResponse& res) {
   v1::AnalyseSetRequest request;
   UTILITYD_RETURN_IF_ERROR(ReadBody(req, "analysis", &request));
   absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> set =
@@ -336,6 +493,18 @@ absl::Status AnalyseSet(const HttpRequest& req, HttpResponse& res) {
   options.map_y = request.map_y();
   options.map_columns = 40;
   options.map_rows = 20;
+  // Each sample, box and map cell decides the set once.
+  const int64_t per_decision = ConsiderationsPerAgent((*set)->compiled, 1);
+  const int64_t decisions = options.coverage_samples + options.max_boxes +
+                            options.map_columns * options.map_rows;
+  if (per_decision * decisions > budget.max_analysis) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "analysis: ", decisions, " samples, boxes and map cells x ",
+        per_decision, " considerations is ", per_decision * decisions,
+        "; the inspector's budget is ", budget.max_analysis,
+        " (docs/INSPECTOR.md, \"Security\"): ask for fewer samples, or "
+        "run utilityctl analyse"));
+  }
   absl::StatusOr<v1::SetAnalysis> a = analysis::Analyse(**set, options);
   if (!a.ok()) return a.status();
   SendMessage(*a, res);
@@ -343,7 +512,8 @@ absl::Status AnalyseSet(const HttpRequest& req, HttpResponse& res) {
 }
 
 // POST /api/v1/tune: utilityctl tune on a set sent inline.
-absl::Status TuneSet(const HttpRequest& req, HttpResponse& res) {
+absl::Status TuneSet(const AdminBudget& budget, const HttpRequest& req,
+                     HttpResponse& res) {
   v1::AnalyseSetRequest request;
   UTILITYD_RETURN_IF_ERROR(ReadBody(req, "tune", &request));
   absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> set =
@@ -353,6 +523,21 @@ absl::Status TuneSet(const HttpRequest& req, HttpResponse& res) {
   if (request.has_margin()) options.margin = request.margin();
   if (!request.unlock().empty()) {
     UTILITYD_RETURN_IF_ERROR(analysis::ParseUnlock(request.unlock(), &options));
+  }
+  // Every scenario is a decision against every rival, for each change the
+  // search tries.
+  const int64_t work =
+      static_cast<int64_t>((*set)->definition.scenarios_size()) *
+      ConsiderationsPerAgent((*set)->compiled, 1) *
+      std::max(1, (*set)->compiled.action_count());
+  if (work > budget.max_tune) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "tune: ", (*set)->definition.scenarios_size(), " scenarios x ",
+        (*set)->compiled.action_count(), " actions x ",
+        ConsiderationsPerAgent((*set)->compiled, 1),
+        " considerations is ", work, "; the inspector's budget is ",
+        budget.max_tune,
+        " (docs/INSPECTOR.md, \"Security\"): run utilityctl tune"));
   }
   absl::StatusOr<v1::TuneReport> r = analysis::Tune(**set, options);
   if (!r.ok()) return r.status();
@@ -414,34 +599,157 @@ bool BearerTokenMatches(const std::string& header, const std::string& token) {
   return diff == 0;
 }
 
-void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
+bool IsAllowedHost(absl::string_view host_header,
+                   const std::vector<std::string>& allowed_hosts) {
+  if (IsLoopbackAddress(host_header)) return true;
+  absl::string_view host = host_header;
+  // The port, if any: after the last ':' unless it closes an IPv6 literal.
+  if (const size_t colon = host.rfind(':');
+      colon != absl::string_view::npos && host.find(']', colon) == host.npos) {
+    host = host.substr(0, colon);
+  }
+  for (const std::string& allowed : allowed_hosts) {
+    if (absl::EqualsIgnoreCase(host, allowed) ||
+        absl::EqualsIgnoreCase(host_header, allowed)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Status CheckCaller(const HttpRequest& req,
+                         const AdminApiOptions& options, bool does_work) {
+  // DNS rebinding: a page whose name now resolves to 127.0.0.1 sends its own
+  // name as Host. Without a token nothing else tells it from the designer.
+  if (options.token.empty() && req.has_header("host") &&
+      !IsAllowedHost(req.header("host"), options.allowed_hosts)) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "Host \"", req.header("host"),
+        "\" is not this server's: without --admin_token the inspector "
+        "answers only loopback names (localhost, 127.0.0.1, [::1]) and those "
+        "--admin_allowed_hosts lists"));
+  }
+  // Cross-site requests: browsers say where a request comes from.
+  const std::string site = req.header("sec-fetch-site");
+  if (!site.empty() && site != "same-origin" && site != "none") {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "Sec-Fetch-Site: ", site,
+        ": the inspector's API answers only its own page (same-origin)"));
+  }
+  if (req.has_header("origin")) {
+    const std::string origin = req.header("origin");
+    const std::string host = req.header("host");
+    if (host.empty() || (!absl::EqualsIgnoreCase(origin, "http://" + host) &&
+                         !absl::EqualsIgnoreCase(origin, "https://" + host))) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("Origin \"", origin,
+                       "\" is another site's: the inspector's API answers "
+                       "only its own page"));
+    }
+  }
+  if (does_work) {
+    // A form or a text/plain fetch from another site needs no preflight;
+    // a JSON body does, and the API answers no preflight.
+    const std::string type = absl::AsciiStrToLower(absl::StripAsciiWhitespace(
+        req.header("content-type")
+            .substr(0, req.header("content-type").find(';'))));
+    if (type != "application/json" && type != "application/yaml") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Content-Type \"", req.header("content-type"),
+          "\": send the body as application/json (or application/yaml)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void RegisterAdminApi(HttpRouter& http, const AdminApiOptions& options,
                       DecisionServiceImpl* service, RecentDecisions* recent,
                       ShadowEvaluator* shadow) {
   // The page: static, open (it asks for the token when the API wants one).
   http.Route("GET", "/", [](const HttpRequest&, HttpResponse& res) {
     res.Redirect("/ui/");
   });
+  using Req = const HttpRequest&;
+  using Res = HttpResponse&;
+  // The API scores: its handlers run on the workers, never on the event
+  // thread that answers the probes.
+  constexpr auto kWorker = HttpRouter::Lane::kWorker;
+  constexpr auto kEvent = HttpRouter::Lane::kEventThread;
+  const AdminBudget& budget = options.budget;
+  struct ApiRoute {
+    const char* method;
+    const char* pattern;
+    Handler handler;
+    HttpRouter::Lane lane;
+  };
+  const std::vector<ApiRoute> api = {
+      {"GET", "/api/v1/sets",
+       [service](Req, Res res) { return ListSets(service, res); }, kWorker},
+      {"GET", "/api/v1/sets/{name}",
+       [service](Req req, Res res) { return GetSet(service, req, res); },
+       kWorker},
+      {"POST", "/api/v1/decide",
+       [service, budget](Req req, Res res) {
+         return Decide(service, budget, req, res);
+       },
+       kWorker},
+      {"POST", "/api/v1/whatif",
+       [service, budget](Req req, Res res) {
+         return WhatIf(service, budget, req, res);
+       },
+       kWorker},
+      {"GET", "/api/v1/curves", [](Req, Res res) { return Curves(res); },
+       kEvent},
+      {"GET", "/api/v1/format", [](Req, Res res) { return Format(res); },
+       kEvent},
+      {"GET", "/api/v1/decisions/recent",
+       [recent](Req req, Res res) { return Recent(recent, req, res); },
+       kWorker},
+      // Its examples are explained when asked: a worker's job.
+      {"GET", "/api/v1/shadow",
+       [shadow](Req, Res res) { return Shadow(shadow, res); }, kWorker},
+      {"POST", "/api/v1/candidate",
+       [service, recent, shadow, budget](Req req, Res res) {
+         return Candidate(service, recent, shadow, budget, req, res);
+       },
+       kWorker},
+      {"POST", "/api/v1/analysis",
+       [budget](Req req, Res res) { return AnalyseSet(budget, req, res); },
+       kWorker},
+      {"POST", "/api/v1/tune",
+       [budget](Req req, Res res) { return TuneSet(budget, req, res); },
+       kWorker},
+  };
   if (!options.locked.empty()) {
     // Locked: the page and every API route say why, and nothing else.
-    const std::string locked = options.locked;
-    auto refuse = [locked](const HttpRequest&, HttpResponse& res) {
+    auto refuse = [locked = options.locked](Req, Res res) {
       SendError(absl::PermissionDeniedError(locked), res);
     };
-    http.Route("GET", R"(/ui/.*)", refuse);
-    http.Route("GET", R"(/api/v1/(sets|curves|format|decisions|shadow).*)",
-               refuse);
-    http.Route("POST", R"(/api/v1/(decide|whatif|candidate|analysis|tune))",
-               refuse);
+    http.Route("GET", "/ui/*", refuse);
+    for (const ApiRoute& r : api) http.Route(r.method, r.pattern, refuse);
     return;
   }
-  http.Route("GET", R"(/ui/([a-z_.]*))", ServeUiAsset);
-
-  // Every API route: the token first, then the handler; a handler's error
-  // status becomes the JSON error.
-  auto route = [token = options.token](Handler handler) {
-    return [token, handler](const HttpRequest& req, HttpResponse& res) {
-      if (!token.empty() &&
-          !BearerTokenMatches(req.header("authorization"), token)) {
+  http.Route("GET", "/ui/{asset}", [options](Req req, Res res) {
+    if (const absl::Status s = CheckCaller(req, options, false); !s.ok()) {
+      SendError(s, res);
+      return;
+    }
+    ServeUiAsset(req, res);
+  });
+  // Every API route: the caller's checks and the token first, then the
+  // handler; a handler's error status becomes the JSON error, and an answer
+  // over the budget's bytes is refused rather than sent.
+  for (const ApiRoute& r : api) {
+    const bool does_work = std::string(r.method) == "POST";
+    auto run = [options, does_work, handler = r.handler](Req req, Res res) {
+      if (const absl::Status s = CheckCaller(req, options, does_work);
+          !s.ok()) {
+        SendError(s, res);
+        if (s.code() == absl::StatusCode::kInvalidArgument) res.status = 415;
+        return;
+      }
+      if (!options.token.empty() &&
+          !BearerTokenMatches(req.header("authorization"), options.token)) {
         res.Header("WWW-Authenticate", "Bearer realm=\"utilityd\"");
         SendError(absl::UnauthenticatedError(
                       "this endpoint needs \"Authorization: Bearer <token>\" "
@@ -449,53 +757,20 @@ void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
                   res);
         return;
       }
-      const absl::Status status = handler(req, res);
+      absl::Status status = handler(req, res);
+      if (status.ok() && res.body.size() > options.budget.max_answer_bytes) {
+        status = absl::ResourceExhaustedError(absl::StrCat(
+            "the answer is ", res.body.size(),
+            " bytes, over the inspector's budget of ",
+            options.budget.max_answer_bytes,
+            " (docs/INSPECTOR.md, \"Security\"): ask for less"));
+        res.body.clear();
+        res.body.shrink_to_fit();
+      }
       if (!status.ok()) SendError(status, res);
     };
-  };
-  using Req = const HttpRequest&;
-  using Res = HttpResponse&;
-  // The API scores: its handlers run on the workers, never on the event
-  // thread that answers the probes.
-  constexpr auto kWorker = HttpServer::Lane::kWorker;
-  http.Route("GET", "/api/v1/sets",
-             route([service](Req, Res res) { return ListSets(service, res); }),
-             kWorker);
-  http.Route(
-      "GET", R"(/api/v1/sets/([^/]+))",
-      route([service](Req req, Res res) { return GetSet(service, req, res); }),
-      kWorker);
-  http.Route("POST", "/api/v1/decide", route([service](Req req, Res res) {
-               return Decide(service, req, res);
-             }),
-             kWorker);
-  http.Route("POST", "/api/v1/whatif", route([service](Req req, Res res) {
-               return WhatIf(service, req, res);
-             }),
-             kWorker);
-  http.Route("GET", "/api/v1/curves",
-             route([](Req, Res res) { return Curves(res); }));
-  http.Route("GET", "/api/v1/format",
-             route([](Req, Res res) { return Format(res); }));
-  http.Route(
-      "GET", "/api/v1/decisions/recent",
-      route([recent](Req req, Res res) { return Recent(recent, req, res); }),
-      kWorker);
-  // Its examples are explained when asked: a worker's job.
-  http.Route("GET", "/api/v1/shadow",
-             route([shadow](Req, Res res) { return Shadow(shadow, res); }),
-             kWorker);
-  http.Route("POST", "/api/v1/candidate",
-             route([service, recent, shadow](Req req, Res res) {
-               return Candidate(service, recent, shadow, req, res);
-             }),
-             kWorker);
-  http.Route("POST", "/api/v1/analysis",
-             route([](Req req, Res res) { return AnalyseSet(req, res); }),
-             kWorker);
-  http.Route("POST", "/api/v1/tune",
-             route([](Req req, Res res) { return TuneSet(req, res); }),
-             kWorker);
+    http.Route(r.method, r.pattern, std::move(run), r.lane);
+  }
 }
 
 }  // namespace utilityd::server

@@ -27,15 +27,37 @@
 #ifndef UTILITYD_SERVER_ADMIN_API_H_
 #define UTILITYD_SERVER_ADMIN_API_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "server/src/decision_service.h"
-#include "server/src/http_server.h"
+#include "server/src/http_router.h"
 #include "server/src/recent_decisions.h"
 #include "server/src/shadow.h"
 
 namespace utilityd::server {
+
+// What one inspector API request may ask of the server, in considerations
+// decided (docs/INSPECTOR.md, "Security"). Over a bound the request is
+// refused with 413 naming it, before any work.
+struct AdminBudget {
+  // Agents (snapshots and block rows) in one decide or what-if request.
+  int max_agents = 1000;
+  // Considerations scored by one decide, what-if or candidate request: per
+  // agent, each action's considerations (per target for per-target actions)
+  // and one for the action; sensitivity multiplies by factors + 1.
+  int64_t max_scored = 5'000'000;
+  // Of those, considerations explained (explain full).
+  int64_t max_explained = 50'000;
+  // Analysis: (coverage samples + boxes + map cells) x considerations.
+  int64_t max_analysis = 50'000'000;
+  // Tune: scenarios x actions x considerations.
+  int64_t max_tune = 20'000'000;
+  // An answer larger than this is refused (413) rather than sent.
+  size_t max_answer_bytes = 32u << 20;
+};
 
 struct AdminApiOptions {
   // Empty: no token is needed.
@@ -43,6 +65,10 @@ struct AdminApiOptions {
   // When set, the page and every API route answer 403 with this text: the
   // inspector is locked (reachable from other hosts, and no token).
   std::string locked;
+  // Host names (with or without port) the API answers besides loopback
+  // ones when it has no token; others get 403 (DNS rebinding).
+  std::vector<std::string> allowed_hosts;
+  AdminBudget budget;
 };
 
 // Returns whether an admin address ("host:port") is reachable only from
@@ -61,9 +87,23 @@ struct AdminApiOptions {
 // batch size) for decide and what-if. The pointers must outlive it; `recent`
 // may be null (the feed then answers with no decisions), and `shadow` too
 // (/api/v1/shadow then answers FAILED_PRECONDITION).
-void RegisterAdminApi(HttpServer& http, const AdminApiOptions& options,
+void RegisterAdminApi(HttpRouter& http, const AdminApiOptions& options,
                       DecisionServiceImpl* service, RecentDecisions* recent,
                       ShadowEvaluator* shadow = nullptr);
+
+// Returns whether `host_header` (a Host header's "name[:port]") names this
+// server to a client: a loopback name, or one of `allowed_hosts`.
+[[nodiscard]] bool IsAllowedHost(absl::string_view host_header,
+                                 const std::vector<std::string>& allowed_hosts);
+
+// Returns why the API refuses a caller, before its token is checked: a Host
+// other than this server's when it has no token (PERMISSION_DENIED), a
+// request from another site (Origin, Sec-Fetch-Site: PERMISSION_DENIED), or
+// for a route that `does_work`, a body that is not JSON or YAML by its
+// Content-Type (INVALID_ARGUMENT).
+[[nodiscard]] absl::Status CheckCaller(const HttpRequest& req,
+                                       const AdminApiOptions& options,
+                                       bool does_work);
 
 // True when `header` is "Bearer <token>"; compares in constant time.
 bool BearerTokenMatches(const std::string& header, const std::string& token);

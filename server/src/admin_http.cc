@@ -2,12 +2,7 @@
 
 namespace utilityd::server {
 
-absl::StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Start(
-    const std::string& address, const HttpServer::Options& limits,
-    AdminHandlers handlers) {
-  std::unique_ptr<AdminHttpServer> s(new AdminHttpServer());
-  s->http_ = std::make_unique<HttpServer>(limits);
-  HttpServer& http = *s->http_;
+void RegisterAdminRoutes(HttpRouter& http, const AdminHandlers& handlers) {
   http.Route("GET", "/metrics",
              [h = handlers](const HttpRequest&, HttpResponse& res) {
                res.Set(h.metrics(), "text/plain; version=0.0.4; charset=utf-8");
@@ -26,6 +21,15 @@ absl::StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Start(
                res.Set(h.status_json(), "application/json");
              });
   if (handlers.more_routes) handlers.more_routes(http);
+}
+
+absl::StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Start(
+    const std::string& address, const HttpServer::Options& limits,
+    AdminHandlers handlers) {
+  std::unique_ptr<AdminHttpServer> s(new AdminHttpServer());
+  s->http_ = std::make_unique<HttpServer>(limits);
+  HttpServer& http = *s->http_;
+  RegisterAdminRoutes(http.router(), handlers);
   if (absl::Status started = http.Start(address); !started.ok()) {
     return started;
   }

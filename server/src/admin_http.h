@@ -25,8 +25,12 @@ struct AdminHandlers {
   std::function<bool()> ready;
   std::function<std::string()> status_json;
   // More routes (the inspector's API and page), added before serving.
-  std::function<void(HttpServer&)> more_routes;
+  std::function<void(HttpRouter&)> more_routes;
 };
+
+// Adds the endpoint's routes to `http`: the metrics, the probes, the
+// status, then `handlers.more_routes`.
+void RegisterAdminRoutes(HttpRouter& http, const AdminHandlers& handlers);
 
 class AdminHttpServer {
  public:

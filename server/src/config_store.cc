@@ -32,15 +32,17 @@ absl::Status ConfigStore::Reload() {
   outcome.at = absl::Now();
   absl::StatusOr<loader::Catalog> catalog = loader::LoadCatalog({dir_});
   absl::Status status = catalog.status();
-  if (status.ok() && catalog->sets().empty()) {
+  const bool empty = status.ok() && catalog->sets().empty();
+  if (empty) {
     status = absl::FailedPreconditionError(
         absl::StrCat(dir_, ": no behaviour sets (*.yaml, *.yml, *.json)"));
   }
   std::shared_ptr<const Generation> previous = Current();
+  // An optional store's directory that is gone, or holds no sets (a
+  // ConfigMap mount emptied of them), means "no sets": not a failed load.
   const bool none =
-      optional_ &&
-      (absl::IsNotFound(status) || (status.ok() && catalog->sets().empty()) ||
-       (!status.ok() && !std::filesystem::exists(dir_)));
+      optional_ && (empty || absl::IsNotFound(status) ||
+                    (!status.ok() && !std::filesystem::exists(dir_)));
   if (none) {
     outcome.ok = true;
     outcome.changed = previous != nullptr;

@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "server/src/batch_recorder.h"
 #include "server/src/log.h"
+#include "server/src/memory_returner.h"
 #include "server/src/status_util.h"
 #include "utilityd/base/decision_id.h"
 #include "utilityd/base/status_macros.h"
@@ -191,15 +192,32 @@ void DecisionServiceImpl::StartDraining() {
 
 absl::Status DecisionServiceImpl::CheckRequest(
     const v1::DecideRequest& request) const {
-  if (const int rows = codec::RequestRows(request);
-      rows > options_.max_agents_per_request) {
-    return engine::FieldError(
-        absl::StatusCode::kResourceExhausted,
-        engine::ErrorReason::kBatchTooLarge, "agents",
-        absl::StrCat(
-            rows,
-            " agents in one request (snapshots and block rows); the limit is ",
-            options_.max_agents_per_request, " (--max_agents_per_request)"));
+  const codec::RequestSize size = codec::MeasureRequest(request);
+  struct Bound {
+    int64_t value, limit;
+    const char* field;
+    const char* what;
+    const char* flag;
+  };
+  for (const Bound& b :
+       {Bound{size.rows, options_.max_agents_per_request, "agents",
+              "agents in one request (snapshots and block rows)",
+              "--max_agents_per_request"},
+        Bound{size.targets, options_.max_targets_per_request, "targets",
+              "targets in one request (over every agent and block row)",
+              "--max_targets_per_request"},
+        Bound{size.pools, options_.max_pools_per_request, "pools",
+              "coordination pools in one request", "--max_pools_per_request"},
+        Bound{size.holders, options_.max_holders_per_request, "pools",
+              "holdings in one request (pools' holders and agents' held)",
+              "--max_holders_per_request"}}) {
+    if (b.value > b.limit) {
+      return engine::FieldError(
+          absl::StatusCode::kResourceExhausted,
+          engine::ErrorReason::kBatchTooLarge, b.field,
+          absl::StrCat(b.value, " ", b.what, "; the limit is ", b.limit, " (",
+                       b.flag, ")"));
+    }
   }
   return codec::CheckForm(request);
 }
@@ -273,6 +291,7 @@ bool DecisionServiceImpl::Admit(const v1::DecideRequest& request,
                                 absl::Status* overloaded,
                                 absl::Duration* retry_after) {
   WorkQueue::Refusal refusal;
+  MemoryReturner::Note(request.ByteSizeLong());
   if (queue_->Reserve(codec::RequestRows(request),
                       static_cast<int64_t>(request.ByteSizeLong()), &refusal)) {
     return true;
@@ -296,6 +315,7 @@ bool DecisionServiceImpl::Enqueue(const v1::DecideRequest& request,
   WorkQueue::Job job{.agents = codec::RequestRows(request),
                      .bytes = static_cast<int64_t>(request.ByteSizeLong()),
                      .deadline = deadline};
+  MemoryReturner::Note(static_cast<size_t>(job.bytes));
   job.run = [this, run = std::move(run)](bool expired) {
     if (expired) metrics_->expired().Increment();
     run(expired);

@@ -37,6 +37,12 @@ namespace utilityd::server {
 struct ServiceOptions {
   // Batches with more agents are refused with RESOURCE_EXHAUSTED.
   int max_agents_per_request = 10000;
+  // More targets (over every agent and block row), coordination pools, or
+  // holdings (pools' holders and agents' held) in one request are refused
+  // with RESOURCE_EXHAUSTED (--max_targets_per_request, and so on).
+  int64_t max_targets_per_request = 262144;
+  int64_t max_pools_per_request = 16384;
+  int64_t max_holders_per_request = 65536;
   // The scoring workers and the bounds of what waits for them (--workers,
   // --max_queued_agents, --max_queued_bytes).
   WorkQueue::Options queue{.max_agents = 16384, .max_bytes = 32 << 20};

@@ -7,25 +7,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/src/memory_returner.h"
 #include "utilityd/base/sync.h"
 
 namespace utilityd::server {
-
-std::string HttpRequest::header(absl::string_view name) const {
-  const auto it = headers.find(absl::AsciiStrToLower(name));
-  return it == headers.end() ? std::string() : it->second;
-}
-
-std::string HttpRequest::param(const std::string& name) const {
-  const auto it = params.find(name);
-  return it == params.end() ? std::string() : it->second;
-}
 
 // A fixed pool of threads running queued jobs in order.
 class HttpServer::Workers {
@@ -82,6 +74,7 @@ struct HttpServer::Connection {
   HttpRequest request;
   HttpResponse response;
   bool too_large = false;
+  bool path_too_long = false;
 };
 
 namespace {
@@ -179,6 +172,13 @@ struct MhdCallbacks {
     if (c == nullptr) {  // the headers
       c = new HttpServer::Connection();
       c->request.method = method;
+      // A path over the router's limit is answered 414 once the request is
+      // in, unrouted; its body (if any) is read and dropped.
+      if (std::strlen(url) > HttpRouter::kMaxPathBytes) {
+        c->path_too_long = true;
+        *context = c;
+        return MHD_YES;
+      }
       c->request.path = url;
       MHD_get_connection_values(connection, MHD_HEADER_KIND, &CollectHeader,
                                 &c->request.headers);
@@ -188,8 +188,10 @@ struct MhdCallbacks {
       return MHD_YES;
     }
     if (*upload_size > 0) {  // a piece of the body
-      if (c->request.body.size() + *upload_size >
-          server.options_.max_body_bytes) {
+      if (c->path_too_long) {
+        // dropped: the answer is 414 whatever the body
+      } else if (c->request.body.size() + *upload_size >
+                 server.options_.max_body_bytes) {
         c->too_large = true;
       } else {
         c->request.body.append(upload_data, *upload_size);
@@ -214,15 +216,17 @@ struct MhdCallbacks {
                           HttpServer::Connection& c) {
     if (c.too_large) {
       c.response.status = 413;
-      c.response.Set("request body too large\n", "text/plain");
+      c.response.Set(absl::StrCat("request body too large: the limit is ",
+                                  server.options_.max_body_bytes,
+                                  " bytes (--http_max_body_bytes)\n"),
+                     "text/plain");
       return Queue(connection, c.response);
     }
-    int status = 404;
-    const HttpServer::RouteEntry* route = server.Find(c.request, &status);
+    int status = 414;
+    const HttpRouter::Entry* route =
+        c.path_too_long ? nullptr : server.router_.Find(c.request, &status);
     if (route == nullptr) {
-      c.response.status = status;
-      c.response.Set(status == 405 ? "method not allowed\n" : "not found\n",
-                     "text/plain");
+      HttpRouter::AnswerNoRoute(status, c.response);
       return Queue(connection, c.response);
     }
     if (route->lane == HttpServer::Lane::kEventThread) {
@@ -234,6 +238,7 @@ struct MhdCallbacks {
     MHD_suspend_connection(connection);
     const bool scheduled = server.workers_->Schedule([route, connection, &c] {
       route->handler(c.request, c.response);
+      MemoryReturner::Note(c.request.body.size() + c.response.body.size());
       c.state = HttpServer::Connection::State::kAnswered;
       MHD_resume_connection(connection);
     });
@@ -256,29 +261,6 @@ struct MhdCallbacks {
 HttpServer::HttpServer(Options options) : options_(options) {}
 
 HttpServer::~HttpServer() { Stop(); }
-
-void HttpServer::Route(std::string method, const std::string& path,
-                       HttpHandler handler, Lane lane) {
-  routes_.push_back(
-      {std::move(method), std::regex(path), std::move(handler), lane});
-}
-
-const HttpServer::RouteEntry* HttpServer::Find(HttpRequest& request,
-                                               int* status) const {
-  std::smatch match;
-  *status = 404;
-  for (const RouteEntry& route : routes_) {
-    if (!std::regex_match(request.path, match, route.path)) continue;
-    if (route.method != request.method &&
-        !(route.method == "GET" && request.method == "HEAD")) {
-      *status = 405;
-      continue;
-    }
-    request.matches.assign(match.begin(), match.end());
-    return &route;
-  }
-  return nullptr;
-}
 
 absl::Status HttpServer::Start(const std::string& address) {
   absl::StatusOr<int> fd = Listen(address, &port_);

@@ -14,10 +14,7 @@
 #ifndef UTILITYD_SERVER_HTTP_SERVER_H_
 #define UTILITYD_SERVER_HTTP_SERVER_H_
 
-#include <functional>
-#include <map>
 #include <memory>
-#include <regex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -26,50 +23,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "server/src/http_router.h"
 
 struct MHD_Daemon;
 
 namespace utilityd::server {
-
-struct HttpRequest {
-  std::string method;
-  std::string path;
-  // The route's regex groups: [0] the whole path, then each group.
-  std::vector<std::string> matches;
-  std::string body;
-  // Header names in lower case.
-  std::map<std::string, std::string> headers;
-  std::map<std::string, std::string> params;  // the query string
-
-  // Returns the header (by any case of its name), or "".
-  std::string header(absl::string_view name) const;
-  bool has_param(const std::string& name) const {
-    return params.count(name) > 0;
-  }
-  // Returns the query parameter, or "".
-  std::string param(const std::string& name) const;
-};
-
-struct HttpResponse {
-  int status = 200;
-  std::string body;
-  std::string content_type = "text/plain";
-  std::vector<std::pair<std::string, std::string>> headers;
-
-  void Set(std::string content, std::string type) {
-    body = std::move(content);
-    content_type = std::move(type);
-  }
-  void Header(std::string name, std::string value) {
-    headers.emplace_back(std::move(name), std::move(value));
-  }
-  void Redirect(const std::string& location) {
-    status = 302;
-    Header("Location", location);
-  }
-};
-
-using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
 
 class HttpServer {
  public:
@@ -81,23 +39,27 @@ class HttpServer {
     // A connection that sends or reads nothing for this long is closed,
     // whether between requests or in the middle of one.
     absl::Duration idle_timeout = absl::Seconds(10);
-    // Larger request bodies are refused with 413.
-    size_t max_body_bytes = 16 << 20;
+    // Larger request bodies are refused with 413. The admin API's bodies
+    // are a designer's edited set and a few agents: parsing one costs
+    // tens of times its size in memory, so the bound is small.
+    size_t max_body_bytes = 512 << 10;
     // Threads for handlers routed to the worker lane.
     int workers = 2;
   };
-  // Where a handler runs: on the event thread (fast answers: probes,
-  // metrics) or on a worker while its connection is suspended.
-  enum class Lane { kEventThread, kWorker };
+  using Lane = HttpRouter::Lane;
 
   explicit HttpServer(Options options);
   ~HttpServer();  // Stop()
 
-  // Adds a route before Start: `method` and a path regex matched in full.
-  // The first matching route answers; none gives 404 (405 for a path that
-  // matches under another method).
-  void Route(std::string method, const std::string& path, HttpHandler handler,
-             Lane lane = Lane::kEventThread);
+  // Adds a route before Start (HttpRouter::Route). The first matching route
+  // answers; none gives 404, 405 for a path that matches under another
+  // method, 414 for a path over HttpRouter::kMaxPathBytes.
+  void Route(std::string method, absl::string_view pattern,
+             HttpHandler handler, Lane lane = Lane::kEventThread) {
+    router_.Route(std::move(method), pattern, std::move(handler), lane);
+  }
+  // The routes, to add to before Start.
+  HttpRouter& router() { return router_; }
 
   // Binds `address` ("host:port"; an empty host means every address; port
   // 0 picks one) and serves. INVALID_ARGUMENT for a bad address,
@@ -108,22 +70,12 @@ class HttpServer {
   void Stop();
 
  private:
-  struct RouteEntry {
-    std::string method;
-    std::regex path;
-    HttpHandler handler;
-    Lane lane;
-  };
   struct Connection;
   class Workers;
   friend struct MhdCallbacks;  // libmicrohttpd's callbacks, in the .cc
 
-  // Finds the route for a request; fills its matches. Null when none; sets
-  // `*status` to 404 or 405 then.
-  const RouteEntry* Find(HttpRequest& request, int* status) const;
-
   const Options options_;
-  std::vector<RouteEntry> routes_;
+  HttpRouter router_;
   std::unique_ptr<Workers> workers_;
   MHD_Daemon* daemon_ = nullptr;
   int port_ = 0;

@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -62,6 +64,11 @@ ABSL_FLAG(absl::Duration, http_idle_timeout,
           "The admin endpoint closes a connection that sends or reads "
           "nothing for this long, between requests or in the middle of "
           "one (a request header sent slowly, or not at all).");
+ABSL_FLAG(int64_t, http_max_body_bytes,
+          static_cast<int64_t>(Defaults().http_limits.max_body_bytes),
+          "The admin endpoint refuses larger request bodies with 413 (the "
+          "inspector's edited set and agents; parsing costs tens of times "
+          "the body's size in memory).");
 ABSL_FLAG(bool, inspector, Defaults().inspector,
           "Serve the inspector on the admin endpoint: its page at /ui/ and "
           "its JSON API under /api/v1/ (sets, decide, what-if, the live "
@@ -80,6 +87,12 @@ ABSL_FLAG(std::string, admin_token, "",
 ABSL_FLAG(std::string, admin_token_file, "",
           "File holding the inspector's bearer token (surrounding "
           "whitespace is ignored), e.g. a mounted Kubernetes Secret.");
+ABSL_FLAG(std::vector<std::string>, admin_allowed_hosts, {},
+          "Without a token the inspector answers only requests whose Host "
+          "header is a loopback name (localhost, 127.0.0.1, [::1]), against "
+          "DNS rebinding; these names (comma-separated, with or without "
+          "port) are answered too, e.g. the name an SSH tunnel or a proxy "
+          "uses.");
 ABSL_FLAG(int, recent_decisions, static_cast<int>(Defaults().recent_decisions),
           "Decisions the inspector's live feed keeps in memory.");
 ABSL_FLAG(double, recent_sample, Defaults().recent_sample,
@@ -141,6 +154,18 @@ ABSL_FLAG(double, canary_compare_sample, Defaults().canary.compare_sample,
 ABSL_FLAG(int, max_agents_per_request,
           Defaults().service.max_agents_per_request,
           "Batches with more agents are refused with RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int64_t, max_targets_per_request,
+          Defaults().service.max_targets_per_request,
+          "Requests with more targets (over every agent and block row) are "
+          "refused with RESOURCE_EXHAUSTED. One agent may have at most 4096.");
+ABSL_FLAG(int64_t, max_pools_per_request,
+          Defaults().service.max_pools_per_request,
+          "Requests listing more coordination pools are refused with "
+          "RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int64_t, max_holders_per_request,
+          Defaults().service.max_holders_per_request,
+          "Requests with more holdings (pools' holders and agents' held "
+          "resources) are refused with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_message_bytes, Defaults().max_message_bytes,
           "Largest request or response message, in bytes.");
 ABSL_FLAG(int, workers, Defaults().service.queue.workers,
@@ -249,11 +274,19 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
   CandidateOptionsFromFlags(&options);
   options.service.max_agents_per_request =
       absl::GetFlag(FLAGS_max_agents_per_request);
+  options.service.max_targets_per_request =
+      absl::GetFlag(FLAGS_max_targets_per_request);
+  options.service.max_pools_per_request =
+      absl::GetFlag(FLAGS_max_pools_per_request);
+  options.service.max_holders_per_request =
+      absl::GetFlag(FLAGS_max_holders_per_request);
   options.http_limits.max_connections =
       absl::GetFlag(FLAGS_http_max_connections);
   options.http_limits.max_per_address =
       absl::GetFlag(FLAGS_http_max_connections_per_address);
   options.http_limits.idle_timeout = absl::GetFlag(FLAGS_http_idle_timeout);
+  options.http_limits.max_body_bytes = static_cast<size_t>(
+      std::max<int64_t>(1, absl::GetFlag(FLAGS_http_max_body_bytes)));
   if (options.http_limits.max_connections < 1 ||
       options.http_limits.max_per_address < 1 ||
       options.http_limits.idle_timeout < absl::Seconds(1)) {
@@ -265,6 +298,7 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
   options.inspector_insecure_no_token =
       absl::GetFlag(FLAGS_inspector_insecure_no_token);
   options.admin_token = absl::GetFlag(FLAGS_admin_token);
+  options.admin_allowed_hosts = absl::GetFlag(FLAGS_admin_allowed_hosts);
   if (const std::string file = absl::GetFlag(FLAGS_admin_token_file);
       !file.empty()) {
     std::ifstream in(file);
@@ -311,10 +345,14 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
         "--max_memory_bytes and --max_concurrent_streams must be >= 0");
   }
   if (options.service.max_agents_per_request < 1 ||
+      options.service.max_targets_per_request < 0 ||
+      options.service.max_pools_per_request < 0 ||
+      options.service.max_holders_per_request < 0 ||
       options.max_message_bytes < 1024) {
     return absl::InvalidArgumentError(
-        "--max_agents_per_request must be >= 1 and --max_message_bytes >= "
-        "1024");
+        "--max_agents_per_request must be >= 1, --max_targets_per_request, "
+        "--max_pools_per_request and --max_holders_per_request >= 0, and "
+        "--max_message_bytes >= 1024");
   }
   return options;
 }

@@ -130,6 +130,7 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
   if (!log.ok()) return log.status();
   s->decision_log_ = *std::move(log);
   s->store_ = std::make_unique<ConfigStore>(options.config_dir);
+  s->memory_returner_ = std::make_unique<MemoryReturner>(absl::Seconds(1));
   if (options.inspector) {
     if (options.recent_sample < 0 || options.recent_sample > 1) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -212,7 +213,7 @@ absl::Status UtilitydServer::StartAdmin(const ServerOptions& options) {
            .ready = [this] { return ready(); },
            .status_json = [this] { return StatusJson(); },
            .more_routes =
-               [this, &options](HttpServer& http) {
+               [this, &options](HttpRouter& http) {
                  if (!options.inspector) return;
                  const std::string locked = InspectorLockReason(
                      options.http_address, !options.admin_token.empty(),
@@ -229,7 +230,10 @@ absl::Status UtilitydServer::StartAdmin(const ServerOptions& options) {
                              options.http_address}});
                  }
                  RegisterAdminApi(
-                     http, {.token = options.admin_token, .locked = locked},
+                     http,
+                     {.token = options.admin_token,
+                      .locked = locked,
+                      .allowed_hosts = options.admin_allowed_hosts},
                      service_.get(), recent_.get(), shadow_.get());
                }});
   if (!admin.ok()) return admin.status();

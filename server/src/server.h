@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -24,6 +25,7 @@
 #include "server/src/config_store.h"
 #include "server/src/config_watcher.h"
 #include "server/src/decision_service.h"
+#include "server/src/memory_returner.h"
 #include "server/src/http_server.h"
 #include "server/src/recent_decisions.h"
 #include "server/src/service_metrics.h"
@@ -55,6 +57,9 @@ struct ServerOptions {
   bool inspector = true;
   // When set, the inspector's API needs "Authorization: Bearer <token>".
   std::string admin_token;
+  // Without a token, the inspector answers only requests whose Host is a
+  // loopback name or one of these (DNS rebinding); --admin_allowed_hosts.
+  std::vector<std::string> admin_allowed_hosts;
   // Connection limits and timeout of the admin endpoint.
   HttpServer::Options http_limits;
   // Serve the inspector without a token on an address other hosts can reach.
@@ -130,6 +135,8 @@ class UtilitydServer {
   absl::Status StartAdmin(const ServerOptions& options);
 
   metrics::Registry registry_;
+  // Returns freed memory to the system after large requests.
+  std::unique_ptr<MemoryReturner> memory_returner_;
   std::unique_ptr<ServiceMetrics> metrics_;
   // Declared before the service so it outlives it.
   std::unique_ptr<DecisionLog> decision_log_;

@@ -81,6 +81,50 @@ TEST(AnalysisTest, OutscoredEverywhereIsDeadWithACertificate) {
   }
 }
 
+// Found from outside: an action scoring 0 everywhere listed every rival in
+// dominated_by, while the findings named only those of its rank or above.
+// The list, the findings and the table's note now name the same rivals.
+TEST(AnalysisTest, DominatedByNamesExactlyTheDominatedFindings) {
+  auto set = Load(R"(
+name: zero
+factors: [{name: x}]
+actions:
+  - name: never
+    rank: 1
+    considerations: [{name: x, factor: x, output: {min: 0, max: 0}}]
+  - name: low_a
+    considerations: [{name: x, factor: x, output: {min: 0.2}}]
+  - name: low_b
+    considerations: [{name: x, factor: x, output: {min: 0.3}}]
+  - name: same_rank
+    rank: 1
+    considerations: [{name: x, factor: x, output: {min: 0.1}}]
+  - name: higher
+    rank: 2
+    considerations: [{name: x, factor: x, output: {min: 0.1, max: 0.2}}]
+)");
+  ASSERT_NE(set, nullptr);
+  const v1::SetAnalysis a = Analysed(*set);
+  const v1::ActionReach& never = ActionOf(a, "never");
+  std::vector<std::string> findings;
+  for (const v1::Finding& f : a.findings()) {
+    if (f.kind() == "dominated" && f.subject() == "never") {
+      findings.push_back(f.message().substr(
+          f.message().find("above ") + 6,
+          f.message().find(" anywhere") - f.message().find("above ") - 6));
+    }
+  }
+  EXPECT_THAT(never.dominated_by(),
+              ::testing::UnorderedElementsAre("same_rank", "higher"));
+  EXPECT_THAT(findings, ::testing::UnorderedElementsAreArray(
+                            never.dominated_by().begin(),
+                            never.dominated_by().end()));
+  const std::string table = FormatAnalysis(a);
+  EXPECT_THAT(table, HasSubstr("never above same_rank, higher"));
+  EXPECT_EQ(never.reach(), v1::REACH_DEAD);
+  EXPECT_THAT(Kinds(a, "never"), Contains("dead"));
+}
+
 TEST(AnalysisTest, DeadOnlyThroughARank) {
   auto set = Load(R"(
 name: ranked

@@ -237,6 +237,36 @@ TEST(TreeAnalysisTest, ARepeatOfZeroTimesNeverEntersItsChild) {
   EXPECT_THAT(Node(a, "idle").reason(), HasSubstr("never fails"));
 }
 
+// Found from outside: a precondition answers SUCCESS without ticking a
+// condition no value passes, so the sequence goes on to its action.
+TEST(TreeAnalysisTest, APreconditionCanPassAConditionNoValuePasses) {
+  auto set = Load(TreeSet(R"(
+  sequence:
+    children:
+      - name: impossible
+        success_if: "health >= 0"
+        condition: {factor: danger, output: {min: 0, max: 0.4}, threshold: 0.5}
+      - action: fight
+)"));
+  ASSERT_NE(set, nullptr);
+  const v1::SetAnalysis a = Analysed(*set);
+  EXPECT_EQ(Node(a, "fight").reach(), v1::REACH_ALIVE) << Node(a, "fight").reason();
+  EXPECT_THAT(Kinds(a, "fight"), Not(Contains("never_entered")));
+  // The curve itself still never passes.
+  EXPECT_THAT(Kinds(a, "impossible"), Contains("never_holds"));
+  // And failure_if can make an always-passing condition fail.
+  set = Load(TreeSet(R"(
+  fallback:
+    children:
+      - name: always
+        failure_if: "danger > 5"
+        condition: {factor: danger, output: {min: 0.6, max: 1}, threshold: 0.5}
+      - action: flee
+)"));
+  ASSERT_NE(set, nullptr);
+  EXPECT_EQ(Node(Analysed(*set), "flee").reach(), v1::REACH_ALIVE);
+}
+
 // A random tree over health and danger: composites, decorators,
 // conditions, action leaves and utility nodes, at most `depth` deep.
 std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
@@ -247,8 +277,17 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
     return std::uniform_real_distribution<double>(lo, hi)(rng);
   };
   static const char* kActions[] = {"fight", "flee", "heal", "idle"};
-  const int kind = depth <= 0 ? 6 + pick(2) : pick(11);
-  const std::string name = absl::StrCat("n", (*names)++);
+  const int kind = depth <= 0 ? 6 + pick(2) : pick(18);
+  // A quarter of the nodes get a precondition, which answers for the node
+  // without ticking it; some always hold (health >= 0), some never.
+  std::string name = absl::StrCat("n", (*names)++);
+  if (pick(4) == 0) {
+    static const char* kGuards[] = {
+        "success_if: \"health >= 0\"", "failure_if: \"health >= 0\"",
+        "success_if: \"health < 40\"", "failure_if: \"danger > 5\"",
+        "success_if: \"danger < 2\"",  "failure_if: \"health < -1\""};
+    absl::StrAppend(&name, ", ", kGuards[pick(6)]);
+  }
   auto children = [&](int n) {
     std::vector<std::string> c;
     for (int i = 0; i < n; ++i) c.push_back(RandomNode(rng, depth - 1, names));
@@ -300,7 +339,37 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
           real(-0.3, 1.3) * span, real(0, 1));
     }
     case 7:
-      return absl::StrFormat("{action: %s}", kActions[pick(4)]);
+      return absl::StrFormat("{name: %s, action: %s}", name, kActions[pick(4)]);
+    case 11:
+      return absl::StrFormat("{name: %s, sequence_with_memory: {children: %s}}",
+                             name, children(2 + pick(2)));
+    case 12:
+      return absl::StrFormat("{name: %s, if_then_else: {children: %s}}", name,
+                             children(2 + pick(2)));
+    case 13: {
+      // The condition must decide in one tick: a condition leaf.
+      std::string first = RandomNode(rng, 0, names);
+      while (first.find("condition") == std::string::npos) {
+        first = RandomNode(rng, 0, names);
+      }
+      std::vector<std::string> rest = {first};
+      for (int i = 0; i < 1 + pick(2); ++i)
+        rest.push_back(RandomNode(rng, depth - 1, names));
+      return absl::StrFormat("{name: %s, while_do_else: {children: [%s]}}",
+                             name, absl::StrJoin(rest, ", "));
+    }
+    case 14:
+      return absl::StrFormat("{name: %s, %s: {child: %s}}", name,
+                             pick(2) ? "run_once" : "keep_running_until_failure",
+                             RandomNode(rng, depth - 1, names));
+    case 15:
+      return absl::StrFormat("{name: %s, delay: {seconds: %.1f, child: %s}}",
+                             name, 0.5 * pick(3),
+                             RandomNode(rng, depth - 1, names));
+    case 16:
+      return absl::StrFormat(
+          "{name: %s, switch: {factor: danger, cases: [2, 5], children: %s}}",
+          name, children(3));
     case 9:
       return absl::StrFormat("{name: %s, %s: {seconds: %.1f, child: %s}}", name,
                              pick(2) ? "cooldown" : "timeout",
@@ -329,8 +398,9 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
 
 TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
   std::mt19937_64 rng(2026);
-  int checked_dead = 0, checked_never = 0, trees = 0;
-  for (int t = 0; t < 200; ++t) {
+  int checked_dead = 0, checked_never = 0, trees = 0, guarded_ticks = 0;
+  std::set<std::string> kinds;
+  for (int t = 0; t < 300; ++t) {
     int names = 0;
     const std::string node = RandomNode(rng, 3, &names);
     auto set = Load(TreeSet("  " + node + "\n"));
@@ -340,6 +410,7 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
     std::set<int> dead, never_holds, always_holds;
     std::map<std::string, int> ids;
     for (const v1::TreeNodeReach& x : a.tree()) {
+      kinds.insert(x.kind());
       ids[x.label()] = x.node();
       if (x.reach() == v1::REACH_DEAD) dead.insert(x.node());
     }
@@ -370,6 +441,13 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
           ASSERT_FALSE(dead.contains(n.node))
               << "node " << n.node << " was ticked\n"
               << node;
+          // A precondition answers for its node: never_holds and
+          // always_holds speak of the curve.
+          const engine::CompiledNode& cn = c.tree()->node(n.node);
+          if (cn.failure_if.factor >= 0 || cn.success_if.factor >= 0) {
+            ++guarded_ticks;
+            continue;
+          }
           if (n.status == engine::NodeStatus::kSuccess) {
             ASSERT_FALSE(never_holds.contains(n.node)) << node;
           }
@@ -390,10 +468,16 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
       }
     }
   }
-  EXPECT_GE(trees, 150);
+  EXPECT_GE(trees, 200);
   // The sample ruled something out, or the test proves nothing.
   EXPECT_GT(checked_dead, 10);
   EXPECT_GT(checked_never, 3);
+  EXPECT_GT(guarded_ticks, 100);
+  // Every node kind the engine knows was in the sample.
+  for (const engine::NodeKind kind : engine::AllNodeKinds()) {
+    EXPECT_TRUE(kinds.contains(engine::NodeKindName(kind)))
+        << engine::NodeKindName(kind) << " never generated";
+  }
 }
 
 }  // namespace

@@ -371,6 +371,40 @@ TEST_F(BlocksTest, ABlockThatCannotBeReadIsRefusedAndTheNextIsDecided) {
   ExpectRefused(good, cases);
 }
 
+// docs/SERVICE.md, "Blocks": a column of the wrong length is OUT_OF_RANGE,
+// but for the packed factor values, which are FACTOR_COUNT as a snapshot's.
+TEST_F(BlocksTest, ColumnLengthErrorsCarryTheirReason) {
+  const Rows rows = RandomRows(*mage_, 4, 2);
+  const v1::AgentBlock good = Block(*mage_, rows, v1::FACTOR_LAYOUT_ROWS);
+  const std::vector<std::pair<std::string,
+                              std::function<void(v1::AgentBlock*)>>>
+      out_of_range = {
+          {"seeds", [](v1::AgentBlock* b) { b->add_seeds(1); }},
+          {"current_action", [](v1::AgentBlock* b) { b->add_current_action(0); }},
+          {"seconds_since_action",
+           [](v1::AgentBlock* b) { b->add_seconds_since_action(1); }},
+          {"target_offsets",
+           [](v1::AgentBlock* b) { b->mutable_target_offsets()->RemoveLast(); }},
+          {"target_ids", [](v1::AgentBlock* b) { b->add_target_ids(1); }},
+          {"personality", [](v1::AgentBlock* b) { b->add_personality(-1); }},
+      };
+  auto reason_of = [&](const std::function<void(v1::AgentBlock*)>& spoil) {
+    v1::DecideRequest request;
+    *request.add_blocks() = good;
+    spoil(request.mutable_blocks(0));
+    const v1::DecideResponse response = Run(request);
+    EXPECT_TRUE(response.blocks(0).has_error());
+    return response.blocks(0).error().reason();
+  };
+  for (const auto& [field, spoil] : out_of_range) {
+    EXPECT_EQ(reason_of(spoil), v1::ERROR_REASON_OUT_OF_RANGE) << field;
+  }
+  EXPECT_EQ(reason_of([](v1::AgentBlock* b) { b->add_factors(1); }),
+            v1::ERROR_REASON_FACTOR_COUNT);
+  EXPECT_EQ(reason_of([](v1::AgentBlock* b) { b->add_target_factors(1); }),
+            v1::ERROR_REASON_FACTOR_COUNT);
+}
+
 // Offsets out of order or out of range, and a current target beyond the
 // row's targets, cost only their rows.
 TEST_F(BlocksTest, BadTargetOffsetsCostOnlyTheirRows) {

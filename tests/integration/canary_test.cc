@@ -6,9 +6,11 @@
 // canary is refused while the live sets serve.
 #include <httplib.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -38,6 +40,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::utilityd::testing::IsOk;
 
 // The canary: the example sets, the forager's hide at half weight.
@@ -206,18 +209,20 @@ TEST(CanaryTest, TwoReplicasServeTheSameShareAndCountItExactly) {
   EXPECT_EQ(report.flipped(), flipped);
 }
 
-// A stream keeps deciding while the share file promotes the canary to
-// every agent and the directory's removal rolls it back: every batch is
-// answered exactly once, no agent fails, and each phase is seen.
-TEST(CanaryTest, PromotionAndRollbackUnderALiveStreamLoseNothing) {
-  testing::TempDir dir("utilityd_canary_stream");
-  const fs::path canary = dir.path() / "canary";
-  WriteCanary(canary);
-  testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets",
-                                   "--canary_config_dir=" + canary.string(),
-                                   "--canary_share=0.2",
-                                   "--reload_interval=100ms"});
-  ASSERT_THAT(server.StartServing(), IsOk());
+// What a stream of batches saw.
+struct StreamTally {
+  int sent = 0;
+  int answered = 0;
+  int duplicates = 0;
+  int failed = 0;
+  grpc::Status status;
+};
+
+// Streams batches of 200 foragers to `server`, every 5 ms, and calls
+// `seen(canaries)` with each answer's count of canary decisions until it
+// returns true or 30 s pass.
+StreamTally StreamUntil(const testing::UtilitydProcess& server,
+                        const std::function<bool(int)>& seen) {
   auto stub = Stub(server);
   grpc::ClientContext context;
   auto stream = stub->DecideStream(&context);
@@ -233,21 +238,52 @@ TEST(CanaryTest, PromotionAndRollbackUnderALiveStreamLoseNothing) {
     }
     stream->WritesDone();
   });
+  StreamTally tally;
   std::set<uint64_t> answered;
-  int duplicates = 0, failed = 0;
-  // Shares of the canary seen per batch: partial, all, then none.
-  bool partial = false, all = false, none_after_all = false;
   v1::DecideResponse response;
   const absl::Time start = absl::Now();
-  int phase = 0;  // 0: share 0.2; 1: promoted; 2: rolled back
   while (stream->Read(&response)) {
-    if (!answered.insert(response.request_id()).second) ++duplicates;
+    if (!answered.insert(response.request_id()).second) ++tally.duplicates;
     int canaries = 0;
     for (const v1::Decision& d : response.decisions()) {
-      failed += d.has_error() ? 1 : 0;
+      tally.failed += d.has_error() ? 1 : 0;
       canaries += d.variant() == v1::VARIANT_CANARY ? 1 : 0;
     }
-    failed += response.has_error() ? 1 : 0;
+    tally.failed += response.has_error() ? 1 : 0;
+    if (seen(canaries) || absl::Now() - start > absl::Seconds(30)) {
+      stop.store(true);
+    }
+  }
+  writer.join();
+  tally.status = stream->Finish();
+  tally.sent = sent.load();
+  tally.answered = static_cast<int>(answered.size());
+  return tally;
+}
+
+void ExpectNothingLost(const StreamTally& tally) {
+  EXPECT_TRUE(tally.status.ok()) << tally.status.error_message();
+  EXPECT_EQ(tally.answered, tally.sent);
+  EXPECT_EQ(tally.duplicates, 0);
+  EXPECT_EQ(tally.failed, 0);
+}
+
+// A stream keeps deciding while the share file promotes the canary to
+// every agent and the directory's removal rolls it back: every batch is
+// answered exactly once, no agent fails, and each phase is seen.
+TEST(CanaryTest, PromotionAndRollbackUnderALiveStreamLoseNothing) {
+  testing::TempDir dir("utilityd_canary_stream");
+  const fs::path canary = dir.path() / "canary";
+  WriteCanary(canary);
+  testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets",
+                                   "--canary_config_dir=" + canary.string(),
+                                   "--canary_share=0.2",
+                                   "--reload_interval=100ms"});
+  ASSERT_THAT(server.StartServing(), IsOk());
+  // Shares of the canary seen per batch: partial, all, then none.
+  bool partial = false, all = false, none_after_all = false;
+  int phase = 0;  // 0: share 0.2; 1: promoted; 2: rolled back
+  const StreamTally tally = StreamUntil(server, [&](int canaries) {
     if (phase == 0 && canaries > 0 && canaries < 200) {
       partial = true;
       std::ofstream(canary / "share") << "1\n";
@@ -258,23 +294,78 @@ TEST(CanaryTest, PromotionAndRollbackUnderALiveStreamLoseNothing) {
       phase = 2;
     } else if (phase == 2 && canaries == 0) {
       none_after_all = true;
-      stop.store(true);
     }
-    if (absl::Now() - start > absl::Seconds(30)) stop.store(true);
-  }
-  writer.join();
-  const grpc::Status s = stream->Finish();
-  EXPECT_TRUE(s.ok()) << s.error_message();
+    return none_after_all;
+  });
+  ExpectNothingLost(tally);
   EXPECT_TRUE(partial);
   EXPECT_TRUE(all) << "the share file never promoted the canary";
   EXPECT_TRUE(none_after_all) << "removing the directory never rolled back";
-  EXPECT_EQ(static_cast<int>(answered.size()), sent.load());
-  EXPECT_EQ(duplicates, 0);
-  EXPECT_EQ(failed, 0);
   EXPECT_EQ(server.MetricTotal("utilityd_canary_share"), 0);
   server.Signal(SIGTERM);
   ASSERT_EQ(server.Wait(), 0) << server.Log();
   EXPECT_THAT(server.Log(), HasSubstr("event=canary_off"));
+}
+
+// docs/CANARY.md: "remove the canary directory, or every set in it". A
+// ConfigMap mount cannot be removed, only emptied: two replicas serving
+// the canary to every agent (share file 1) over live streams both go back
+// to the live sets when every set is removed and the directory stays, with
+// its share file; and once more with the share file gone too, under
+// --canary_share.
+TEST(CanaryTest, EmptyingTheDirectoryRollsBackOnTwoReplicas) {
+  for (const bool keep_share_file : {true, false}) {
+    SCOPED_TRACE(keep_share_file ? "share file kept" : "share file removed");
+    testing::TempDir dir("utilityd_canary_empty");
+    const fs::path canary = dir.path() / "canary";
+    WriteCanary(canary);
+    std::ofstream(canary / "share") << "1\n";
+    const std::vector<std::string> flags = {
+        "--config_dir=examples/behaviour_sets",
+        "--canary_config_dir=" + canary.string(), "--canary_share=0.5",
+        "--reload_interval=100ms"};
+    testing::UtilitydProcess a(flags), b(flags);
+    ASSERT_THAT(a.StartServing(), IsOk());
+    ASSERT_THAT(b.StartServing(), IsOk());
+    std::atomic<int> promoted{0};
+    std::atomic<bool> emptied{false};
+    auto watch = [&](int canaries, bool* all, bool* none_after) {
+      if (!*all && canaries == 200) {
+        *all = true;
+        ++promoted;
+      }
+      if (emptied.load() && canaries == 0) *none_after = true;
+      return *none_after;
+    };
+    bool all_a = false, all_b = false, none_a = false, none_b = false;
+    StreamTally tally_a, tally_b;
+    std::thread stream_a([&] {
+      tally_a = StreamUntil(
+          a, [&](int c) { return watch(c, &all_a, &none_a); });
+    });
+    std::thread stream_b([&] {
+      tally_b = StreamUntil(
+          b, [&](int c) { return watch(c, &all_b, &none_b); });
+    });
+    ASSERT_TRUE(testing::WaitFor([&] { return promoted.load() == 2; },
+                                 absl::Seconds(20)));
+    for (const auto& f : fs::directory_iterator(canary)) {
+      if (f.path().filename() != "share" || !keep_share_file) {
+        fs::remove(f.path());
+      }
+    }
+    emptied.store(true);
+    stream_a.join();
+    stream_b.join();
+    ExpectNothingLost(tally_a);
+    ExpectNothingLost(tally_b);
+    EXPECT_TRUE(none_a) << "replica a still serves the canary";
+    EXPECT_TRUE(none_b) << "replica b still serves the canary";
+    for (testing::UtilitydProcess* server : {&a, &b}) {
+      EXPECT_THAT(server->Log(), HasSubstr("event=canary_off"));
+      EXPECT_THAT(server->Log(), Not(HasSubstr("event=canary_config_rejected")));
+    }
+  }
 }
 
 // A canary that does not load is refused, with the reason, and every agent

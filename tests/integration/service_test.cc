@@ -274,6 +274,69 @@ TEST_F(ServiceTest, RequestLimitsAreResourceExhausted) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
 }
 
+// A goblin with `targets` mages in sight, at distances 1, 2, ...
+v1::AgentSnapshot Goblin(const std::string& id, int targets) {
+  v1::AgentSnapshot goblin;
+  goblin.set_agent_id(id);
+  goblin.set_behaviour_set("arena_goblin");
+  goblin.add_factors(25);
+  goblin.add_factors(0.8f);
+  for (int t = 0; t < targets; ++t) {
+    v1::TargetSnapshot* mage = goblin.add_targets();
+    mage->set_target_id(absl::StrCat("mage", t));
+    mage->add_factors(1.0f + t % 29);
+    mage->add_factors(80);
+  }
+  return goblin;
+}
+
+TEST_F(ServiceTest, TargetPoolAndHolderLimitsAreResourceExhausted) {
+  ASSERT_NO_FATAL_FAILURE(
+      StartServer({"--max_targets_per_request=5000",
+                   "--max_pools_per_request=10",
+                   "--max_holders_per_request=20"}));
+  v1::DecideResponse response;
+  // Over the request's targets: refused whole, naming the flag.
+  v1::DecideRequest request;
+  *request.add_agents() = Goblin("g1", 3000);
+  *request.add_agents() = Goblin("g2", 3000);
+  grpc::Status s = Decide(request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(s.error_message(), HasSubstr("--max_targets_per_request"));
+  // One agent over 4,096 targets: its own error; the other is decided.
+  request.Clear();
+  *request.add_agents() = Goblin("many", 4097);
+  *request.add_agents() = Goblin("few", 3);
+  ASSERT_TRUE(Decide(request, &response).ok());
+  ASSERT_EQ(response.decisions_size(), 2);
+  EXPECT_EQ(response.decisions(0).error().reason(),
+            v1::ERROR_REASON_OUT_OF_RANGE);
+  EXPECT_EQ(response.decisions(0).error().field(), "targets");
+  EXPECT_THAT(response.decisions(0).error().message(), HasSubstr("4096"));
+  EXPECT_FALSE(response.decisions(1).has_error());
+  EXPECT_EQ(response.decisions(1).action(), "attack");
+  // Pools, then holders.
+  request.Clear();
+  *request.add_agents() = Goblin("g", 3);
+  for (int p = 0; p < 11; ++p) {
+    v1::ResourcePool* pool = request.add_pools();
+    pool->set_resource("attack_token");
+    pool->set_target_id(absl::StrCat("mage", p));
+  }
+  s = Decide(request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(s.error_message(), HasSubstr("--max_pools_per_request"));
+  request.mutable_pools()->DeleteSubrange(1, 10);
+  for (int h = 0; h < 21; ++h) {
+    request.mutable_pools(0)->add_holders()->set_agent_id(
+        absl::StrCat("other", h));
+  }
+  s = Decide(request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(s.error_message(), HasSubstr("--max_holders_per_request"));
+  EXPECT_EQ(server_->Health(), "SERVING");
+}
+
 TEST_F(ServiceTest, InvalidUtf8IsRefusedAndTheServerCarriesOn) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   v1::DecideRequest request;

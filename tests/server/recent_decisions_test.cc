@@ -1,9 +1,11 @@
 #include "server/src/recent_decisions.h"
 
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "utilityd/loader/set_loader.h"
@@ -142,19 +144,36 @@ TEST(RecentDecisionsTest, ConcurrentWritersAndReaders) {
         Put(recent, Entry(absl::StrCat(w, "-", i), "arena", "attack", i % 2));
     });
   }
-  size_t seen = 0;
+  // Every read is a consistent snapshot: whole entries, newest first, so
+  // each writer's entries in it run from its latest down.
+  size_t seen = 0, reads = 0, out_of_order = 0;
   std::thread reader([&] {
-    while (!stop.load()) {
+    do {
+      std::map<std::string, int> last;  // writer -> its last i in this read
       for (const auto& e : recent.Newest({.limit = 64})) {
         EXPECT_EQ(e.behaviour_set(), "arena");
+        const std::vector<std::string> parts =
+            absl::StrSplit(e.agent_id(), '-');
+        ASSERT_EQ(parts.size(), 2u) << e.agent_id();
+        const int i = std::stoi(parts[1]);
+        auto [it, first] = last.emplace(parts[0], i);
+        if (!first) {
+          out_of_order += i < it->second ? 0 : 1;
+          it->second = i;
+        }
         ++seen;
       }
-    }
+      ++reads;
+    } while (!stop.load());
   });
   for (auto& t : writers) t.join();
   stop = true;
   reader.join();
   EXPECT_EQ(recent.Newest({.limit = 1000}).size(), 64u);
+  // At least the read after the writers ended saw a full ring.
+  EXPECT_GE(reads, 1u);
+  EXPECT_GE(seen, 64u);
+  EXPECT_EQ(out_of_order, 0u);
 }
 
 }  // namespace

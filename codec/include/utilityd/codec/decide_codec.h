@@ -219,6 +219,22 @@ void DecideBatch(const loader::Catalog& catalog,
 // The agents of a request: its snapshots and its blocks' rows.
 [[nodiscard]] int RequestRows(const v1::DecideRequest& request);
 
+// An agent (a snapshot or a block row) with more targets than this is
+// refused with INVALID_ARGUMENT, reason OUT_OF_RANGE, field `targets`: its
+// own error, beside the other agents' decisions.
+inline constexpr int kMaxTargetsPerAgent = 4096;
+
+// What a request asks the service to hold and allocate, for its limits
+// (docs/BAD_INPUT.md): targets of every snapshot and block row, coordination
+// pools, and holdings (pools' holders, snapshots' and block rows' held).
+struct RequestSize {
+  int64_t rows = 0;
+  int64_t targets = 0;
+  int64_t pools = 0;
+  int64_t holders = 0;
+};
+[[nodiscard]] RequestSize MeasureRequest(const v1::DecideRequest& request);
+
 // INVALID_ARGUMENT for a compact request that asks for an explanation
 // (field `form`) or for sensitivity (field `sensitivity`), and for a
 // request with blocks that asks for sensitivity (field `blocks`).
