@@ -135,13 +135,20 @@ class TreeWalk {
       if (Guarded(at)) return false;
     }
     if (n->kind != NodeKind::kCondition) return false;
+    CurveOf(at, success, p);
+    return true;
+  }
+
+  // The condition node `at`'s curve and threshold, as holding (`success`)
+  // or failing, whatever its preconditions.
+  void CurveOf(int at, bool success, PathCondition* p) const {
+    const e::CompiledNode* n = &tree_.node(at);
     p->node = at;
     p->dim = n->condition.factor;
     p->cc = &n->condition;
     p->threshold = n->threshold;
     p->points = tree_.curve_points;
     p->holds = success;
-    return true;
   }
 
   // Whether child `id` can return `status` (success, else failure) in a
@@ -288,7 +295,7 @@ class TreeWalk {
   void Condition(int id, v1::TreeNodeReach* x) {
     const e::CompiledNode& n = tree_.node(id);
     PathCondition p;
-    AsCondition(id, true, &p);
+    CurveOf(id, true, &p);
     const Dim& dim = model_.dims()[p.dim];
     const Range r = p.OutputRange(dim.lo, dim.hi);
     x->set_min_output(static_cast<float>(r.lo));

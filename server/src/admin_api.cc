@@ -662,27 +662,26 @@ absl::Status CheckCaller(const HttpRequest& req,
   return absl::OkStatus();
 }
 
-void RegisterAdminApi(HttpRouter& http, const AdminApiOptions& options,
-                      DecisionServiceImpl* service, RecentDecisions* recent,
-                      ShadowEvaluator* shadow) {
-  // The page: static, open (it asks for the token when the API wants one).
-  http.Route("GET", "/", [](const HttpRequest&, HttpResponse& res) {
-    res.Redirect("/ui/");
-  });
+namespace {
+
+struct ApiRoute {
+  const char* method;
+  const char* pattern;
+  Handler handler;
+  HttpRouter::Lane lane;
+};
+
+// The inspector's API, route by route. The routes that score run on the
+// workers, never on the event thread that answers the probes.
+std::vector<ApiRoute> ApiRoutes(DecisionServiceImpl* service,
+                                RecentDecisions* recent,
+                                ShadowEvaluator* shadow,
+                                const AdminBudget& budget) {
   using Req = const HttpRequest&;
   using Res = HttpResponse&;
-  // The API scores: its handlers run on the workers, never on the event
-  // thread that answers the probes.
   constexpr auto kWorker = HttpRouter::Lane::kWorker;
   constexpr auto kEvent = HttpRouter::Lane::kEventThread;
-  const AdminBudget& budget = options.budget;
-  struct ApiRoute {
-    const char* method;
-    const char* pattern;
-    Handler handler;
-    HttpRouter::Lane lane;
-  };
-  const std::vector<ApiRoute> api = {
+  return {
       {"GET", "/api/v1/sets",
        [service](Req, Res res) { return ListSets(service, res); }, kWorker},
       {"GET", "/api/v1/sets/{name}",
@@ -720,56 +719,79 @@ void RegisterAdminApi(HttpRouter& http, const AdminApiOptions& options,
        [budget](Req req, Res res) { return TuneSet(budget, req, res); },
        kWorker},
   };
+}
+
+// `handler` behind the caller's checks and the token; its error status
+// becomes the JSON error, and an answer over the budget's bytes is refused
+// rather than sent.
+HttpHandler Guarded(const AdminApiOptions& options, bool does_work,
+                    Handler handler) {
+  return [options, does_work, handler = std::move(handler)](
+             const HttpRequest& req, HttpResponse& res) {
+    if (const absl::Status s = CheckCaller(req, options, does_work); !s.ok()) {
+      SendError(s, res);
+      // A body of the wrong type: 415 Unsupported Media Type.
+      if (s.code() == absl::StatusCode::kInvalidArgument) res.status = 415;
+      return;
+    }
+    if (!options.token.empty() &&
+        !BearerTokenMatches(req.header("authorization"), options.token)) {
+      res.Header("WWW-Authenticate", "Bearer realm=\"utilityd\"");
+      SendError(absl::UnauthenticatedError(
+                    "this endpoint needs \"Authorization: Bearer <token>\" "
+                    "(the server's --admin_token)"),
+                res);
+      return;
+    }
+    absl::Status status = handler(req, res);
+    if (status.ok() && res.body.size() > options.budget.max_answer_bytes) {
+      status = absl::ResourceExhaustedError(absl::StrCat(
+          "the answer is ", res.body.size(),
+          " bytes, over the inspector's budget of ",
+          options.budget.max_answer_bytes,
+          " (docs/INSPECTOR.md, \"Security\"): ask for less"));
+      res.body.clear();
+      res.body.shrink_to_fit();
+    }
+    if (!status.ok()) SendError(status, res);
+  };
+}
+
+}  // namespace
+
+void RegisterAdminApi(HttpRouter& http, const AdminApiOptions& options,
+                      DecisionServiceImpl* service, RecentDecisions* recent,
+                      ShadowEvaluator* shadow) {
+  // The page: static, open (it asks for the token when the API wants one).
+  http.Route("GET", "/", [](const HttpRequest&, HttpResponse& res) {
+    res.Redirect("/ui/");
+  });
+  const std::vector<ApiRoute> api =
+      ApiRoutes(service, recent, shadow, options.budget);
   if (!options.locked.empty()) {
     // Locked: the page and every API route say why, and nothing else.
-    auto refuse = [locked = options.locked](Req, Res res) {
+    auto refuse = [locked = options.locked](const HttpRequest&,
+                                            HttpResponse& res) {
       SendError(absl::PermissionDeniedError(locked), res);
     };
     http.Route("GET", "/ui/*", refuse);
     for (const ApiRoute& r : api) http.Route(r.method, r.pattern, refuse);
     return;
   }
-  http.Route("GET", "/ui/{asset}", [options](Req req, Res res) {
-    if (const absl::Status s = CheckCaller(req, options, false); !s.ok()) {
-      SendError(s, res);
-      return;
-    }
-    ServeUiAsset(req, res);
-  });
-  // Every API route: the caller's checks and the token first, then the
-  // handler; a handler's error status becomes the JSON error, and an answer
-  // over the budget's bytes is refused rather than sent.
+  // The page needs no token (it asks for one when the API wants it).
+  http.Route("GET", "/ui/{asset}",
+             [options](const HttpRequest& req, HttpResponse& res) {
+               if (const absl::Status s = CheckCaller(req, options, false);
+                   !s.ok()) {
+                 SendError(s, res);
+                 return;
+               }
+               ServeUiAsset(req, res);
+             });
   for (const ApiRoute& r : api) {
-    const bool does_work = std::string(r.method) == "POST";
-    auto run = [options, does_work, handler = r.handler](Req req, Res res) {
-      if (const absl::Status s = CheckCaller(req, options, does_work);
-          !s.ok()) {
-        SendError(s, res);
-        if (s.code() == absl::StatusCode::kInvalidArgument) res.status = 415;
-        return;
-      }
-      if (!options.token.empty() &&
-          !BearerTokenMatches(req.header("authorization"), options.token)) {
-        res.Header("WWW-Authenticate", "Bearer realm=\"utilityd\"");
-        SendError(absl::UnauthenticatedError(
-                      "this endpoint needs \"Authorization: Bearer <token>\" "
-                      "(the server's --admin_token)"),
-                  res);
-        return;
-      }
-      absl::Status status = handler(req, res);
-      if (status.ok() && res.body.size() > options.budget.max_answer_bytes) {
-        status = absl::ResourceExhaustedError(absl::StrCat(
-            "the answer is ", res.body.size(),
-            " bytes, over the inspector's budget of ",
-            options.budget.max_answer_bytes,
-            " (docs/INSPECTOR.md, \"Security\"): ask for less"));
-        res.body.clear();
-        res.body.shrink_to_fit();
-      }
-      if (!status.ok()) SendError(status, res);
-    };
-    http.Route(r.method, r.pattern, std::move(run), r.lane);
+    http.Route(r.method, r.pattern,
+               Guarded(options, std::string(r.method) == "POST", r.handler),
+               r.lane);
   }
 }
 

@@ -254,32 +254,9 @@ void CandidateOptionsFromFlags(utilityd::server::ServerOptions* options) {
       .reload_interval = absl::GetFlag(FLAGS_reload_interval)};
 }
 
-absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
-  utilityd::server::ServerOptions options;
-  options.config_dir = absl::GetFlag(FLAGS_config_dir);
-  options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
-  options.http_address = absl::GetFlag(FLAGS_http_address);
-  options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
-  options.tls_key = absl::GetFlag(FLAGS_tls_key);
-  options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
-  options.decision_log = {
-      .sink = absl::GetFlag(FLAGS_decision_log),
-      .format = absl::GetFlag(FLAGS_decision_log_format),
-      .sample = absl::GetFlag(FLAGS_decision_log_sample),
-      .queue_capacity = static_cast<size_t>(
-          std::max(0, absl::GetFlag(FLAGS_decision_log_queue))),
-      .mask_agent_ids = absl::GetFlag(FLAGS_decision_log_mask_ids),
-      .mask_salt = absl::GetFlag(FLAGS_decision_log_mask_salt),
-      .factor_values = absl::GetFlag(FLAGS_decision_log_factors)};
-  CandidateOptionsFromFlags(&options);
-  options.service.max_agents_per_request =
-      absl::GetFlag(FLAGS_max_agents_per_request);
-  options.service.max_targets_per_request =
-      absl::GetFlag(FLAGS_max_targets_per_request);
-  options.service.max_pools_per_request =
-      absl::GetFlag(FLAGS_max_pools_per_request);
-  options.service.max_holders_per_request =
-      absl::GetFlag(FLAGS_max_holders_per_request);
+// The admin endpoint's flags: its limits, the inspector and its token.
+absl::Status AdminOptionsFromFlags(utilityd::server::ServerOptions* out) {
+  utilityd::server::ServerOptions& options = *out;
   options.http_limits.max_connections =
       absl::GetFlag(FLAGS_http_max_connections);
   options.http_limits.max_per_address =
@@ -310,6 +287,36 @@ absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
           absl::StrCat("--admin_token_file: cannot read a token from ", file));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<utilityd::server::ServerOptions> OptionsFromFlags() {
+  utilityd::server::ServerOptions options;
+  options.config_dir = absl::GetFlag(FLAGS_config_dir);
+  options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
+  options.http_address = absl::GetFlag(FLAGS_http_address);
+  options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key = absl::GetFlag(FLAGS_tls_key);
+  options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  options.decision_log = {
+      .sink = absl::GetFlag(FLAGS_decision_log),
+      .format = absl::GetFlag(FLAGS_decision_log_format),
+      .sample = absl::GetFlag(FLAGS_decision_log_sample),
+      .queue_capacity = static_cast<size_t>(
+          std::max(0, absl::GetFlag(FLAGS_decision_log_queue))),
+      .mask_agent_ids = absl::GetFlag(FLAGS_decision_log_mask_ids),
+      .mask_salt = absl::GetFlag(FLAGS_decision_log_mask_salt),
+      .factor_values = absl::GetFlag(FLAGS_decision_log_factors)};
+  CandidateOptionsFromFlags(&options);
+  options.service.max_agents_per_request =
+      absl::GetFlag(FLAGS_max_agents_per_request);
+  options.service.max_targets_per_request =
+      absl::GetFlag(FLAGS_max_targets_per_request);
+  options.service.max_pools_per_request =
+      absl::GetFlag(FLAGS_max_pools_per_request);
+  options.service.max_holders_per_request =
+      absl::GetFlag(FLAGS_max_holders_per_request);
+  if (absl::Status s = AdminOptionsFromFlags(&options); !s.ok()) return s;
   options.recent_decisions =
       static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_recent_decisions)));
   options.recent_sample = absl::GetFlag(FLAGS_recent_sample);

@@ -245,7 +245,7 @@ TEST(TreeAnalysisTest, APreconditionCanPassAConditionNoValuePasses) {
     children:
       - name: impossible
         success_if: "health >= 0"
-        condition: {factor: danger, output: {min: 0, max: 0.4}, threshold: 0.5}
+        condition: {factor: danger, range: {min: 0, max: 25}, threshold: 0.5}
       - action: fight
 )"));
   ASSERT_NE(set, nullptr);
@@ -260,7 +260,7 @@ TEST(TreeAnalysisTest, APreconditionCanPassAConditionNoValuePasses) {
     children:
       - name: always
         failure_if: "danger > 5"
-        condition: {factor: danger, output: {min: 0.6, max: 1}, threshold: 0.5}
+        condition: {factor: danger, range: {min: -10, max: 0}}
       - action: flee
 )"));
   ASSERT_NE(set, nullptr);
@@ -364,7 +364,7 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
                              RandomNode(rng, depth - 1, names));
     case 15:
       return absl::StrFormat("{name: %s, delay: {seconds: %.1f, child: %s}}",
-                             name, 0.5 * pick(3),
+                             name, 0.5 * (1 + pick(3)),
                              RandomNode(rng, depth - 1, names));
     case 16:
       return absl::StrFormat(

@@ -311,7 +311,7 @@ TEST_F(ServiceTest, TargetPoolAndHolderLimitsAreResourceExhausted) {
   ASSERT_EQ(response.decisions_size(), 2);
   EXPECT_EQ(response.decisions(0).error().reason(),
             v1::ERROR_REASON_OUT_OF_RANGE);
-  EXPECT_EQ(response.decisions(0).error().field(), "targets");
+  EXPECT_EQ(response.decisions(0).error().field(), "agents[0].targets");
   EXPECT_THAT(response.decisions(0).error().message(), HasSubstr("4096"));
   EXPECT_FALSE(response.decisions(1).has_error());
   EXPECT_EQ(response.decisions(1).action(), "attack");
