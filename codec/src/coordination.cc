@@ -22,6 +22,32 @@ std::string CandidateName(const e::CompiledBehaviourSet& set, int action,
 
 }  // namespace
 
+void Coordinator::ReleaseIfLarge(size_t keep_pools, size_t keep_holdings) {
+  if (pools_.capacity() <= keep_pools && holders_.capacity() <= keep_pools &&
+      holdings_.capacity() <= keep_holdings &&
+      options_.capacity() <= keep_holdings) {
+    return;
+  }
+  auto release = [](auto& container) {
+    std::remove_reference_t<decltype(container)>().swap(container);
+  };
+  release(agents_);
+  release(options_);
+  release(uses_);
+  release(pools_);
+  release(info_);
+  release(pool_index_);
+  release(by_id_);
+  release(seen_);
+  release(holders_);
+  release(holdings_);
+  release(holding_agent_ids_);
+  release(allocation_agents_);
+  release(sort_);
+  allocator_ = engine::Allocator();
+  allocation_ = nullptr;
+}
+
 void Coordinator::Clear(const v1::DecideRequest& request,
                         const loader::Catalog& catalog) {
   catalog_ = &catalog;

@@ -81,6 +81,12 @@ class Coordinator {
   };
   std::vector<Counts> CountsByResource() const;
 
+  // Frees the working memory when a batch left more than `keep_pools`
+  // pools or `keep_holdings` holdings' worth of it (one thread keeps one
+  // coordinator across batches: without this, one large request's memory
+  // would stay with the thread for good).
+  void ReleaseIfLarge(size_t keep_pools, size_t keep_holdings);
+
  private:
   struct PoolInfo {
     std::string resource, target_id;

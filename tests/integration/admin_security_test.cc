@@ -6,7 +6,6 @@
 #include <grpcpp/create_channel.h>
 #include <httplib.h>
 
-#include <fstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -22,15 +21,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::utilityd::testing::IsOk;
 using ::utilityd::testing::UtilitydProcess;
-
-// The process's peak resident memory (VmHWM) in MiB, or -1.
-double PeakMiB(pid_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024;
-  }
-  return -1;
-}
 
 class AdminSecurityTest : public ::testing::Test {
  protected:
@@ -170,7 +160,7 @@ TEST_F(AdminSecurityTest, AWhatIfOverTheBudgetIsRefusedBeforeItTakesMemory) {
   ASSERT_TRUE(one);
   EXPECT_EQ(one->status, 200) << one->body.substr(0, 300);
   // Parsing, scoring and printing all of that stays small.
-  EXPECT_LT(PeakMiB(server_->pid()), 200);
+  EXPECT_LT(server_->MemoryMiB("VmHWM"), 200);
   ExpectAlive();
   // Explaining less fits more agents: 8 at explain none.
   std::string body = WhatIfBody(set, 8);

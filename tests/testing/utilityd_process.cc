@@ -126,6 +126,16 @@ double UtilitydProcess::MetricTotal(const std::string& name) const {
   return total;
 }
 
+double UtilitydProcess::MemoryMiB(const std::string& field) const {
+  std::ifstream in(absl::StrCat("/proc/", pid_, "/status"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field + ":", 0) == 0) {
+      return std::stod(line.substr(field.size() + 1)) / 1024;
+    }
+  }
+  return -1;
+}
+
 bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout,
              absl::Duration poll) {
   const absl::Time deadline = absl::Now() + timeout;

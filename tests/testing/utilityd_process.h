@@ -55,6 +55,9 @@ class UtilitydProcess {
   // The sum of a metric's samples on the admin endpoint's /metrics (every
   // label set), or -1 when it cannot be read.
   double MetricTotal(const std::string& name) const;
+  // A memory figure of the process from /proc/PID/status, in MiB: "VmRSS"
+  // (resident now) or "VmHWM" (its peak); -1 when it cannot be read.
+  double MemoryMiB(const std::string& field) const;
 
  private:
   std::vector<std::string> args_;
