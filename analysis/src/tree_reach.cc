@@ -95,11 +95,7 @@ class TreeWalk {
     // A subtree is instant when nothing in it can run across ticks.
     for (int id = count_ - 1; id >= 0; --id) {
       const e::CompiledNode& n = tree_.node(id);
-      if (n.kind == NodeKind::kAction || n.kind == NodeKind::kUtility ||
-          n.kind == NodeKind::kDelay ||
-          n.kind == NodeKind::kKeepRunningUntilFailure) {
-        instant_[id] = false;  // can answer running
-      }
+      if (e::NodeKindAnswersRunning(n.kind)) instant_[id] = false;
       if (n.parent >= 0 && !instant_[id]) instant_[n.parent] = false;
     }
     for (int id = 0; id < count_; ++id) Children(id);

@@ -13,6 +13,10 @@
 //   kKeepsTimeIdle  its state's time outlives a reset (a cooldown pending)
 //   kKeepsPlaceIdle  its state's `index` outlives a reset while `kept`
 //              (sequence_with_memory's place, run_once's outcome)
+//   kAnswersRunning  it may answer RUNNING whatever its children do (a
+//              leaf the game runs, a utility node, a delay waiting, a
+//              loop that restarts): the analysis's notion of a subtree
+//              that can run across ticks is read from this
 //   kStateBytes  the most its state fields take encoded
 //   Validate   appends an issue per bad parameter (NodeCheck)
 //   Compile    fills its part of the CompiledNode (NodeCompile)
@@ -104,6 +108,7 @@ struct NodeBase {
   static constexpr bool kKeepsRunningChild = false;
   static constexpr bool kKeepsTimeIdle = false;
   static constexpr bool kKeepsPlaceIdle = false;
+  static constexpr bool kAnswersRunning = false;
   static constexpr size_t kStateBytes = 0;
   static void Validate(const TreeNodeDefinition&, const NodeCheck&) {}
   static absl::Status Compile(const TreeNodeDefinition&, const NodeCompile&,
@@ -546,6 +551,7 @@ struct ActionNode : NodeBase {
   static constexpr NodeKind kKind = NodeKind::kAction;
   static constexpr const char* kName = "action";
   static constexpr NodeArity kArity = NodeArity::kLeaf;
+  static constexpr bool kAnswersRunning = true;  // the game says
   static void Validate(const TreeNodeDefinition& n, const NodeCheck& check) {
     const ActionDefinition* a = FindActionDef(check.def, n.action);
     if (n.action.empty()) {
@@ -615,6 +621,7 @@ struct UtilityNode : NodeBase {
   static constexpr NodeKind kKind = NodeKind::kUtility;
   static constexpr const char* kName = "utility";
   static constexpr NodeArity kArity = NodeArity::kChildren;
+  static constexpr bool kAnswersRunning = true;
   static constexpr bool kKeepsRunningChild = true;
   static constexpr size_t kStateBytes = 15;
 
@@ -906,13 +913,9 @@ struct WhileDoElseNode : Branching {
     }
     return RunChild(t, id, branch);
   }
-  // Whether the subtree can answer running.
+  // Whether the subtree can answer running (a kind's kAnswersRunning).
   static bool CanRun(const TreeNodeDefinition& n) {
-    if (n.kind == NodeKind::kAction || n.kind == NodeKind::kUtility ||
-        n.kind == NodeKind::kDelay ||
-        n.kind == NodeKind::kKeepRunningUntilFailure) {
-      return true;
-    }
+    if (NodeKindAnswersRunning(n.kind)) return true;
     for (const TreeNodeDefinition& c : n.children) {
       if (CanRun(c)) return true;
     }
@@ -925,6 +928,7 @@ struct WhileDoElseNode : Branching {
 struct KeepRunningUntilFailureNode : Decorator {
   static constexpr NodeKind kKind = NodeKind::kKeepRunningUntilFailure;
   static constexpr const char* kName = "keep_running_until_failure";
+  static constexpr bool kAnswersRunning = true;
   static S Tick(Ticker& t, int id, int, size_t) {
     const S c = t.Tick(t.child(id, 0), -1);
     if (c == S::kFailure) {
@@ -942,6 +946,7 @@ struct KeepRunningUntilFailureNode : Decorator {
 struct DelayNode : TimedRun {
   static constexpr NodeKind kKind = NodeKind::kDelay;
   static constexpr const char* kName = "delay";
+  static constexpr bool kAnswersRunning = true;
   static S Tick(Ticker& t, int id, int, size_t) {
     const CompiledNode& n = t.node(id);
     NodeState& s = t.state(id);
@@ -1137,6 +1142,7 @@ concept NodeKindBlock = requires(const TreeNodeDefinition& d,
   { K::kKeepsRunningChild } -> std::convertible_to<bool>;
   { K::kKeepsTimeIdle } -> std::convertible_to<bool>;
   { K::kKeepsPlaceIdle } -> std::convertible_to<bool>;
+  { K::kAnswersRunning } -> std::convertible_to<bool>;
   { K::kStateBytes } -> std::convertible_to<size_t>;
   K::Validate(d, check);
   { K::Compile(d, in, c) } -> std::same_as<absl::Status>;
@@ -1152,7 +1158,8 @@ constexpr bool AllNodeBlocks(NodeKindList<K...>) {
 static_assert(
     AllNodeBlocks(NodeKinds{}),
     "every node kind needs kKind, kName, kArity, kParams, "
-    "kKeepsRunningChild, kKeepsTimeIdle, kKeepsPlaceIdle, kStateBytes, "
+    "kKeepsRunningChild, kKeepsTimeIdle, kKeepsPlaceIdle, kAnswersRunning, "
+    "kStateBytes, "
     "Validate, "
     "Compile, Tick, OnHalt, Read and Write");
 
@@ -1200,6 +1207,12 @@ constexpr std::array<bool, sizeof...(K)> KeepsPlaceIdleTable(
   return {K::kKeepsPlaceIdle...};
 }
 inline constexpr auto kKeepsPlaceIdle = KeepsPlaceIdleTable(NodeKinds{});
+template <typename... K>
+constexpr std::array<bool, sizeof...(K)> AnswersRunningTable(
+    NodeKindList<K...>) {
+  return {K::kAnswersRunning...};
+}
+inline constexpr auto kAnswersRunning = AnswersRunningTable(NodeKinds{});
 
 // Calls visit(K{}) for the kind K of `kind` and returns what it returns
 // (validation, compilation, the state codec).

@@ -262,6 +262,11 @@ std::optional<NodeKind> FindNodeKind(absl::string_view name) {
   return std::nullopt;
 }
 
+bool NodeKindAnswersRunning(NodeKind kind) {
+  const auto k = static_cast<size_t>(kind);
+  return k < internal::kNodeKinds && internal::kAnswersRunning[k];
+}
+
 NodeArity NodeKindArity(NodeKind kind) {
   return internal::kArities[static_cast<size_t>(kind)];
 }
