@@ -398,7 +398,8 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
 
 TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
   std::mt19937_64 rng(2026);
-  int checked_dead = 0, checked_never = 0, trees = 0, guarded_ticks = 0;
+  int checked_dead = 0, checked_never = 0, checked_chosen = 0, trees = 0,
+      guarded_ticks = 0;
   std::set<std::string> kinds;
   for (int t = 0; t < 300; ++t) {
     int names = 0;
@@ -417,6 +418,9 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
     for (const v1::Finding& f : a.findings()) {
       if (f.kind() == "never_holds") never_holds.insert(ids[f.subject()]);
       if (f.kind() == "always_holds") always_holds.insert(ids[f.subject()]);
+      // A utility node's child never chosen is DEAD in the tree's reach:
+      // checked with the others below, as never ticked.
+      if (f.kind() == "never_chosen") ++checked_chosen;
     }
     checked_dead += static_cast<int>(dead.size());
     checked_never += static_cast<int>(never_holds.size());
@@ -473,6 +477,7 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
   EXPECT_GT(checked_dead, 10);
   EXPECT_GT(checked_never, 3);
   EXPECT_GT(guarded_ticks, 100);
+  EXPECT_GT(checked_chosen, 0);
   // Every node kind the engine knows was in the sample.
   for (const engine::NodeKind kind : engine::AllNodeKinds()) {
     EXPECT_TRUE(kinds.contains(engine::NodeKindName(kind)))

@@ -14,6 +14,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "tests/testing/admin_server.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
@@ -57,26 +58,7 @@ v1::AgentSnapshot ArenaScenario(const std::string& name) {
   return {};
 }
 
-class AdminApiTest : public ::testing::Test {
- protected:
-  void Start(std::vector<std::string> flags = {}) {
-    flags.push_back("--config_dir=examples/behaviour_sets");
-    server_ = std::make_unique<UtilitydProcess>(flags);
-    ASSERT_THAT(server_->StartServing(), IsOk());
-    http_ =
-        std::make_unique<httplib::Client>("127.0.0.1", server_->http_port());
-    stub_ = v1::DecisionService::NewStub(grpc::CreateChannel(
-        server_->address(), grpc::InsecureChannelCredentials()));
-  }
-
-  httplib::Result Post(const std::string& path, const std::string& body) {
-    return http_->Post(path, body, "application/json");
-  }
-
-  std::unique_ptr<UtilitydProcess> server_;
-  std::unique_ptr<httplib::Client> http_;
-  std::unique_ptr<v1::DecisionService::Stub> stub_;
-};
+class AdminApiTest : public testing::AdminServerTest {};
 
 TEST_F(AdminApiTest, SetsAreWhatGrpcLists) {
   Start();

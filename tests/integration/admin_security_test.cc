@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/admin_server.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/utilityd_process.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
@@ -19,20 +20,9 @@ namespace utilityd {
 namespace {
 
 using ::testing::HasSubstr;
-using ::utilityd::testing::IsOk;
-using ::utilityd::testing::UtilitydProcess;
 
-class AdminSecurityTest : public ::testing::Test {
+class AdminSecurityTest : public testing::AdminServerTest {
  protected:
-  void Start(std::vector<std::string> flags = {}) {
-    flags.push_back("--config_dir=examples/behaviour_sets");
-    server_ = std::make_unique<UtilitydProcess>(flags);
-    ASSERT_THAT(server_->StartServing(), IsOk());
-    http_ =
-        std::make_unique<httplib::Client>("127.0.0.1", server_->http_port());
-    http_->set_read_timeout(60);
-  }
-
   // The process answers both ports: the probe, and a gRPC decision.
   void ExpectAlive() {
     ASSERT_TRUE(server_->running());
@@ -40,21 +30,16 @@ class AdminSecurityTest : public ::testing::Test {
     ASSERT_TRUE(probe) << "the admin port does not answer";
     EXPECT_EQ(probe->status, 200);
     EXPECT_EQ(server_->Health(), "SERVING");
-    auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
-        server_->address(), grpc::InsecureChannelCredentials()));
     v1::DecideRequest request;
     v1::AgentSnapshot* agent = request.add_agents();
     agent->set_behaviour_set("eat_hide_wander");
     for (float v : {0.8f, 0.05f, 5.0f, 2.0f}) agent->add_factors(v);
     v1::DecideResponse response;
     grpc::ClientContext context;
-    ASSERT_TRUE(stub->Decide(&context, request, &response).ok());
+    ASSERT_TRUE(stub_->Decide(&context, request, &response).ok());
     ASSERT_EQ(response.decisions_size(), 1);
     EXPECT_FALSE(response.decisions(0).has_error());
   }
-
-  std::unique_ptr<UtilitydProcess> server_;
-  std::unique_ptr<httplib::Client> http_;
 };
 
 TEST_F(AdminSecurityTest, ALongPathIsRefusedWith414AndTheServerLives) {
