@@ -618,7 +618,7 @@ bool IsAllowedHost(absl::string_view host_header,
 }
 
 absl::Status CheckCaller(const HttpRequest& req,
-                         const AdminApiOptions& options, bool does_work) {
+                         const AdminApiOptions& options, Caller caller) {
   // DNS rebinding: a page whose name now resolves to 127.0.0.1 sends its own
   // name as Host. Without a token nothing else tells it from the designer.
   if (options.token.empty() && req.has_header("host") &&
@@ -629,6 +629,9 @@ absl::Status CheckCaller(const HttpRequest& req,
         "answers only loopback names (localhost, 127.0.0.1, [::1]) and those "
         "--admin_allowed_hosts lists"));
   }
+  // The page itself may be linked to from anywhere: it does nothing until
+  // it calls the API, from its own origin.
+  if (caller == Caller::kPage) return absl::OkStatus();
   // Cross-site requests: browsers say where a request comes from.
   const std::string site = req.header("sec-fetch-site");
   if (!site.empty() && site != "same-origin" && site != "none") {
@@ -647,7 +650,7 @@ absl::Status CheckCaller(const HttpRequest& req,
                        "only its own page"));
     }
   }
-  if (does_work) {
+  if (caller == Caller::kWork) {
     // A form or a text/plain fetch from another site needs no preflight;
     // a JSON body does, and the API answers no preflight.
     const std::string type = absl::AsciiStrToLower(absl::StripAsciiWhitespace(
@@ -728,7 +731,9 @@ HttpHandler Guarded(const AdminApiOptions& options, bool does_work,
                     Handler handler) {
   return [options, does_work, handler = std::move(handler)](
              const HttpRequest& req, HttpResponse& res) {
-    if (const absl::Status s = CheckCaller(req, options, does_work); !s.ok()) {
+    if (const absl::Status s = CheckCaller(
+            req, options, does_work ? Caller::kWork : Caller::kRead);
+        !s.ok()) {
       SendError(s, res);
       // A body of the wrong type: 415 Unsupported Media Type.
       if (s.code() == absl::StatusCode::kInvalidArgument) res.status = 415;
@@ -781,7 +786,8 @@ void RegisterAdminApi(HttpRouter& http, const AdminApiOptions& options,
   // The page needs no token (it asks for one when the API wants it).
   http.Route("GET", "/ui/{asset}",
              [options](const HttpRequest& req, HttpResponse& res) {
-               if (const absl::Status s = CheckCaller(req, options, false);
+               if (const absl::Status s =
+                       CheckCaller(req, options, Caller::kPage);
                    !s.ok()) {
                  SendError(s, res);
                  return;

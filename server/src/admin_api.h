@@ -96,14 +96,19 @@ void RegisterAdminApi(HttpRouter& http, const AdminApiOptions& options,
 [[nodiscard]] bool IsAllowedHost(absl::string_view host_header,
                                  const std::vector<std::string>& allowed_hosts);
 
-// Returns why the API refuses a caller, before its token is checked: a Host
-// other than this server's when it has no token (PERMISSION_DENIED), a
-// request from another site (Origin, Sec-Fetch-Site: PERMISSION_DENIED), or
-// for a route that `does_work`, a body that is not JSON or YAML by its
-// Content-Type (INVALID_ARGUMENT).
+// What a request to the admin endpoint asks for: the inspector's page
+// (static), an API read, or API work (a POST that scores).
+enum class Caller { kPage, kRead, kWork };
+
+// Returns why the endpoint refuses a caller, before its token is checked:
+// a Host other than this server's when it has no token (PERMISSION_DENIED:
+// DNS rebinding); for the API, a request from another site (Origin,
+// Sec-Fetch-Site: PERMISSION_DENIED); for work, a body that is not JSON or
+// YAML by its Content-Type (INVALID_ARGUMENT). The page may be linked to
+// from anywhere.
 [[nodiscard]] absl::Status CheckCaller(const HttpRequest& req,
                                        const AdminApiOptions& options,
-                                       bool does_work);
+                                       Caller caller);
 
 // True when `header` is "Bearer <token>"; compares in constant time.
 bool BearerTokenMatches(const std::string& header, const std::string& token);

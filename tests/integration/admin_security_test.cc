@@ -261,7 +261,12 @@ TEST_F(AdminSecurityTest, CrossSiteRequestsAreRefusedBeforeTheWork) {
                     analysis, "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200) << res->body;
-  // A cross-origin GET of the feed too.
+  // A link from another site to the page opens it (it does nothing
+  // until it calls the API from its own origin).
+  res = http_->Get("/ui/", {{"Sec-Fetch-Site", "cross-site"}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  // A cross-origin GET of the feed is refused.
   res = http_->Get("/api/v1/decisions/recent",
                    {{"Origin", "http://evil.example"}});
   ASSERT_TRUE(res);
