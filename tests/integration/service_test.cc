@@ -365,12 +365,19 @@ TEST_F(ServiceTest, ALargeRequestsMemoryIsReturned) {
     ASSERT_EQ(response.pools_size(), 16384);
   }
   const double peak = server_->MemoryMiB("VmRSS");
-  // Kept before: 39 MiB over the idle server; now about 12.
+  // Kept before: 24 MiB over the idle server after one such request; now
+  // about 12 after four. (Not under AddressSanitizer, whose quarantine
+  // holds freed memory back by design.)
+#ifndef __SANITIZE_ADDRESS__
   EXPECT_TRUE(testing::WaitFor(
       [&] { return server_->MemoryMiB("VmRSS") < before + 24; },
       absl::Seconds(10), absl::Milliseconds(200)))
       << "idle " << before << " MiB, after the requests " << peak
       << " MiB, now " << server_->MemoryMiB("VmRSS") << " MiB";
+#else
+  (void)before;
+  (void)peak;
+#endif
 }
 
 TEST_F(ServiceTest, InvalidUtf8IsRefusedAndTheServerCarriesOn) {
