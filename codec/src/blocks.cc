@@ -139,8 +139,7 @@ absl::Status CheckLength(absl::string_view field, int size, int rows,
   if (static_cast<int64_t>(size) <= static_cast<int64_t>(rows) * per_row) {
     return absl::OkStatus();
   }
-  return Refuse(absl::StatusCode::kInvalidArgument,
-                LengthReason(field), field,
+  return Refuse(absl::StatusCode::kInvalidArgument, LengthReason(field), field,
                 absl::StrCat("has ", size, " values for ", rows, " rows (",
                              per_row, " a row); a column holds one value ",
                              per_row == 1 ? "per row" : "per row and column"));
@@ -222,7 +221,8 @@ absl::Status ReadTargets(const loader::LoadedSet& set,
   if (block.target_ids_size() != 0 &&
       static_cast<uint32_t>(block.target_ids_size()) != c->targets) {
     return Refuse(
-        absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange, "target_ids",
+        absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange,
+        "target_ids",
         absl::StrCat("has ", block.target_ids_size(), " ids for ", c->targets,
                      " targets; send one per target, "
                      "or none"));
@@ -243,8 +243,8 @@ absl::Status CheckOffsets(absl::string_view field, int offsets, int rows,
                           absl::string_view indexed) {
   if (offsets == 0) return absl::OkStatus();
   if (offsets != rows + 1) {
-    return Refuse(absl::StatusCode::kInvalidArgument,
-                  LengthReason(field), field,
+    return Refuse(absl::StatusCode::kInvalidArgument, LengthReason(field),
+                  field,
                   absl::StrCat("has ", offsets, " values for ", rows,
                                " rows; it holds one per row and one more "
                                "(where the last row's end)"));
@@ -329,8 +329,8 @@ absl::Status CheckHeldColumns(const loader::LoadedSet& set,
                                     block.held_target_ids_size()},
         {"held_amounts", block.held_amounts_size()}}) {
     if (size != 0 && size != held) {
-      return Refuse(absl::StatusCode::kInvalidArgument,
-                    LengthReason(field), field,
+      return Refuse(absl::StatusCode::kInvalidArgument, LengthReason(field),
+                    field,
                     absl::StrCat("has ", size, " values for ", held,
                                  " held_resources: one per holding, or none"));
     }
@@ -426,8 +426,8 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
 absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
                       const BlockWork& work, int r, e::AgentInput* in) {
   auto short_column = [&](absl::string_view field, int size, int per_row) {
-    return Refuse(absl::StatusCode::kInvalidArgument,
-                  LengthReason(field), field,
+    return Refuse(absl::StatusCode::kInvalidArgument, LengthReason(field),
+                  field,
                   absl::StrCat("the column has ", size, " values, ", per_row,
                                " a row: it ends before this row"));
   };

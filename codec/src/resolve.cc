@@ -154,12 +154,11 @@ absl::Status ResolveTargets(const e::CompiledBehaviourSet& set,
   scratch->target_values.clear();
   scratch->targets.clear();
   if (snapshot.targets_size() > kMaxTargetsPerAgent) {
-    return e::FieldError(
-        absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange,
-        "targets",
-        absl::StrCat(snapshot.targets_size(),
-                     " targets; an agent may have at most ",
-                     kMaxTargetsPerAgent));
+    return e::FieldError(absl::StatusCode::kInvalidArgument,
+                         e::ErrorReason::kOutOfRange, "targets",
+                         absl::StrCat(snapshot.targets_size(),
+                                      " targets; an agent may have at most ",
+                                      kMaxTargetsPerAgent));
   }
   input->current_target = e::kAnyTarget;
   if (!snapshot.current_target().empty())

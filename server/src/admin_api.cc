@@ -184,7 +184,8 @@ int64_t ConsiderationsPerAgent(const engine::CompiledBehaviourSet& set,
   if (const engine::CompiledTree* tree = set.tree(); tree != nullptr) {
     n += static_cast<int64_t>(tree->nodes.size());
     for (const engine::CompiledNode& node : tree->nodes) {
-      if (node.choices != nullptr) n += ConsiderationsPerAgent(*node.choices, t);
+      if (node.choices != nullptr)
+        n += ConsiderationsPerAgent(*node.choices, t);
     }
   }
   return n;
@@ -217,7 +218,8 @@ absl::Status CheckDecideBudget(const loader::Catalog& catalog,
     const std::shared_ptr<const loader::LoadedSet> set =
         catalog.Find(agent.behaviour_set());
     if (set == nullptr) continue;  // answered as that agent's error
-    const int64_t n = ConsiderationsPerAgent(set->compiled, agent.targets_size());
+    const int64_t n =
+        ConsiderationsPerAgent(set->compiled, agent.targets_size());
     scored += n * sweeps(*set);
     if (full) explained += n;
   }
@@ -227,8 +229,9 @@ absl::Status CheckDecideBudget(const loader::Catalog& catalog,
     if (set == nullptr) continue;
     const int64_t rows = block.agent_ids_size();
     const int64_t targets =
-        block.target_offsets().empty() ? 0 : block.target_offsets().Get(
-                                                 block.target_offsets_size() - 1);
+        block.target_offsets().empty()
+            ? 0
+            : block.target_offsets().Get(block.target_offsets_size() - 1);
     // Every row with its share of the targets (rounded up).
     const int64_t per_row = ConsiderationsPerAgent(
         set->compiled, rows > 0 ? (targets + rows - 1) / rows : 0);
@@ -534,9 +537,8 @@ absl::Status TuneSet(const AdminBudget& budget, const HttpRequest& req,
     return absl::ResourceExhaustedError(absl::StrCat(
         "tune: ", (*set)->definition.scenarios_size(), " scenarios x ",
         (*set)->compiled.action_count(), " actions x ",
-        ConsiderationsPerAgent((*set)->compiled, 1),
-        " considerations is ", work, "; the inspector's budget is ",
-        budget.max_tune,
+        ConsiderationsPerAgent((*set)->compiled, 1), " considerations is ",
+        work, "; the inspector's budget is ", budget.max_tune,
         " (docs/INSPECTOR.md, \"Security\"): run utilityctl tune"));
   }
   absl::StatusOr<v1::TuneReport> r = analysis::Tune(**set, options);
@@ -617,8 +619,8 @@ bool IsAllowedHost(absl::string_view host_header,
   return false;
 }
 
-absl::Status CheckCaller(const HttpRequest& req,
-                         const AdminApiOptions& options, Caller caller) {
+absl::Status CheckCaller(const HttpRequest& req, const AdminApiOptions& options,
+                         Caller caller) {
   // DNS rebinding: a page whose name now resolves to 127.0.0.1 sends its own
   // name as Host. Without a token nothing else tells it from the designer.
   if (options.token.empty() && req.has_header("host") &&
@@ -750,11 +752,11 @@ HttpHandler Guarded(const AdminApiOptions& options, bool does_work,
     }
     absl::Status status = handler(req, res);
     if (status.ok() && res.body.size() > options.budget.max_answer_bytes) {
-      status = absl::ResourceExhaustedError(absl::StrCat(
-          "the answer is ", res.body.size(),
-          " bytes, over the inspector's budget of ",
-          options.budget.max_answer_bytes,
-          " (docs/INSPECTOR.md, \"Security\"): ask for less"));
+      status = absl::ResourceExhaustedError(
+          absl::StrCat("the answer is ", res.body.size(),
+                       " bytes, over the inspector's budget of ",
+                       options.budget.max_answer_bytes,
+                       " (docs/INSPECTOR.md, \"Security\"): ask for less"));
       res.body.clear();
       res.body.shrink_to_fit();
     }
@@ -784,16 +786,16 @@ void RegisterAdminApi(HttpRouter& http, const AdminApiOptions& options,
     return;
   }
   // The page needs no token (it asks for one when the API wants it).
-  http.Route("GET", "/ui/{asset}",
-             [options](const HttpRequest& req, HttpResponse& res) {
-               if (const absl::Status s =
-                       CheckCaller(req, options, Caller::kPage);
-                   !s.ok()) {
-                 SendError(s, res);
-                 return;
-               }
-               ServeUiAsset(req, res);
-             });
+  http.Route(
+      "GET", "/ui/{asset}",
+      [options](const HttpRequest& req, HttpResponse& res) {
+        if (const absl::Status s = CheckCaller(req, options, Caller::kPage);
+            !s.ok()) {
+          SendError(s, res);
+          return;
+        }
+        ServeUiAsset(req, res);
+      });
   for (const ApiRoute& r : api) {
     http.Route(r.method, r.pattern,
                Guarded(options, std::string(r.method) == "POST", r.handler),

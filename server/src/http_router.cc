@@ -34,9 +34,8 @@ std::vector<absl::string_view> Segments(absl::string_view path) {
 
 void HttpRouter::Route(std::string method, absl::string_view pattern,
                        HttpHandler handler, Lane lane) {
-  Entry entry{.method = std::move(method),
-              .handler = std::move(handler),
-              .lane = lane};
+  Entry entry{
+      .method = std::move(method), .handler = std::move(handler), .lane = lane};
   for (absl::string_view s : Segments(pattern)) {
     if (s == "*") {
       entry.rest = true;
@@ -74,7 +73,8 @@ const HttpRouter::Entry* HttpRouter::Find(HttpRequest& request,
       if (route.segments[i] == "{}") request.captures.emplace_back(path[i]);
     }
     if (route.rest) {
-      request.captures.push_back(absl::StrJoin(path.begin() + n, path.end(), "/"));
+      request.captures.push_back(
+          absl::StrJoin(path.begin() + n, path.end(), "/"));
     }
     return &route;
   }

@@ -85,8 +85,8 @@ class HttpRouter {
 
   // Adds a route: `method` and a pattern ("/a/{name}", "/ui/*"). The first
   // matching route answers; GET routes answer HEAD too.
-  void Route(std::string method, absl::string_view pattern,
-             HttpHandler handler, Lane lane = Lane::kEventThread);
+  void Route(std::string method, absl::string_view pattern, HttpHandler handler,
+             Lane lane = Lane::kEventThread);
 
   // Returns the route for `request`, with its captures filled in, or null
   // with `*status` set to 404 (no path matches), 405 (a path matches under

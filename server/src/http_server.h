@@ -54,8 +54,8 @@ class HttpServer {
   // Adds a route before Start (HttpRouter::Route). The first matching route
   // answers; none gives 404, 405 for a path that matches under another
   // method, 414 for a path over HttpRouter::kMaxPathBytes.
-  void Route(std::string method, absl::string_view pattern,
-             HttpHandler handler, Lane lane = Lane::kEventThread) {
+  void Route(std::string method, absl::string_view pattern, HttpHandler handler,
+             Lane lane = Lane::kEventThread) {
     router_.Route(std::move(method), pattern, std::move(handler), lane);
   }
   // The routes, to add to before Start.

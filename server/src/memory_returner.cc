@@ -37,9 +37,9 @@ int64_t MemoryReturner::trims() const {
 
 void MemoryReturner::Run() {
   utilityd::MutexLock lock(&mu_);
-  while (!mu_.AwaitWithTimeout([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                                   mu_) { return stopping_; },
-                               period_)) {
+  while (!mu_.AwaitWithTimeout(
+      [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; },
+      period_)) {
     int left = rounds_to_trim.load(std::memory_order_relaxed);
     if (left <= 0 || !rounds_to_trim.compare_exchange_strong(
                          left, left - 1, std::memory_order_relaxed)) {

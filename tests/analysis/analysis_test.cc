@@ -116,9 +116,9 @@ actions:
   }
   EXPECT_THAT(never.dominated_by(),
               ::testing::UnorderedElementsAre("same_rank", "higher"));
-  EXPECT_THAT(findings, ::testing::UnorderedElementsAreArray(
-                            never.dominated_by().begin(),
-                            never.dominated_by().end()));
+  EXPECT_THAT(findings,
+              ::testing::UnorderedElementsAreArray(never.dominated_by().begin(),
+                                                   never.dominated_by().end()));
   const std::string table = FormatAnalysis(a);
   EXPECT_THAT(table, HasSubstr("never above same_rank, higher"));
   EXPECT_EQ(never.reach(), v1::REACH_DEAD);

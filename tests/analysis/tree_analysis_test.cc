@@ -250,7 +250,8 @@ TEST(TreeAnalysisTest, APreconditionCanPassAConditionNoValuePasses) {
 )"));
   ASSERT_NE(set, nullptr);
   const v1::SetAnalysis a = Analysed(*set);
-  EXPECT_EQ(Node(a, "fight").reach(), v1::REACH_ALIVE) << Node(a, "fight").reason();
+  EXPECT_EQ(Node(a, "fight").reach(), v1::REACH_ALIVE)
+      << Node(a, "fight").reason();
   EXPECT_THAT(Kinds(a, "fight"), Not(Contains("never_entered")));
   // The curve itself still never passes.
   EXPECT_THAT(Kinds(a, "impossible"), Contains("never_holds"));
@@ -359,9 +360,10 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
                              name, absl::StrJoin(rest, ", "));
     }
     case 14:
-      return absl::StrFormat("{name: %s, %s: {child: %s}}", name,
-                             pick(2) ? "run_once" : "keep_running_until_failure",
-                             RandomNode(rng, depth - 1, names));
+      return absl::StrFormat(
+          "{name: %s, %s: {child: %s}}", name,
+          pick(2) ? "run_once" : "keep_running_until_failure",
+          RandomNode(rng, depth - 1, names));
     case 15:
       return absl::StrFormat("{name: %s, delay: {seconds: %.1f, child: %s}}",
                              name, 0.5 * (1 + pick(3)),

@@ -376,15 +376,18 @@ TEST_F(BlocksTest, ABlockThatCannotBeReadIsRefusedAndTheNextIsDecided) {
 TEST_F(BlocksTest, ColumnLengthErrorsCarryTheirReason) {
   const Rows rows = RandomRows(*mage_, 4, 2);
   const v1::AgentBlock good = Block(*mage_, rows, v1::FACTOR_LAYOUT_ROWS);
-  const std::vector<std::pair<std::string,
-                              std::function<void(v1::AgentBlock*)>>>
+  const std::vector<
+      std::pair<std::string, std::function<void(v1::AgentBlock*)>>>
       out_of_range = {
           {"seeds", [](v1::AgentBlock* b) { b->add_seeds(1); }},
-          {"current_action", [](v1::AgentBlock* b) { b->add_current_action(0); }},
+          {"current_action",
+           [](v1::AgentBlock* b) { b->add_current_action(0); }},
           {"seconds_since_action",
            [](v1::AgentBlock* b) { b->add_seconds_since_action(1); }},
           {"target_offsets",
-           [](v1::AgentBlock* b) { b->mutable_target_offsets()->RemoveLast(); }},
+           [](v1::AgentBlock* b) {
+             b->mutable_target_offsets()->RemoveLast();
+           }},
           {"target_ids", [](v1::AgentBlock* b) { b->add_target_ids(1); }},
           {"personality", [](v1::AgentBlock* b) { b->add_personality(-1); }},
       };

@@ -54,14 +54,14 @@ struct Harness {
         {.locked = "locked for the fuzzer", .budget = FuzzBudget()}};
     for (int m = 0; m < 3; ++m) {
       utilityd::server::RegisterAdminRoutes(
-          routers[m],
-          {.metrics = [this] { return registry.Serialize(); },
-           .ready = [] { return true; },
-           .status_json = [] { return std::string("{}"); },
-           .more_routes = [&, m](HttpRouter& http) {
-             utilityd::server::RegisterAdminApi(http, modes[m], &service,
-                                                &recent);
-           }});
+          routers[m], {.metrics = [this] { return registry.Serialize(); },
+                       .ready = [] { return true; },
+                       .status_json = [] { return std::string("{}"); },
+                       .more_routes =
+                           [&, m](HttpRouter& http) {
+                             utilityd::server::RegisterAdminApi(
+                                 http, modes[m], &service, &recent);
+                           }});
     }
   }
   utilityd::server::ConfigStore store;
@@ -74,8 +74,17 @@ struct Harness {
 
 bool Documented(int status) {
   switch (status) {
-    case 200: case 302: case 400: case 401: case 403: case 404: case 405:
-    case 413: case 414: case 415: case 503:
+    case 200:
+    case 302:
+    case 400:
+    case 401:
+    case 403:
+    case 404:
+    case 405:
+    case 413:
+    case 414:
+    case 415:
+    case 503:
       return true;
     default:
       return false;

@@ -140,8 +140,8 @@ TEST_F(AdminSecurityTest, AWhatIfOverTheBudgetIsRefusedBeforeItTakesMemory) {
     EXPECT_THAT(res->body, HasSubstr("explain"));
   }
   // Three agents' 39,000 explained considerations fit.
-  auto one = http_->Post("/api/v1/whatif", WhatIfBody(set, 3),
-                         "application/json");
+  auto one =
+      http_->Post("/api/v1/whatif", WhatIfBody(set, 3), "application/json");
   ASSERT_TRUE(one);
   EXPECT_EQ(one->status, 200) << one->body.substr(0, 300);
   // Parsing, scoring and printing all of that stays small. (Not asserted
@@ -178,9 +178,9 @@ TEST_F(AdminSecurityTest, AnalysisAndTuneOverTheBudgetAreRefused) {
   std::string with_scenarios = set;
   with_scenarios.insert(with_scenarios.size() - 1,
                         R"(,"scenarios":[)" + scenarios + "]");
-  auto tune = http_->Post("/api/v1/tune",
-                          R"({"behaviourSet":)" + with_scenarios + "}",
-                          "application/json");
+  auto tune =
+      http_->Post("/api/v1/tune", R"({"behaviourSet":)" + with_scenarios + "}",
+                  "application/json");
   ASSERT_TRUE(tune);
   EXPECT_EQ(tune->status, 413) << tune->body.substr(0, 300);
   EXPECT_THAT(tune->body, HasSubstr("budget"));
@@ -213,10 +213,8 @@ TEST_F(AdminSecurityTest, AnOperatorListsMoreHosts) {
   EXPECT_EQ(
       http_->Get("/api/v1/sets", {{"Host", "inspector.internal:8080"}})->status,
       200);
-  EXPECT_EQ(http_->Get("/api/v1/sets", {{"Host", "tunnel:9000"}})->status,
-            200);
-  EXPECT_EQ(http_->Get("/api/v1/sets", {{"Host", "tunnel:9001"}})->status,
-            403);
+  EXPECT_EQ(http_->Get("/api/v1/sets", {{"Host", "tunnel:9000"}})->status, 200);
+  EXPECT_EQ(http_->Get("/api/v1/sets", {{"Host", "tunnel:9001"}})->status, 403);
   EXPECT_EQ(http_->Get("/api/v1/sets", {{"Host", "other.internal"}})->status,
             403);
 }
@@ -236,9 +234,9 @@ TEST_F(AdminSecurityTest, CrossSiteRequestsAreRefusedBeforeTheWork) {
       R"("actions":[{"name":"a","considerations":[{"name":"c","factor":"f"}]}]},)"
       R"("samples":1000})";
   // As found: a simple request from another origin, text/plain.
-  auto res = http_->Post("/api/v1/analysis",
-                         {{"Origin", "http://evil.example"}}, analysis,
-                         "text/plain");
+  auto res =
+      http_->Post("/api/v1/analysis", {{"Origin", "http://evil.example"}},
+                  analysis, "text/plain");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 403) << res->body;
   EXPECT_THAT(res->body, HasSubstr("evil.example"));
@@ -246,14 +244,14 @@ TEST_F(AdminSecurityTest, CrossSiteRequestsAreRefusedBeforeTheWork) {
   res = http_->Post("/api/v1/analysis", analysis, "text/plain");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 415) << res->body;
-  res = http_->Post("/api/v1/decide", "{}",
-                    "application/x-www-form-urlencoded");
+  res =
+      http_->Post("/api/v1/decide", "{}", "application/x-www-form-urlencoded");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 415);
   // Fetch metadata: a cross-site or same-site request is refused.
   for (const char* site : {"cross-site", "same-site"}) {
-    res = http_->Post("/api/v1/analysis", {{"Sec-Fetch-Site", site}},
-                      analysis, "application/json");
+    res = http_->Post("/api/v1/analysis", {{"Sec-Fetch-Site", site}}, analysis,
+                      "application/json");
     ASSERT_TRUE(res);
     EXPECT_EQ(res->status, 403) << site;
   }

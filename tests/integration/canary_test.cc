@@ -340,12 +340,12 @@ TEST(CanaryTest, EmptyingTheDirectoryRollsBackOnTwoReplicas) {
     bool all_a = false, all_b = false, none_a = false, none_b = false;
     StreamTally tally_a, tally_b;
     std::thread stream_a([&] {
-      tally_a = StreamUntil(
-          a, [&](int c) { return watch(c, &all_a, &none_a); });
+      tally_a =
+          StreamUntil(a, [&](int c) { return watch(c, &all_a, &none_a); });
     });
     std::thread stream_b([&] {
-      tally_b = StreamUntil(
-          b, [&](int c) { return watch(c, &all_b, &none_b); });
+      tally_b =
+          StreamUntil(b, [&](int c) { return watch(c, &all_b, &none_b); });
     });
     ASSERT_TRUE(testing::WaitFor([&] { return promoted.load() == 2; },
                                  absl::Seconds(20)));
@@ -363,7 +363,8 @@ TEST(CanaryTest, EmptyingTheDirectoryRollsBackOnTwoReplicas) {
     EXPECT_TRUE(none_b) << "replica b still serves the canary";
     for (testing::UtilitydProcess* server : {&a, &b}) {
       EXPECT_THAT(server->Log(), HasSubstr("event=canary_off"));
-      EXPECT_THAT(server->Log(), Not(HasSubstr("event=canary_config_rejected")));
+      EXPECT_THAT(server->Log(),
+                  Not(HasSubstr("event=canary_config_rejected")));
     }
   }
 }

@@ -291,10 +291,9 @@ v1::AgentSnapshot Goblin(const std::string& id, int targets) {
 }
 
 TEST_F(ServiceTest, TargetPoolAndHolderLimitsAreResourceExhausted) {
-  ASSERT_NO_FATAL_FAILURE(
-      StartServer({"--max_targets_per_request=5000",
-                   "--max_pools_per_request=10",
-                   "--max_holders_per_request=20"}));
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--max_targets_per_request=5000",
+                                       "--max_pools_per_request=10",
+                                       "--max_holders_per_request=20"}));
   v1::DecideResponse response;
   // Over the request's targets: refused whole, naming the flag.
   v1::DecideRequest request;
