@@ -29,7 +29,8 @@ FROM debian:12-slim
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libgrpc++1.51 libabsl20220623 libprotobuf32 libyaml-cpp0.7 \
-      libcpp-httplib0.11 libmicrohttpd12 libhwy1 libtinyxml2-9 \
+      libcpp-httplib0.11 libmicrohttpd12 libprometheus-cpp-core1.0 libhwy1 \
+      libtinyxml2-9 \
  && apt-get clean && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --no-create-home utilityd
 COPY --from=build /opt/utilityd/bin/utilityd /opt/utilityd/bin/utilityctl \

@@ -2,15 +2,16 @@
 set(UTILITYD_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
     -Wno-missing-field-initializers)
 
-# utilityd_cc_library(NAME name SRCS ... [HEADERS ...] [PUBLIC_DEPS ...]
-#                     [PRIVATE_DEPS ...])
+# utilityd_cc_library(NAME name [INTERNAL] SRCS ... [HEADERS ...]
+#                     [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
 # Builds utilityd_<name> with alias utilityd::<name>, public headers from
 # ${CMAKE_CURRENT_SOURCE_DIR}/include. HEADERS (paths below include/) are
 # installed, and the library joins the utilitydTargets export set, when the
-# whole project is configured.
+# whole project is configured, unless it is INTERNAL (used by the binaries
+# only).
 function(utilityd_cc_library)
-  cmake_parse_arguments(ARG "" "NAME" "SRCS;HEADERS;PUBLIC_DEPS;PRIVATE_DEPS"
-                        ${ARGN})
+  cmake_parse_arguments(ARG "INTERNAL" "NAME"
+                        "SRCS;HEADERS;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
   add_library(utilityd_${ARG_NAME} ${ARG_SRCS})
   add_library(utilityd::${ARG_NAME} ALIAS utilityd_${ARG_NAME})
   set_target_properties(utilityd_${ARG_NAME} PROPERTIES
@@ -21,7 +22,7 @@ function(utilityd_cc_library)
   target_link_libraries(utilityd_${ARG_NAME}
     PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   target_compile_options(utilityd_${ARG_NAME} PRIVATE ${UTILITYD_WARNINGS})
-  if(PROJECT_NAME STREQUAL "utilityd")
+  if(PROJECT_NAME STREQUAL "utilityd" AND NOT ARG_INTERNAL)
     install(TARGETS utilityd_${ARG_NAME} EXPORT utilitydTargets)
     foreach(header IN LISTS ARG_HEADERS)
       get_filename_component(dir ${header} DIRECTORY)

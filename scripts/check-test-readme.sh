@@ -14,7 +14,7 @@ readme=$root/tests/README.md
 suites=$( {
   grep -ohE '(utilityd_cc_test|add_test)\(NAME [A-Za-z0-9_]+' "${cmake_files[@]}" |
     awk '{print $2}'
-  grep -ohE '^utilityd_fuzz_replay\([a-z_]+' "${cmake_files[@]}" |
+  grep -ohE '^ *utilityd_fuzz_replay\([a-z_]+' "${cmake_files[@]}" |
     sed 's/.*(/fuzz_replay_/'
 } | sort -u)
 named=$(grep -oE '`[A-Za-z0-9_*]+`' "$readme" | tr -d '`' | sort -u)

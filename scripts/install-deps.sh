@@ -27,12 +27,12 @@ packages=(
   # toolchain
   g++ make cmake ninja-build pkg-config
   # libraries: gRPC and Protobuf, Abseil, YAML, the admin endpoint's HTTP
-  # server (libmicrohttpd), utilityctl's HTTP client (cpp-httplib) and XML
-  # parser (TinyXML-2, for BehaviorTree.CPP trees) and Google Highway (the
-  # curves' SIMD maths)
+  # server (libmicrohttpd), the metrics (prometheus-cpp), utilityctl's HTTP
+  # client (cpp-httplib) and XML parser (TinyXML-2, for BehaviorTree.CPP
+  # trees) and Google Highway (the curves' SIMD maths)
   libabsl-dev libprotobuf-dev protobuf-compiler libgrpc++-dev
-  protobuf-compiler-grpc libyaml-cpp-dev libmicrohttpd-dev libcpp-httplib-dev
-  libtinyxml2-dev libhwy-dev
+  protobuf-compiler-grpc libyaml-cpp-dev libmicrohttpd-dev prometheus-cpp-dev
+  libcpp-httplib-dev libtinyxml2-dev libhwy-dev
 )
 if [ "$mode" != build ]; then
   packages+=(

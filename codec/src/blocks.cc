@@ -42,10 +42,11 @@ struct BlockWork {
   std::vector<int> rows;              // their row numbers
   std::vector<e::BatchDecision> out;
   std::vector<absl::Status> errors;
-  std::vector<float> row_factors;        // a sampled factor-major row's
-  std::vector<uint32_t> explain;         // the rows to explain, once each
-  e::Decision decision;                  // an explained row's
-  e::TreeTick tick;                      // a tree row's
+  std::vector<uint8_t> wanted;     // by row: the observer wants its message
+  std::vector<float> row_factors;  // a sampled factor-major row's
+  std::vector<uint32_t> explain;   // the rows to explain, once each
+  e::Decision decision;            // an explained row's
+  e::TreeTick tick;                // a tree row's
   std::vector<e::LeafOutcome> outcomes;  // a tree row's
   std::vector<float> seconds;            // the clocks, NaN made "never"
   std::vector<e::TargetInput> targets;   // the block's, spans into the message
@@ -612,37 +613,33 @@ void FailRow(int b, int r, int index, const loader::LoadedSet* set,
   }
 }
 
-// Writes the engine's answers for the block's decided rows.
+// Writes the engine's answers for the block's decided rows; shows them to
+// the observer at once, and one by one those it wants a message for.
 void WriteRows(const loader::LoadedSet& set, bool canary, int b,
                const v1::AgentBlock& block, int first_index, BlockWork& work,
                v1::DecisionBlock* out, BatchObserver* observer) {
-  static const v1::AgentSnapshot* const kNone = new v1::AgentSnapshot();
   for (size_t g = 0; g < work.rows.size(); ++g) {
     const int r = work.rows[g];
-    const int index = first_index + r;
     if (!work.errors[g].ok()) {
-      FailRow(b, r, index, &set, work.errors[g], out, observer);
+      FailRow(b, r, first_index + r, &set, work.errors[g], out, observer);
       continue;
     }
+    WriteColumns(work.out[g], r, out);
+  }
+  if (observer == nullptr) return;
+  observer->OnDecidedRows(first_index, work.rows, set, work.inputs, work.out,
+                          work.errors);
+  for (size_t g = 0; g < work.rows.size(); ++g) {
+    const int r = work.rows[g];
+    if (!work.wanted[r] || !work.errors[g].ok()) continue;
     const e::BatchDecision& d = work.out[g];
-    WriteColumns(d, r, out);
-    if (observer == nullptr) continue;
-    const v1::AgentSnapshot* agent = kNone;
-    v1::Decision* message = nullptr;
-    if (!observer->WantsMessage(index)) {
-      // Factor-major rows' inputs carry no factors here: the tally reads
-      // none.
-      observer->OnDecided(index, set, *agent, work.inputs[g], d, message);
-      continue;
-    }
     const e::AgentInput in = WithFactors(set, block, r, work.inputs[g], work);
     RowSnapshot(set, block, r, in, &work.snapshot);
-    agent = &work.snapshot;
-    message = &work.message;
+    v1::Decision* message = &work.message;
     message->Clear();
     WriteDecision(set, work.snapshot, d, v1::EXPLAIN_NONE, message);
     if (canary) message->set_variant(v1::VARIANT_CANARY);
-    observer->OnDecided(index, set, *agent, in, d, message);
+    observer->OnRowMessage(first_index + r, set, work.snapshot, in, d, message);
   }
 }
 
@@ -875,7 +872,7 @@ void TickRows(const BlockSets& sets, int b, const v1::AgentBlock& block,
     WriteTickColumns(work.tick, in, r, out);
     EndTreeRow(out);
     if (observer == nullptr) continue;
-    if (!observer->WantsMessage(index)) {
+    if (!work.wanted[r]) {
       observer->OnTicked(index, set, *kNone, in, work.tick, nullptr);
       continue;
     }
@@ -978,6 +975,10 @@ void DecideBlock(const loader::Catalog& catalog, const Variants& variants,
   }
   StartColumns(columns.rows, out);
   out->set_revision(set->revision());
+  work.wanted.assign(columns.rows, 0);
+  if (observer != nullptr) {
+    observer->WantedMessages(first_index, absl::MakeSpan(work.wanted));
+  }
   const loader::LoadedSet* canary = variants.CanaryOf(*set);
   const BlockSets sets =
       ShareRows(*set, canary, variants.share, block, &work.canary_rows);

@@ -2,10 +2,6 @@
 
 #include <utility>
 
-#include "server/src/decision_log.h"
-#include "server/src/recent_decisions.h"
-#include "server/src/shadow.h"
-
 namespace utilityd::server {
 
 // Per thread: a batch is decided on one thread, start to end.

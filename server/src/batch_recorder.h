@@ -9,15 +9,18 @@
 #include <memory>
 
 #include "absl/time/clock.h"
+#include "server/src/decision_log.h"
 #include "server/src/decision_service.h"
+#include "server/src/recent_decisions.h"
+#include "server/src/shadow.h"
 #include "utilityd/base/decision_id.h"
 #include "utilityd/codec/decide_codec.h"
 
 namespace utilityd::server {
 
 // Sees every agent of one batch: assigns decision ids (reserved for the
-// whole batch with one atomic step) and records metrics through handles
-// resolved once per set, the decisions' counted locally and added once,
+// whole batch with one atomic step) and counts its metrics in the thread's
+// DecisionTally (a block's rows in one call), handed to prometheus-cpp once
 // when the batch is done.
 class BatchRecorder final : public codec::BatchObserver {
  public:
@@ -29,20 +32,23 @@ class BatchRecorder final : public codec::BatchObserver {
         canary_(std::move(canary)),
         first_id_(service->id_base_ + service->id_counter_.fetch_add(
                                           agents, std::memory_order_relaxed)),
-        now_(absl::Now()) {}
-  ~BatchRecorder() override { tally_.Flush(); }
+        now_(absl::Now()),
+        wanted_(Wanted(*service_, canary_)) {}
+  ~BatchRecorder() override { tally_.Flush(*service_->metrics_); }
 
   // Agent i's id is DecisionId(first, i): the compact form's
   // decision_id_base is `first`.
   uint64_t first_id() const { return first_id_; }
 
   bool WantsMessage(int agent_index) override {
-    const uint64_t id = DecisionId(first_id_, agent_index);
-    return service_->log_ != nullptr ||
-           (service_->recent_ != nullptr && service_->recent_->Sampled(id)) ||
-           (service_->shadow_ != nullptr && service_->shadow_->Sampled(id)) ||
-           (canary_.generation != nullptr &&
-            service_->canary_->compare().Sampled(id));
+    return wanted_(DecisionId(first_id_, agent_index));
+  }
+
+  void WantedMessages(int first_index, absl::Span<uint8_t> wanted) override {
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      wanted[i] =
+          wanted_(DecisionId(first_id_, first_index + static_cast<int>(i)));
+    }
   }
 
   void OnDecided(int agent_index, const loader::LoadedSet& set,
@@ -52,6 +58,22 @@ class BatchRecorder final : public codec::BatchObserver {
                  v1::Decision* out) override {
     tally_.Add(Metrics(set), input, decision);
     if (out == nullptr) return;  // compact, and neither feed nor log wants it
+    OnRowMessage(agent_index, set, agent, input, decision, out);
+  }
+
+  void OnDecidedRows(int /*first_index*/, absl::Span<const int> /*rows*/,
+                     const loader::LoadedSet& set,
+                     absl::Span<const engine::AgentInput> inputs,
+                     absl::Span<const engine::BatchDecision> decisions,
+                     absl::Span<const absl::Status> errors) override {
+    tally_.AddRows(Metrics(set), inputs, decisions, errors);
+  }
+
+  void OnRowMessage(int agent_index, const loader::LoadedSet& set,
+                    const v1::AgentSnapshot& agent,
+                    const engine::AgentInput& input,
+                    const engine::BatchDecision& decision,
+                    v1::Decision* out) override {
     const uint64_t id = DecisionId(first_id_, agent_index);
     out->set_decision_id(DecisionIdHex(id).data(), 16);
     Record(set, agent, input, decision, *out, id);
@@ -60,14 +82,13 @@ class BatchRecorder final : public codec::BatchObserver {
   void OnVetoes(const loader::LoadedSet& set,
                 absl::Span<const uint32_t> vetoes_by_action,
                 uint32_t agents_with_invalid_input) override {
-    ServiceMetrics::RecordVetoes(Metrics(set), vetoes_by_action,
-                                 agents_with_invalid_input);
+    tally_.AddVetoes(Metrics(set), vetoes_by_action, agents_with_invalid_input);
   }
 
   void OnTicked(int agent_index, const loader::LoadedSet& set,
                 const v1::AgentSnapshot& agent, const engine::AgentInput& input,
                 const engine::TreeTick& tick, v1::Decision* out) override {
-    ServiceMetrics::RecordTick(Metrics(set), tick);
+    tally_.AddTick(Metrics(set), tick);
     if (out == nullptr) return;  // a block row neither feed nor log wants
     const uint64_t id = DecisionId(first_id_, agent_index);
     out->set_decision_id(DecisionIdHex(id).data(), 16);
@@ -84,13 +105,30 @@ class BatchRecorder final : public codec::BatchObserver {
 
   void OnFailed(int /*agent_index*/, const loader::LoadedSet* set,
                 const v1::AgentSnapshot&, const absl::Status& status) override {
-    service_->metrics_->RecordAgentError(set, status.code(),
-                                         set != nullptr && IsCanary(*set)
-                                             ? v1::VARIANT_CANARY
-                                             : v1::VARIANT_LIVE);
+    tally_.AddError(set, status.code(),
+                    set != nullptr && IsCanary(*set) ? v1::VARIANT_CANARY
+                                                     : v1::VARIANT_LIVE);
   }
 
  private:
+  // The decisions some consumer wants a message for: the decision log wants
+  // every one; the live feed, shadow evaluation and the canary's comparison
+  // their samples.
+  static IdSampler Wanted(const DecisionServiceImpl& service,
+                          const Canary::Serving& canary) {
+    IdSampler wanted(service.log_ != nullptr ? 1 : 0);
+    if (service.recent_ != nullptr) {
+      wanted = wanted.Or(service.recent_->sampler());
+    }
+    if (service.shadow_ != nullptr) {
+      wanted = wanted.Or(service.shadow_->sampler());
+    }
+    if (canary.generation != nullptr) {
+      wanted = wanted.Or(service.canary_->compare().sampler());
+    }
+    return wanted;
+  }
+
   const SetMetrics& Metrics(const loader::LoadedSet& set) {
     if (&set != last_set_) {
       last_set_ = &set;
@@ -121,6 +159,7 @@ class BatchRecorder final : public codec::BatchObserver {
   const Canary::Serving canary_;
   const uint64_t first_id_;
   const absl::Time now_;
+  const IdSampler wanted_;
   const loader::LoadedSet* last_set_ = nullptr;
   const SetMetrics* last_ = nullptr;
   bool last_canary_ = false;

@@ -36,7 +36,7 @@ absl::StatusOr<double> ReadShareFile(const std::string& dir) {
 
 absl::StatusOr<std::unique_ptr<Canary>> Canary::Start(
     const Options& options, const ConfigStore* live,
-    metrics::Registry* registry) {
+    prometheus::Registry* registry) {
   if (options.config_dir.empty()) return nullptr;
   for (const auto& [name, rate] :
        {std::pair<const char*, double>{"canary_share", options.share},
@@ -69,22 +69,22 @@ absl::StatusOr<std::unique_ptr<Canary>> Canary::Start(
   return canary;
 }
 
-Canary::Canary(const Options& options, metrics::Registry* registry)
+Canary::Canary(const Options& options, prometheus::Registry* registry)
     : flag_share_(options.share),
       store_(std::make_unique<ConfigStore>(options.config_dir,
                                            /*optional=*/true)),
-      share_gauge_(registry
-                       ->AddGauge("utilityd_canary_share",
-                                  "Share (0..1) of agents the canary sets "
-                                  "decide (0 when no canary set is loaded).")
-                       .Add({})),
-      sets_info_(registry->AddGauge(
-          "utilityd_canary_set_info",
-          "Canary behaviour sets served and their revisions (1).",
-          {"behaviour_set", "revision"})),
-      reloads_(registry->AddCounter("utilityd_canary_reloads_total",
-                                    "Canary config reload attempts, by result.",
-                                    {"result"})) {
+      share_gauge_(
+          prometheus::BuildGauge()
+              .Name("utilityd_canary_share")
+              .Help("Share (0..1) of agents the canary sets decide (0 when no "
+                    "canary set is loaded).")
+              .Register(*registry)
+              .Add({})),
+      sets_info_(*registry, "utilityd_canary_set_info",
+                 "Canary behaviour sets served and their revisions (1).",
+                 {"behaviour_set", "revision"}),
+      reloads_(*registry, "utilityd_canary_reloads_total",
+               "Canary config reload attempts, by result.", {"result"}) {
   share_ = flag_share_;
   reloads_.Add({"success"});
   reloads_.Add({"failure"});

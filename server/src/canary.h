@@ -64,7 +64,7 @@ class Canary {
   // share or rate outside 0..1.
   static absl::StatusOr<std::unique_ptr<Canary>> Start(
       const Options& options, const ConfigStore* live,
-      metrics::Registry* registry);
+      prometheus::Registry* registry);
   ~Canary();
 
   Serving Current() const;
@@ -76,15 +76,15 @@ class Canary {
   void TriggerReload() { watcher_->TriggerReload(); }
 
  private:
-  Canary(const Options& options, metrics::Registry* registry);
+  Canary(const Options& options, prometheus::Registry* registry);
   // After a reload of the directory: the share file, and the gauges.
   void OnReload(const ReloadOutcome& outcome);
 
   const double flag_share_;
   std::unique_ptr<ConfigStore> store_;
-  metrics::Gauge& share_gauge_;
-  metrics::Family<metrics::Gauge>& sets_info_;
-  metrics::Family<metrics::Counter>& reloads_;
+  prometheus::Gauge& share_gauge_;
+  metrics::Family<prometheus::Gauge> sets_info_;
+  metrics::Family<prometheus::Counter> reloads_;
   mutable utilityd::Mutex mu_;
   double share_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<ShadowEvaluator> compare_;

@@ -13,8 +13,8 @@
 namespace utilityd::server {
 
 absl::StatusOr<std::unique_ptr<DecisionLog>> DecisionLog::Open(
-    const Options& options, metrics::Counter* written,
-    metrics::Counter* dropped) {
+    const Options& options, prometheus::Counter* written,
+    prometheus::Counter* dropped) {
   if (!(options.sample >= 0 && options.sample <= 1)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "decision_log_sample: must be within 0..1, got ", options.sample));
@@ -106,7 +106,8 @@ IdSampler::IdSampler(double rate) : all_(rate >= 1) {
 }
 
 DecisionLog::DecisionLog(FILE* out, bool owned, const Options& options,
-                         metrics::Counter* written, metrics::Counter* dropped)
+                         prometheus::Counter* written,
+                         prometheus::Counter* dropped)
     : out_(out),
       owned_(owned),
       mask_agent_ids_(options.mask_agent_ids),

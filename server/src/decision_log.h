@@ -17,6 +17,7 @@
 #ifndef UTILITYD_SERVER_DECISION_LOG_H_
 #define UTILITYD_SERVER_DECISION_LOG_H_
 
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -58,6 +59,13 @@ class IdSampler {
  public:
   explicit IdSampler(double rate);
   bool operator()(uint64_t id) const { return all_ || id < threshold_; }
+  // Returns the sampler of the ids this or `other` samples.
+  IdSampler Or(const IdSampler& other) const {
+    IdSampler both(0);
+    both.all_ = all_ || other.all_;
+    both.threshold_ = std::max(threshold_, other.threshold_);
+    return both;
+  }
 
  private:
   bool all_ = false;
@@ -90,16 +98,17 @@ class DecisionLog {
   // INVALID_ARGUMENT for a bad sample rate or capacity, NOT_FOUND when the
   // file cannot be opened.
   static absl::StatusOr<std::unique_ptr<DecisionLog>> Open(
-      const Options& options, metrics::Counter* written,
-      metrics::Counter* dropped);
+      const Options& options, prometheus::Counter* written,
+      prometheus::Counter* dropped);
   // Writes to `out` (tests); takes ownership when `owned`.
   DecisionLog(FILE* out, bool owned, const Options& options,
-              metrics::Counter* written, metrics::Counter* dropped);
+              prometheus::Counter* written, prometheus::Counter* dropped);
   // Writes what is queued, then stops the writer.
   ~DecisionLog();
 
   // Whether the decision with this id (its 64-bit value) is sampled.
   bool Sampled(uint64_t id) const { return sampled_(id); }
+  const IdSampler& sampler() const { return sampled_; }
   // What the writer needs to add a sampled decision's full breakdown: the
   // set it was decided with (kept alive until written) and the snapshot as
   // received. Empty `set`: no breakdown to add.
@@ -129,8 +138,8 @@ class DecisionLog {
   const bool factor_values_;
   const bool binary_;
   const IdSampler sampled_;
-  metrics::Counter* written_;
-  metrics::Counter* dropped_;
+  prometheus::Counter* written_;
+  prometheus::Counter* dropped_;
   // Drops raw inputs from a breakdown when factor values are not logged.
   void ClearRawInputs(v1::DecisionLogEntry* entry) const;
   // Last: its writer thread starts once the rest is built.

@@ -54,6 +54,7 @@ class RecentDecisions {
   RecentDecisions(size_t capacity, double sample);
 
   bool Sampled(uint64_t id) const { return sampled_(id); }
+  const IdSampler& sampler() const { return sampled_; }
   // Thread-safe and cheap: the request path's own messages are copied into
   // the ring's oldest slot in place, under a short lock, so that the slot's
   // strings and arrays are reused rather than freed and allocated again

@@ -209,7 +209,10 @@ absl::Status UtilitydServer::StartAdmin(const ServerOptions& options) {
   absl::StatusOr<std::unique_ptr<AdminHttpServer>> admin =
       AdminHttpServer::Start(
           options.http_address, options.http_limits,
-          {.metrics = [this] { return registry_.Serialize(); },
+          {.metrics =
+               [this] {
+                 return metrics::TextExposition({&registry_, &process_});
+               },
            .ready = [this] { return ready(); },
            .status_json = [this] { return StatusJson(); },
            .more_routes =

@@ -107,7 +107,7 @@ class UtilitydServer {
   // admin endpoint is off.
   int port() const { return port_; }
   int http_port() const { return admin_ ? admin_->port() : 0; }
-  metrics::Registry& registry() { return registry_; }
+  prometheus::Registry& registry() { return registry_; }
   // Ready: sets loaded and not draining.
   bool ready() const;
   // The /api/v1/status document.
@@ -134,7 +134,8 @@ class UtilitydServer {
   // Starts the HTTP admin endpoint (metrics, probes, the inspector).
   absl::Status StartAdmin(const ServerOptions& options);
 
-  metrics::Registry registry_;
+  prometheus::Registry registry_;
+  metrics::ProcessCollector process_;
   // Returns freed memory to the system after large requests.
   std::unique_ptr<MemoryReturner> memory_returner_;
   std::unique_ptr<ServiceMetrics> metrics_;

@@ -12,20 +12,24 @@
 namespace utilityd::server {
 namespace {
 
-using metrics::Counter;
 using metrics::ExponentialBuckets;
-using metrics::Histogram;
+using prometheus::Counter;
+using prometheus::Histogram;
+
+std::shared_ptr<const metrics::Buckets> MakeBuckets(std::vector<double> b) {
+  return std::make_shared<const metrics::Buckets>(std::move(b));
+}
 
 // Scores live in 0..1 (weights can lift them above).
-const std::vector<double> kScoreBuckets = {0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6,
-                                           0.7,  0.8, 0.9, 1.0, 1.5, 2.0};
+const auto kScoreBuckets = MakeBuckets(
+    {0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.5, 2.0});
 // Winner minus runner-up: near-ties predict dithering.
-const std::vector<double> kMarginBuckets = {0.0, 0.005, 0.01, 0.02, 0.05,
-                                            0.1, 0.2,   0.3,  0.5,  1.0};
+const auto kMarginBuckets =
+    MakeBuckets({0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0});
 // 5 µs to about 1.3 s.
-const std::vector<double> kDurationBuckets = ExponentialBuckets(5e-6, 2, 19);
+const auto kDurationBuckets = MakeBuckets(ExponentialBuckets(5e-6, 2, 19));
 // 1 to 16,384 agents.
-const std::vector<double> kAgentBuckets = ExponentialBuckets(1, 2, 15);
+const auto kAgentBuckets = MakeBuckets(ExponentialBuckets(1, 2, 15));
 
 }  // namespace
 
@@ -51,13 +55,16 @@ const char* GrpcCodeName(int code) {
                                                              : "Unknown";
 }
 
-ServiceMetrics::ServiceMetrics(metrics::Registry* r) : registry_(r) {
-#define UTILITYD_ADD_COUNTER(member, name, help, ...) \
-  member##_ = &r->AddCounter(name, help, {__VA_ARGS__});
-#define UTILITYD_ADD_GAUGE(member, name, help, ...) \
-  member##_ = &r->AddGauge(name, help, {__VA_ARGS__});
+ServiceMetrics::ServiceMetrics(prometheus::Registry* r) : registry_(r) {
+#define UTILITYD_ADD_COUNTER(member, name, help, ...)     \
+  member##_ = std::make_unique<metrics::Family<Counter>>( \
+      *r, name, help, std::vector<std::string>{__VA_ARGS__});
+#define UTILITYD_ADD_GAUGE(member, name, help, ...)                 \
+  member##_ = std::make_unique<metrics::Family<prometheus::Gauge>>( \
+      *r, name, help, std::vector<std::string>{__VA_ARGS__});
 #define UTILITYD_ADD_HISTOGRAM(member, name, help, buckets, ...) \
-  member##_ = &r->AddHistogram(name, help, {__VA_ARGS__}, buckets);
+  member##_ = std::make_unique<metrics::Family<Histogram>>(      \
+      *r, name, help, std::vector<std::string>{__VA_ARGS__}, buckets);
   UTILITYD_SERVICE_METRICS(UTILITYD_ADD_COUNTER, UTILITYD_ADD_GAUGE,
                            UTILITYD_ADD_HISTOGRAM)
 #undef UTILITYD_ADD_COUNTER
@@ -79,7 +86,6 @@ ServiceMetrics::ServiceMetrics(metrics::Registry* r) : registry_(r) {
   reloads_->Add({"success"});
   reloads_->Add({"failure"});
   build_info_->Add({UTILITYD_VERSION, engine::SimdTarget()}).Set(1);
-  metrics::AddProcessMetrics(r);
 }
 
 const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set,
@@ -98,8 +104,17 @@ const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set,
     m->switches = &switches_->Add({name, v});
     m->no_action = &no_action_->Add({name, v});
     m->invalid_factors = &invalid_factors_->Add({name, v});
+    // The set's resources, exposed from the start at 0 (rates of every
+    // coordination series exist before its first event).
+    for (const engine::CompiledResource& r : set.compiled.resources()) {
+      resource_grants_->Add({r.name});
+      resource_denials_->Add({r.name});
+      resource_preemptions_->Add({r.name});
+    }
     m->selected_score = &selected_score_->Add({name, v});
     m->margin = &margin_->Add({name, v});
+    m->score_buckets = selected_score_->buckets();
+    m->margin_buckets = margin_->buckets();
     if (const engine::CompiledTree* tree = set.compiled.tree()) {
       const char* statuses[] = {"running", "success", "failure"};
       for (int k = 0; k < 3; ++k) {
@@ -139,75 +154,112 @@ DecisionTally::PerSet& DecisionTally::Find(const SetMetrics& m) {
   PerSet& s = sets_[last_ = used_++];
   s.m = &m;
   s.decisions.assign(m.decisions.size(), 0);
-  s.no_action = s.switches = 0;
-  s.score.Reset(m.selected_score);
-  s.margin.Reset(m.margin);
+  s.vetoes.assign(m.vetoes.size(), 0);
+  s.no_action = s.switches = s.invalid_factors = 0;
+  std::fill(std::begin(s.tree_ticks), std::end(s.tree_ticks), 0);
+  s.leaves_started.assign(m.leaves_started.size(), 0);
+  s.leaves_halted.assign(m.leaves_halted.size(), 0);
+  s.tree_resets.assign(m.tree_resets.size(), 0);
+  s.score.Reset(m.selected_score, m.score_buckets);
+  s.margin.Reset(m.margin, m.margin_buckets);
   return s;
 }
 
-void DecisionTally::Flush() {
+void DecisionTally::AddTick(const SetMetrics& m, const engine::TreeTick& tick) {
+  PerSet& s = For(m);
+  switch (tick.status) {
+    case engine::NodeStatus::kSuccess:
+      ++s.tree_ticks[1];
+      break;
+    case engine::NodeStatus::kFailure:
+      ++s.tree_ticks[2];
+      break;
+    default:
+      ++s.tree_ticks[0];
+      break;
+  }
+  if (!tick.run.empty()) ++s.decisions[tick.run.front().action];
+  for (const engine::TreeLeaf& l : tick.run) {
+    if (l.started) ++s.leaves_started[l.node];
+  }
+  for (const engine::TreeLeaf& l : tick.halted) ++s.leaves_halted[l.node];
+  if (tick.reset != engine::TreeReset::kNone) {
+    ++s.tree_resets[static_cast<int>(tick.reset)];
+  }
+}
+
+void DecisionTally::AddVetoes(const SetMetrics& m,
+                              absl::Span<const uint32_t> by_action,
+                              uint32_t agents_with_invalid_input) {
+  PerSet& s = For(m);
+  for (size_t a = 0; a < by_action.size() && a < s.vetoes.size(); ++a) {
+    s.vetoes[a] += by_action[a];
+  }
+  s.invalid_factors += agents_with_invalid_input;
+}
+
+void DecisionTally::AddError(const loader::LoadedSet* set,
+                             absl::StatusCode code, v1::Variant variant) {
+  for (Errors& e : errors_) {
+    if (e.set == set && e.code == code && e.variant == variant) {
+      ++e.count;
+      return;
+    }
+  }
+  errors_.push_back({set, code, variant, 1});
+}
+
+namespace {
+
+// Adds counts[i] to counters[i] where both are there and the count is not 0.
+void IncrementEach(absl::Span<const uint64_t> counts,
+                   absl::Span<Counter* const> counters) {
+  for (size_t i = 0; i < counts.size() && i < counters.size(); ++i) {
+    if (counts[i] > 0 && counters[i] != nullptr) {
+      counters[i]->Increment(static_cast<double>(counts[i]));
+    }
+  }
+}
+
+void IncrementIf(uint64_t count, Counter* counter) {
+  if (count > 0) counter->Increment(static_cast<double>(count));
+}
+
+}  // namespace
+
+void DecisionTally::Flush(ServiceMetrics& service) {
   for (size_t i = 0; i < used_; ++i) {
     PerSet& s = sets_[i];
-    for (size_t a = 0; a < s.decisions.size(); ++a) {
-      if (s.decisions[a] > 0) {
-        s.m->decisions[a]->Increment(static_cast<double>(s.decisions[a]));
-      }
-    }
-    if (s.no_action > 0) {
-      s.m->no_action->Increment(static_cast<double>(s.no_action));
-    }
-    if (s.switches > 0) {
-      s.m->switches->Increment(static_cast<double>(s.switches));
+    const SetMetrics& m = *s.m;
+    IncrementEach(s.decisions, m.decisions);
+    IncrementEach(s.vetoes, m.vetoes);
+    IncrementIf(s.no_action, m.no_action);
+    IncrementIf(s.switches, m.switches);
+    IncrementIf(s.invalid_factors, m.invalid_factors);
+    if (m.tree_ticks[0] != nullptr) {
+      IncrementEach(s.tree_ticks, m.tree_ticks);
+      IncrementEach(s.leaves_started, m.leaves_started);
+      IncrementEach(s.leaves_halted, m.leaves_halted);
+      IncrementEach(s.tree_resets, m.tree_resets);
     }
     s.score.Flush();
     s.margin.Flush();
   }
   used_ = 0;
+  for (const Errors& e : errors_) {
+    service.RecordAgentErrors(e.set, e.code, e.variant, e.count);
+  }
+  errors_.clear();
 }
 
-void ServiceMetrics::RecordTick(const SetMetrics& m,
-                                const engine::TreeTick& tick) {
-  switch (tick.status) {
-    case engine::NodeStatus::kSuccess:
-      m.tree_ticks[1]->Increment();
-      break;
-    case engine::NodeStatus::kFailure:
-      m.tree_ticks[2]->Increment();
-      break;
-    default:
-      m.tree_ticks[0]->Increment();
-      break;
-  }
-  if (!tick.run.empty()) m.decisions[tick.run.front().action]->Increment();
-  for (const engine::TreeLeaf& l : tick.run) {
-    if (l.started) m.leaves_started[l.node]->Increment();
-  }
-  for (const engine::TreeLeaf& l : tick.halted) {
-    m.leaves_halted[l.node]->Increment();
-  }
-  if (tick.reset != engine::TreeReset::kNone) {
-    m.tree_resets[static_cast<int>(tick.reset)]->Increment();
-  }
-}
-
-void ServiceMetrics::RecordVetoes(const SetMetrics& m,
-                                  absl::Span<const uint32_t> vetoes_by_action,
-                                  uint32_t agents_with_invalid_input) {
-  for (size_t a = 0; a < vetoes_by_action.size(); ++a) {
-    if (vetoes_by_action[a] > 0) m.vetoes[a]->Increment(vetoes_by_action[a]);
-  }
-  if (agents_with_invalid_input > 0)
-    m.invalid_factors->Increment(agents_with_invalid_input);
-}
-
-void ServiceMetrics::RecordAgentError(const loader::LoadedSet* set,
-                                      absl::StatusCode code,
-                                      v1::Variant variant) {
+void ServiceMetrics::RecordAgentErrors(const loader::LoadedSet* set,
+                                       absl::StatusCode code,
+                                       v1::Variant variant, uint64_t count) {
   // Unknown set names come from clients: never a label.
   agent_errors_
       ->Add({set != nullptr ? set->name() : "(unknown)",
              GrpcCodeName(static_cast<int>(code)), codec::VariantName(variant)})
-      .Increment();
+      .Increment(static_cast<double>(count));
 }
 
 void ServiceMetrics::RecordResources(absl::string_view resource, int grants,
@@ -311,34 +363,27 @@ class GrpcMetricsInterceptor final : public grpc::experimental::Interceptor {
 class GrpcMetricsFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  explicit GrpcMetricsFactory(metrics::Registry* r) {
-    const std::vector<std::string> labels = {"grpc_type", "grpc_service",
-                                             "grpc_method"};
-    started_ = &r->AddCounter("grpc_server_started_total",
-                              "RPCs started on the server.", labels);
-    std::vector<std::string> with_code = labels;
-    with_code.push_back("grpc_code");
-    handled_ = &r->AddCounter("grpc_server_handled_total",
-                              "RPCs completed on the server, regardless of "
-                              "success or failure.",
-                              with_code);
-    received_ =
-        &r->AddCounter("grpc_server_msg_received_total",
-                       "RPC stream messages received on the server.", labels);
-    sent_ = &r->AddCounter("grpc_server_msg_sent_total",
-                           "gRPC stream messages sent on the server.", labels);
-    handling_ = &r->AddHistogram(
-        "grpc_server_handling_seconds",
-        "Response latency (seconds) of gRPC that had been application-level "
-        "handled by the server.",
-        labels,
-        {0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-         30, 60, 300});
-  }
+  explicit GrpcMetricsFactory(prometheus::Registry* r)
+      : started_(*r, "grpc_server_started_total", "RPCs started on the server.",
+                 Labels()),
+        handled_(*r, "grpc_server_handled_total",
+                 "RPCs completed on the server, regardless of success or "
+                 "failure.",
+                 Labels("grpc_code")),
+        received_(*r, "grpc_server_msg_received_total",
+                  "RPC stream messages received on the server.", Labels()),
+        sent_(*r, "grpc_server_msg_sent_total",
+              "gRPC stream messages sent on the server.", Labels()),
+        handling_(*r, "grpc_server_handling_seconds",
+                  "Response latency (seconds) of gRPC that had been "
+                  "application-level handled by the server.",
+                  Labels(),
+                  MakeBuckets({0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
+                               0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300})) {}
 
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
-    return new GrpcMetricsInterceptor(ForMethod(info), handled_);
+    return new GrpcMetricsInterceptor(ForMethod(info), &handled_);
   }
 
  private:
@@ -369,19 +414,27 @@ class GrpcMetricsFactory final
       }
       const std::vector<std::string> v = {slot->type, slot->service,
                                           slot->method};
-      slot->started = &started_->Add(v);
-      slot->received = &received_->Add(v);
-      slot->sent = &sent_->Add(v);
-      slot->handling = &handling_->Add(v);
+      slot->started = &started_.Add(v);
+      slot->received = &received_.Add(v);
+      slot->sent = &sent_.Add(v);
+      slot->handling = &handling_.Add(v);
     }
     return slot.get();
   }
 
-  metrics::Family<Counter>* started_;
-  metrics::Family<Counter>* handled_;
-  metrics::Family<Counter>* received_;
-  metrics::Family<Counter>* sent_;
-  metrics::Family<Histogram>* handling_;
+  // The grpc-ecosystem middleware's labels, then `extra` when given.
+  static std::vector<std::string> Labels(const char* extra = nullptr) {
+    std::vector<std::string> labels = {"grpc_type", "grpc_service",
+                                       "grpc_method"};
+    if (extra != nullptr) labels.push_back(extra);
+    return labels;
+  }
+
+  metrics::Family<Counter> started_;
+  metrics::Family<Counter> handled_;
+  metrics::Family<Counter> received_;
+  metrics::Family<Counter> sent_;
+  metrics::Family<Histogram> handling_;
   utilityd::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<MethodMetrics>> methods_
       ABSL_GUARDED_BY(mu_);

@@ -1,8 +1,9 @@
-// The metrics utilityd exports, and the recorders that feed them. Families
-// are registered once; per-set handles are resolved once per set revision
-// and cached, so recording a decision is a few relaxed atomic adds.
+// The metrics utilityd exports, on prometheus-cpp, and the tally that feeds
+// them. Families are registered once; per-set handles are resolved once per
+// set revision and cached; a batch's agents are counted in its own working
+// memory and handed to prometheus-cpp once per batch.
 //
-//   metrics::Registry registry;
+//   prometheus::Registry registry;
 //   ServiceMetrics m(&registry);
 //   codec::DecideBatch(catalog, request, &response, &recorder);  // see
 //   // DecisionServiceImpl for how the batch recorder is built
@@ -29,22 +30,24 @@
 
 namespace utilityd::server {
 
-// Handles for one revision of one set.
+// Handles for one revision of one set (prometheus-cpp children).
 struct SetMetrics {
-  std::vector<metrics::Counter*> decisions;  // by action index
-  std::vector<metrics::Counter*> vetoes;     // by action index
-  metrics::Counter* switches = nullptr;
-  metrics::Counter* no_action = nullptr;
-  metrics::Counter* invalid_factors = nullptr;
-  metrics::Histogram* selected_score = nullptr;
-  metrics::Histogram* margin = nullptr;
+  std::vector<prometheus::Counter*> decisions;  // by action index
+  std::vector<prometheus::Counter*> vetoes;     // by action index
+  prometheus::Counter* switches = nullptr;
+  prometheus::Counter* no_action = nullptr;
+  prometheus::Counter* invalid_factors = nullptr;
+  prometheus::Histogram* selected_score = nullptr;
+  prometheus::Histogram* margin = nullptr;
+  const metrics::Buckets* score_buckets = nullptr;
+  const metrics::Buckets* margin_buckets = nullptr;
   // Sets with a tree: ticks by the root's status (running, success,
   // failure), leaves started and halted by node id (null for nodes that are
   // not action leaves), state resets by engine::TreeReset.
-  metrics::Counter* tree_ticks[3] = {};
-  std::vector<metrics::Counter*> leaves_started;
-  std::vector<metrics::Counter*> leaves_halted;
-  std::vector<metrics::Counter*> tree_resets;
+  prometheus::Counter* tree_ticks[3] = {};
+  std::vector<prometheus::Counter*> leaves_started;
+  std::vector<prometheus::Counter*> leaves_halted;
+  std::vector<prometheus::Counter*> tree_resets;
 };
 
 // Every utilityd_* metric, declared once, in the spirit of Envoy's stat
@@ -144,18 +147,66 @@ struct SetMetrics {
         "utilityd's version and the SIMD target its curves run on (1).",       \
         "version", "simd_target")
 
-// What one batch's decisions record — decisions by action, no action,
-// switches, the selected score and the winning margin — counted locally
-// (no atomics) and added to the shared metrics once per batch by Flush.
-// The exported counts are exactly those of recording each decision; the
-// histograms' sums may differ in their last bits (added in another order).
-// One per thread; reused from batch to batch without allocating.
+class ServiceMetrics;
+
+// Everything one batch's agents record — decisions by action, no action,
+// switches, the selected score and the winning margin, vetoes, invalid
+// factors, tree ticks, leaves and resets, agent errors — counted in the
+// batch's own working memory (no atomics, no lock) and handed to
+// prometheus-cpp once per batch by Flush: one Increment(n) per label set
+// that counted anything, one ObserveMultiple per histogram. The exported
+// counts are exactly those of recording each agent; a histogram's sum may
+// differ in its last bits (added in another order). One per thread; reused
+// from batch to batch without allocating.
 class DecisionTally {
  public:
   // Counts one decided agent of set `m`.
   void Add(const SetMetrics& m, const engine::AgentInput& in,
            const engine::BatchDecision& d) {
+    Count(For(m), in, d);
+  }
+  // Counts the decided rows of one block of set `m`: inputs[g] decided as
+  // decisions[g], except where errors[g] is not OK (those are AddError's).
+  void AddRows(const SetMetrics& m, absl::Span<const engine::AgentInput> inputs,
+               absl::Span<const engine::BatchDecision> decisions,
+               absl::Span<const absl::Status> errors) {
     PerSet& s = For(m);
+    for (size_t g = 0; g < decisions.size(); ++g) {
+      if (g < errors.size() && !errors[g].ok()) continue;
+      Count(s, inputs[g], decisions[g]);
+    }
+  }
+  // Counts one tree tick (its first leaf as the decision's action).
+  void AddTick(const SetMetrics& m, const engine::TreeTick& tick);
+  // Counts the candidates vetoed per action and the agents with an invalid
+  // input of one engine pass.
+  void AddVetoes(const SetMetrics& m, absl::Span<const uint32_t> by_action,
+                 uint32_t agents_with_invalid_input);
+  // Counts a per-agent error; `set` is null when the set is not loaded.
+  void AddError(const loader::LoadedSet* set, absl::StatusCode code,
+                v1::Variant variant);
+  // Adds everything counted since the last Flush to the metrics (`service`
+  // resolves the errors' label sets).
+  void Flush(ServiceMetrics& service);
+
+ private:
+  struct PerSet {
+    const SetMetrics* m = nullptr;
+    std::vector<uint64_t> decisions, vetoes;  // by action index
+    uint64_t no_action = 0, switches = 0, invalid_factors = 0;
+    uint64_t tree_ticks[3] = {};
+    std::vector<uint64_t> leaves_started, leaves_halted;  // by node id
+    std::vector<uint64_t> tree_resets;                    // by reason
+    metrics::HistogramTally score, margin;
+  };
+  struct Errors {
+    const loader::LoadedSet* set;
+    absl::StatusCode code;
+    v1::Variant variant;
+    uint64_t count;
+  };
+  static void Count(PerSet& s, const engine::AgentInput& in,
+                    const engine::BatchDecision& d) {
     if (d.action >= 0) {
       ++s.decisions[d.action];
       s.score.Observe(d.score);
@@ -167,16 +218,6 @@ class DecisionTally {
     // The first decision of an agent is not a switch.
     if (d.switched && in.current_action >= 0) ++s.switches;
   }
-  // Adds everything counted since the last Flush to the metrics.
-  void Flush();
-
- private:
-  struct PerSet {
-    const SetMetrics* m = nullptr;
-    std::vector<uint64_t> decisions;  // by action index
-    uint64_t no_action = 0, switches = 0;
-    metrics::HistogramTally score, margin;
-  };
   PerSet& For(const SetMetrics& m) {
     if (last_ < used_ && sets_[last_].m == &m) return sets_[last_];
     return Find(m);
@@ -185,28 +226,23 @@ class DecisionTally {
 
   std::vector<PerSet> sets_;  // the first used_ are this batch's
   size_t used_ = 0, last_ = 0;
+  std::vector<Errors> errors_;
 };
 
 class ServiceMetrics {
  public:
-  explicit ServiceMetrics(metrics::Registry* registry);
+  // Registers every family in `registry`, which must outlive this.
+  explicit ServiceMetrics(prometheus::Registry* registry);
 
-  metrics::Registry& registry() { return *registry_; }
+  prometheus::Registry& registry() { return *registry_; }
 
   // Returns the handles of a loaded set (created on first use).
   const SetMetrics& ForSet(const loader::LoadedSet& set, v1::Variant variant);
 
-  // Records one tree tick (and its first leaf as the decision's action).
-  static void RecordTick(const SetMetrics& m, const engine::TreeTick& tick);
-  // Vetoed candidates per action and agents with an invalid input, counted
-  // by the engine for a batch.
-  static void RecordVetoes(const SetMetrics& m,
-                           absl::Span<const uint32_t> vetoes_by_action,
-                           uint32_t agents_with_invalid_input);
-  // Records a per-agent error; `set` is null when the set is not loaded
+  // Adds `count` per-agent errors; `set` is null when the set is not loaded
   // (its name is then not used as a label: callers choose it).
-  void RecordAgentError(const loader::LoadedSet* set, absl::StatusCode code,
-                        v1::Variant variant);
+  void RecordAgentErrors(const loader::LoadedSet* set, absl::StatusCode code,
+                         v1::Variant variant, uint64_t count);
   // Coordination counts of one batch for one resource (a name a loaded
   // set declares).
   void RecordResources(absl::string_view resource, int grants, int denials,
@@ -216,52 +252,55 @@ class ServiceMetrics {
   // Records a reload attempt and republishes the set info metrics.
   void RecordReload(const ReloadOutcome& outcome, const Generation* current);
 
-  metrics::Gauge& active_streams() { return *active_streams_cell_; }
+  prometheus::Gauge& active_streams() { return *active_streams_cell_; }
   // Overload (docs/RELIABILITY.md): a batch refused (for its deadline, or
   // a full queue); one dropped because its deadline passed in
   // the queue; the agents queued; one batch's wait.
   void RecordShed(bool deadline) {
     (deadline ? shed_deadline_cell_ : shed_full_cell_)->Increment();
   }
-  metrics::Counter& expired() { return *expired_cell_; }
-  metrics::Gauge& queued_agents() { return *queued_agents_cell_; }
-  metrics::Histogram& queue_wait() { return *queue_wait_cell_; }
-  metrics::Counter& decision_log_dropped() { return *log_dropped_cell_; }
-  metrics::Counter& decision_log_written() { return *log_written_cell_; }
+  prometheus::Counter& expired() { return *expired_cell_; }
+  prometheus::Gauge& queued_agents() { return *queued_agents_cell_; }
+  prometheus::Histogram& queue_wait() { return *queue_wait_cell_; }
+  prometheus::Counter& decision_log_dropped() { return *log_dropped_cell_; }
+  prometheus::Counter& decision_log_written() { return *log_written_cell_; }
 
   // The gRPC interceptor factory that records grpc_server_* metrics.
   std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
   GrpcInterceptorFactory();
 
  private:
-  metrics::Registry* registry_;
+  template <typename T>
+  using FamilyPtr = std::unique_ptr<metrics::Family<T>>;
+
+  prometheus::Registry* registry_;
   // One family per entry of UTILITYD_SERVICE_METRICS, named <member>_.
 #define UTILITYD_COUNTER_MEMBER(member, ...) \
-  metrics::Family<metrics::Counter>* member##_ = nullptr;
+  FamilyPtr<prometheus::Counter> member##_;
 #define UTILITYD_GAUGE_MEMBER(member, ...) \
-  metrics::Family<metrics::Gauge>* member##_ = nullptr;
+  FamilyPtr<prometheus::Gauge> member##_;
 #define UTILITYD_HISTOGRAM_MEMBER(member, ...) \
-  metrics::Family<metrics::Histogram>* member##_ = nullptr;
+  FamilyPtr<prometheus::Histogram> member##_;
   UTILITYD_SERVICE_METRICS(UTILITYD_COUNTER_MEMBER, UTILITYD_GAUGE_MEMBER,
                            UTILITYD_HISTOGRAM_MEMBER)
 #undef UTILITYD_COUNTER_MEMBER
 #undef UTILITYD_GAUGE_MEMBER
 #undef UTILITYD_HISTOGRAM_MEMBER
-  // The unlabelled cells recorded per batch or per stream.
-  metrics::Histogram* batch_duration_cell_;
-  metrics::Histogram* batch_agents_cell_;
-  metrics::Gauge* active_streams_cell_;
-  metrics::Counter* expired_cell_;
-  metrics::Counter* shed_full_cell_;
-  metrics::Counter* shed_deadline_cell_;
-  metrics::Gauge* queued_agents_cell_;
-  metrics::Histogram* queue_wait_cell_;
-  metrics::Counter* log_dropped_cell_;
-  metrics::Counter* log_written_cell_;
+  // The unlabelled children recorded per batch or per stream.
+  prometheus::Histogram* batch_duration_cell_;
+  prometheus::Histogram* batch_agents_cell_;
+  prometheus::Gauge* active_streams_cell_;
+  prometheus::Counter* expired_cell_;
+  prometheus::Counter* shed_full_cell_;
+  prometheus::Counter* shed_deadline_cell_;
+  prometheus::Gauge* queued_agents_cell_;
+  prometheus::Histogram* queue_wait_cell_;
+  prometheus::Counter* log_dropped_cell_;
+  prometheus::Counter* log_written_cell_;
 
   utilityd::Mutex mu_;
-  // Keyed by "name@revision"; entries are never removed (bounded by the
-  // revisions ever loaded).
+  // Keyed by "name@revision@variant"; entries are never removed (bounded by
+  // the revisions ever loaded).
   absl::flat_hash_map<std::string, std::unique_ptr<SetMetrics>> sets_
       ABSL_GUARDED_BY(mu_);
 };

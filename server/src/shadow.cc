@@ -53,7 +53,7 @@ absl::Status ShadowEvaluator::Check(const Options& options) {
 
 absl::StatusOr<std::unique_ptr<ShadowEvaluator>> ShadowEvaluator::Start(
     const Options& options, const ConfigStore* live,
-    metrics::Registry* registry) {
+    prometheus::Registry* registry) {
   if (options.config_dir.empty()) return nullptr;
   UTILITYD_RETURN_IF_ERROR(Check(options));
   return std::unique_ptr<ShadowEvaluator>(
@@ -62,7 +62,7 @@ absl::StatusOr<std::unique_ptr<ShadowEvaluator>> ShadowEvaluator::Start(
 
 absl::StatusOr<std::unique_ptr<ShadowEvaluator>> ShadowEvaluator::Compare(
     const Options& options, const ConfigStore* baseline,
-    const ConfigStore* candidate, metrics::Registry* registry) {
+    const ConfigStore* candidate, prometheus::Registry* registry) {
   UTILITYD_RETURN_IF_ERROR(Check(options));
   return std::unique_ptr<ShadowEvaluator>(
       new ShadowEvaluator(options, baseline, candidate, registry));
@@ -71,7 +71,7 @@ absl::StatusOr<std::unique_ptr<ShadowEvaluator>> ShadowEvaluator::Compare(
 ShadowEvaluator::ShadowEvaluator(const Options& options,
                                  const ConfigStore* live,
                                  const ConfigStore* candidate,
-                                 metrics::Registry* registry)
+                                 prometheus::Registry* registry)
     : name_(options.name),
       baseline_key_(options.baseline_name),
       candidate_key_(options.candidate_key),
@@ -82,27 +82,29 @@ ShadowEvaluator::ShadowEvaluator(const Options& options,
       store_(candidate != nullptr ? candidate : owned_.get()),
       sampled_(options.sample),
       log_flips_(options.log_flips),
-      decisions_(registry->AddCounter(
-          absl::StrCat("utilityd_", name_, "_decisions_total"),
-          absl::StrCat("Sampled ", options.baseline_name,
-                       " decisions decided again with the ",
-                       options.candidate_name,
-                       " sets, by whether they chose the same action and "
-                       "target."),
-          {"behaviour_set", "result"})),
-      score_change_(registry->AddHistogram(
-          absl::StrCat("utilityd_", name_, "_score_change"),
+      decisions_(*registry,
+                 absl::StrCat("utilityd_", name_, "_decisions_total"),
+                 absl::StrCat("Sampled ", options.baseline_name,
+                              " decisions decided again with the ",
+                              options.candidate_name,
+                              " sets, by whether they chose the same action "
+                              "and target."),
+                 {"behaviour_set", "result"}),
+      score_change_(
+          *registry, absl::StrCat("utilityd_", name_, "_score_change"),
           absl::StrCat("|", options.candidate_name, " winner's score - ",
                        options.baseline_name, " winner's score| of ", name_,
                        " decisions."),
-          {"behaviour_set"}, {0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.5, 1})),
-      dropped_(
-          registry
-              ->AddCounter(absl::StrCat("utilityd_", name_, "_dropped_total"),
-                           absl::StrCat("Sampled decisions not decided again "
-                                        "because the ",
-                                        name_, " queue was full."))
-              .Add({})) {
+          {"behaviour_set"},
+          std::make_shared<const metrics::Buckets>(
+              std::vector<double>{0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.5, 1})),
+      dropped_(prometheus::BuildCounter()
+                   .Name(absl::StrCat("utilityd_", name_, "_dropped_total"))
+                   .Help(absl::StrCat("Sampled decisions not decided again "
+                                      "because the ",
+                                      name_, " queue was full."))
+                   .Register(*registry)
+                   .Add({})) {
   auto make_replayer = [this] {
     return std::make_unique<replay::Replayer>(replay::ReplayOptions{
         .candidate = Current(store_),

@@ -61,17 +61,18 @@ class ShadowEvaluator {
   // INVALID_ARGUMENT for a rate outside 0..1 or a zero queue.
   static absl::StatusOr<std::unique_ptr<ShadowEvaluator>> Start(
       const Options& options, const ConfigStore* live,
-      metrics::Registry* registry);
+      prometheus::Registry* registry);
   // Compares the decisions of `baseline`'s sets with `candidate`'s, both
   // loaded and reloaded by others (a canary's decisions decided again by
   // the live sets); options.config_dir and reload_interval are unused.
   static absl::StatusOr<std::unique_ptr<ShadowEvaluator>> Compare(
       const Options& options, const ConfigStore* baseline,
-      const ConfigStore* candidate, metrics::Registry* registry);
+      const ConfigStore* candidate, prometheus::Registry* registry);
   // Decides what is queued, then stops the worker.
   ~ShadowEvaluator();
 
   bool Sampled(uint64_t id) const { return sampled_(id); }
+  const IdSampler& sampler() const { return sampled_; }
   // Queues a copy of a live decision: the snapshot as received and what the
   // live set decided (`out`, its id set). Never blocks.
   void Offer(const loader::LoadedSet& set, const v1::AgentSnapshot& snapshot,
@@ -88,7 +89,7 @@ class ShadowEvaluator {
   // `candidate` null: the candidate sets are options.config_dir's, loaded
   // and watched here.
   ShadowEvaluator(const Options& options, const ConfigStore* live,
-                  const ConfigStore* candidate, metrics::Registry* registry);
+                  const ConfigStore* candidate, prometheus::Registry* registry);
   static absl::Status Check(const Options& options);
   void Compare(std::deque<std::string>& batch);
   void Compared(const replay::Comparison& c);
@@ -101,16 +102,16 @@ class ShadowEvaluator {
   std::unique_ptr<ConfigWatcher> watcher_;
   const IdSampler sampled_;
   const IdSampler log_flips_;
-  metrics::Family<metrics::Counter>& decisions_;
-  metrics::Family<metrics::Histogram>& score_change_;
-  metrics::Counter& dropped_;
+  metrics::Family<prometheus::Counter> decisions_;
+  metrics::Family<prometheus::Histogram> score_change_;
+  prometheus::Counter& dropped_;
   // The worker's replayer; Report() and a reload of the candidate use it
   // too.
   utilityd::Mutex replay_mu_;
   std::unique_ptr<replay::Replayer> replayer_ ABSL_GUARDED_BY(replay_mu_);
   struct SetHandles {
-    metrics::Counter* results[4] = {};  // by Comparison::Result
-    metrics::Histogram* score_change = nullptr;
+    prometheus::Counter* results[4] = {};  // by Comparison::Result
+    prometheus::Histogram* score_change = nullptr;
   };
   // Used by Compared, which the replayer calls with replay_mu_ held.
   absl::flat_hash_map<std::string, SetHandles> handles_;

@@ -1067,8 +1067,8 @@ TEST_F(BlocksTest, HeldColumnsNameWhatIsWrong) {
 }
 
 // Sees what the service's recorder sees: every row once, at its index
-// after the snapshots, and for a row it asks for, the snapshot that the
-// decision log keeps.
+// after the snapshots (a block's rows in one call), and for a row it asks
+// for, the snapshot that the decision log keeps.
 class Watcher final : public BatchObserver {
  public:
   bool WantsMessage(int i) override { return i % 3 == 0; }
@@ -1081,6 +1081,27 @@ class Watcher final : public BatchObserver {
       logged.push_back({agent, *out});
       EXPECT_EQ(out->action_index(), decision.action);
     }
+  }
+  void OnDecidedRows(int first, absl::Span<const int> rows, const LoadedSet&,
+                     absl::Span<const engine::AgentInput> inputs,
+                     absl::Span<const engine::BatchDecision> decisions,
+                     absl::Span<const absl::Status> errors) override {
+    ASSERT_EQ(inputs.size(), rows.size());
+    ASSERT_EQ(decisions.size(), rows.size());
+    ASSERT_EQ(errors.size(), rows.size());
+    for (size_t g = 0; g < rows.size(); ++g) {
+      if (errors[g].ok()) decided.push_back(first + rows[g]);
+    }
+    ++row_reports;
+  }
+  void OnRowMessage(int i, const LoadedSet& set, const v1::AgentSnapshot& agent,
+                    const engine::AgentInput& input,
+                    const engine::BatchDecision& decision,
+                    v1::Decision* out) override {
+    EXPECT_NE(std::find(decided.begin(), decided.end(), i), decided.end());
+    EXPECT_EQ(input.factors.size(), set.compiled.factors().size());
+    logged.push_back({agent, *out});
+    EXPECT_EQ(out->action_index(), decision.action);
   }
   void OnVetoes(const LoadedSet&, absl::Span<const uint32_t>,
                 uint32_t) override {
@@ -1096,7 +1117,7 @@ class Watcher final : public BatchObserver {
 
   std::vector<int> decided, failed;
   std::vector<std::pair<v1::AgentSnapshot, v1::Decision>> logged;
-  int veto_reports = 0;
+  int veto_reports = 0, row_reports = 0;
 };
 
 TEST_F(BlocksTest, ObserverSeesEveryRowAndItsSnapshotReplaysIt) {
@@ -1120,6 +1141,7 @@ TEST_F(BlocksTest, ObserverSeesEveryRowAndItsSnapshotReplaysIt) {
   failed.push_back(13);
   EXPECT_EQ(watcher.failed, failed);
   EXPECT_EQ(watcher.veto_reports, 2);  // the snapshots' set, the block
+  EXPECT_EQ(watcher.row_reports, 1);   // the block's rows, at once
   // Rows 12, 15, 18 (and the snapshot, 0) were asked for: their snapshots
   // decide as the rows did.
   ASSERT_EQ(watcher.logged.size(), 4u);

@@ -12,6 +12,7 @@ data. Also checks that the deploy files parse and agree with the repository.
 import glob
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -77,6 +78,52 @@ def rule_queries():
     return [(r["alert"], r["expr"]) for g in groups for r in g["rules"]]
 
 
+METRIC = r"\b((?:utilityd|grpc_server|process)_[a-z0-9_]+)"
+SUFFIXES = ("_bucket", "_sum", "_count")
+
+
+def deployed_names():
+    """Every metric name the dashboard, the alert rules and the rules' unit
+    tests read, with the label names their selectors match on."""
+    texts = [e for _, e in dashboard_queries() + rule_queries()]
+    texts.append(read_text("tests/deploy/rules_test.yml"))
+    names = {}
+    for text in texts:
+        for m in re.finditer(METRIC + r"(\{[^}]*\})?", text):
+            labels = re.findall(r"([a-z_]+)\s*(?:=~|!~|!=|=)", m.group(2) or "")
+            names.setdefault(m.group(1), set()).update(labels)
+    return names
+
+
+def documented_names():
+    """Every metric name docs/OBSERVABILITY.md's table lists."""
+    names = set()
+    for line in read_text("docs/OBSERVABILITY.md").splitlines():
+        if line.startswith("| `"):
+            names.update(re.findall(r"`" + METRIC[2:] + r"`", line.split("|")[1]))
+    return names
+
+
+def exposition(text):
+    """The scrape's families: name -> (type, the label names its samples
+    carry)."""
+    types, labels = {}, {}
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split(" ")
+            types[name] = kind
+            labels[name] = set()
+        elif line and not line.startswith("#"):
+            m = re.match(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})?", line)
+            name = m.group(1)
+            family = next((name[:-len(s)] for s in SUFFIXES
+                           if name.endswith(s) and types.get(name[:-len(s)]) == "histogram"),
+                          name)
+            labels.setdefault(family, set()).update(
+                re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="', m.group(2) or ""))
+    return {name: (types.get(name), labels.get(name, set())) for name in types}
+
+
 class PrometheusEndToEnd(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -104,6 +151,7 @@ class PrometheusEndToEnd(unittest.TestCase):
             stderr=open(os.path.join(cls.dir, "utilityd.log"), "w")))
         wait_for(lambda: len(read_text(port_file).split()) == 2, 20, "utilityd")
         grpc_port, http_port = read_text(port_file).split()
+        cls.metrics_url = "http://127.0.0.1:%s/metrics" % http_port
         cls.target = "127.0.0.1:" + grpc_port
 
         cls.prom = "http://127.0.0.1:%d" % free_port()
@@ -193,6 +241,32 @@ class PrometheusEndToEnd(unittest.TestCase):
             if not answer["data"]["result"]:
                 empty.append((title, expr))
         self.assertEqual(empty, [], "panels without data")
+
+    def test_every_name_deploy_and_the_docs_use_is_exposed(self):
+        """The metrics contract: each name the dashboard, the alert rules
+        and docs/OBSERVABILITY.md use is in a live scrape, with the type its
+        use needs and the labels its selectors match on."""
+        families = exposition(urllib.request.urlopen(self.metrics_url).read().decode())
+        deployed = deployed_names()
+        self.assertGreaterEqual(len(deployed), 15)
+        missing = []
+        for name, labels in sorted(deployed.items()):
+            base = next((name[:-len(s)] for s in SUFFIXES
+                         if name.endswith(s) and name[:-len(s)] in families), name)
+            if base not in families:
+                missing.append(name)
+                continue
+            kind, exposed = families[base]
+            if base != name:
+                self.assertEqual(kind, "histogram", name)
+            elif name.endswith("_total"):
+                self.assertEqual(kind, "counter", name)
+            self.assertLessEqual(labels - {"le", "job", "instance"}, exposed,
+                                 (name, labels, exposed))
+        for name in sorted(documented_names()):
+            if name not in families:
+                missing.append(name)
+        self.assertEqual(missing, [], "names deploy/ or the docs use, not exposed")
 
     def test_every_alert_rule_parses_and_evaluates(self):
         for alert, expr in rule_queries():

@@ -54,18 +54,22 @@ struct Harness {
         {.locked = "locked for the fuzzer", .budget = FuzzBudget()}};
     for (int m = 0; m < 3; ++m) {
       utilityd::server::RegisterAdminRoutes(
-          routers[m], {.metrics = [this] { return registry.Serialize(); },
-                       .ready = [] { return true; },
-                       .status_json = [] { return std::string("{}"); },
-                       .more_routes =
-                           [&, m](HttpRouter& http) {
-                             utilityd::server::RegisterAdminApi(
-                                 http, modes[m], &service, &recent);
-                           }});
+          routers[m],
+          {.metrics =
+               [this] {
+                 return utilityd::metrics::TextExposition({&registry});
+               },
+           .ready = [] { return true; },
+           .status_json = [] { return std::string("{}"); },
+           .more_routes =
+               [&, m](HttpRouter& http) {
+                 utilityd::server::RegisterAdminApi(http, modes[m], &service,
+                                                    &recent);
+               }});
     }
   }
   utilityd::server::ConfigStore store;
-  utilityd::metrics::Registry registry;
+  prometheus::Registry registry;
   utilityd::server::ServiceMetrics metrics;
   utilityd::server::DecisionServiceImpl service;
   utilityd::server::RecentDecisions recent;

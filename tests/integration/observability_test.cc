@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "tests/testing/exposition.h"
 #include "tests/testing/goblins.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -34,6 +35,7 @@ namespace {
 
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using testing::SampleLabels;
 using ::utilityd::testing::IsOk;
 
 v1::AgentSnapshot Forager(float hunger, float danger) {
@@ -159,59 +161,58 @@ TEST_P(MetricsFormTest, MetricsCountRealTraffic) {
     absl::SleepFor(absl::Milliseconds(10));
     m = Get("/metrics");
   }
-  const std::string set = "behaviour_set=\"eat_hide_wander\"";
-  EXPECT_THAT(m, HasSubstr("utilityd_decisions_total{" + set +
-                           ",action=\"eat\",variant=\"live\"} 1\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_decisions_total{" + set +
-                           ",action=\"hide\",variant=\"live\"} 1\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_decisions_total{" + set +
-                           ",action=\"wander\",variant=\"live\"} 3\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_decision_switches_total{" + set +
-                           ",variant=\"live\"} 1\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_invalid_factors_total{" + set +
-                           ",variant=\"live\"} 1\n"));
+  using testing::Sample;
+  auto set = [](SampleLabels more) {
+    more["behaviour_set"] = "eat_hide_wander";
+    more["variant"] = "live";
+    return more;
+  };
+  EXPECT_EQ(Sample(m, "utilityd_decisions_total", set({{"action", "eat"}})), 1);
+  EXPECT_EQ(Sample(m, "utilityd_decisions_total", set({{"action", "hide"}})),
+            1);
+  EXPECT_EQ(Sample(m, "utilityd_decisions_total", set({{"action", "wander"}})),
+            3);
+  EXPECT_EQ(Sample(m, "utilityd_decision_switches_total", set({})), 1);
+  EXPECT_EQ(Sample(m, "utilityd_invalid_factors_total", set({})), 1);
   // The unknown set's name is not a label.
-  EXPECT_THAT(
-      m, HasSubstr("utilityd_agent_errors_total{behaviour_set=\"(unknown)\","
-                   "code=\"NotFound\",variant=\"live\"} 1\n"));
+  EXPECT_EQ(Sample(m, "utilityd_agent_errors_total",
+                   {{"behaviour_set", "(unknown)"},
+                    {"code", "NotFound"},
+                    {"variant", "live"}}),
+            1);
   EXPECT_THAT(m, ::testing::Not(HasSubstr("attacker-chosen-name")));
   // The NaN forager's every action reads danger: no action, no score.
-  EXPECT_THAT(m, HasSubstr("utilityd_no_action_total{" + set +
-                           ",variant=\"live\"} 1\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_selected_score_count{" + set +
-                           ",variant=\"live\"} 5\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_batch_agents_count 4\n"));
-  EXPECT_THAT(
-      m, HasSubstr("utilityd_batch_duration_seconds_bucket{le=\"+Inf\"} 4\n"));
-  EXPECT_THAT(m, ContainsRegex("utilityd_vetoes_total\\{" + set +
-                               ",action=\"eat\",variant=\"live\"\\} [1-9]"));
-  EXPECT_THAT(
-      m, HasSubstr(
-             "grpc_server_handled_total{grpc_type=\"unary\",grpc_service="
-             "\"utilityd.v1."
-             "DecisionService\",grpc_method=\"Decide\",grpc_code=\"OK\"} 1\n"));
-  EXPECT_THAT(
-      m,
-      HasSubstr(
-          "grpc_server_msg_received_total{grpc_type=\"bidi_stream\",grpc_"
-          "service="
-          "\"utilityd.v1.DecisionService\",grpc_method=\"DecideStream\"} 3\n"));
-  EXPECT_THAT(
-      m,
-      HasSubstr(
-          "grpc_server_msg_sent_total{grpc_type=\"bidi_stream\",grpc_service="
-          "\"utilityd.v1.DecisionService\",grpc_method=\"DecideStream\"} 3\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_active_streams 0\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_behaviour_sets 5\n"));
-  EXPECT_THAT(
-      m, HasSubstr("utilityd_config_reloads_total{result=\"success\"} 1\n"));
+  EXPECT_EQ(Sample(m, "utilityd_no_action_total", set({})), 1);
+  EXPECT_EQ(Sample(m, "utilityd_selected_score_count", set({})), 5);
+  EXPECT_EQ(Sample(m, "utilityd_selected_score_bucket", set({{"le", "+Inf"}})),
+            5);
+  EXPECT_EQ(Sample(m, "utilityd_decision_margin_count", set({})), 5);
+  EXPECT_EQ(Sample(m, "utilityd_batch_agents_count"), 4);
+  EXPECT_EQ(
+      Sample(m, "utilityd_batch_duration_seconds_bucket", {{"le", "+Inf"}}), 4);
+  EXPECT_GE(Sample(m, "utilityd_vetoes_total", set({{"action", "eat"}})), 1);
+  const SampleLabels unary = {{"grpc_type", "unary"},
+                              {"grpc_service", "utilityd.v1.DecisionService"},
+                              {"grpc_method", "Decide"}};
+  SampleLabels unary_ok = unary;
+  unary_ok["grpc_code"] = "OK";
+  EXPECT_EQ(Sample(m, "grpc_server_handled_total", unary_ok), 1);
+  const SampleLabels stream = {{"grpc_type", "bidi_stream"},
+                               {"grpc_service", "utilityd.v1.DecisionService"},
+                               {"grpc_method", "DecideStream"}};
+  EXPECT_EQ(Sample(m, "grpc_server_msg_received_total", stream), 3);
+  EXPECT_EQ(Sample(m, "grpc_server_msg_sent_total", stream), 3);
+  EXPECT_EQ(Sample(m, "utilityd_active_streams"), 0);
+  EXPECT_EQ(Sample(m, "utilityd_behaviour_sets"), 5);
+  EXPECT_EQ(Sample(m, "utilityd_config_reloads_total", {{"result", "success"}}),
+            1);
   EXPECT_THAT(m,
-              ContainsRegex(
-                  "utilityd_behaviour_set_info\\{behaviour_set=\"arena_mage\","
-                  "revision=\"[0-9a-f]{16}\"\\} 1"));
-  EXPECT_THAT(m, HasSubstr("utilityd_build_info{version=\"" UTILITYD_VERSION
-                           "\",simd_target=\"" +
-                           std::string(engine::SimdTarget()) + "\"} 1\n"));
+              ContainsRegex("utilityd_behaviour_set_info\\{behaviour_set="
+                            "\"arena_mage\",revision=\"[0-9a-f]{16}\"\\} 1"));
+  EXPECT_EQ(Sample(m, "utilityd_build_info",
+                   {{"version", UTILITYD_VERSION},
+                    {"simd_target", engine::SimdTarget()}}),
+            1);
   EXPECT_THAT(m, ContainsRegex("process_resident_memory_bytes [1-9]"));
 }
 
@@ -250,27 +251,42 @@ TEST_F(ObservabilityTest, TreeMetricsCountTicksLeavesHaltsAndResets) {
   EXPECT_EQ(response.decisions(0).tree_reset(), "other_set");
 
   const std::string m = Get("/metrics");
-  const std::string set = "behaviour_set=\"guard_tree\"";
-  EXPECT_THAT(m, HasSubstr("utilityd_tree_ticks_total{" + set +
-                           ",status=\"running\",variant=\"live\"} 4\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_tree_leaves_started_total{" + set +
-                           ",leaf=\"patrol\",variant=\"live\"} 1\n"));
+  auto set = [](SampleLabels more) {
+    more["behaviour_set"] = "guard_tree";
+    more["variant"] = "live";
+    return more;
+  };
+  using testing::Sample;
+  EXPECT_EQ(
+      Sample(m, "utilityd_tree_ticks_total", set({{"status", "running"}})), 4);
+  EXPECT_EQ(Sample(m, "utilityd_tree_leaves_started_total",
+                   set({{"leaf", "patrol"}})),
+            1);
   // Started on the second tick and again after the reset.
-  EXPECT_THAT(m, HasSubstr("utilityd_tree_leaves_started_total{" + set +
-                           ",leaf=\"move_to_player\",variant=\"live\"} 2\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_tree_leaves_halted_total{" + set +
-                           ",leaf=\"patrol\",variant=\"live\"} 1\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_tree_state_resets_total{" + set +
-                           ",reason=\"other_set\",variant=\"live\"} 1\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_decisions_total{" + set +
-                           ",action=\"move_to_player\",variant=\"live\"} 3\n"));
+  EXPECT_EQ(Sample(m, "utilityd_tree_leaves_started_total",
+                   set({{"leaf", "move_to_player"}})),
+            2);
+  EXPECT_EQ(
+      Sample(m, "utilityd_tree_leaves_halted_total", set({{"leaf", "patrol"}})),
+      1);
+  EXPECT_EQ(Sample(m, "utilityd_tree_state_resets_total",
+                   set({{"reason", "other_set"}})),
+            1);
+  EXPECT_EQ(Sample(m, "utilityd_tree_state_resets_total",
+                   set({{"reason", "corrupt"}})),
+            0);
+  EXPECT_EQ(Sample(m, "utilityd_decisions_total",
+                   set({{"action", "move_to_player"}})),
+            3);
+  EXPECT_EQ(Sample(m, "utilityd_decisions_total", set({{"action", "patrol"}})),
+            1);
 }
 
 // Coordination over gRPC: six goblins near one mage, two tokens per mage.
 // Batch one: two granted, four denied. Batch two: goblin-0 reports its
 // token and keeps it. The set has no preemption, so nothing is preempted.
-// Metrics count exactly that; a resource named only in the request is
-// never a label.
+// Metrics count exactly that; the set's resource has its preemptions at
+// 0; a resource named only in the request is never a label.
 TEST_F(ObservabilityTest, CoordinationMetricsCountGrantsAndDenials) {
   auto goblins = [] { return testing::GoblinsAroundOneMage(6); };
   v1::DecideRequest first = goblins();
@@ -298,12 +314,16 @@ TEST_F(ObservabilityTest, CoordinationMetricsCountGrantsAndDenials) {
   const std::string m = Get("/metrics");
   // Two new grants in the first batch, one in the second (goblin-0 kept
   // its own); four denials in each.
-  EXPECT_THAT(m, HasSubstr("utilityd_resource_grants_total{resource="
-                           "\"attack_token\"} 3\n"));
-  EXPECT_THAT(m, HasSubstr("utilityd_resource_denials_total{resource="
-                           "\"attack_token\"} 8\n"));
-  EXPECT_THAT(m, ::testing::Not(HasSubstr("utilityd_resource_preemptions_"
-                                          "total{")));
+  EXPECT_EQ(testing::Sample(m, "utilityd_resource_grants_total",
+                            {{"resource", "attack_token"}}),
+            3);
+  EXPECT_EQ(testing::Sample(m, "utilityd_resource_denials_total",
+                            {{"resource", "attack_token"}}),
+            8);
+  // Exposed at 0 from the set's first decision.
+  EXPECT_EQ(testing::Sample(m, "utilityd_resource_preemptions_total",
+                            {{"resource", "attack_token"}}),
+            0);
   EXPECT_THAT(m, ::testing::Not(HasSubstr("attacker-chosen-resource")));
 }
 

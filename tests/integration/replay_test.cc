@@ -4,6 +4,7 @@
 // logged snapshot through the library API.
 #include <httplib.h>
 
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/exposition.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
@@ -373,15 +375,16 @@ TEST(ReplayPrivacyTest, DroppedFactorsAreSkippedAndCounted) {
   EXPECT_EQ(r.replayed(), 0);
 }
 
-// The value of one labelled sample on /metrics, or -1.
+// The value of one labelled sample on /metrics: 0 when it was never
+// incremented, -1 when /metrics does not answer.
 double MetricValue(const testing::UtilitydProcess& server,
-                   const std::string& sample) {
+                   const std::string& name,
+                   const testing::SampleLabels& labels) {
   httplib::Client http("127.0.0.1", server.http_port());
   auto res = http.Get("/metrics");
   if (!res || res->status != 200) return -1;
-  const size_t at = res->body.find("\n" + sample + " ");
-  if (at == std::string::npos) return 0;  // never incremented
-  return std::stod(res->body.substr(at + sample.size() + 2));
+  const double value = testing::Sample(res->body, name, labels);
+  return std::isnan(value) ? 0 : value;
 }
 
 // Waits until shadow evaluation has caught up: its counts stop moving.
@@ -442,9 +445,9 @@ TEST_P(ShadowFormsTest, CountersEqualWhatReplayReports) {
   v1::ReplayReport shadow;
   ASSERT_TRUE(
       google::protobuf::util::JsonStringToMessage(res->body, &shadow).ok());
-  const double flipped_metric = MetricValue(
-      server,
-      R"(utilityd_shadow_decisions_total{behaviour_set="arena_mage",result="flipped"})");
+  const double flipped_metric =
+      MetricValue(server, "utilityd_shadow_decisions_total",
+                  {{"behaviour_set", "arena_mage"}, {"result", "flipped"}});
   const double total_metric =
       server.MetricTotal("utilityd_shadow_decisions_total");
   server.Signal(SIGTERM);

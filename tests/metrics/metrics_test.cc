@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -11,155 +12,174 @@
 namespace utilityd::metrics {
 namespace {
 
+using prometheus::ClientMetric;
+using prometheus::Counter;
+using prometheus::Gauge;
+using prometheus::Histogram;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
-TEST(MetricsTest, SerialisesTheTextFormatExactly) {
-  Registry r;
-  Family<Counter>& decisions =
-      r.AddCounter("utilityd_decisions_total", "Decisions made.",
-                   {"behaviour_set", "action"});
+std::shared_ptr<const Buckets> Bounds(std::vector<double> b) {
+  return std::make_shared<const Buckets>(std::move(b));
+}
+
+// Label values land on their names in the order the family declared them,
+// whatever the alphabet says, and the text is prometheus-cpp's.
+TEST(MetricsTest, LabelValuesFollowTheDeclaredNames) {
+  prometheus::Registry r;
+  Family<Counter> decisions(r, "utilityd_decisions_total", "Decisions made.",
+                            {"behaviour_set", "action"});
   decisions.Add({"arena_mage", "attack"}).Increment(3);
   decisions.Add({"arena_mage", "heal"}).Increment();
-  r.AddGauge("utilityd_active_streams", "Open streams.").Add({}).Set(2);
-  Family<Histogram>& h = r.AddHistogram("utilityd_batch_agents",
-                                        "Agents per batch.", {}, {1, 4, 16});
-  Histogram& batch = h.Add({});
-  for (double v : {1.0, 3.0, 4.0, 20.0}) batch.Observe(v);
-  EXPECT_EQ(r.Serialize(),
-            "# HELP utilityd_decisions_total Decisions made.\n"
-            "# TYPE utilityd_decisions_total counter\n"
-            "utilityd_decisions_total{behaviour_set=\"arena_mage\",action="
-            "\"attack\"} 3\n"
-            "utilityd_decisions_total{behaviour_set=\"arena_mage\",action="
-            "\"heal\"} 1\n"
-            "# HELP utilityd_active_streams Open streams.\n"
-            "# TYPE utilityd_active_streams gauge\n"
-            "utilityd_active_streams 2\n"
-            "# HELP utilityd_batch_agents Agents per batch.\n"
-            "# TYPE utilityd_batch_agents histogram\n"
-            "utilityd_batch_agents_bucket{le=\"1\"} 1\n"
-            "utilityd_batch_agents_bucket{le=\"4\"} 3\n"
-            "utilityd_batch_agents_bucket{le=\"16\"} 3\n"
-            "utilityd_batch_agents_bucket{le=\"+Inf\"} 4\n"
-            "utilityd_batch_agents_sum 28\n"
-            "utilityd_batch_agents_count 4\n");
+  Counter& again = decisions.Add({"arena_mage", "attack"});
+  EXPECT_EQ(again.Value(), 3);  // the same child
+  Family<Histogram> agents(r, "utilityd_batch_agents", "Agents per batch.", {},
+                           Bounds({1, 4, 16}));
+  for (double v : {1.0, 3.0, 4.0, 20.0}) agents.Add({}).Observe(v);
+  const std::string text = TextExposition({&r});
+  EXPECT_THAT(text, HasSubstr("# TYPE utilityd_decisions_total counter\n"));
+  EXPECT_THAT(text, HasSubstr("utilityd_decisions_total{action=\"attack\","
+                              "behaviour_set=\"arena_mage\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("utilityd_decisions_total{action=\"heal\","
+                              "behaviour_set=\"arena_mage\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE utilityd_batch_agents histogram\n"));
+  EXPECT_THAT(text, HasSubstr("utilityd_batch_agents_bucket{le=\"1\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("utilityd_batch_agents_bucket{le=\"4\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("utilityd_batch_agents_bucket{le=\"16\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("utilityd_batch_agents_bucket{le=\"+Inf\"} 4\n"));
+  EXPECT_THAT(text, HasSubstr("utilityd_batch_agents_sum 28\n"));
+  EXPECT_THAT(text, HasSubstr("utilityd_batch_agents_count 4\n"));
 }
 
-TEST(MetricsTest, EscapesLabelValuesAndHelp) {
-  Registry r;
-  r.AddCounter("x_total", "Line one\nback\\slash", {"l"})
-      .Add({"a\"quote\\and\nnewline"})
-      .Increment();
-  EXPECT_EQ(r.Serialize(),
-            "# HELP x_total Line one\\nback\\\\slash\n"
-            "# TYPE x_total counter\n"
-            "x_total{l=\"a\\\"quote\\\\and\\nnewline\"} 1\n");
+// Clear removes what the family added (set info republished on reload);
+// a second Family of the same name and labels is the same family.
+TEST(MetricsTest, ClearRemovesTheChildrenAndNamesAreShared) {
+  prometheus::Registry r;
+  Family<Gauge> info(r, "x_info", "Info.", {"revision"});
+  info.Add({"r1"}).Set(1);
+  EXPECT_THAT(TextExposition({&r}), HasSubstr("x_info{revision=\"r1\"} 1\n"));
+  info.Clear();
+  info.Add({"r2"}).Set(1);
+  const std::string text = TextExposition({&r});
+  EXPECT_THAT(text, Not(HasSubstr("r1")));
+  EXPECT_THAT(text, HasSubstr("x_info{revision=\"r2\"} 1\n"));
+  Family<Gauge> same(r, "x_info", "Info.", {"revision"});
+  EXPECT_EQ(same.Add({"r2"}).Value(), 1);
 }
 
-TEST(MetricsTest, HistogramLabelsComeBeforeLe) {
-  Registry r;
-  r.AddHistogram("d_seconds", "d", {"behaviour_set"}, {0.5})
-      .Add({"s"})
-      .Observe(0.25);
-  EXPECT_THAT(
-      r.Serialize(),
-      HasSubstr("d_seconds_bucket{behaviour_set=\"s\",le=\"0.5\"} 1\n"));
-  EXPECT_THAT(r.Serialize(),
-              HasSubstr("d_seconds_sum{behaviour_set=\"s\"} 0.25\n"));
+// For every bound, the float bound holds exactly the floats a double
+// comparison puts at or below it: on the bound, one float either side.
+TEST(MetricsTest, FloatBoundsCompareAsDoublesDo) {
+  const Buckets b({0.0, 0.005, 0.01, 0.1, 0.3, 1.0 / 3, 0.7, 1.5, 5e-6, 1e300});
+  ASSERT_EQ(b.float_bounds().size(), b.bounds().size());
+  for (size_t k = 0; k < b.bounds().size(); ++k) {
+    const float near = static_cast<float>(b.bounds()[k]);
+    for (float v :
+         {near, std::nextafter(near, 1e30f), std::nextafter(near, -1e30f)}) {
+      EXPECT_EQ(v <= b.float_bounds()[k],
+                static_cast<double>(v) <= b.bounds()[k])
+          << "bound " << b.bounds()[k] << ", value " << v;
+    }
+  }
 }
 
-TEST(MetricsTest, ConcurrentUpdatesAreNotLost) {
-  Counter c;
-  Histogram h({10});
+std::vector<uint64_t> Cumulative(const Histogram& h) {
+  std::vector<uint64_t> out;
+  for (const auto& bucket : h.Collect().histogram.bucket) {
+    out.push_back(bucket.cumulative_count);
+  }
+  return out;
+}
+
+// A tally flushed once per batch leaves a histogram as prometheus-cpp's own
+// Observe of each value would: the same buckets (values on the bounds,
+// floats just above them, the infinities, NaN) and count, over batches that
+// span several of the tally's chunks; flushing again adds nothing.
+TEST(MetricsTest, HistogramTallyAddsWhatObserveWould) {
+  const Buckets b({0.0, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0});
+  Histogram direct(b.bounds()), batched(b.bounds());
+  HistogramTally tally;
+  tally.Reset(&batched, &b);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> uniform(-0.2f, 1.3f);
+  std::vector<float> special = {std::numeric_limits<float>::infinity(),
+                                -std::numeric_limits<float>::infinity(),
+                                std::numeric_limits<float>::quiet_NaN()};
+  for (double bound : b.bounds()) {
+    const float f = static_cast<float>(bound);
+    special.insert(special.end(),
+                   {f, std::nextafter(f, 2.0f), std::nextafter(f, -2.0f)});
+  }
+  for (int batch : {1, 255, 256, 257, 1000, 3}) {
+    double expected_sum = 0;
+    for (int i = 0; i < batch; ++i) {
+      const float v =
+          i % 7 == 0 ? special[i / 7 % special.size()] : uniform(rng);
+      direct.Observe(v);
+      tally.Observe(v);
+      expected_sum += v;
+    }
+    tally.Flush();
+    tally.Flush();  // nothing new
+    EXPECT_EQ(Cumulative(batched), Cumulative(direct)) << batch;
+  }
+  const ClientMetric::Histogram a = direct.Collect().histogram;
+  const ClientMetric::Histogram c = batched.Collect().histogram;
+  EXPECT_EQ(c.sample_count, 1u + 255 + 256 + 257 + 1000 + 3);
+  EXPECT_EQ(a.sample_count, c.sample_count);
+  EXPECT_TRUE(std::isnan(a.sample_sum) && std::isnan(c.sample_sum));
+}
+
+TEST(MetricsTest, HistogramTallySumsAsObserveDoes) {
+  const Buckets b({0.25, 0.5});
+  Histogram direct(b.bounds()), batched(b.bounds());
+  HistogramTally tally;
+  tally.Reset(&batched, &b);
+  for (int i = 0; i < 600; ++i) {
+    const float v = static_cast<float>(i % 10) / 10;
+    direct.Observe(v);
+    tally.Observe(v);
+  }
+  tally.Flush();
+  EXPECT_EQ(Cumulative(batched), Cumulative(direct));
+  EXPECT_DOUBLE_EQ(batched.Collect().histogram.sample_sum,
+                   direct.Collect().histogram.sample_sum);
+  EXPECT_EQ(Cumulative(batched), (std::vector<uint64_t>{180, 360, 600}));
+}
+
+// Tallies of two threads flushed into one histogram lose nothing.
+TEST(MetricsTest, ConcurrentFlushesAreNotLost) {
+  const Buckets b({0.5});
+  Histogram h(b.bounds());
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
-      for (int i = 0; i < 100000; ++i) {
-        c.Increment();
-        h.Observe(i % 20);
+      HistogramTally tally;
+      tally.Reset(&h, &b);
+      for (int batch = 0; batch < 1000; ++batch) {
+        for (int i = 0; i < 100; ++i) tally.Observe(i < 30 ? 0.25f : 0.75f);
+        tally.Flush();
       }
     });
   }
   for (auto& t : threads) t.join();
-  EXPECT_EQ(c.Value(), 400000);
-  const Histogram::Snapshot s = h.Collect();
-  EXPECT_EQ(s.count, 400000u);
-  EXPECT_EQ(s.cumulative[0], 4u * 100000 * 11 / 20);  // values 0..10
+  EXPECT_EQ(Cumulative(h), (std::vector<uint64_t>{4 * 1000 * 30, 400000}));
 }
 
-// A tally flushed once per batch leaves a histogram as observing each value
-// would: the same buckets and count, the sum within rounding; flushing
-// again adds nothing, and the tally counts afresh after a flush.
-TEST(MetricsTest, HistogramTallyAddsWhatObserveWould) {
-  Histogram direct(ExponentialBuckets(0.01, 2, 8));
-  Histogram batched(ExponentialBuckets(0.01, 2, 8));
-  HistogramTally tally;
-  tally.Reset(&batched);
-  const double values[] = {0.0,  0.005, 0.01, 0.011, 0.5,
-                           1.28, 1.29,  7.0,  -1.0,  std::nan("")};
-  for (int round = 0; round < 3; ++round) {
-    for (double v : values) {
-      direct.Observe(v + round);
-      tally.Observe(v + round);
-    }
-    tally.Flush();
-    tally.Flush();  // nothing new
-  }
-  const Histogram::Snapshot a = direct.Collect(), b = batched.Collect();
-  EXPECT_EQ(a.cumulative, b.cumulative);
-  EXPECT_EQ(a.count, 30u);
-  EXPECT_EQ(b.count, 30u);
-  EXPECT_TRUE(std::isnan(a.sum) && std::isnan(b.sum));  // a NaN was observed
-  EXPECT_EQ(batched.BucketOf(0.01), 0u);
-  EXPECT_EQ(batched.BucketOf(0.0100001), 1u);
-  EXPECT_EQ(batched.BucketOf(1e9), 8u);  // +Inf
+TEST(MetricsTest, ExponentialBucketsMultiply) {
+  EXPECT_EQ(ExponentialBuckets(1, 2, 4), (std::vector<double>{1, 2, 4, 8}));
 }
 
-// BucketOf counts the bounds below a value, four to a comparison: the
-// same bucket as one bound at a time, for every list length around the
-// padding (1 to 9 bounds) and for values on, between and beyond the bounds,
-// the infinities and NaN.
-TEST(MetricsTest, BucketOfIsTheNumberOfBoundsBelow) {
-  std::vector<double> values = {-std::numeric_limits<double>::infinity(),
-                                std::numeric_limits<double>::infinity(),
-                                std::nan(""), -1e300, 1e300};
-  for (int i = -5; i <= 50; ++i) {
-    values.push_back(i * 0.05);
-    values.push_back(std::nextafter(i * 0.05, 1e9));
-    values.push_back(std::nextafter(i * 0.05, -1e9));
-  }
-  for (size_t n = 1; n <= 9; ++n) {
-    std::vector<double> bounds;
-    for (size_t k = 0; k < n; ++k) bounds.push_back(0.05 + 0.3 * k);
-    const Histogram h(bounds);
-    for (double v : values) {
-      size_t below = 0;
-      for (double b : bounds) below += b < v;
-      EXPECT_EQ(h.BucketOf(v), below) << n << " bounds, value " << v;
-    }
-  }
-}
-
-TEST(MetricsTest, FormatsSpecialValues) {
-  EXPECT_EQ(FormatValue(1.5), "1.5");
-  EXPECT_EQ(FormatValue(2), "2");
-  EXPECT_EQ(FormatValue(1e-6), "1e-06");
-  EXPECT_EQ(FormatValue(0.1), "0.1");
-  EXPECT_EQ(FormatValue(INFINITY), "+Inf");
-  EXPECT_EQ(FormatValue(NAN), "NaN");
-}
-
-TEST(MetricsTest, ProcessMetricsReadProc) {
-  Registry r;
-  AddProcessMetrics(&r);
-  const std::string text = r.Serialize();
+TEST(MetricsTest, ProcessCollectorReadsProc) {
+  const ProcessCollector process;
+  const std::string text = TextExposition({&process});
   EXPECT_THAT(text, HasSubstr("# TYPE process_cpu_seconds_total counter\n"));
   EXPECT_THAT(text, ::testing::ContainsRegex(
-                        "process_resident_memory_bytes [1-9][0-9]{5,}"));
+                        "process_resident_memory_bytes [1-9][0-9.e+]{5,}"));
   EXPECT_THAT(text, ::testing::ContainsRegex("process_open_fds [1-9]"));
   EXPECT_THAT(text, ::testing::ContainsRegex("process_max_fds [1-9]"));
   EXPECT_THAT(text, ::testing::ContainsRegex(
-                        "process_start_time_seconds 1[7-9][0-9]{8}"));
+                        "process_start_time_seconds 1[.0-9e+]{8,}"));
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ TEST(DecisionLogTest, AFullQueueDropsAndCountsInsteadOfBlocking) {
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
   FILE* write_end = ::fdopen(fds[1], "w");
-  metrics::Counter written, dropped;
+  prometheus::Counter written, dropped;
   constexpr int kOffered = 200000;
   std::string text;
   {
@@ -72,7 +72,7 @@ TEST(DecisionLogTest, AFullQueueDropsAndCountsInsteadOfBlocking) {
 }
 
 TEST(DecisionLogTest, SamplesTheConfiguredFraction) {
-  metrics::Counter written, dropped;
+  prometheus::Counter written, dropped;
   FILE* null = std::fopen("/dev/null", "w");
   DecisionLog log(null, true, {.sample = 0.25}, &written, &dropped);
   int sampled = 0;
@@ -91,7 +91,7 @@ TEST(DecisionLogTest, SamplesTheConfiguredFraction) {
 }
 
 TEST(DecisionLogTest, RejectsBadOptions) {
-  metrics::Counter written, dropped;
+  prometheus::Counter written, dropped;
   EXPECT_THAT(
       DecisionLog::Open({.sink = "stdout", .sample = 1.5}, &written, &dropped),
       StatusIs(absl::StatusCode::kInvalidArgument,

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/engine/sensitivity.h"
@@ -125,15 +126,41 @@ class BatchObserver {
   // The compact form writes no message per decided agent: asks whether the
   // observer wants one for this agent (e.g. a sampled decision).
   virtual bool WantsMessage(int /*agent_index*/) { return false; }
-  // An agent was decided; `out` is its message, already written — in the
-  // compact form a scratch message valid for the call, and null unless
-  // WantsMessage said yes. A factor-major block row's `input` has no
-  // factors unless WantsMessage said yes.
+  // The block form asks once per block: sets wanted[i] when agent
+  // first_index + i wants a message (what WantsMessage would say of each,
+  // which the default asks).
+  virtual void WantedMessages(int first_index, absl::Span<uint8_t> wanted) {
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      wanted[i] = WantsMessage(first_index + static_cast<int>(i)) ? 1 : 0;
+    }
+  }
+  // An agent was decided (a snapshot, or a block row held for
+  // coordination); `out` is its message, already written — in the compact
+  // form a scratch message valid for the call, and null unless
+  // WantsMessage said yes.
   virtual void OnDecided(int agent_index, const loader::LoadedSet& set,
                          const v1::AgentSnapshot& agent,
                          const engine::AgentInput& input,
                          const engine::BatchDecision& decision,
                          v1::Decision* out) = 0;
+  // A block's rows of `set` decided in one engine pass, at once: row
+  // rows[g] (agent first_index + rows[g]) decided as decisions[g] from
+  // inputs[g], except where errors[g] is not OK (those were shown to
+  // OnFailed). A factor-major row's input has no factors. Then each row
+  // WantedMessages chose is shown to OnRowMessage.
+  virtual void OnDecidedRows(int first_index, absl::Span<const int> rows,
+                             const loader::LoadedSet& set,
+                             absl::Span<const engine::AgentInput> inputs,
+                             absl::Span<const engine::BatchDecision> decisions,
+                             absl::Span<const absl::Status> errors) = 0;
+  // A row OnDecidedRows showed, which wanted a message: its snapshot (built
+  // from the block's columns), its input with its factors, and `out`, its
+  // message, a scratch message valid for the call.
+  virtual void OnRowMessage(int agent_index, const loader::LoadedSet& set,
+                            const v1::AgentSnapshot& agent,
+                            const engine::AgentInput& input,
+                            const engine::BatchDecision& decision,
+                            v1::Decision* out) = 0;
   // After the agents of `set` in a batch were decided: how many candidates
   // were vetoed per action, and how many agents had a candidate vetoed for
   // a NaN or infinite input.
@@ -149,7 +176,7 @@ class BatchObserver {
                         const v1::AgentSnapshot& agent,
                         const absl::Status& status) = 0;
   // An agent of a set with a tree was ticked; `out` is already written —
-  // for a block row, only when WantsMessage said yes, else null.
+  // for a block row, only when WantedMessages chose it, else null.
   virtual void OnTicked(int agent_index, const loader::LoadedSet& set,
                         const v1::AgentSnapshot& agent,
                         const engine::AgentInput& input,

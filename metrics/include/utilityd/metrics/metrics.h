@@ -1,244 +1,166 @@
-// A small Prometheus metrics library (prometheus-cpp is not packaged for
-// Debian 12), on prometheus-cpp's model: families of counters, gauges and
-// histograms with labels, registered once; a child per label set, looked up
-// once and then updated through its handle. Updates take no lock and
-// allocate nothing: counters and histograms add into per-thread-shard
-// atomic cells that are summed at scrape time.
+// What utilityd adds to prometheus-cpp (Debian's prometheus-cpp-dev), which
+// holds every metric the service exports and writes the text format:
 //
-//   Registry registry;
-//   Family<Counter>& decisions = registry.AddCounter(
-//       "utilityd_decisions_total", "Decisions made.", {"behaviour_set",
-//       "action"});
-//   Counter& eat = decisions.Add({"villager_needs", "eat"});   // cache this
-//   eat.Increment();                                             // hot path
-//   std::string text = registry.Serialize();   // text format 0.0.4
+// - Family: a prometheus-cpp family whose children are named by label
+//   values in the order the family declared its label names (the service
+//   declares its metrics in one table; a child is looked up once and its
+//   handle cached).
+// - HistogramTally: a histogram's observations counted in a batch's own
+//   working memory and handed to prometheus-cpp once
+//   (Histogram::ObserveMultiple), so that nothing per decision reaches the
+//   library.
+// - ProcessCollector: the process_* metrics, read from /proc at scrape time
+//   (prometheus-cpp's core has none).
+// - TextExposition: every collectable in the text format 0.0.4, by
+//   prometheus::TextSerializer.
+//
+//   prometheus::Registry registry;
+//   metrics::Family<prometheus::Counter> decisions(
+//       registry, "utilityd_decisions_total", "Decisions made.",
+//       {"behaviour_set", "action"});
+//   prometheus::Counter& eat = decisions.Add({"villager_needs", "eat"});
+//   eat.Increment(n);                 // once per batch, the batch's count
+//   std::string text = metrics::TextExposition({&registry});
 #ifndef UTILITYD_METRICS_METRICS_H_
 #define UTILITYD_METRICS_METRICS_H_
 
-#include <atomic>
+#include <prometheus/collectable.h>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <array>
 #include <cstdint>
-#include <functional>
-#include <map>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/strings/string_view.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/types/span.h"
 #include "utilityd/base/sync.h"
 
 namespace utilityd::metrics {
 
-// Number of cells a counter or histogram spreads its updates over; threads
-// pick one by a thread-local index, so concurrent updates rarely share a
-// cache line.
-inline constexpr int kShards = 8;
-
-// Returns this thread's shard.
-int ThisThreadShard();
-
-class Counter {
+// A histogram's bucket upper bounds (strictly increasing; +Inf implied).
+class Buckets {
  public:
-  // Adds `v` (>= 0). Lock-free.
-  void Increment(double v = 1.0) {
-    cells_[ThisThreadShard()].value.fetch_add(v, std::memory_order_relaxed);
-  }
-  double Value() const;
+  explicit Buckets(std::vector<double> bounds);
 
- private:
-  struct alignas(64) Cell {
-    std::atomic<double> value{0};
-  };
-  Cell cells_[kShards];
-};
-
-class Gauge {
- public:
-  void Set(double v) { value_.store(v, std::memory_order_relaxed); }
-  void Increment(double v = 1.0) {
-    value_.fetch_add(v, std::memory_order_relaxed);
-  }
-  void Decrement(double v = 1.0) { Increment(-v); }
-  double Value() const { return value_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<double> value_{0};
-};
-
-class Histogram {
- public:
-  // `bounds` are the buckets' upper bounds, strictly increasing; +Inf is
-  // implied.
-  explicit Histogram(std::vector<double> bounds);
-
-  // Counts `v` in its bucket and adds it to the sum. Lock-free.
-  void Observe(double v);
-  // The bucket Observe(v) counts `v` in: the first whose upper bound is
-  // >= v, bounds().size() for +Inf (and for NaN, 0).
-  size_t BucketOf(double v) const;
-  // Adds many observations at once: counts[i] in bucket i (bounds().size()
-  // + 1 of them) and their sum. What HistogramTally::Flush calls.
-  void AddCounts(absl::Span<const uint64_t> counts, double sum);
-
-  struct Snapshot {
-    std::vector<uint64_t> cumulative;  // per bound, then +Inf
-    double sum = 0;
-    uint64_t count = 0;
-  };
-  Snapshot Collect() const;
   const std::vector<double>& bounds() const { return bounds_; }
+  // Number of buckets, +Inf included.
+  size_t size() const { return bounds_.size() + 1; }
+  // For each bound, the largest float not above it: a float v lies at or
+  // below bound i exactly when v <= float_bounds()[i].
+  const std::vector<float>& float_bounds() const { return float_bounds_; }
 
  private:
-  struct alignas(64) Shard {
-    std::unique_ptr<std::atomic<uint64_t>[]> counts;  // bounds + 1 buckets
-    std::atomic<double> sum{0};
-  };
-  static constexpr size_t kLanes = 4;  // BucketOf's bounds per comparison
   std::vector<double> bounds_;
-  std::vector<double> padded_;  // bounds_, then +Inf to whole kLanes
-  Shard shards_[kShards];
-};
-
-// Counts observations for one Histogram without atomics (one thread, e.g.
-// one batch) and adds them to it at once: Flush leaves the histogram as the
-// same Observe calls would (the sum may differ in its last bits: it is
-// added up in another order).
-class HistogramTally {
- public:
-  // Counts for `h`; Reset first when reused for another histogram.
-  void Reset(Histogram* h) {
-    h_ = h;
-    counts_.assign(h->bounds().size() + 1, 0);
-    sum_ = 0;
-    any_ = false;
-  }
-  void Observe(double v) {
-    ++counts_[h_->BucketOf(v)];
-    sum_ += v;
-    any_ = true;
-  }
-  // Adds what was counted to the histogram and starts again from zero.
-  void Flush();
-
- private:
-  Histogram* h_ = nullptr;
-  std::vector<uint64_t> counts_;
-  double sum_ = 0;
-  bool any_ = false;
+  std::vector<float> float_bounds_;
 };
 
 // Returns `count` bucket bounds from `start`, each `factor` times the last.
 std::vector<double> ExponentialBuckets(double start, double factor, int count);
 
-enum class MetricType { kCounter, kGauge, kHistogram };
-
-// Everything a family knows, for exposition.
-class FamilyBase {
- public:
-  FamilyBase(std::string name, std::string help, MetricType type,
-             std::vector<std::string> label_names)
-      : name_(std::move(name)),
-        help_(std::move(help)),
-        type_(type),
-        label_names_(std::move(label_names)) {}
-  virtual ~FamilyBase() = default;
-  // Appends this family's HELP, TYPE and sample lines.
-  virtual void Serialize(std::string* out) const = 0;
-  const std::string& name() const { return name_; }
-
- protected:
-  // Formats `{a="1",b="2"}` with values escaped; empty for no labels.
-  std::string LabelText(const std::vector<std::string>& values,
-                        absl::string_view extra_name = "",
-                        absl::string_view extra_value = "") const;
-  void Header(std::string* out) const;
-
-  const std::string name_;
-  const std::string help_;
-  const MetricType type_;
-  const std::vector<std::string> label_names_;
-};
-
-// A family of metrics of one type, one child per label-value list.
+// A prometheus-cpp family of T (prometheus::Counter, Gauge or Histogram)
+// registered in a registry, with its label names in order. Thread-safe.
 template <typename T>
-class Family final : public FamilyBase {
+class Family {
  public:
-  using Factory = std::function<std::unique_ptr<T>()>;
-  Family(std::string name, std::string help, MetricType type,
-         std::vector<std::string> label_names, Factory factory)
-      : FamilyBase(std::move(name), std::move(help), type,
-                   std::move(label_names)),
-        factory_(std::move(factory)) {}
+  // Registers the family (or finds the one of that name and labels);
+  // `buckets` is required for histograms and ignored otherwise.
+  Family(prometheus::Registry& registry, const std::string& name,
+         const std::string& help, std::vector<std::string> label_names,
+         std::shared_ptr<const Buckets> buckets = nullptr);
+  Family(const Family&) = delete;
+  Family& operator=(const Family&) = delete;
 
-  // Returns the child for `values` (one per label name), creating it once.
-  // The reference stays valid until Clear. Takes a lock: cache the result.
-  T& Add(const std::vector<std::string>& values) {
-    utilityd::MutexLock lock(&mu_);
-    auto& slot = children_[values];
-    if (slot == nullptr) slot = factory_();
-    return *slot;
+  // Returns the child whose labels have `values` (one per label name, in
+  // order), creating it once. The reference stays valid until Clear. Takes
+  // the family's lock and builds its label map: cache the result.
+  T& Add(absl::Span<const std::string> values);
+  T& Add(std::initializer_list<std::string> values) {
+    return Add(absl::MakeConstSpan(values.begin(), values.size()));
   }
 
-  // Drops every child (for info-style families rebuilt on reload). Handles
-  // obtained before are invalidated: never clear a family updated on the
-  // hot path.
-  void Clear() {
-    utilityd::MutexLock lock(&mu_);
-    children_.clear();
-  }
+  // Removes every child (for info-style families republished on reload).
+  // Handles obtained before are invalidated: never clear a family updated
+  // on the request path.
+  void Clear();
 
-  void Serialize(std::string* out) const override;
+  // The histogram's buckets (null for counters and gauges).
+  const Buckets* buckets() const { return buckets_.get(); }
 
  private:
-  Factory factory_;
-  mutable utilityd::Mutex mu_;
-  std::map<std::vector<std::string>, std::unique_ptr<T>> children_
-      ABSL_GUARDED_BY(mu_);
+  prometheus::Family<T>& family_;
+  const std::vector<std::string> label_names_;
+  const std::shared_ptr<const Buckets> buckets_;
+  utilityd::Mutex mu_;
+  absl::flat_hash_set<T*> children_ ABSL_GUARDED_BY(mu_);
 };
 
-// Owns families and scrape-time collectors; serialises them all.
-class Registry {
+extern template class Family<prometheus::Counter>;
+extern template class Family<prometheus::Gauge>;
+extern template class Family<prometheus::Histogram>;
+
+// One histogram's observations, counted without atomics or locks by one
+// thread (e.g. over one batch) and added to the histogram at once. After
+// Flush the histogram holds what the same Observe calls would have left:
+// the same buckets (NaN, as prometheus-cpp's Observe counts it, in the
+// first) and the same sum. Values are floats, as scores and margins are; each
+// lands in the bucket a double comparison with the bounds gives.
+//
+// Counting is bound-major: values wait in a small buffer, and each bound
+// counts the values at or below it in one vectorised pass (a few
+// instructions per value, with no per-value branch or dependent store).
+class HistogramTally {
  public:
-  Family<Counter>& AddCounter(std::string name, std::string help,
-                              std::vector<std::string> labels = {});
-  Family<Gauge>& AddGauge(std::string name, std::string help,
-                          std::vector<std::string> labels = {});
-  // A counter whose value is read from elsewhere at scrape time (e.g. CPU
-  // seconds from /proc): settable cells, exposed with TYPE counter.
-  Family<Gauge>& AddObservedCounter(std::string name, std::string help,
-                                    std::vector<std::string> labels = {});
-  Family<Histogram>& AddHistogram(std::string name, std::string help,
-                                  std::vector<std::string> labels,
-                                  std::vector<double> bounds);
-
-  // Runs `collect` before every Serialize (e.g. to read /proc or count open
-  // streams into gauges).
-  void AddCollector(std::function<void()> collect);
-
-  // Returns every family in the text exposition format 0.0.4.
-  std::string Serialize() const;
+  // Counts for `h`, whose buckets are `b`; Reset first when reused for
+  // another histogram. Drops what was counted and not flushed.
+  void Reset(prometheus::Histogram* h, const Buckets* b);
+  void Observe(float v) {
+    if (pending_ == kChunk) Count();
+    values_[pending_++] = v;
+    sum_ += v;
+    any_ = true;
+  }
+  // Adds what was counted to the histogram (one ObserveMultiple) and starts
+  // again from zero.
+  void Flush();
 
  private:
-  template <typename T>
-  Family<T>& Add(std::unique_ptr<Family<T>> family);
+  static constexpr size_t kChunk = 256;
+  // Moves the buffered values into counts_.
+  void Count();
 
-  mutable utilityd::Mutex mu_;
-  std::vector<std::unique_ptr<FamilyBase>> families_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::function<void()>> collectors_ ABSL_GUARDED_BY(mu_);
+  prometheus::Histogram* h_ = nullptr;
+  const Buckets* b_ = nullptr;
+  std::vector<double> counts_;  // per bucket, +Inf last
+  alignas(16) std::array<float, kChunk> values_;
+  size_t pending_ = 0;
+  double sum_ = 0;
+  bool any_ = false;
 };
 
-// Escapes a label value: backslash, double quote and newline.
-std::string EscapeLabelValue(absl::string_view value);
-// Escapes HELP text: backslash and newline.
-std::string EscapeHelp(absl::string_view help);
-// Formats a sample value as Prometheus expects (+Inf, -Inf, NaN, shortest
-// round-trip decimal otherwise).
-std::string FormatValue(double v);
+// The process_* metrics of Prometheus's client libraries (CPU seconds,
+// resident and virtual memory, open and maximum file descriptors, start
+// time), read from /proc at each Collect.
+class ProcessCollector final : public prometheus::Collectable {
+ public:
+  ProcessCollector();
+  std::vector<prometheus::MetricFamily> Collect() const override;
 
-// Registers process_* metrics (CPU, resident and virtual memory, open and
-// max file descriptors, start time) read from /proc at scrape time.
-void AddProcessMetrics(Registry* registry);
+ private:
+  double boot_time_ = 0;  // seconds since the epoch
+};
+
+// Returns every family of `collectables`, in order, in the text exposition
+// format 0.0.4.
+std::string TextExposition(
+    std::initializer_list<const prometheus::Collectable*> collectables);
 
 }  // namespace utilityd::metrics
 

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Compares two utilityd binaries under the same load, alternating: blocks
+# of 1,024 (the columnar form) and snapshots of 256 (the full form), each
+# ROUNDS times, A then B, and prints each one's median decisions/s and the
+# ratio B ÷ A. Both servers run on the example sets on loopback; only one is
+# loaded at a time.
+#
+#   bench/ab.sh BEFORE_BINARY AFTER_BINARY [BUILD_DIR]
+#       (DURATION=10s WARMUP=2s ROUNDS=5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+a=$1 b=$2 build=${3:-build}
+duration=${DURATION:-10s}
+warmup=${WARMUP:-2s}
+rounds=${ROUNDS:-5}
+ctl="$build/ctl/utilityctl"
+source bench/servers.sh
+
+# run NAME SHAPE ARGS...: one load run against server NAME, its JSON line
+# appended to $work/NAME.SHAPE.
+run() {
+  local name=$1 shape=$2
+  shift 2
+  local grpc=${name}_grpc http=${name}_http
+  "$ctl" bench --target "127.0.0.1:${!grpc}" --admin "127.0.0.1:${!http}" \
+    --duration "$duration" --warmup "$warmup" --format json \
+    --streams 2 --in_flight 4 --connections 2 "$@" >> "$work/$name.$shape"
+}
+
+start a "$a"
+start b "$b"
+for round in $(seq "$rounds"); do
+  echo "== round $round of $rounds" >&2
+  for name in a b; do run "$name" blocks1024 --batch 1024 --form columnar; done
+  for name in a b; do run "$name" snapshots256 --batch 256; done
+done
+
+python3 - "$work" "$a" "$b" <<'PY'
+import json, statistics, sys
+work, a, b = sys.argv[1:4]
+def rates(name, shape):
+    return [json.loads(l)["decisions_per_second"] for l in open(f"{work}/{name}.{shape}")]
+print(f"A = {a}\nB = {b}")
+print(f"{'load':<28}{'A decisions/s':>16}{'B decisions/s':>16}{'B / A':>8}")
+for shape, label in [("blocks1024", "blocks of 1,024 (columnar)"),
+                     ("snapshots256", "snapshots, 256 a batch")]:
+    ra, rb = rates("a", shape), rates("b", shape)
+    ma, mb = statistics.median(ra), statistics.median(rb)
+    print(f"{label:<28}{ma/1e6:>14.2f} M{mb/1e6:>14.2f} M{mb/ma:>8.3f}")
+    print(f"{'  runs A':<28}" + " ".join(f"{r/1e6:.2f}" for r in ra))
+    print(f"{'  runs B':<28}" + " ".join(f"{r/1e6:.2f}" for r in rb))
+PY
