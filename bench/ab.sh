@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Compares two utilityd binaries under the same load, alternating: blocks
 # of 1,024 (the columnar form) and snapshots of 256 (the full form), each
-# ROUNDS times, A then B, and prints each one's median decisions/s and the
-# ratio B ÷ A. Both servers run on the example sets on loopback; only one is
+# ROUNDS times (A then B, then B then A), and prints each one's median
+# decisions/s, the ratio of the medians B ÷ A and the median of the
+# rounds' own ratios. Both servers run on the example sets on loopback; only one is
 # loaded at a time.
 #
 #   bench/ab.sh BEFORE_BINARY AFTER_BINARY [BUILD_DIR]
@@ -31,8 +32,12 @@ start a "$a"
 start b "$b"
 for round in $(seq "$rounds"); do
   echo "== round $round of $rounds" >&2
-  for name in a b; do run "$name" blocks1024 --batch 1024 --form columnar; done
-  for name in a b; do run "$name" snapshots256 --batch 256; done
+  # A first in odd rounds, B first in even ones: a drift in the machine's
+  # load favours neither.
+  order="a b"
+  [ $((round % 2)) -eq 0 ] && order="b a"
+  for name in $order; do run "$name" blocks1024 --batch 1024 --form columnar; done
+  for name in $order; do run "$name" snapshots256 --batch 256; done
 done
 
 python3 - "$work" "$a" "$b" <<'PY'
@@ -46,7 +51,9 @@ for shape, label in [("blocks1024", "blocks of 1,024 (columnar)"),
                      ("snapshots256", "snapshots, 256 a batch")]:
     ra, rb = rates("a", shape), rates("b", shape)
     ma, mb = statistics.median(ra), statistics.median(rb)
-    print(f"{label:<28}{ma/1e6:>14.2f} M{mb/1e6:>14.2f} M{mb/ma:>8.3f}")
+    paired = statistics.median(y / x for x, y in zip(ra, rb))
+    print(f"{label:<28}{ma/1e6:>14.2f} M{mb/1e6:>14.2f} M{mb/ma:>8.3f}"
+          f"   (rounds' ratios: median {paired:.3f})")
     print(f"{'  runs A':<28}" + " ".join(f"{r/1e6:.2f}" for r in ra))
     print(f"{'  runs B':<28}" + " ".join(f"{r/1e6:.2f}" for r in rb))
 PY
