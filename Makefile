@@ -58,10 +58,11 @@ test-sanitize: deps
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS) -E install_find_package_consumer
 
-# ThreadSanitizer over the server's own concurrency: the metrics cells, the
-# decision log's queue and writer, the live feed's ring, the logger. Only
-# these: Debian's protobuf changes MapFieldBase's layout under TSan (its
-# headers add fields the uninstrumented library lacks), so code using
+# ThreadSanitizer over the server's own concurrency: histogram tallies
+# flushed into prometheus-cpp from several threads, the decision log's queue
+# and writer, the live feed's ring, the logger. Only these: Debian's
+# protobuf changes MapFieldBase's layout under TSan (its headers add fields
+# the uninstrumented library lacks), so code using
 # protobuf maps across the library boundary crashes, and gRPC and Abseil are
 # uninstrumented; see docs/RELIABILITY.md.
 TSAN_DIR ?= build-tsan
