@@ -17,17 +17,7 @@ rounds=${ROUNDS:-5}
 ctl="$build/ctl/utilityctl"
 source bench/servers.sh
 
-# run NAME SHAPE ARGS...: one load run against server NAME, its JSON line
-# appended to $work/NAME.SHAPE.
-run() {
-  local name=$1 shape=$2
-  shift 2
-  local grpc=${name}_grpc http=${name}_http
-  "$ctl" bench --target "127.0.0.1:${!grpc}" --admin "127.0.0.1:${!http}" \
-    --duration "$duration" --warmup "$warmup" --format json \
-    --streams 2 --in_flight 4 --connections 2 "$@" >> "$work/$name.$shape"
-}
-
+load=(--streams 2 --in_flight 4 --connections 2)
 start a "$a"
 start b "$b"
 for round in $(seq "$rounds"); do
@@ -36,15 +26,19 @@ for round in $(seq "$rounds"); do
   # load favours neither.
   order="a b"
   [ $((round % 2)) -eq 0 ] && order="b a"
-  for name in $order; do run "$name" blocks1024 --batch 1024 --form columnar; done
-  for name in $order; do run "$name" snapshots256 --batch 256; done
+  for name in $order; do
+    bench "$name" "$name.blocks1024" "${load[@]}" --batch 1024 --form columnar
+  done
+  for name in $order; do
+    bench "$name" "$name.snapshots256" "${load[@]}" --batch 256
+  done
 done
 
 python3 - "$work" "$a" "$b" <<'PY'
 import json, statistics, sys
 work, a, b = sys.argv[1:4]
 def rates(name, shape):
-    return [json.loads(l)["decisions_per_second"] for l in open(f"{work}/{name}.{shape}")]
+    return [json.loads(l)["decisions_per_second"] for l in open(f"{work}/{name}.{shape}.jsonl")]
 print(f"A = {a}\nB = {b}")
 print(f"{'load':<28}{'A decisions/s':>16}{'B decisions/s':>16}{'B / A':>8}")
 for shape, label in [("blocks1024", "blocks of 1,024 (columnar)"),

@@ -26,17 +26,6 @@ fi
 ctl="$build/ctl/utilityctl"
 source bench/servers.sh
 
-# bench NAME OUT ARGS... : one utilityctl bench run against server NAME,
-# its JSON line appended to $work/OUT.
-bench() {
-  local name=$1 out=$2
-  shift 2
-  local grpc=${name}_grpc http=${name}_http
-  "$ctl" bench --target "127.0.0.1:${!grpc}" --admin "127.0.0.1:${!http}" \
-    --duration "$duration" --warmup "$warmup" --format json "$@" \
-    >> "$work/$out.jsonl"
-}
-
 echo "== engine (one core, arena set, batches of 256)" >&2
 "$build/bench/engine_bench" \
   --benchmark_filter='BM_EngineBatch|BM_EngineDecide/explain_none|BM_Baseline' \

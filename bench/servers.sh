@@ -1,5 +1,6 @@
 # Sourced by the benchmark scripts: a scratch directory ($work) removed on
-# exit, and servers started on free ports on loopback, stopped on exit.
+# exit, servers started on free ports on loopback, stopped on exit, and
+# load runs against them (utilityctl bench: $ctl, $duration, $warmup).
 
 work=$(mktemp -d)
 pids=()
@@ -30,4 +31,15 @@ start() {
   printf -v "${name}_grpc" '%s' "${ports[0]}"
   printf -v "${name}_http" '%s' "${ports[1]}"
   sleep 0.5  # sets loaded
+}
+
+# bench NAME OUT ARGS... : one utilityctl bench run against server NAME,
+# its JSON line appended to $work/OUT.jsonl.
+bench() {
+  local name=$1 out=$2
+  shift 2
+  local grpc=${name}_grpc http=${name}_http
+  "$ctl" bench --target "127.0.0.1:${!grpc}" --admin "127.0.0.1:${!http}" \
+    --duration "$duration" --warmup "$warmup" --format json "$@" \
+    >> "$work/$out.jsonl"
 }

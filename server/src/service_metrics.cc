@@ -107,9 +107,11 @@ const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set,
     // The set's resources, exposed from the start at 0 (rates of every
     // coordination series exist before its first event).
     for (const engine::CompiledResource& r : set.compiled.resources()) {
-      resource_grants_->Add({r.name});
-      resource_denials_->Add({r.name});
-      resource_preemptions_->Add({r.name});
+      auto [it, added] = resources_.try_emplace(r.name);
+      if (!added) continue;
+      it->second = {&resource_grants_->Add({r.name}),
+                    &resource_denials_->Add({r.name}),
+                    &resource_preemptions_->Add({r.name})};
     }
     m->selected_score = &selected_score_->Add({name, v});
     m->margin = &margin_->Add({name, v});
@@ -236,12 +238,11 @@ void DecisionTally::Flush(ServiceMetrics& service) {
     IncrementIf(s.no_action, m.no_action);
     IncrementIf(s.switches, m.switches);
     IncrementIf(s.invalid_factors, m.invalid_factors);
-    if (m.tree_ticks[0] != nullptr) {
-      IncrementEach(s.tree_ticks, m.tree_ticks);
-      IncrementEach(s.leaves_started, m.leaves_started);
-      IncrementEach(s.leaves_halted, m.leaves_halted);
-      IncrementEach(s.tree_resets, m.tree_resets);
-    }
+    // Null for a set without a tree (IncrementEach skips them).
+    IncrementEach(s.tree_ticks, m.tree_ticks);
+    IncrementEach(s.leaves_started, m.leaves_started);
+    IncrementEach(s.leaves_halted, m.leaves_halted);
+    IncrementEach(s.tree_resets, m.tree_resets);
     s.score.Flush();
     s.margin.Flush();
   }
@@ -264,12 +265,16 @@ void ServiceMetrics::RecordAgentErrors(const loader::LoadedSet* set,
 
 void ServiceMetrics::RecordResources(absl::string_view resource, int grants,
                                      int denials, int preemptions) {
-  const std::string name(resource);
-  if (grants > 0) resource_grants_->Add({name}).Increment(grants);
-  if (denials > 0) resource_denials_->Add({name}).Increment(denials);
-  if (preemptions > 0) {
-    resource_preemptions_->Add({name}).Increment(preemptions);
+  ResourceCounters c;
+  {
+    utilityd::MutexLock lock(&mu_);
+    auto it = resources_.find(resource);
+    if (it == resources_.end()) return;  // declared by no set decided yet
+    c = it->second;
   }
+  if (grants > 0) c.grants->Increment(grants);
+  if (denials > 0) c.denials->Increment(denials);
+  if (preemptions > 0) c.preemptions->Increment(preemptions);
 }
 
 void ServiceMetrics::RecordBatch(absl::Duration duration, int agents) {

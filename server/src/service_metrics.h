@@ -303,6 +303,15 @@ class ServiceMetrics {
   // the revisions ever loaded).
   absl::flat_hash_map<std::string, std::unique_ptr<SetMetrics>> sets_
       ABSL_GUARDED_BY(mu_);
+  // The coordination counters of every resource a set decided so far
+  // declares, by name (resources are shared across sets by name).
+  struct ResourceCounters {
+    prometheus::Counter* grants = nullptr;
+    prometheus::Counter* denials = nullptr;
+    prometheus::Counter* preemptions = nullptr;
+  };
+  absl::flat_hash_map<std::string, ResourceCounters> resources_
+      ABSL_GUARDED_BY(mu_);
 };
 
 // Go-style names of gRPC status codes ("OK", "InvalidArgument", ...), as

@@ -36,6 +36,13 @@ namespace {
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using testing::SampleLabels;
+
+// `more`, with the labels of set `name`'s live decisions.
+SampleLabels LiveSet(const std::string& name, SampleLabels more) {
+  more["behaviour_set"] = name;
+  more["variant"] = "live";
+  return more;
+}
 using ::utilityd::testing::IsOk;
 
 v1::AgentSnapshot Forager(float hunger, float danger) {
@@ -162,11 +169,7 @@ TEST_P(MetricsFormTest, MetricsCountRealTraffic) {
     m = Get("/metrics");
   }
   using testing::Sample;
-  auto set = [](SampleLabels more) {
-    more["behaviour_set"] = "eat_hide_wander";
-    more["variant"] = "live";
-    return more;
-  };
+  auto set = [](SampleLabels more) { return LiveSet("eat_hide_wander", more); };
   EXPECT_EQ(Sample(m, "utilityd_decisions_total", set({{"action", "eat"}})), 1);
   EXPECT_EQ(Sample(m, "utilityd_decisions_total", set({{"action", "hide"}})),
             1);
@@ -251,11 +254,7 @@ TEST_F(ObservabilityTest, TreeMetricsCountTicksLeavesHaltsAndResets) {
   EXPECT_EQ(response.decisions(0).tree_reset(), "other_set");
 
   const std::string m = Get("/metrics");
-  auto set = [](SampleLabels more) {
-    more["behaviour_set"] = "guard_tree";
-    more["variant"] = "live";
-    return more;
-  };
+  auto set = [](SampleLabels more) { return LiveSet("guard_tree", more); };
   using testing::Sample;
   EXPECT_EQ(
       Sample(m, "utilityd_tree_ticks_total", set({{"status", "running"}})), 4);
