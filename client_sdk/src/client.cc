@@ -17,15 +17,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "calls.h"
+#include "replicas.h"
 #include "utilityd/client/compact.h"
 
 namespace utilityd::client {
 namespace {
-
-std::chrono::system_clock::time_point DeadlineIn(absl::Duration d) {
-  return std::chrono::system_clock::now() +
-         std::chrono::microseconds(absl::ToInt64Microseconds(d));
-}
 
 bool IsStaleRevision(const v1::Decision& d) {
   return d.has_error() && d.error().reason() == v1::ERROR_REASON_STALE_REVISION;
@@ -101,16 +98,33 @@ SetSchema::SetSchema(v1::BehaviourSetSummary summary)
   for (int i = 0; i < summary_.target_factors_size(); ++i) {
     target_factors_[summary_.target_factors(i)] = i;
   }
+  for (int i = 0; i < summary_.personalities_size(); ++i) {
+    personalities_[summary_.personalities(i)] = i;
+  }
+  for (int i = 0; i < summary_.actions_size(); ++i) {
+    actions_[summary_.actions(i)] = i;
+  }
 }
+
+namespace {
+int IndexIn(const absl::flat_hash_map<std::string, int>& index,
+            absl::string_view name) {
+  auto it = index.find(name);
+  return it == index.end() ? -1 : it->second;
+}
+}  // namespace
 
 int SetSchema::FactorIndex(absl::string_view name) const {
-  auto it = factors_.find(name);
-  return it == factors_.end() ? -1 : it->second;
+  return IndexIn(factors_, name);
 }
-
 int SetSchema::TargetFactorIndex(absl::string_view name) const {
-  auto it = target_factors_.find(name);
-  return it == target_factors_.end() ? -1 : it->second;
+  return IndexIn(target_factors_, name);
+}
+int SetSchema::PersonalityIndex(absl::string_view name) const {
+  return IndexIn(personalities_, name);
+}
+int SetSchema::ActionIndex(absl::string_view name) const {
+  return IndexIn(actions_, name);
 }
 
 absl::Status SetSchema::Pack(v1::AgentSnapshot* snapshot) const {
@@ -185,84 +199,58 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
   return grpc::SslCredentials(ssl);
 }
 
-std::string ServiceConfigJson(const ClientOptions& options) {
-  // Balance over the target's addresses, and watch each replica's gRPC
-  // health: a draining replica turns NOT_SERVING and gets no new calls.
-  std::string config = absl::StrCat(
-      R"({"loadBalancingConfig": [{")", options.load_balancing_policy,
-      R"(": {}}], "healthCheckConfig": {"serviceName": ")",
-      "utilityd.v1.DecisionService", R"("})");
-  if (options.max_attempts > 1) {
-    // gRPC's retries: the server's pushback (grpc-retry-pushback-ms)
-    // overrides the backoff, and each attempt is a new pick of the
-    // balancer. A replica that refuses for good sends a pushback of -1.
-    absl::StrAppend(
-        &config,
-        R"(, "methodConfig": [{"name": [{"service": "utilityd.v1.DecisionService", "method": "Decide"}], )",
-        R"("retryPolicy": {"maxAttempts": )", std::min(options.max_attempts, 5),
-        R"(, "initialBackoff": "0.05s", "maxBackoff": "1s", "backoffMultiplier": 2, )",
-        R"("retryableStatusCodes": ["RESOURCE_EXHAUSTED", "UNAVAILABLE"]}}], )",
-        R"("retryThrottling": {"maxTokens": 100, "tokenRatio": 1})");
-  }
-  absl::StrAppend(&config, "}");
-  return config;
-}
-
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
     const ClientOptions& options) {
-  absl::StatusOr<std::string> target = ResolveTarget(options.target);
-  if (!target.ok()) return target.status();
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      ChannelCredentials(options);
-  if (!credentials.ok()) return credentials.status();
-  grpc::ChannelArguments args;
-  if (!options.tls_server_name.empty()) {
-    args.SetSslTargetNameOverride(options.tls_server_name);
-  }
-  // Balance over the target's addresses, and watch each replica's gRPC
-  // health: a draining replica turns NOT_SERVING and gets no new calls.
-  args.SetServiceConfigJSON(ServiceConfigJson(options));
-  args.SetMaxReceiveMessageSize(options.max_message_bytes);
-  args.SetMaxSendMessageSize(options.max_message_bytes);
-  if (options.keepalive_time > absl::ZeroDuration()) {
-    args.SetInt(
-        GRPC_ARG_KEEPALIVE_TIME_MS,
-        static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_time)));
-    args.SetInt(
-        GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
-        static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_timeout)));
-    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  }
-  // Reconnect quickly after a replica restarts.
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  absl::StatusOr<std::shared_ptr<internal::ReplicaPool>> pool =
+      internal::ReplicaPool::Create(options);
+  if (!pool.ok()) return pool.status();
   std::unique_ptr<Client> client(new Client());
   client->options_ = options;
-  client->channel_ = grpc::CreateCustomChannel(*target, *credentials, args);
-  client->stub_ = v1::DecisionService::NewStub(client->channel_);
+  client->pool_ = *std::move(pool);
   return client;
 }
 
+Client::~Client() {
+  if (pool_ != nullptr) pool_->Shutdown();
+}
+
+bool Client::WaitForReady(absl::Duration timeout) {
+  return pool_->WaitForReady(timeout);
+}
+
+std::vector<ReplicaState> Client::Replicas() const { return pool_->States(); }
+
 absl::StatusOr<v1::ListBehaviourSetsResponse> Client::ListBehaviourSets() {
-  grpc::ClientContext context;
-  context.set_deadline(DeadlineIn(options_.deadline));
-  v1::ListBehaviourSetsResponse response;
-  grpc::Status s = stub_->ListBehaviourSets(
-      &context, v1::ListBehaviourSetsRequest(), &response);
-  if (!s.ok()) return FromGrpcStatus(s);
-  return response;
+  return internal::CallHedged<v1::ListBehaviourSetsResponse>(
+      pool_, "ListBehaviourSets", v1::ListBehaviourSetsRequest(),
+      [](v1::DecisionService::Stub& stub, grpc::ClientContext* c,
+         const v1::ListBehaviourSetsRequest* q,
+         v1::ListBehaviourSetsResponse* r, auto done) {
+        stub.async()->ListBehaviourSets(c, q, r, std::move(done));
+      });
 }
 
 absl::StatusOr<v1::GetBehaviourSetResponse> Client::GetBehaviourSet(
     absl::string_view name) {
-  grpc::ClientContext context;
-  context.set_deadline(DeadlineIn(options_.deadline));
   v1::GetBehaviourSetRequest request;
   request.set_name(std::string(name));
-  v1::GetBehaviourSetResponse response;
-  grpc::Status s = stub_->GetBehaviourSet(&context, request, &response);
-  if (!s.ok()) return FromGrpcStatus(s);
-  return response;
+  return internal::CallHedged<v1::GetBehaviourSetResponse>(
+      pool_, "GetBehaviourSet", request,
+      [](v1::DecisionService::Stub& stub, grpc::ClientContext* c,
+         const v1::GetBehaviourSetRequest* q, v1::GetBehaviourSetResponse* r,
+         auto done) {
+        stub.async()->GetBehaviourSet(c, q, r, std::move(done));
+      });
+}
+
+absl::StatusOr<v1::DecideResponse> Client::SendDecide(
+    const v1::DecideRequest& request, CallInfo* info) {
+  return internal::CallHedged<v1::DecideResponse>(
+      pool_, "Decide", request,
+      [](v1::DecisionService::Stub& stub, grpc::ClientContext* c,
+         const v1::DecideRequest* q, v1::DecideResponse* r,
+         auto done) { stub.async()->Decide(c, q, r, std::move(done)); },
+      info);
 }
 
 absl::StatusOr<std::shared_ptr<const SetSchema>> Client::Schema(
@@ -340,15 +328,13 @@ void Client::RepairStale(const v1::DecideRequest& original,
     *retry.add_agents() = original.agents(i);
   }
   PackRequest(&retry);
-  grpc::ClientContext context;
-  context.set_deadline(DeadlineIn(options_.deadline));
-  v1::DecideResponse again;
-  if (!stub_->Decide(&context, retry, &again).ok() ||
-      again.decisions_size() != static_cast<int>(stale.size())) {
+  absl::StatusOr<v1::DecideResponse> again = SendDecide(retry, nullptr);
+  if (!again.ok() ||
+      again->decisions_size() != static_cast<int>(stale.size())) {
     return;  // keep the FAILED_PRECONDITION answers
   }
   for (size_t k = 0; k < stale.size(); ++k) {
-    answers[k]->Swap(again.mutable_decisions(static_cast<int>(k)));
+    answers[k]->Swap(again->mutable_decisions(static_cast<int>(k)));
   }
 }
 
@@ -384,192 +370,18 @@ absl::StatusOr<v1::DecideResponse> Client::ExpandCompact(
 }
 
 absl::StatusOr<v1::DecideResponse> Client::Decide(
-    const v1::DecideRequest& request) {
+    const v1::DecideRequest& request, CallInfo* info) {
   v1::DecideRequest packed = request;
   PackRequest(&packed);
-  grpc::ClientContext context;
-  context.set_deadline(DeadlineIn(options_.deadline));
-  v1::DecideResponse response;
-  grpc::Status s = stub_->Decide(&context, packed, &response);
-  if (!s.ok()) return FromGrpcStatus(s);
-  RepairStale(request, &response);
+  absl::StatusOr<v1::DecideResponse> response = SendDecide(packed, info);
+  if (response.ok()) RepairStale(request, &*response);
   return response;
 }
 
 std::unique_ptr<DecisionStream> Client::OpenStream(
     const StreamOptions& options) {
-  return std::unique_ptr<DecisionStream>(new DecisionStream(this, options));
-}
-
-// --- DecisionStream ----------------------------------------------------------
-
-DecisionStream::DecisionStream(Client* client, StreamOptions options)
-    : client_(client), options_(options) {
-  reader_ = std::thread([this] { Run(); });
-}
-
-DecisionStream::~DecisionStream() {
-  Close();
-  if (reader_.joinable()) reader_.join();
-}
-
-int DecisionStream::reconnects() const {
-  utilityd::MutexLock lock(&mu_);
-  return reconnects_;
-}
-
-int DecisionStream::in_flight() const {
-  utilityd::MutexLock lock(&mu_);
-  return static_cast<int>(pending_.size());
-}
-
-std::future<BatchResult> DecisionStream::Submit(v1::DecideRequest request) {
-  v1::DecideRequest original = request;
-  client_->PackRequest(&request);
-  std::future<BatchResult> future;
-  {
-    utilityd::MutexLock lock(&mu_);
-    auto room = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return closing_ ||
-             static_cast<int>(pending_.size()) < options_.max_in_flight;
-    };
-    mu_.Await(room);
-    if (closing_) {
-      std::promise<BatchResult> refused;
-      refused.set_value({request.request_id(),
-                         absl::FailedPreconditionError("stream is closed"),
-                         {}});
-      return refused.get_future();
-    }
-    if (request.request_id() == 0) request.set_request_id(next_id_);
-    next_id_ = std::max(next_id_, request.request_id() + 1);
-    original.set_request_id(request.request_id());
-    const uint64_t id = request.request_id();
-    Pending& p = pending_[id];
-    p.sent = std::move(request);
-    p.original = std::move(original);
-    future = p.promise.get_future();
-  }
-  utilityd::MutexLock write_lock(&write_mu_);
-  WriteUnsent();
-  return future;
-}
-
-void DecisionStream::WriteUnsent() {
-  if (stream_ == nullptr) return;  // the reader thread connects and sends
-  std::vector<const v1::DecideRequest*> unsent;
-  {
-    utilityd::MutexLock lock(&mu_);
-    for (auto& [id, p] : pending_) {
-      if (!p.written) {
-        p.written = true;
-        unsent.push_back(&p.sent);  // stays valid: only the reader erases,
-      }                             // and only after its answer arrives
-    }
-  }
-  for (const v1::DecideRequest* r : unsent) {
-    if (!stream_->Write(*r)) break;  // broken: the reader reconnects
-  }
-}
-
-void DecisionStream::Run() {
-  absl::Duration backoff = options_.initial_backoff;
-  while (true) {
-    std::shared_ptr<grpc::ClientContext> context;
-    {
-      utilityd::MutexLock ctx_lock(&ctx_mu_);
-      utilityd::MutexLock lock(&mu_);
-      if (stopped_ || (closing_ && pending_.empty())) break;
-      for (auto& [id, p] : pending_)
-        p.written = false;  // resend on this stream
-      context = context_ = std::make_shared<grpc::ClientContext>();
-      context->set_wait_for_ready(true);
-    }
-    // May block until a server is reachable; Close cancels the context.
-    std::unique_ptr<
-        grpc::ClientReaderWriter<v1::DecideRequest, v1::DecideResponse>>
-        owned = client_->stub().DecideStream(context.get());
-    auto* stream = owned.get();
-    {
-      utilityd::MutexLock write_lock(&write_mu_);
-      stream_ = std::move(owned);
-      WriteUnsent();
-    }
-    v1::DecideResponse response;
-    while (stream->Read(&response)) {
-      backoff = options_.initial_backoff;
-      Pending done;
-      {
-        utilityd::MutexLock lock(&mu_);
-        auto it = pending_.find(response.request_id());
-        if (it == pending_.end()) continue;  // an answer already delivered
-        done = std::move(it->second);
-        pending_.erase(it);
-      }
-      BatchResult result{response.request_id(), absl::OkStatus(), {}};
-      if (response.has_error()) {
-        result.status =
-            absl::Status(static_cast<absl::StatusCode>(response.error().code()),
-                         response.error().message());
-      } else {
-        client_->RepairStale(done.original, &response);
-        result.response = std::move(response);
-      }
-      done.promise.set_value(std::move(result));
-      response.Clear();
-    }
-    (void)stream->Finish();  // the next attempt waits for a ready connection
-    {
-      utilityd::MutexLock write_lock(&write_mu_);
-      stream_.reset();
-    }
-    {
-      utilityd::MutexLock ctx_lock(&ctx_mu_);
-      context_.reset();
-    }
-    utilityd::MutexLock lock(&mu_);
-    if (stopped_ || (closing_ && pending_.empty())) break;
-    ++reconnects_;
-    auto stop = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopped_; };
-    mu_.AwaitWithTimeout(stop, backoff);
-    backoff = std::min(backoff * 2, options_.max_backoff);
-  }
-}
-
-void DecisionStream::Close(absl::Duration timeout) {
-  bool drained;
-  {
-    utilityd::MutexLock lock(&mu_);
-    if (closing_) return;
-    closing_ = true;
-    auto empty = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return pending_.empty();
-    };
-    drained = mu_.AwaitWithTimeout(empty, timeout);
-  }
-  bool ended_cleanly = false;
-  if (drained) {
-    // Every batch is answered, so no write is blocked: end the stream
-    // cleanly and let the server finish it.
-    utilityd::MutexLock write_lock(&write_mu_);
-    if (stream_ != nullptr) ended_cleanly = stream_->WritesDone();
-  }
-  std::map<uint64_t, Pending> abandoned;
-  {
-    utilityd::MutexLock ctx_lock(&ctx_mu_);
-    utilityd::MutexLock lock(&mu_);
-    stopped_ = true;
-    abandoned.swap(pending_);
-    // Otherwise cancel: a pending read, a blocked write or a connection
-    // attempt waiting for a server all return at once.
-    if (context_ != nullptr && !ended_cleanly) context_->TryCancel();
-  }
-  for (auto& [id, p] : abandoned) {
-    p.promise.set_value(
-        {id,
-         absl::UnavailableError("stream closed before an answer arrived"),
-         {}});
-  }
+  return std::unique_ptr<DecisionStream>(new DecisionStream(
+      std::make_shared<internal::StreamCore>(this, pool_, options)));
 }
 
 }  // namespace utilityd::client

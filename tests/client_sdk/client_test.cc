@@ -106,11 +106,29 @@ TEST(ResolveTargetTest, TurnsAddressListsIntoIpv4Targets) {
       ::utilityd::testing::IsOkAndHolds("ipv4:127.0.0.1:1,127.0.0.1:2"));
   EXPECT_THAT(ResolveTarget("dns:///utilityd:50051"),
               ::utilityd::testing::IsOkAndHolds("dns:///utilityd:50051"));
-  EXPECT_THAT(ResolveTarget("localhost:50051"),
-              ::utilityd::testing::IsOkAndHolds("localhost:50051"));
+}
+
+// Each address a target names is a replica of its own.
+TEST(ReplicasTest, EveryAddressOfTheTargetIsAReplica) {
+  auto client = Client::Connect({.target = "127.0.0.1:1, 127.0.0.1:2"});
+  ASSERT_THAT(client, IsOk());
+  std::vector<ReplicaState> replicas = (*client)->Replicas();
+  ASSERT_EQ(replicas.size(), 2u);
+  EXPECT_EQ(replicas[0].address, "127.0.0.1:1");
+  EXPECT_EQ(replicas[1].address, "127.0.0.1:2");
+  auto named = Client::Connect({.target = "dns:///localhost:7"});
+  ASSERT_THAT(named, IsOk());
+  EXPECT_GE((*named)->Replicas().size(), 1u);
+  EXPECT_THAT(Client::Connect({.target = "127.0.0.1"}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("\"127.0.0.1\" has no port")));
+  EXPECT_THAT(Client::Connect({.target = "127.0.0.1:99999"}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("port is not 1..65535")));
   EXPECT_THAT(
-      ResolveTarget("a:1,b:2"),
-      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("dns:///")));
+      Client::Connect({.target = "x:1", .ai_tick = absl::ZeroDuration()})
+          .status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ai_tick")));
 }
 
 TEST(SetSchemaTest, PacksNamedFactorsInDeclaredOrder) {

@@ -133,10 +133,10 @@ int main(int argc, char** argv) {
                  client.status().ToString().c_str());
     return 2;
   }
-  // Every replica connected first, so that round robin spreads the
-  // streams over all of them.
-  (*client)->channel()->WaitForConnected(
-      absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  if (!(*client)->WaitForReady(absl::Seconds(10))) {
+    std::fprintf(stderr, "fleet_load: no replica ready within 10 s\n");
+    return 2;
+  }
   for (int i = 0; i < 6; ++i) (void)(*client)->Decide(Batch(98, i));
   Counts counts;
   const absl::Time end = absl::Now() + absl::GetFlag(FLAGS_duration);

@@ -2,7 +2,8 @@
 //
 //   ClientOptions options;
 //   options.target = "10.0.0.5:50051,10.0.0.6:50051";  // or
-//   "dns:///utilityd:50051" absl::StatusOr<std::unique_ptr<Client>> client =
+//   dns:///utilityd:50051 options.ai_tick = absl::Milliseconds(100);  // the
+//   game's AI tick absl::StatusOr<std::unique_ptr<Client>> client =
 //   Client::Connect(options);
 //
 //   v1::DecideRequest batch;
@@ -20,7 +21,13 @@
 // up once per set revision with GetBehaviourSet), so no map travels on the
 // wire; each packed agent carries expected_revision, and when the server's
 // set has changed the SDK refreshes its schema, re-packs and re-sends those
-// agents. The SDK depends only on the generated stubs (and Abseil).
+// agents.
+//
+// Every batch (unary or streamed) has an attempt deadline, half the AI tick
+// by default: a batch unanswered by then is sent again to another replica
+// and the first answer wins; the replica that missed it gets no new batch
+// until a health probe answers (docs/CLIENTS.md, the contract every SDK
+// keeps). The SDK depends only on the generated stubs (and Abseil).
 #ifndef UTILITYD_CLIENT_CLIENT_H_
 #define UTILITYD_CLIENT_CLIENT_H_
 
@@ -29,10 +36,9 @@
 
 #include <cstdint>
 #include <future>
-#include <map>
 #include <memory>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -46,29 +52,39 @@
 namespace utilityd::client {
 
 struct ClientOptions {
-  // Where the service is: "host:port"; a comma-separated list of IP
-  // "addr:port" (balanced); or any gRPC target, e.g. "dns:///utilityd:50051"
-  // (every address the name resolves to is balanced).
+  // Where the service is: "host:port"; a comma-separated list of
+  // "host:port" (IP addresses or names); or "dns:///name:port". Names are
+  // resolved by the SDK, every address they resolve to is a replica, and
+  // they are resolved again every resolve_interval (a Kubernetes headless
+  // Service). Other gRPC schemes (unix:...) are one replica.
   std::string target = "localhost:50051";
-  // gRPC load-balancing policy across the target's addresses. Each
-  // replica's gRPC health is watched: NOT_SERVING replicas (loading,
-  // draining) get no new calls.
-  std::string load_balancing_policy = "round_robin";
-  // Deadline of unary calls (Decide, ListBehaviourSets, GetBehaviourSet).
+  // The game's AI tick: sets the attempt deadline (half of it) and the
+  // probe pace of replicas that missed one.
+  absl::Duration ai_tick = absl::Milliseconds(100);
+  // How long one attempt of a batch may go unanswered before the batch is
+  // sent again to another replica (the first answer wins) and the replica
+  // that missed it is ejected until a health probe answers. Zero: half of
+  // ai_tick.
+  absl::Duration batch_deadline = absl::ZeroDuration();
+  // How long a batch may take in all, attempts included (unary calls and
+  // streamed batches); past it the batch settles with DEADLINE_EXCEEDED.
   absl::Duration deadline = absl::Seconds(2);
-  // A unary Decide refused because a replica is overloaded
-  // (RESOURCE_EXHAUSTED, OVERLOADED) or unavailable (draining, down) is
-  // tried again, up to this many attempts in all, within the deadline:
-  // after the replica's retry hint (its grpc-retry-pushback-ms trailer)
-  // or a jittered exponential backoff from 50 ms, each attempt on the next
-  // replica of the round robin. gRPC's retry throttling stops retries
-  // while more than half of the calls fail (the whole fleet is overloaded:
-  // retrying would only add load). 1 disables retries. (Streams report an
-  // overloaded batch as an Error with reason OVERLOADED and
-  // retry_after_ms; docs/RELIABILITY.md, "Overload".)
-  int max_attempts = 4;
+  // Attempts of one batch in all: hedges after a missed attempt deadline,
+  // and retries after a refusal for overload (RESOURCE_EXHAUSTED with a
+  // retry hint: its grpc-retry-pushback-ms trailer or retry_after_ms) or
+  // a replica that is down or draining (UNAVAILABLE). Each goes to
+  // another replica when there is one. 1 disables.
+  int max_attempts = 3;
+  // Retries and hedges together stay within this share of first attempts
+  // (after a reserve for bursts): when the whole fleet is slow or
+  // shedding, the SDK stops retrying instead of multiplying its load.
+  double retry_budget_ratio = 0.2;
+  double retry_budget_reserve = 10;
+  // How often host names in the target are resolved again.
+  absl::Duration resolve_interval = absl::Seconds(5);
   // Client keepalive pings on idle connections; zero disables. Keep at or
-  // above the server's --min_client_ping_interval.
+  // above the server's --min_client_ping_interval (10 s). Keepalive finds
+  // dead connections; frozen replicas are found by the attempt deadline.
   absl::Duration keepalive_time = absl::Seconds(20);
   absl::Duration keepalive_timeout = absl::Seconds(10);
   int max_message_bytes = 16 << 20;
@@ -87,6 +103,21 @@ struct ClientOptions {
   bool pack_named_factors = true;
 };
 
+// One replica as the client sees it.
+struct ReplicaState {
+  std::string address;
+  // No new batch goes to it until a health probe answers SERVING.
+  bool ejected = false;
+  std::string why;        // when ejected: the deadline it missed, the error
+  uint64_t answered = 0;  // answers (batches and probes) it gave
+};
+
+// How one batch went: its attempts and the replica that answered.
+struct CallInfo {
+  int attempts = 0;
+  std::string replica;  // empty when none answered
+};
+
 // The factor order of one revision of one set.
 class SetSchema {
  public:
@@ -98,6 +129,10 @@ class SetSchema {
   // Each returns the packed index of a name, or -1.
   int FactorIndex(absl::string_view name) const;
   int TargetFactorIndex(absl::string_view name) const;
+  // The index a block's personality column holds for `name` (-1: none),
+  // and an action's index in compact answers and block results.
+  int PersonalityIndex(absl::string_view name) const;
+  int ActionIndex(absl::string_view name) const;
 
   // Moves `snapshot`'s named factors (and its targets') into packed order and
   // sets expected_revision. INVALID_ARGUMENT naming an unknown or missing
@@ -109,6 +144,8 @@ class SetSchema {
   v1::BehaviourSetSummary summary_;
   absl::flat_hash_map<std::string, int> factors_;
   absl::flat_hash_map<std::string, int> target_factors_;
+  absl::flat_hash_map<std::string, int> personalities_;
+  absl::flat_hash_map<std::string, int> actions_;
 };
 
 // The outcome of one streamed batch: exactly one per submitted batch.
@@ -118,70 +155,49 @@ struct BatchResult {
   // per-agent errors), or why the whole batch failed.
   absl::Status status;
   v1::DecideResponse response;
+  // Attempts it took and which replica answered.
+  CallInfo info;
 };
 
 struct StreamOptions {
   // Submit blocks while this many batches are unanswered.
   int max_in_flight = 8;
-  // Reconnect backoff after a stream breaks: doubles from initial to max.
-  absl::Duration initial_backoff = absl::Milliseconds(50);
-  absl::Duration max_backoff = absl::Seconds(2);
 };
 
 class Client;
 
-// A long-lived DecideStream that survives server restarts. Thread-safe.
+namespace internal {
+class ReplicaPool;
+class StreamCore;
+}  // namespace internal
+
+// A long-lived stream of batches over every healthy replica (one
+// DecideStream per replica, opened when first used; batches round robin).
+// A batch unanswered within the attempt deadline, or whose replica's
+// stream breaks, is sent again on another replica's stream. Thread-safe.
 class DecisionStream {
  public:
   ~DecisionStream();
 
-  // Sends a batch and returns its future result. Blocks while max_in_flight
-  // batches are unanswered. Assigns request_id when it is 0 (ids must be
-  // unique per stream). After a broken stream the batches without an answer
-  // are re-sent on a new stream, so every batch gets exactly one result.
+  // Sends a batch and returns its future result, exactly one per batch.
+  // Blocks while max_in_flight batches are unanswered (never on a slow
+  // replica). Assigns request_id when it is 0 (ids must be unique per
+  // stream).
   std::future<BatchResult> Submit(v1::DecideRequest request);
 
   // Waits up to `timeout` for every submitted batch's result, then ends the
   // stream; batches still unanswered get UNAVAILABLE. Idempotent.
   void Close(absl::Duration timeout = absl::Seconds(10));
 
-  // Number of times the stream was re-established after breaking.
+  // Number of replica streams that broke while open.
   int reconnects() const;
   // Batches submitted and not yet answered.
   int in_flight() const;
 
  private:
   friend class Client;
-  struct Pending {
-    v1::DecideRequest sent;      // what goes on the wire (packed)
-    v1::DecideRequest original;  // as submitted, for re-packing
-    std::promise<BatchResult> promise;
-    bool written = false;
-  };
-
-  DecisionStream(Client* client, StreamOptions options);
-  void Run();
-  // Writes pending batches not yet written on the current stream, in order.
-  void WriteUnsent() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-
-  Client* const client_;
-  const StreamOptions options_;
-  // Lock order: ctx_mu_ and write_mu_ are never held together; mu_ may be
-  // taken inside either. Writes may block (flow control, a server that is
-  // down), so cancellation needs only ctx_mu_.
-  utilityd::Mutex ctx_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  utilityd::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  mutable utilityd::Mutex mu_;
-  std::map<uint64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
-  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  bool closing_ ABSL_GUARDED_BY(mu_) = false;
-  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  int reconnects_ ABSL_GUARDED_BY(mu_) = 0;
-  std::shared_ptr<grpc::ClientContext> context_ ABSL_GUARDED_BY(ctx_mu_);
-  std::unique_ptr<
-      grpc::ClientReaderWriter<v1::DecideRequest, v1::DecideResponse>>
-      stream_ ABSL_GUARDED_BY(write_mu_);
-  std::thread reader_;
+  explicit DecisionStream(std::shared_ptr<internal::StreamCore> core);
+  std::shared_ptr<internal::StreamCore> core_;
 };
 
 class Client {
@@ -194,7 +210,9 @@ class Client {
   // Decides one batch (blocking, with the unary deadline). A request may ask
   // for the compact form (DECISION_FORM_COMPACT): read the answer with
   // CompactReader (compact.h) or ExpandCompact.
-  absl::StatusOr<v1::DecideResponse> Decide(const v1::DecideRequest& request);
+  // `info`, when given, says how the call went.
+  absl::StatusOr<v1::DecideResponse> Decide(const v1::DecideRequest& request,
+                                            CallInfo* info = nullptr);
 
   // Returns the full form of a compact `response` to `request`: the very
   // decisions a full-form request would have got (names from the sets'
@@ -216,15 +234,25 @@ class Client {
   // Opens a stream (the connection is made lazily).
   std::unique_ptr<DecisionStream> OpenStream(const StreamOptions& options = {});
 
-  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
-  v1::DecisionService::Stub& stub() { return *stub_; }
+  // Waits until some replica answers a health check SERVING; false after
+  // `timeout`. Short waits suit a game framework's join or create hook:
+  // the game can start and keep asking rather than fail its join.
+  bool WaitForReady(absl::Duration timeout);
+
+  // The replicas now (resolved from the target), with their state.
+  std::vector<ReplicaState> Replicas() const;
+
+  ~Client();
 
  private:
-  friend class DecisionStream;
+  friend class internal::StreamCore;
   Client() = default;
   // Packs named factors of every agent whose set schema is known or
   // fetchable; agents of unknown sets are left for the server to refuse.
   void PackRequest(v1::DecideRequest* request);
+  // One Decide as the contract says (attempt deadline, hedge, retry).
+  absl::StatusOr<v1::DecideResponse> SendDecide(
+      const v1::DecideRequest& request, CallInfo* info);
   // Re-packs and re-decides agents the server refused for a stale revision,
   // merging the answers into `response` (in the compact form, the repaired
   // agents stay in `compact.full`, each with its own decision id).
@@ -232,8 +260,7 @@ class Client {
                    v1::DecideResponse* response);
 
   ClientOptions options_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::DecisionService::Stub> stub_;
+  std::shared_ptr<internal::ReplicaPool> pool_;
   utilityd::Mutex schema_mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const SetSchema>> schemas_
       ABSL_GUARDED_BY(schema_mu_);
@@ -248,12 +275,9 @@ absl::Status FromGrpcStatus(const grpc::Status& status);
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
     const ClientOptions& options);
 
-// The channel's service config for `options`: the balancing policy, health
-// watching, and the retry policy of Decide.
-std::string ServiceConfigJson(const ClientOptions& options);
-
-// Returns the gRPC target for a ClientOptions::target: a list of "ip:port"
-// becomes "ipv4:..." (or "ipv6:..."); anything else is used as given.
+// Returns one gRPC target for a ClientOptions::target (for a single
+// channel, e.g. `utilityctl health`): a list of "ip:port" becomes
+// "ipv4:..." (or "ipv6:..."); anything else is used as given.
 absl::StatusOr<std::string> ResolveTarget(absl::string_view target);
 
 }  // namespace utilityd::client
