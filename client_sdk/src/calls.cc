@@ -264,7 +264,11 @@ void StreamCore::OnDone(Sub* sub, const grpc::Status& status) {
 
 void StreamCore::HandleAnswer(const std::shared_ptr<Replica>& replica,
                               v1::DecideResponse response) {
-  pool_->Answered(*replica);
+  // A refusal for overload proves the replica alive but not available.
+  if (!response.has_error() ||
+      response.error().reason() != v1::ERROR_REASON_OVERLOADED) {
+    pool_->Answered(*replica);
+  }
   const uint64_t id = response.request_id();
   auto it = pending_.find(id);
   if (it == pending_.end()) return;  // answered already (a hedge's twin)

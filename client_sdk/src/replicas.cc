@@ -306,6 +306,7 @@ void ReplicaPool::Answered(const Replica& r) {
     ++e->answered;
     e->ejected = false;
     e->strikes = 0;
+    e->refusals = 0;
   }
 }
 
@@ -323,7 +324,11 @@ void ReplicaPool::Eject(const Replica& r, absl::string_view why) {
 void ReplicaPool::PushBack(const Replica& r, absl::Duration after) {
   utilityd::MutexLock lock(&mu_);
   if (Entry* e = Find(r)) {
-    e->pushed_back_until = std::max(e->pushed_back_until, absl::Now() + after);
+    const absl::Duration hold =
+        std::max(after, std::min(kMaxProbeBackoff,
+                                 after * (1 << std::min(e->refusals, 10))));
+    ++e->refusals;
+    e->pushed_back_until = std::max(e->pushed_back_until, absl::Now() + hold);
   }
 }
 

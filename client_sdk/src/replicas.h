@@ -79,7 +79,10 @@ class ReplicaPool {
   // `r` missed a deadline or lost its connection: ejected until a health
   // probe answers SERVING (probes back off while it keeps failing).
   void Eject(const Replica& r, absl::string_view why);
-  // `r` refused for overload: no new attempt before `after`.
+  // `r` refused for overload: no new attempt before `after`, or longer
+  // when it keeps refusing (the hold doubles from the hint with each
+  // refusal in a row, up to a second, until it answers again), so a
+  // replica that is always full costs a retry a second, not one a hint.
   void PushBack(const Replica& r, absl::Duration after);
 
   RetryBudget& budget() { return budget_; }
@@ -102,6 +105,7 @@ class ReplicaPool {
     absl::Time next_probe = absl::InfinitePast();
     bool probing = false;
     absl::Time pushed_back_until = absl::InfinitePast();
+    int refusals = 0;  // overload refusals since its last answer
     uint64_t answered = 0;
   };
   explicit ReplicaPool(const ClientOptions& options);

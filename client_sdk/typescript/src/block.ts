@@ -4,6 +4,7 @@
  * either side. {@link BlockColumns} go in, {@link BlockAnswer} comes out.
  * @module
  */
+import type { CallInfo } from "./calls.js";
 import {
   type DeepPartial,
   DecideRequest,
@@ -148,7 +149,11 @@ export interface BlockAnswer {
 }
 
 /** A `DecideResponse` whose blocks are {@link BlockAnswer}s. */
-export type Answer = Omit<DecideResponse, "blocks"> & { blocks: BlockAnswer[] };
+export type Answer = Omit<DecideResponse, "blocks"> & {
+  blocks: BlockAnswer[];
+  /** How the batch went: its attempts and the replica that answered. */
+  info?: CallInfo;
+};
 
 /** Reads a `DecisionBlock` message from `bytes[start, end)`. */
 export function decodeBlock(bytes: Uint8Array, start = 0, end = bytes.length): BlockAnswer {

@@ -1,15 +1,16 @@
 /**
- * The client: one channel to one or more utilityd replicas (balanced round
- * robin), unary `decide` with a deadline, and {@link DecisionStream}, the
- * main path, which re-sends unanswered batches after a reconnect so that
- * every batch gets exactly one result.
+ * The client: the replicas behind a target (one channel each), unary
+ * `decide` and {@link DecisionStream}, both by the client contract
+ * (docs/CLIENTS.md): an attempt deadline per batch (half the AI tick by
+ * default) after which the batch is raced on another replica, replicas
+ * that miss it ejected until a health probe answers, retries that honour
+ * the server's pushback within a retry budget.
  *
  * ```ts
- * const client = UtilitydClient.connect({ target: "10.0.0.5:50051,10.0.0.6:50051" });
- * await client.waitForReady(5000);
+ * const client = UtilitydClient.connect({ target: "10.0.0.5:50051,10.0.0.6:50051", aiTickMs: 100 });
  * const answer = await client.decide({
- *   agents: [{ agentId: "mage-1", behaviourSet: "arena_mage",
- *              namedFactors: { health: 80, mana: 30, ... } }],
+ *   agents: [{ agentId: "forager-1", behaviourSet: "eat_hide_wander",
+ *              namedFactors: { hunger: 0.8, danger: 0.1, food_distance: 4, idle_time: 2 } }],
  * });
  * console.log(answer.decisions[0].action);
  * ```
@@ -26,31 +27,56 @@ import {
   ListBehaviourSetsResponse,
 } from "./gen/utilityd/v1/decision_service.js";
 import { type Answer, type DecideInput, decodeResponse, encodeRequest } from "./block.js";
+import { callHedged, DecisionStream, type StreamOptions } from "./calls.js";
+import { checkFields } from "./check.js";
 import { isStaleRevision, UtilitydError } from "./errors.js";
+import { ReplicaPool, type ReplicaState } from "./replicas.js";
 import { PackError, SetSchema } from "./schema.js";
 
 /** How to reach the service. */
 export interface ClientOptions {
   /**
-   * "host:port"; a comma-separated list of IP "addr:port" (balanced); or
-   * any gRPC target, e.g. "dns:///utilityd:50051" (every address the name
-   * resolves to is balanced).
+   * Where the replicas are: "host:port"; a comma-separated list of
+   * "host:port" (IP addresses or names); or "dns:///name:port". Names are
+   * looked up by the SDK, every address is a replica, and they are looked
+   * up again every `resolveIntervalMs` (a Kubernetes headless Service).
+   * Other gRPC schemes (unix:...) are one replica.
    */
   target: string;
-  /** gRPC load-balancing policy across the target's addresses. Default round_robin. */
-  loadBalancingPolicy?: string;
-  /** Deadline of unary calls (decide, listBehaviourSets, getBehaviourSet), ms. Default 2000. */
+  /** The game's AI tick, ms: the attempt deadline is half of it unless `batchDeadlineMs` is set. Default 100. */
+  aiTickMs?: number;
+  /**
+   * How long one attempt of a batch may go unanswered before the batch is
+   * sent again to another replica (the first answer wins) and the replica
+   * that missed it is ejected until a health probe answers, ms. Default
+   * `aiTickMs / 2`.
+   */
+  batchDeadlineMs?: number;
+  /** How long a batch may take in all, attempts included (unary calls and streamed batches), ms. Default 2000. */
   deadlineMs?: number;
   /**
-   * Attempts in all of a unary decide refused because a replica is
-   * overloaded (RESOURCE_EXHAUSTED, reason OVERLOADED) or unavailable
-   * (draining, down), within the deadline: after the replica's retry hint
-   * (its grpc-retry-pushback-ms trailer) or a jittered backoff from 50 ms,
-   * each attempt a new pick of the round robin (another replica). Retries
-   * stop while more than half of the calls fail. 1 disables. Default 4.
+   * Attempts of one batch in all: hedges after a missed attempt deadline,
+   * retries after a refusal for overload (with a retry hint) or from a
+   * replica down or draining, each on another replica when there is one.
+   * 1 disables. Default 3.
    */
   maxAttempts?: number;
-  /** Keepalive pings on idle connections, ms; 0 disables. Default 20000 (keep at or above the server's minimum). */
+  /**
+   * Retries and hedges together stay within this share of first attempts
+   * (after `retryBudgetReserve` for bursts): when the whole fleet is slow
+   * or shedding, the SDK stops retrying instead of multiplying its load.
+   * Defaults 0.2 and 10.
+   */
+  retryBudgetRatio?: number;
+  retryBudgetReserve?: number;
+  /** How often host names in the target are looked up again, ms. Default 5000. */
+  resolveIntervalMs?: number;
+  /**
+   * Keepalive pings on idle connections, ms; 0 disables. Default 20000:
+   * keep it at or above the server's --min_client_ping_interval (10 s).
+   * Keepalive finds dead connections; frozen replicas are found by the
+   * attempt deadline.
+   */
   keepaliveTimeMs?: number;
   /** Default 10000. */
   keepaliveTimeoutMs?: number;
@@ -64,75 +90,17 @@ export interface ClientOptions {
   credentials?: grpc.ChannelCredentials;
   /** Pack named factors into the set's order on the client (fetching each set's schema once). Default true. */
   packNamedFactors?: boolean;
-  /** Further channel options, passed to grpc-js as they are. */
+  /** Further channel options for every replica's channel, passed to grpc-js as they are. */
   channelOptions?: grpc.ChannelOptions;
-}
-
-/**
- * The channel's service config: the balancing policy and, with more than
- * one attempt, gRPC's retry of Decide on RESOURCE_EXHAUSTED (a replica
- * shedding load) and UNAVAILABLE (docs/RELIABILITY.md, "Overload"), as the
- * C++ SDK's.
- */
-export function serviceConfig(policy: string, maxAttempts: number): object {
-  const config: Record<string, unknown> = { loadBalancingConfig: [{ [policy]: {} }] };
-  if (maxAttempts > 1) {
-    config.methodConfig = [{
-      name: [{ service: "utilityd.v1.DecisionService", method: "Decide" }],
-      retryPolicy: {
-        maxAttempts: Math.min(maxAttempts, 5),
-        initialBackoff: "0.05s",
-        maxBackoff: "1s",
-        backoffMultiplier: 2,
-        retryableStatusCodes: ["RESOURCE_EXHAUSTED", "UNAVAILABLE"],
-      },
-    }];
-    config.retryThrottling = { maxTokens: 100, tokenRatio: 1 };
-  }
-  return config;
 }
 
 /** Per call. */
 export interface CallOptions {
   /** Overrides ClientOptions.deadlineMs. */
   deadlineMs?: number;
-  /** Wait for a ready connection instead of failing fast while none is (within the deadline). */
-  waitForReady?: boolean;
-}
-
-/** How a stream behaves. */
-export interface StreamOptions {
-  /** submit() waits while this many batches are unanswered. Default 2. */
-  maxInFlight?: number;
-  /** Reconnect backoff after a stream breaks: doubles from initial to max, ms. Defaults 50 and 2000. */
-  initialBackoffMs?: number;
-  maxBackoffMs?: number;
 }
 
 const SERVICE = "/utilityd.v1.DecisionService/";
-
-function toBuffer(b: Uint8Array): Buffer {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-}
-
-/**
- * The gRPC target for a `ClientOptions.target`: a list of "ip:port"
- * becomes "ipv4:..." (or "ipv6:..."); anything else is used as given.
- * Throws {@link UtilitydError} (INVALID_ARGUMENT) for a list with a host name.
- */
-export function resolveTarget(target: string): string {
-  const invalid = (m: string) => new UtilitydError(grpc.status.INVALID_ARGUMENT, m);
-  if (target === "") throw invalid("target: is empty");
-  if (target.includes(":///") || /^(ipv4|ipv6|unix):/.test(target)) return target;
-  if (!target.includes(",")) return target;
-  const parts = target.split(",").map((p) => p.trim());
-  for (const p of parts) {
-    if (!/^[0-9[]/.test(p)) {
-      throw invalid(`target: "${p}" in a list must be an IP address and port; for host names use one dns:///name:port target`);
-    }
-  }
-  return (parts.some((p) => p.startsWith("[")) ? "ipv6:" : "ipv4:") + parts.join(",");
-}
 
 /** The credentials `options` ask for: given ones, TLS from PEM files, or plaintext. */
 export function channelCredentials(options: ClientOptions): grpc.ChannelCredentials {
@@ -160,10 +128,6 @@ export function channelCredentials(options: ClientOptions): grpc.ChannelCredenti
   );
 }
 
-function callError(e: grpc.ServiceError): UtilitydError {
-  return new UtilitydError(e.code ?? grpc.status.UNKNOWN, e.details || e.message);
-}
-
 /** A request ready to send: its agents as full messages, which the SDK packed. */
 interface Prepared {
   input: DecideInput;
@@ -173,84 +137,93 @@ interface Prepared {
   original: AgentSnapshot[];
 }
 
-/** A connection to utilityd (one channel; replicas balanced). */
+/** A connection to utilityd: the replicas of its target. */
 export class UtilitydClient {
-  /** The grpc-js client underneath (for its channel's state). */
-  readonly grpc: grpc.Client;
-  private readonly options: Required<Pick<ClientOptions, "deadlineMs" | "packNamedFactors">> & ClientOptions;
+  private readonly options: ClientOptions & { deadlineMs: number; packNamedFactors: boolean };
+  private readonly pool: ReplicaPool;
   private readonly schemas = new Map<string, Promise<SetSchema>>();
 
   private constructor(options: ClientOptions) {
     this.options = { deadlineMs: 2000, packNamedFactors: true, ...options };
-    const policy = options.loadBalancingPolicy ?? "round_robin";
-    const channel: grpc.ChannelOptions = {
-      "grpc.service_config": JSON.stringify(serviceConfig(policy, options.maxAttempts ?? 4)),
-      "grpc.keepalive_time_ms": options.keepaliveTimeMs ?? 20000,
-      "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs ?? 10000,
-      "grpc.max_receive_message_length": 64 << 20,
-      ...(options.tlsServerName !== undefined ? { "grpc.ssl_target_name_override": options.tlsServerName } : {}),
-      ...options.channelOptions,
-    };
-    if ((options.keepaliveTimeMs ?? 20000) === 0) delete channel["grpc.keepalive_time_ms"];
-    this.grpc = new grpc.Client(resolveTarget(options.target), channelCredentials(options), channel);
+    const keepalive = options.keepaliveTimeMs ?? 20000;
+    this.pool = new ReplicaPool({
+      target: options.target,
+      aiTickMs: options.aiTickMs ?? 100,
+      batchDeadlineMs: options.batchDeadlineMs ?? 0,
+      deadlineMs: this.options.deadlineMs,
+      maxAttempts: Math.max(1, options.maxAttempts ?? 3),
+      retryBudgetRatio: options.retryBudgetRatio ?? 0.2,
+      retryBudgetReserve: options.retryBudgetReserve ?? 10,
+      resolveIntervalMs: options.resolveIntervalMs ?? 5000,
+      credentials: channelCredentials(options),
+      tlsServerName: options.tlsServerName,
+      channelOptions: {
+        ...(keepalive > 0 ? { "grpc.keepalive_time_ms": keepalive } : {}),
+        "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs ?? 10000,
+        "grpc.max_receive_message_length": 64 << 20,
+        ...options.channelOptions,
+      },
+    });
   }
 
   /**
-   * Creates the channel. Does not wait for a connection (see
-   * {@link waitForReady}); throws {@link UtilitydError} for a malformed
-   * target or unreadable TLS files.
+   * Makes a channel per replica of the target. Does not wait for a
+   * connection (see {@link waitForReady}); throws {@link UtilitydError}
+   * (INVALID_ARGUMENT) for a malformed target, NOT_FOUND for unreadable
+   * TLS files.
    */
   static connect(options: ClientOptions): UtilitydClient {
     return new UtilitydClient(options);
   }
 
-  /** Resolves once a replica is connected; rejects (DEADLINE_EXCEEDED) after `timeoutMs`. */
+  /**
+   * Resolves once some replica answers a health check SERVING; rejects
+   * with {@link UtilitydError} (UNAVAILABLE, saying what each replica
+   * answered) after `timeoutMs`. Keep it within a game framework's own
+   * join or create timeout (a second, say): calls made before a replica
+   * is ready wait for one within their deadline anyway.
+   */
   waitForReady(timeoutMs: number): Promise<void> {
-    return new Promise((resolve, reject) =>
-      this.grpc.waitForReady(Date.now() + timeoutMs, (e) =>
-        e ? reject(new UtilitydError(grpc.status.DEADLINE_EXCEEDED, `no replica ready within ${timeoutMs} ms: ${e.message}`)) : resolve(),
-      ),
-    );
+    return this.pool.waitForReady(timeoutMs);
   }
 
-  /** Closes the channel; calls in flight fail with CANCELLED. */
+  /** The replicas now, with their state. */
+  replicas(): ReplicaState[] {
+    return this.pool.states();
+  }
+
+  /** Closes every channel; calls in flight fail with CANCELLED. */
   close(): void {
-    this.grpc.close();
+    this.pool.close();
   }
 
   /**
-   * Decides one batch with the unary deadline. Named factors are packed in
-   * each set's order first; agents refused for a stale revision that the
-   * SDK packed are re-packed with the set's new schema and asked again.
-   * Rejects with {@link UtilitydError} when the call fails as a whole; one
-   * agent's error is in its decision.
+   * Decides one batch by the contract (attempt deadline, hedge, retries).
+   * Named factors are packed in each set's order first; agents refused for
+   * a stale revision that the SDK packed are re-packed with the set's new
+   * schema and asked again. Rejects with {@link UtilitydError} when the
+   * call fails as a whole or `input` has a field its message lacks; one
+   * agent's error is in its decision. `answer.info` says how it went.
    */
   async decide(input: DecideInput, options: CallOptions = {}): Promise<Answer> {
     const prepared = await this.prepare(input);
-    const answer = await this.unary(SERVICE + "Decide", encodeRequest(prepared.input), decodeResponse, options);
+    const { value: answer, info } = await this.call("Decide", encodeRequest(prepared.input), decodeResponse, options);
     if (answer.error !== undefined) throw UtilitydError.fromMessage(answer.error);
     await this.repairStale(prepared, answer);
+    answer.info = info;
     return answer;
   }
 
   /** The loaded sets, with revisions and factor order. */
-  listBehaviourSets(options: CallOptions = {}): Promise<ListBehaviourSetsResponse> {
-    return this.unary(
-      SERVICE + "ListBehaviourSets",
-      ListBehaviourSetsRequest.encode({}).finish(),
-      (b) => ListBehaviourSetsResponse.decode(b),
-      options,
-    );
+  async listBehaviourSets(options: CallOptions = {}): Promise<ListBehaviourSetsResponse> {
+    const r = await this.call("ListBehaviourSets", ListBehaviourSetsRequest.encode({}).finish(), (b) => ListBehaviourSetsResponse.decode(b), options);
+    return r.value;
   }
 
   /** One set's summary and full definition; NOT_FOUND when no set has that name. */
-  getBehaviourSet(name: string, options: CallOptions = {}): Promise<GetBehaviourSetResponse> {
-    return this.unary(
-      SERVICE + "GetBehaviourSet",
-      GetBehaviourSetRequest.encode({ name }).finish(),
-      (b) => GetBehaviourSetResponse.decode(b),
-      options,
-    );
+  async getBehaviourSet(name: string, options: CallOptions = {}): Promise<GetBehaviourSetResponse> {
+    const r = await this.call("GetBehaviourSet", GetBehaviourSetRequest.encode({ name }).finish(), (b) => GetBehaviourSetResponse.decode(b), options);
+    return r.value;
   }
 
   /** The cached schema of a set, fetched on first use (callers at once share one fetch). */
@@ -269,28 +242,33 @@ export class UtilitydClient {
     this.schemas.delete(set);
   }
 
-  /** Opens a stream; the connection is made lazily, on the first batch. */
+  /** Opens a stream over the replicas; each replica's stream opens when first used. */
   openStream(options: StreamOptions = {}): DecisionStream {
-    return new DecisionStream(this, options);
+    return new DecisionStream(
+      {
+        pool: this.pool,
+        deadlineMs: this.options.deadlineMs,
+        prepare: async (input) => {
+          const prepared = await this.prepare(input);
+          return { bytes: encodeRequest(prepared.input), repair: (a) => this.repairStale(prepared, a) };
+        },
+      },
+      options,
+    );
   }
 
-  /** @internal Sends an encoded request as a unary call. */
-  unary<T>(method: string, request: Uint8Array, decode: (b: Buffer) => T, options: CallOptions): Promise<T> {
-    const metadata = new grpc.Metadata(options.waitForReady ? { waitForReady: true } : undefined);
-    const deadline = Date.now() + (options.deadlineMs ?? this.options.deadlineMs);
-    return new Promise((resolve, reject) => {
-      this.grpc.makeUnaryRequest(method, toBuffer, decode, request, metadata, { deadline }, (e, r) =>
-        e ? reject(callError(e)) : resolve(r!),
-      );
-    });
+  private call<T>(method: string, request: Uint8Array, decode: (b: Buffer) => T, options: CallOptions) {
+    return callHedged(this.pool, SERVICE + method, request, decode, options.deadlineMs ?? this.options.deadlineMs);
   }
 
   /**
-   * @internal The request with its agents as full messages, those with
-   * named factors packed (when their set is known); an agent that does not
-   * pack is sent as it is, for the service to refuse with its reason.
+   * The request with its agents as full messages, those with named factors
+   * packed (when their set is known); an agent that does not pack is sent
+   * as it is, for the service to refuse with its reason. Throws
+   * {@link UtilitydError} for a field its message lacks.
    */
-  async prepare(input: DecideInput): Promise<Prepared> {
+  private async prepare(input: DecideInput): Promise<Prepared> {
+    checkFields(input);
     const original = (input.agents ?? []).map((a) => AgentSnapshot.fromPartial(a ?? {}));
     // Agents sent as they are share their message with `original`; only
     // those packed get a copy of their own.
@@ -321,10 +299,10 @@ export class UtilitydClient {
   }
 
   /**
-   * @internal Re-packs and re-decides the agents the service refused for a
-   * stale revision that the SDK had packed, merging their answers in.
+   * Re-packs and re-decides the agents the service refused for a stale
+   * revision that the SDK had packed, merging their answers in.
    */
-  async repairStale(prepared: Prepared, answer: Answer): Promise<void> {
+  private async repairStale(prepared: Prepared, answer: Answer): Promise<void> {
     const stale: number[] = [];
     const slots: Array<(d: Decision) => void> = [];
     answer.decisions.forEach((d, i) => {
@@ -348,190 +326,11 @@ export class UtilitydClient {
     });
     let again: Answer;
     try {
-      again = await this.unary(SERVICE + "Decide", encodeRequest(retry.input), decodeResponse, {});
+      again = (await this.call("Decide", encodeRequest(retry.input), decodeResponse, {})).value;
     } catch {
       return; // keep the refusals
     }
     if (again.decisions.length !== stale.length) return;
     again.decisions.forEach((d, k) => slots[k](d));
-  }
-}
-
-interface Pending {
-  bytes: Uint8Array;
-  prepared: Prepared;
-  written: boolean;
-  resolve: (a: Answer) => void;
-  reject: (e: UtilitydError) => void;
-}
-
-/**
- * A long-lived DecideStream. submit() sends a batch and resolves with its
- * answer; at most `maxInFlight` batches are unanswered (submit waits for
- * room). When the stream breaks (a replica killed, a network cut), the
- * batches without an answer are sent again on a new stream, to whichever
- * replica answers, so every submitted batch settles exactly once.
- */
-export class DecisionStream {
-  private readonly maxInFlight: number;
-  private readonly initialBackoffMs: number;
-  private readonly maxBackoffMs: number;
-  private backoffMs: number;
-  private readonly pending = new Map<bigint, Pending>();
-  private readonly waiting: Array<() => void> = [];
-  private nextId = 1n;
-  private call: grpc.ClientDuplexStream<Uint8Array, Answer> | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private closing = false;
-  private stopped = false;
-  private reconnectCount = 0;
-  private drained: Array<() => void> = [];
-
-  /** @internal use UtilitydClient.openStream */
-  constructor(
-    private readonly client: UtilitydClient,
-    options: StreamOptions,
-  ) {
-    this.maxInFlight = Math.max(1, options.maxInFlight ?? 2);
-    this.initialBackoffMs = options.initialBackoffMs ?? 50;
-    this.maxBackoffMs = options.maxBackoffMs ?? 2000;
-    this.backoffMs = this.initialBackoffMs;
-  }
-
-  /** Times the stream was re-established after breaking. */
-  get reconnects(): number {
-    return this.reconnectCount;
-  }
-
-  /** Batches submitted and not yet answered. */
-  get inFlight(): number {
-    return this.pending.size;
-  }
-
-  /**
-   * Sends a batch; resolves with its answer, or rejects with
-   * {@link UtilitydError} (the service refused the batch, or the stream was
-   * closed before it was answered). Assigns `requestId` when it is 0 or
-   * unset (ids must be unique per stream).
-   */
-  async submit(input: DecideInput): Promise<Answer> {
-    while (!this.closing && this.pending.size >= this.maxInFlight) {
-      await new Promise<void>((wake) => this.waiting.push(wake));
-    }
-    if (this.closing) throw new UtilitydError(grpc.status.FAILED_PRECONDITION, "stream is closed");
-    // Room is taken before packing (which may wait for a schema).
-    let id = BigInt(input.requestId ?? 0);
-    if (id === 0n) id = this.nextId;
-    if (id >= this.nextId) this.nextId = id + 1n;
-    const slot: Pending = { bytes: new Uint8Array(), prepared: undefined!, written: false, resolve: () => {}, reject: () => {} };
-    this.pending.set(id, slot);
-    const answer = new Promise<Answer>((resolve, reject) => {
-      slot.resolve = resolve;
-      slot.reject = reject;
-    });
-    try {
-      slot.prepared = await this.client.prepare({ ...input, requestId: id });
-      slot.bytes = encodeRequest(slot.prepared.input);
-    } catch (e) {
-      this.settle(id);
-      throw e;
-    }
-    if (this.pending.get(id) === slot) {
-      this.open();
-      this.writeUnsent();
-    }
-    return answer;
-  }
-
-  /**
-   * Waits up to `timeoutMs` for every submitted batch's answer, then ends
-   * the stream; batches still unanswered reject with UNAVAILABLE.
-   * Idempotent.
-   */
-  async close(timeoutMs = 10000): Promise<void> {
-    this.closing = true;
-    for (const wake of this.waiting.splice(0)) wake();
-    if (this.pending.size > 0) {
-      await new Promise<void>((done) => {
-        const t = setTimeout(done, timeoutMs);
-        this.drained.push(() => {
-          clearTimeout(t);
-          done();
-        });
-      });
-    }
-    this.stopped = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    const call = this.call;
-    this.call = undefined;
-    call?.end();
-    call?.cancel();
-    for (const [id, p] of this.pending) {
-      this.pending.delete(id);
-      p.reject(new UtilitydError(grpc.status.UNAVAILABLE, "stream closed before the batch was answered"));
-    }
-  }
-
-  private open(): void {
-    if (this.call !== undefined || this.timer !== undefined || this.stopped) return;
-    for (const p of this.pending.values()) p.written = false; // resend on this stream
-    const call = this.client.grpc.makeBidiStreamRequest<Uint8Array, Answer>(
-      SERVICE + "DecideStream",
-      toBuffer,
-      decodeResponse,
-      new grpc.Metadata({ waitForReady: true }),
-    );
-    this.call = call;
-    call.on("data", (a: Answer) => this.deliver(a));
-    call.on("error", () => {}); // the status below says it ended
-    call.on("status", () => this.broken(call));
-  }
-
-  private writeUnsent(): void {
-    const call = this.call;
-    if (call === undefined) return;
-    const ids = [...this.pending.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    for (const id of ids) {
-      const p = this.pending.get(id)!;
-      if (p.written || p.bytes.length === 0) continue;
-      p.written = true;
-      call.write(p.bytes);
-    }
-  }
-
-  private deliver(answer: Answer): void {
-    const p = this.pending.get(answer.requestId);
-    if (p === undefined) return; // an answer already delivered
-    this.backoffMs = this.initialBackoffMs;
-    this.settle(answer.requestId);
-    if (answer.error !== undefined) {
-      p.reject(UtilitydError.fromMessage(answer.error));
-      return;
-    }
-    this.client.repairStale(p.prepared, answer).then(
-      () => p.resolve(answer),
-      () => p.resolve(answer),
-    );
-  }
-
-  /** Frees batch `id`'s slot: wakes a waiting submit, and close() when none is left. */
-  private settle(id: bigint): void {
-    this.pending.delete(id);
-    this.waiting.shift()?.();
-    if (this.pending.size === 0) for (const done of this.drained.splice(0)) done();
-  }
-
-  private broken(call: grpc.ClientDuplexStream<Uint8Array, Answer>): void {
-    if (call !== this.call) return;
-    this.call = undefined;
-    if (this.stopped || (this.closing && this.pending.size === 0)) return;
-    ++this.reconnectCount;
-    if (this.pending.size === 0) return; // reopened by the next submit
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.open();
-      this.writeUnsent();
-    }, this.backoffMs);
-    this.backoffMs = Math.min(this.backoffMs * 2, this.maxBackoffMs);
   }
 }

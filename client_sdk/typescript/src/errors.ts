@@ -19,6 +19,8 @@ export class UtilitydError extends Error {
   readonly reason: ErrorReason;
   /** The field the service named, when it did. */
   readonly field: string;
+  /** For a batch (decide, a stream's submit): the attempts it took, and the replica whose answer this is (empty when none answered). */
+  info?: { attempts: number; replica: string };
 
   constructor(code: number, message: string, reason = ErrorReason.ERROR_REASON_UNSPECIFIED, field = "") {
     super(message);

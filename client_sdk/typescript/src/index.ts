@@ -3,6 +3,8 @@
  * @module
  */
 export * from "./client.js";
+export { type CallInfo, DecisionStream, type StreamOptions } from "./calls.js";
+export type { ReplicaState } from "./replicas.js";
 export * from "./block.js";
 export * from "./schema.js";
 export * from "./ids.js";

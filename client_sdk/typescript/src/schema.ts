@@ -22,6 +22,7 @@ export class SetSchema {
   private readonly targetFactors = new Map<string, number>();
   private readonly actions = new Map<string, number>();
   private readonly resources = new Map<string, number>();
+  private readonly personalities = new Map<string, number>();
 
   constructor(summary: BehaviourSetSummary) {
     this.summary = summary;
@@ -29,6 +30,7 @@ export class SetSchema {
     summary.targetFactors.forEach((name, i) => this.targetFactors.set(name, i));
     summary.actions.forEach((name, i) => this.actions.set(name, i));
     summary.resources.forEach((name, i) => this.resources.set(name, i));
+    summary.personalities.forEach((name, i) => this.personalities.set(name, i));
   }
 
   get name(): string {
@@ -45,9 +47,13 @@ export class SetSchema {
   targetFactorIndex(name: string): number {
     return this.targetFactors.get(name) ?? -1;
   }
-  /** Index of an action (as `action_index` answers it), or -1. */
+  /** Index of an action, as compact answers and a block's `actionIndex` and `currentAction` columns hold it; -1 when none has that name. */
   actionIndex(name: string): number {
     return this.actions.get(name) ?? -1;
+  }
+  /** Index of a personality, as a block's `personality` column holds it; -1 when the set has none of that name. */
+  personalityIndex(name: string): number {
+    return this.personalities.get(name) ?? -1;
   }
   /** Index of a resource (as block held/grant columns use it), or -1. */
   resourceIndex(name: string): number {

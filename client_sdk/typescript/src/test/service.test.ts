@@ -171,7 +171,7 @@ test("a stream loses its replica to kill -9 and every batch settles once, on the
   const a = await startReplica();
   const bPort = await freePort();
   const two = UtilitydClient.connect({ target: `127.0.0.1:${a.port},127.0.0.1:${bPort}`, deadlineMs: 5000 });
-  const stream = two.openStream({ maxInFlight: 4, initialBackoffMs: 20 });
+  const stream = two.openStream({ maxInFlight: 4 });
   const agents = Array.from({ length: 32 }, (_, i) => ({
     agentId: `forager-${i}`,
     behaviourSet: "eat_hide_wander",
@@ -209,13 +209,50 @@ test("a stream loses its replica to kill -9 and every batch settles once, on the
   }
 });
 
-test("a closed stream refuses new batches; a dead target fails a call by its deadline", async () => {
+test("a closed stream refuses new batches; a dead target fails a call once, naming its replica once", async () => {
   const stream = client.openStream();
   await stream.close();
   await assert.rejects(stream.submit({ agents: [] }), (e: unknown) => e instanceof UtilitydError && e.code === 9);
-  const nobody = UtilitydClient.connect({ target: `127.0.0.1:${await freePort()}`, deadlineMs: 300 });
-  await assert.rejects(nobody.decide({ agents: [] }, { waitForReady: true }), (e: unknown) => e instanceof UtilitydError && e.code === 4);
+  const port = await freePort();
+  const nobody = UtilitydClient.connect({ target: `127.0.0.1:${port}`, deadlineMs: 300 });
+  await assert.rejects(nobody.decide({ agents: [] }), (e: unknown) => {
+    assert.ok(e instanceof UtilitydError);
+    assert.ok(e.code === 14 || e.code === 4, `code ${e.code}`);
+    // One line: the method, the replica, its last word; not grpc-js's text twice.
+    assert.equal(e.message.split(`127.0.0.1:${port}`).length, 2, e.message);
+    assert.doesNotMatch(e.message, /Last error: No connection established/);
+    return true;
+  });
+  // A readiness wait within a join timeout: it gives up on time, saying why.
+  const started = Date.now();
+  await assert.rejects(nobody.waitForReady(400), (e: unknown) =>
+    e instanceof UtilitydError && e.code === 14 && e.message.includes(`127.0.0.1:${port}`));
+  assert.ok(Date.now() - started < 1500, `waited ${Date.now() - started} ms`);
   nobody.close();
+});
+
+test("a field the message lacks is an error naming it; so is a malformed target", async () => {
+  const agent = {
+    agentId: "mage-1",
+    behaviourSet: "eat_hide_wander",
+    namedFactors: { hunger: 0.5, danger: 0.1, food_distance: 3, idle_time: 1 },
+    targets: [{ id: "goblin-1", namedFactors: {} }],
+  };
+  await assert.rejects(client.decide({ agents: [agent as never] }), (e: unknown) =>
+    e instanceof UtilitydError && e.code === 3 && e.field === "agents[0].targets[0].id" && /targetId/.test(e.message));
+  await assert.rejects(client.openStream().submit({ agents: [], blocks: [{ behaviourSet: "x", agentIds: [], factors: [], targetId: [] } as never] }),
+    (e: unknown) => e instanceof UtilitydError && e.field === "blocks[0].targetId");
+  for (const target of ["", "localhost", "10.0.0.1:50051,:x"]) {
+    assert.throws(() => UtilitydClient.connect({ target }), (e: unknown) => e instanceof UtilitydError && e.code === 3, target);
+  }
+});
+
+test("the schema names personalities and actions by the indices blocks and compact answers use", async () => {
+  const mage = await client.schema("arena_mage");
+  assert.equal(mage.actionIndex(mage.summary.actions[1]), 1);
+  assert.equal(mage.actionIndex("no such action"), -1);
+  mage.summary.personalities.forEach((p, i) => assert.equal(mage.personalityIndex(p), i));
+  assert.equal(mage.personalityIndex("no such personality"), -1);
 });
 
 test("mutual TLS: a client with the CA and its certificate decides; others are refused", async () => {
