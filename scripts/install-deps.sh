@@ -128,3 +128,22 @@ for dir_and_package in tests/browser:playwright-core tests/node:@grpc/grpc-js \
     npm ci --prefix "$repo/$dir" --no-audit --no-fund --silent
   fi
 done
+# The SDK's package test (tests/node/package_test.sh) installs its tarball
+# into an empty folder with `npm install --offline`, as a game server
+# would but from npm's cache: resolving versions needs the registry's
+# metadata of each dependency, which `npm ci` never fetches. One install
+# into a throwaway folder caches it (once: a marker in the cache says so).
+sdk_deps=$(cd "$repo/client_sdk/typescript" && node -p '
+  const p = require("./package.json");
+  const d = { ...p.dependencies, typescript: p.devDependencies.typescript,
+              "@types/node": p.devDependencies["@types/node"] };
+  Object.entries(d).map(([k, v]) => k + "@" + v).join(" ")')
+marker="${npm_config_cache:-$HOME/.npm}/utilityd-sdk-deps"
+if [ "$(cat "$marker" 2>/dev/null)" != "$sdk_deps" ]; then
+  echo "install-deps: caching the TypeScript SDK's dependencies for its package test"
+  warm=$(mktemp -d)
+  (cd "$warm" && npm init -y >/dev/null &&
+    npm install --no-audit --no-fund --silent $sdk_deps) &&
+    echo "$sdk_deps" > "$marker"
+  rm -rf "$warm"
+fi

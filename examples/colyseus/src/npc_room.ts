@@ -78,7 +78,9 @@ export class NpcRoom extends Room<ArenaState> {
     this.setState(new ArenaState());
     this.deadlineMs = options.deadlineMs ?? 250;
     this.ai = UtilitydClient.connect({ target: options.target, deadlineMs: this.deadlineMs });
-    await this.ai.waitForReady(options.connectTimeoutMs ?? 5000);
+    // Within the join's own timeout: a room that waits longer turns
+    // "utilityd is down" into the player's socket hang up.
+    await this.ai.waitForReady(options.connectTimeoutMs ?? 1000);
     await this.spawn(options.foragers ?? 8, options.guards ?? 4);
     this.setSimulationInterval((ms) => this.step(ms / 1000), 50);
     this.clock.setInterval(() => void this.aiTick(), 1000 / (options.aiHz ?? 10));
