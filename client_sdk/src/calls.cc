@@ -24,6 +24,18 @@ Next OnFailure(ReplicaPool& pool, const Replica& r, const absl::Status& s,
   }
 }
 
+int64_t PushbackOf(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  const auto it = trailers.find("grpc-retry-pushback-ms");
+  int64_t pushback = -1;
+  if (it == trailers.end() ||
+      !absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()),
+                        &pushback)) {
+    return -1;
+  }
+  return pushback;
+}
+
 absl::Status Exhausted(absl::string_view method, absl::StatusCode code,
                        const std::vector<std::string>& failures,
                        absl::Duration deadline, bool timed_out) {
@@ -196,7 +208,9 @@ bool StreamCore::Dispatch(uint64_t id, Batch& b) {
 }
 
 void StreamCore::Retry(uint64_t id, Batch& b) {
-  bool outstanding = b.send_at != absl::InfiniteFuture();
+  // An attempt already waiting for its replica's pushback is the retry.
+  if (b.send_at != absl::InfiniteFuture()) return;
+  bool outstanding = false;
   for (const Attempt& a : b.attempts) outstanding |= a.sub != nullptr;
   if (b.launched < pool_->options().max_attempts &&
       pool_->budget().Withdraw() && Dispatch(id, b)) {

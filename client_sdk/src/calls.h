@@ -12,6 +12,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,6 +50,9 @@ absl::Status Exhausted(absl::string_view method, absl::StatusCode code,
                        const std::vector<std::string>& failures,
                        absl::Duration deadline, bool timed_out);
 
+// The pushback a refused attempt's trailers carry, -1 when none.
+int64_t PushbackOf(const grpc::ClientContext& context);
+
 // One unary call by the contract: the first attempt on the next replica;
 // when it has no answer within the attempt deadline, its replica is
 // ejected and the call is raced on another (the first answer wins, the
@@ -57,9 +61,61 @@ absl::Status Exhausted(absl::string_view method, absl::StatusCode code,
 // max_attempts and the retry budget, and the whole within the deadline.
 // `start(stub, context, request, response, done)` starts the gRPC call.
 template <typename Resp, typename Req, typename Start>
-absl::StatusOr<Resp> CallHedged(const std::shared_ptr<ReplicaPool>& pool,
-                                absl::string_view method, const Req& request,
-                                Start start, CallInfo* info = nullptr) {
+class UnaryRace {
+ public:
+  UnaryRace(std::shared_ptr<ReplicaPool> pool, absl::string_view method,
+            const Req& request, Start start, CallInfo* info)
+      : pool_(std::move(pool)),
+        method_(method),
+        start_(std::move(start)),
+        info_(info),
+        race_(std::make_shared<Race>()),
+        deadline_(absl::Now() + pool_->options().deadline) {
+    race_->request = request;
+  }
+
+  absl::StatusOr<Resp> Run() {
+    pool_->budget().Deposit();
+    queued_ = pool_->Next({});
+    if (queued_.replica == nullptr) {
+      return absl::UnavailableError(absl::StrCat(
+          method_, ": no replica for target ", pool_->options().target));
+    }
+    while (true) {
+      if (queued_.replica != nullptr && queued_.not_before <= absl::Now()) {
+        Launch(std::move(queued_.replica));
+        queued_ = {};
+      }
+      int outstanding = 0;
+      bool retry = false;
+      for (auto& a : Ended(&outstanding)) {
+        if (a->status.ok()) return Finish(std::move(a->response), a.get());
+        if (std::optional<absl::Status> final = Failed(*a, &retry)) {
+          return Finish(*final, nullptr);
+        }
+      }
+      if (absl::Now() >= deadline_) {
+        return Finish(Exhausted(method_, absl::StatusCode::kDeadlineExceeded,
+                                failures_, pool_->options().deadline, true),
+                      nullptr);
+      }
+      const bool missed = outstanding > 0 && absl::Now() >= hedge_at_;
+      if (missed) Missed();
+      if ((retry || missed) && queued_.replica == nullptr &&
+          launched_ < pool_->options().max_attempts &&
+          pool_->budget().Withdraw()) {
+        queued_ = pool_->Next(Busy());
+      }
+      if (queued_.replica == nullptr && outstanding == 0) {
+        // Nothing in flight and nothing more to try.
+        return Finish(Exhausted(method_, last_code_, failures_,
+                                pool_->options().deadline, false),
+                      nullptr);
+      }
+    }
+  }
+
+ private:
   struct Attempt {
     std::shared_ptr<Replica> replica;
     grpc::ClientContext context;
@@ -73,157 +129,133 @@ absl::StatusOr<Resp> CallHedged(const std::shared_ptr<ReplicaPool>& pool,
     Req request;
     std::vector<std::shared_ptr<Attempt>> attempts ABSL_GUARDED_BY(mu);
   };
-  const ClientOptions& options = pool->options();
-  auto race = std::make_shared<Race>();
-  race->request = request;
-  const absl::Time deadline = absl::Now() + options.deadline;
-  absl::Time hedge_at = absl::InfiniteFuture();
-  Pick queued;  // the next attempt, waiting for its replica's pushback
-  std::vector<std::string> failures;
-  absl::StatusCode last_code = absl::StatusCode::kUnavailable;
-  int launched = 0;
-  std::shared_ptr<Attempt> latest;
 
-  auto launch = [&](std::shared_ptr<Replica> replica) {
+  void Launch(std::shared_ptr<Replica> replica) {
     auto a = std::make_shared<Attempt>();
     a->replica = std::move(replica);
-    a->context.set_deadline(ToChrono(deadline));
+    a->context.set_deadline(ToChrono(deadline_));
     {
-      utilityd::MutexLock lock(&race->mu);
-      race->attempts.push_back(a);
+      utilityd::MutexLock lock(&race_->mu);
+      race_->attempts.push_back(a);
     }
-    ++launched;
-    latest = a;
-    hedge_at = absl::Now() + pool->attempt_deadline();
-    std::weak_ptr<ReplicaPool> weak = pool;
-    start(*a->replica->stub, &a->context, &race->request, &a->response,
-          [race, a, weak](grpc::Status s) {
-            // A late answer still proves its replica alive.
-            if (s.ok()) {
-              if (auto p = weak.lock()) p->Answered(*a->replica);
-            }
-            utilityd::MutexLock lock(&race->mu);
-            a->status = std::move(s);
-            a->done = true;
-          });
-  };
-  auto finish = [&](absl::StatusOr<Resp> result, const Attempt* winner) {
-    utilityd::MutexLock lock(&race->mu);
-    for (auto& a : race->attempts) {
+    ++launched_;
+    latest_ = a;
+    hedge_at_ = absl::Now() + pool_->attempt_deadline();
+    std::weak_ptr<ReplicaPool> weak = pool_;
+    start_(*a->replica->stub, &a->context, &race_->request, &a->response,
+           [race = race_, a, weak](grpc::Status s) {
+             // A late answer still proves its replica alive.
+             if (s.ok()) {
+               if (auto p = weak.lock()) p->Answered(*a->replica);
+             }
+             utilityd::MutexLock lock(&race->mu);
+             a->status = std::move(s);
+             a->done = true;
+           });
+  }
+
+  // Waits for an attempt to end, the next hedge, a pushback or the
+  // deadline; returns the attempts that ended since last asked.
+  std::vector<std::shared_ptr<Attempt>> Ended(int* outstanding) {
+    absl::Time wake = deadline_;
+    wake = std::min(
+        wake, queued_.replica != nullptr ? queued_.not_before : hedge_at_);
+    std::vector<std::shared_ptr<Attempt>> ended;
+    utilityd::MutexLock lock(&race_->mu);
+    auto any_ended = [&]() ABSL_SHARED_LOCKS_REQUIRED(race_->mu) {
+      for (auto& a : race_->attempts) {
+        if (a->done && !a->handled) return true;
+      }
+      return false;
+    };
+    race_->mu.AwaitWithTimeout(
+        any_ended, std::max(wake - absl::Now(), absl::ZeroDuration()));
+    for (auto& a : race_->attempts) {
+      if (a->done && !a->handled) {
+        a->handled = true;
+        ended.push_back(a);
+      } else if (!a->done) {
+        ++*outstanding;
+      }
+    }
+    return ended;
+  }
+
+  // A failed attempt: the call's final status, or none (and whether to
+  // retry).
+  std::optional<absl::Status> Failed(Attempt& a, bool* retry) {
+    const absl::Status s = FromGrpcStatus(a.status);
+    if (s.code() == absl::StatusCode::kCancelled ||
+        s.code() == absl::StatusCode::kDeadlineExceeded) {
+      return std::nullopt;  // the deadline's doing; settled by Run
+    }
+    last_code_ = s.code();
+    failures_.push_back(absl::StrCat(a.replica->address, ": ", s.message()));
+    switch (OnFailure(*pool_, *a.replica, s, PushbackOf(a.context))) {
+      case Next::kFinal:
+        return s;
+      case Next::kRetry:
+        *retry = true;
+        break;
+      case Next::kNothing:
+        break;
+    }
+    return std::nullopt;
+  }
+
+  // The latest attempt missed the attempt deadline.
+  void Missed() {
+    const std::string limit = absl::FormatDuration(pool_->attempt_deadline());
+    pool_->Eject(*latest_->replica,
+                 absl::StrCat("missed the attempt deadline of ", limit));
+    failures_.push_back(
+        absl::StrCat(latest_->replica->address, ": no answer within ", limit));
+    hedge_at_ = absl::InfiniteFuture();
+  }
+
+  std::vector<const Replica*> Busy() {
+    std::vector<const Replica*> busy;
+    utilityd::MutexLock lock(&race_->mu);
+    for (auto& a : race_->attempts) {
+      if (!a->done) busy.push_back(a->replica.get());
+    }
+    return busy;
+  }
+
+  absl::StatusOr<Resp> Finish(absl::StatusOr<Resp> result,
+                              const Attempt* winner) {
+    utilityd::MutexLock lock(&race_->mu);
+    for (auto& a : race_->attempts) {
       if (!a->done) a->context.TryCancel();
     }
-    if (info != nullptr) {
-      info->attempts = launched;
-      info->replica = winner != nullptr ? winner->replica->address : "";
+    if (info_ != nullptr) {
+      info_->attempts = launched_;
+      info_->replica = winner != nullptr ? winner->replica->address : "";
     }
     return result;
-  };
+  }
 
-  pool->budget().Deposit();
-  Pick first = pool->Next({});
-  if (first.replica == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat(method, ": no replica for target ", options.target));
-  }
-  queued = first;
-  while (true) {
-    const absl::Time now = absl::Now();
-    if (queued.replica != nullptr && queued.not_before <= now) {
-      launch(std::move(queued.replica));
-      queued = {};
-    }
-    // Wait for an attempt to end, the next hedge, a pushback, the deadline.
-    absl::Time wake = deadline;
-    if (queued.replica != nullptr)
-      wake = std::min(wake, queued.not_before);
-    else
-      wake = std::min(wake, hedge_at);
-    std::vector<std::shared_ptr<Attempt>> ended;
-    int outstanding = 0;
-    {
-      utilityd::MutexLock lock(&race->mu);
-      auto any_ended = [&]() ABSL_SHARED_LOCKS_REQUIRED(race->mu) {
-        for (auto& a : race->attempts) {
-          if (a->done && !a->handled) return true;
-        }
-        return false;
-      };
-      race->mu.AwaitWithTimeout(
-          any_ended, std::max(wake - absl::Now(), absl::ZeroDuration()));
-      for (auto& a : race->attempts) {
-        if (a->done && !a->handled) {
-          a->handled = true;
-          ended.push_back(a);
-        } else if (!a->done) {
-          ++outstanding;
-        }
-      }
-    }
-    bool retry = false;
-    for (auto& a : ended) {
-      if (a->status.ok()) return finish(std::move(a->response), a.get());
-      const absl::Status s = FromGrpcStatus(a->status);
-      if (s.code() == absl::StatusCode::kCancelled ||
-          s.code() == absl::StatusCode::kDeadlineExceeded) {
-        continue;  // the deadline's doing; settled below
-      }
-      int64_t pushback = -1;
-      const auto& trailers = a->context.GetServerTrailingMetadata();
-      if (auto it = trailers.find("grpc-retry-pushback-ms");
-          it != trailers.end()) {
-        if (!absl::SimpleAtoi(
-                absl::string_view(it->second.data(), it->second.size()),
-                &pushback)) {
-          pushback = -1;
-        }
-      }
-      last_code = s.code();
-      failures.push_back(absl::StrCat(a->replica->address, ": ", s.message()));
-      switch (OnFailure(*pool, *a->replica, s, pushback)) {
-        case Next::kFinal:
-          return finish(s, nullptr);
-        case Next::kRetry:
-          retry = true;
-          break;
-        case Next::kNothing:
-          break;
-      }
-    }
-    if (absl::Now() >= deadline) {
-      return finish(Exhausted(method, absl::StatusCode::kDeadlineExceeded,
-                              failures, options.deadline, true),
-                    nullptr);
-    }
-    const bool missed =
-        outstanding > 0 && latest != nullptr && absl::Now() >= hedge_at;
-    if (missed) {
-      pool->Eject(*latest->replica,
-                  absl::StrCat("missed the attempt deadline of ",
-                               absl::FormatDuration(pool->attempt_deadline())));
-      failures.push_back(
-          absl::StrCat(latest->replica->address, ": no answer within ",
-                       absl::FormatDuration(pool->attempt_deadline())));
-      hedge_at = absl::InfiniteFuture();
-    }
-    if ((retry || missed) && queued.replica == nullptr) {
-      if (launched < options.max_attempts && pool->budget().Withdraw()) {
-        std::vector<const Replica*> busy;
-        {
-          utilityd::MutexLock lock(&race->mu);
-          for (auto& a : race->attempts) {
-            if (!a->done) busy.push_back(a->replica.get());
-          }
-        }
-        queued = pool->Next(busy);
-      }
-    }
-    if (queued.replica == nullptr && outstanding == 0) {
-      // Nothing in flight and nothing more to try.
-      return finish(
-          Exhausted(method, last_code, failures, options.deadline, false),
-          nullptr);
-    }
-  }
+  const std::shared_ptr<ReplicaPool> pool_;
+  const std::string method_;
+  Start start_;
+  CallInfo* const info_;
+  const std::shared_ptr<Race> race_;
+  const absl::Time deadline_;
+  absl::Time hedge_at_ = absl::InfiniteFuture();
+  Pick queued_;  // the next attempt, waiting for its replica's pushback
+  std::vector<std::string> failures_;
+  absl::StatusCode last_code_ = absl::StatusCode::kUnavailable;
+  int launched_ = 0;
+  std::shared_ptr<Attempt> latest_;
+};
+
+template <typename Resp, typename Req, typename Start>
+absl::StatusOr<Resp> CallHedged(const std::shared_ptr<ReplicaPool>& pool,
+                                absl::string_view method, const Req& request,
+                                Start start, CallInfo* info = nullptr) {
+  return UnaryRace<Resp, Req, Start>(pool, method, request, std::move(start),
+                                     info)
+      .Run();
 }
 
 // The state behind a DecisionStream: one DecideStream per replica that has

@@ -179,7 +179,7 @@ std::shared_ptr<Replica> ReplicaPool::MakeReplica(
   // again within a second.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
   // Deadlines, not gRPC's retries, decide when to try another replica.
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
   // Each replica its own connection, even to one address twice.

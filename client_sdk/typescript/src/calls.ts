@@ -293,7 +293,8 @@ export class DecisionStream {
   /** Another attempt of `b` if maxAttempts and the budget allow; else it fails once none is out. */
   private retry(b: Batch): void {
     const pool = this.host.pool;
-    const out = b.sendAt !== undefined || b.attempts.some((a) => a.sub !== undefined);
+    if (b.sendAt !== undefined) return; // an attempt is already on its way
+    const out = b.attempts.some((a) => a.sub !== undefined);
     if (b.attempts.length < pool.options.maxAttempts && pool.budget.withdraw() && this.dispatch(b)) return;
     if (!out) this.settle(b, exhausted("Decide", b.lastCode, b.failures, this.host.deadlineMs, false));
   }

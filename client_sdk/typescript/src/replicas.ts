@@ -186,7 +186,7 @@ export class ReplicaPool {
       "grpc.enable_retries": 0,
       "grpc.use_local_subchannel_pool": 1,
       "grpc.initial_reconnect_backoff_ms": 100,
-      "grpc.max_reconnect_backoff_ms": 1000,
+      "grpc.max_reconnect_backoff_ms": 500,
       ...(this.options.tlsServerName !== undefined
         ? { "grpc.ssl_target_name_override": this.options.tlsServerName, "grpc.default_authority": this.options.tlsServerName }
         : {}),
