@@ -324,9 +324,9 @@ void ReplicaPool::Eject(const Replica& r, absl::string_view why) {
 void ReplicaPool::PushBack(const Replica& r, absl::Duration after) {
   utilityd::MutexLock lock(&mu_);
   if (Entry* e = Find(r)) {
-    const absl::Duration hold =
-        std::max(after, std::min(kMaxProbeBackoff,
-                                 after * (1 << std::min(e->refusals, 10))));
+    const absl::Duration hold = std::max(
+        after,
+        std::min(kMaxProbeBackoff, after * (1 << std::min(e->refusals, 10))));
     ++e->refusals;
     e->pushed_back_until = std::max(e->pushed_back_until, absl::Now() + hold);
   }
