@@ -54,7 +54,9 @@ class StreamCore::Sub
     : public grpc::ClientBidiReactor<v1::DecideRequest, v1::DecideResponse> {
  public:
   Sub(std::shared_ptr<StreamCore> core, std::shared_ptr<Replica> replica)
-      : core_(std::move(core)), replica_(std::move(replica)) {
+      : token_(core->pool_->Enter()),
+        core_(std::move(core)),
+        replica_(std::move(replica)) {
     // A replica still connecting (or coming back) is waited for; the
     // attempt deadline moves the batch elsewhere meanwhile.
     context_.set_wait_for_ready(true);
@@ -105,12 +107,16 @@ class StreamCore::Sub
     StartRead(&response_);
   }
   void OnDone(const grpc::Status& status) override {
+    // The token goes last, after this stream's channel and the core (whose
+    // pool may hold the last channels).
+    InFlight::Token token = std::move(token_);
     std::shared_ptr<StreamCore> core = std::move(core_);
     core->OnDone(this, status);
     delete this;
   }
 
  private:
+  InFlight::Token token_;  // first: released after the channel
   std::shared_ptr<StreamCore> core_;
   const std::shared_ptr<Replica> replica_;
   grpc::ClientContext context_;

@@ -117,6 +117,7 @@ class UnaryRace {
 
  private:
   struct Attempt {
+    InFlight::Token token;  // first: released after the channel
     std::shared_ptr<Replica> replica;
     grpc::ClientContext context;
     Resp response;
@@ -132,6 +133,7 @@ class UnaryRace {
 
   void Launch(std::shared_ptr<Replica> replica) {
     auto a = std::make_shared<Attempt>();
+    a->token = pool_->Enter();
     a->replica = std::move(replica);
     a->context.set_deadline(ToChrono(deadline_));
     {

@@ -211,7 +211,11 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
 }
 
 Client::~Client() {
-  if (pool_ != nullptr) pool_->Shutdown();
+  if (pool_ == nullptr) return;
+  pool_->Shutdown();
+  // Cancelled hedges and probes end within their deadlines; the channels
+  // then end here, not on a gRPC thread (see InFlight).
+  (void)pool_->WaitIdle(absl::Seconds(10));
 }
 
 bool Client::WaitForReady(absl::Duration timeout) {

@@ -137,6 +137,25 @@ ReplicaPool::ReplicaPool(const ClientOptions& options)
 
 ReplicaPool::~ReplicaPool() { Shutdown(); }
 
+InFlight::Token::~Token() {
+  if (owner_ == nullptr) return;
+  utilityd::MutexLock lock(&owner_->mu_);
+  --owner_->count_;
+}
+
+InFlight::Token InFlight::Enter(const std::shared_ptr<InFlight>& tracker) {
+  utilityd::MutexLock lock(&tracker->mu_);
+  ++tracker->count_;
+  return Token(tracker);
+}
+
+bool InFlight::WaitIdle(absl::Duration timeout) {
+  utilityd::MutexLock lock(&mu_);
+  return mu_.AwaitWithTimeout(
+      [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return count_ == 0; },
+      timeout);
+}
+
 void ReplicaPool::Shutdown() {
   {
     utilityd::MutexLock lock(&mu_);
@@ -344,21 +363,24 @@ std::vector<ReplicaState> ReplicaPool::States() const {
 
 void ReplicaPool::Probe(std::shared_ptr<Replica> replica) {
   struct Call {
+    InFlight::Token token;  // first: released after the channel
+    std::shared_ptr<Replica> replica;
     grpc::ClientContext context;
     grpc::health::v1::HealthCheckRequest request;
     grpc::health::v1::HealthCheckResponse response;
   };
   auto call = std::make_shared<Call>();
+  call->token = Enter();
+  call->replica = std::move(replica);
   call->context.set_deadline(ChronoIn(attempt_deadline()));
   call->request.set_service("utilityd.v1.DecisionService");
   std::weak_ptr<ReplicaPool> self = self_;
-  Replica* r = replica.get();
-  r->health->async()->Check(
+  call->replica->health->async()->Check(
       &call->context, &call->request, &call->response,
-      [call, self, replica](grpc::Status s) {
+      [call, self](grpc::Status s) {
         if (auto pool = self.lock()) {
           pool->Probed(
-              *replica,
+              *call->replica,
               s.ok() && call->response.status() ==
                             grpc::health::v1::HealthCheckResponse::SERVING);
         }

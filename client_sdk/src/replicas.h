@@ -31,6 +31,40 @@ struct Replica {
   std::unique_ptr<grpc::health::v1::Health::Stub> health;
 };
 
+// The gRPC operations in flight whose callbacks hold a channel. gRPC 1.51
+// must not see the last reference to a channel dropped on one of its
+// callback threads: the channel's teardown then joins that very thread and
+// frees a completion queue it is still using (an abort in
+// grpc_cq_internal_unref). So every such operation holds a Token, declared
+// before (destroyed after) whatever holds its channel, and the client, when
+// destroyed, waits for the tokens: its channels then end on the caller's
+// thread.
+class InFlight {
+ public:
+  class Token {
+   public:
+    Token() = default;
+    Token(Token&&) = default;
+    Token& operator=(Token&&) = default;
+    ~Token();
+
+   private:
+    friend class InFlight;
+    explicit Token(std::shared_ptr<InFlight> owner)
+        : owner_(std::move(owner)) {}
+    std::shared_ptr<InFlight> owner_;
+  };
+  // Counts one operation until its token is destroyed. The tracker must be
+  // owned by a shared_ptr (the token keeps it alive).
+  static Token Enter(const std::shared_ptr<InFlight>& tracker);
+  // Waits until no token is held; false after `timeout`.
+  bool WaitIdle(absl::Duration timeout);
+
+ private:
+  utilityd::Mutex mu_;
+  int count_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
 // Retries and hedges may add at most `ratio` of the first attempts, after a
 // reserve of `reserve` spent in a burst: when the whole fleet is slow or
 // shedding, retries stop instead of multiplying its load.
@@ -86,6 +120,12 @@ class ReplicaPool {
   void PushBack(const Replica& r, absl::Duration after);
 
   RetryBudget& budget() { return budget_; }
+  // A token for an operation about to start (see InFlight).
+  InFlight::Token Enter() { return InFlight::Enter(in_flight_); }
+  // After Shutdown: waits until no callback holds a channel.
+  bool WaitIdle(absl::Duration timeout) {
+    return in_flight_->WaitIdle(timeout);
+  }
   const ClientOptions& options() const { return options_; }
   // The attempt deadline: options.batch_deadline, or half the AI tick.
   absl::Duration attempt_deadline() const;
@@ -124,6 +164,7 @@ class ReplicaPool {
   std::string host_;
   std::string port_;
   RetryBudget budget_;
+  const std::shared_ptr<InFlight> in_flight_ = std::make_shared<InFlight>();
   mutable utilityd::Mutex mu_;
   std::vector<Entry> entries_ ABSL_GUARDED_BY(mu_);
   size_t next_ ABSL_GUARDED_BY(mu_) = 0;

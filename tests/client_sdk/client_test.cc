@@ -621,5 +621,23 @@ TEST_F(ClientTest, CloseAnswersUnansweredBatchesWithAnError) {
                                  HasSubstr("closed before an answer")));
 }
 
+// gRPC 1.51 aborts (grpc_cq_internal_unref: prior > 0) when the last
+// reference to a channel drops inside one of its callback threads; a client
+// destroyed right after its calls, as every game server does at shutdown,
+// must end its channels on its own thread instead.
+TEST_F(ClientTest, ClientsComeAndGoRightAfterTheirCalls) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  v1::DecideRequest request;
+  *request.add_agents() = Forager(0.8f, 0.1f);
+  for (int i = 0; i < 200; ++i) {
+    auto client = Connect();
+    ASSERT_THAT(client->Decide(request), IsOk());
+    std::unique_ptr<DecisionStream> stream = client->OpenStream();
+    EXPECT_THAT(stream->Submit(request).get().status, IsOk());
+    stream.reset();
+    client.reset();  // before the stream's and the call's callbacks let go
+  }
+}
+
 }  // namespace
 }  // namespace utilityd::client
