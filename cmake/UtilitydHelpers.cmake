@@ -2,16 +2,20 @@
 set(UTILITYD_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
     -Wno-missing-field-initializers)
 
-# utilityd_cc_library(NAME name [INTERNAL] SRCS ... [HEADERS ...]
+# utilityd_cc_library(NAME name [INTERNAL] [EXPORT core|client|engine]
+#                     SRCS ... [HEADERS ...]
 #                     [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
 # Builds utilityd_<name> with alias utilityd::<name>, public headers from
 # ${CMAKE_CURRENT_SOURCE_DIR}/include. HEADERS (paths below include/) are
-# installed, and the library joins the utilitydTargets export set, when the
-# whole project is configured, unless it is INTERNAL (used by the binaries
-# only).
+# installed, and the library joins the export set utilityd-<EXPORT>
+# (default engine), when the whole project is configured, unless it is
+# INTERNAL (used by the binaries only). See utilityd_install.
 function(utilityd_cc_library)
-  cmake_parse_arguments(ARG "INTERNAL" "NAME"
+  cmake_parse_arguments(ARG "INTERNAL" "NAME;EXPORT"
                         "SRCS;HEADERS;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  if(NOT ARG_EXPORT)
+    set(ARG_EXPORT engine)
+  endif()
   add_library(utilityd_${ARG_NAME} ${ARG_SRCS})
   add_library(utilityd::${ARG_NAME} ALIAS utilityd_${ARG_NAME})
   set_target_properties(utilityd_${ARG_NAME} PROPERTIES
@@ -23,12 +27,32 @@ function(utilityd_cc_library)
     PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   target_compile_options(utilityd_${ARG_NAME} PRIVATE ${UTILITYD_WARNINGS})
   if(PROJECT_NAME STREQUAL "utilityd" AND NOT ARG_INTERNAL)
-    install(TARGETS utilityd_${ARG_NAME} EXPORT utilitydTargets)
+    utilityd_install(${ARG_EXPORT} TARGETS utilityd_${ARG_NAME})
     foreach(header IN LISTS ARG_HEADERS)
       get_filename_component(dir ${header} DIRECTORY)
-      install(FILES include/${header}
-              DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir})
+      utilityd_install(${ARG_EXPORT} FILES include/${header}
+                       DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir})
     endforeach()
+  endif()
+endfunction()
+
+# utilityd_install(core|client|engine TARGETS ... | FILES ... DESTINATION d)
+# The package has three export sets, each a file of targets the package
+# config loads: core (utilityd::base, utilityd::proto: Abseil and
+# Protobuf), client (the SDK and the gRPC stubs: + gRPC) and engine (the
+# engine, loader, codec, replay, analysis: + Highway, yaml-cpp, CLP). The
+# core and client sets are the install component "client", so
+# `cmake --install BUILD --component client` installs the SDK alone; the
+# engine set is the component "engine".
+function(utilityd_install set kind)
+  set(component ${set})
+  if(set STREQUAL "core")
+    set(component client)
+  endif()
+  if(kind STREQUAL "TARGETS")
+    install(TARGETS ${ARGN} EXPORT utilityd-${set} COMPONENT ${component})
+  else()
+    install(FILES ${ARGN} COMPONENT ${component})
   endif()
 endfunction()
 

@@ -26,8 +26,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
+#include "utilityd/base/usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -1145,13 +1144,8 @@ int Run() {
 }  // namespace utilityd::sim
 
 int main(int argc, char** argv) {
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "examples/sim/sim.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  absl::SetProgramUsageMessage(
+  utilityd::SetUsage(
+      "examples/sim/sim.cc", "utilityd-sim",
       "A game server that streams its agents to utilityd every tick.");
   absl::ParseCommandLine(argc, argv);
   signal(SIGINT, utilityd::sim::OnSignal);

@@ -17,8 +17,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
+#include "utilityd/base/usage.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -36,7 +35,7 @@ const utilityd::server::ServerOptions& Defaults() {
 }
 }  // namespace
 
-ABSL_FLAG(std::string, config_dir, UTILITYD_DEFAULT_CONFIG_DIR,
+ABSL_FLAG(std::string, config_dir, UTILITYD_CONFIG_DIR_DEFAULT,
           "Directory of behaviour sets (*.yaml, *.yml, *.json) to serve. "
           "Watched for changes, including Kubernetes ConfigMap swaps.");
 ABSL_FLAG(std::string, grpc_address, Defaults().grpc_address,
@@ -474,15 +473,8 @@ int Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --help lists this file's flags (Abseil would look for files named after
-  // the program).
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "server/src/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  absl::SetProgramUsageMessage(
+  utilityd::SetUsage(
+      "server/src/main.cc", "utilityd",
       "utility-AI decisions over gRPC.\n"
       "  utilityd --config_dir=DIR [--grpc_address=0.0.0.0:50051] ...");
   absl::ParseCommandLine(argc, argv);
