@@ -1,7 +1,5 @@
 #include "calls.h"
 
-#include <deque>
-
 namespace utilityd::client::internal {
 
 Next OnFailure(ReplicaPool& pool, const Replica& r, const absl::Status& s,
@@ -48,6 +46,85 @@ absl::Status Exhausted(absl::string_view method, absl::StatusCode code,
   return absl::Status(code, what);
 }
 
+// --- a batch of the stream ---------------------------------------------------
+
+// How long Borrow waits for a free batch's last write to be reported done
+// before making a new batch (a write a stalled replica holds).
+constexpr absl::Duration kWriteWait = absl::Milliseconds(5);
+
+// One batch slot: the request and result a StreamBatch shows, and what the
+// stream keeps to settle it. Reused from batch to batch: its messages and
+// vectors keep their capacity.
+class StreamCore::Slot : public StreamBatch {
+ public:
+  enum class State { kFree, kLent, kPending, kRepairing, kDone };
+  struct Attempt {
+    Sub* sub;  // null once its stream ended or answered
+    std::shared_ptr<Replica> replica;
+  };
+
+  // Ready for a new batch (the stream's lock held).
+  void Lend() {
+    state = State::kLent;
+    returned = false;
+    request_.Clear();
+    result_.request_id = 0;
+    result_.status = absl::OkStatus();
+    result_.response.Clear();
+    result_.info.attempts = 0;
+    result_.info.replica.clear();
+    attempts.clear();
+    failures.clear();
+    launched = 0;
+    last_code = absl::StatusCode::kUnavailable;
+    hedge_at = send_at = absl::InfiniteFuture();
+    has_original = false;
+  }
+  v1::DecideRequest& request() { return request_; }
+  BatchResult& result() { return result_; }
+
+  State state = State::kFree;
+  bool returned = false;  // given back before its result came
+  // Submit's batches are settled into a promise and returned.
+  std::optional<std::promise<BatchResult>> promise;
+  // The request as the caller wrote it, kept when the SDK packed named
+  // factors (a stale revision is repaired from it).
+  bool has_original = false;
+  v1::DecideRequest original;
+  uint64_t id = 0;
+  absl::Time deadline;
+  absl::Time hedge_at = absl::InfiniteFuture();
+  absl::Time send_at = absl::InfiniteFuture();  // a retry after pushback
+  std::vector<Attempt> attempts;
+  int launched = 0;
+  std::vector<std::string> failures;
+  absl::StatusCode last_code = absl::StatusCode::kUnavailable;
+  // Writes of `request` queued or in progress on replica streams; the
+  // slot is reused only when none is left. A leaf lock: nothing else is
+  // taken while it is held.
+  void AddWrite() {
+    utilityd::MutexLock lock(&writes_mu);
+    ++writes;
+  }
+  void WriteEnded() {
+    utilityd::MutexLock lock(&writes_mu);
+    --writes;
+  }
+  bool Written() {
+    utilityd::MutexLock lock(&writes_mu);
+    return writes == 0;
+  }
+  // True once no write is left, false after `timeout`.
+  bool AwaitWritten(absl::Duration timeout) {
+    utilityd::MutexLock lock(&writes_mu);
+    return writes_mu.AwaitWithTimeout(
+        [this]() ABSL_SHARED_LOCKS_REQUIRED(writes_mu) { return writes == 0; },
+        timeout);
+  }
+  utilityd::Mutex writes_mu;
+  int writes ABSL_GUARDED_BY(writes_mu) = 0;
+};
+
 // --- one replica's DecideStream ---------------------------------------------
 
 class StreamCore::Sub
@@ -64,16 +141,25 @@ class StreamCore::Sub
     StartRead(&response_);
     StartCall();
   }
+  ~Sub() override {
+    for (size_t i = head_; i < queue_.size(); ++i) queue_[i]->WriteEnded();
+  }
 
   const std::shared_ptr<Replica>& replica() const { return replica_; }
 
-  void Send(std::shared_ptr<const v1::DecideRequest> request) {
+  // Queues a write of `slot`'s request (counted in slot->writes until done).
+  void Send(Slot* slot) {
     utilityd::MutexLock lock(&mu_);
     if (ending_) return;
-    queue_.push_back(std::move(request));
+    slot->AddWrite();
+    if (head_ == queue_.size()) {
+      queue_.clear();  // keeps its capacity
+      head_ = 0;
+    }
+    queue_.push_back(slot);
     if (!writing_) {
       writing_ = true;
-      StartWrite(queue_.front().get());
+      StartWrite(&queue_[head_]->request());
     }
   }
   // Half-closes once the queued writes are out; the server then ends it.
@@ -89,9 +175,9 @@ class StreamCore::Sub
 
   void OnWriteDone(bool ok) override {
     utilityd::MutexLock lock(&mu_);
-    queue_.pop_front();
-    if (ok && !queue_.empty()) {
-      StartWrite(queue_.front().get());
+    queue_[head_++]->WriteEnded();
+    if (ok && head_ < queue_.size()) {
+      StartWrite(&queue_[head_]->request());
       return;
     }
     writing_ = false;
@@ -102,7 +188,7 @@ class StreamCore::Sub
   }
   void OnReadDone(bool ok) override {
     if (!ok) return;  // OnDone follows
-    core_->OnAnswer(this, std::move(response_));
+    core_->OnAnswer(this, &response_);
     response_.Clear();
     StartRead(&response_);
   }
@@ -122,8 +208,10 @@ class StreamCore::Sub
   grpc::ClientContext context_;
   v1::DecideResponse response_;
   utilityd::Mutex mu_;
-  std::deque<std::shared_ptr<const v1::DecideRequest>> queue_
-      ABSL_GUARDED_BY(mu_);
+  // Slots to write, from head_ on (a vector reused, not a deque that
+  // allocates as it moves).
+  std::vector<Slot*> queue_ ABSL_GUARDED_BY(mu_);
+  size_t head_ ABSL_GUARDED_BY(mu_) = 0;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool ending_ ABSL_GUARDED_BY(mu_) = false;
   bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
@@ -134,6 +222,11 @@ class StreamCore::Sub
 StreamCore::StreamCore(Client* client, std::shared_ptr<ReplicaPool> pool,
                        StreamOptions options)
     : client_(client), pool_(std::move(pool)), options_(options) {
+  {
+    utilityd::MutexLock lock(&mu_);
+    to_send_.reserve(options_.max_in_flight);
+    ready_.reserve(options_.max_in_flight);
+  }
   worker_ = std::thread([this] { Run(); });
 }
 
@@ -143,55 +236,160 @@ StreamCore::~StreamCore() {
 
 int StreamCore::reconnects() const {
   utilityd::MutexLock lock(&mu_);
-  return reconnects_;
+  return static_cast<int>(stats_.reconnects);
 }
 
 int StreamCore::in_flight() const {
   utilityd::MutexLock lock(&mu_);
-  return static_cast<int>(pending_.size() + ready_.size());
+  int n = 0;
+  for (const auto& slot : slots_) {
+    n += slot->state == Slot::State::kPending ||
+         slot->state == Slot::State::kRepairing;
+  }
+  return n;
+}
+
+StreamStats StreamCore::Stats() const {
+  utilityd::MutexLock lock(&mu_);
+  StreamStats stats = stats_;
+  for (const auto& [replica, sub] : subs_) {
+    stats.replicas.push_back(replica->address);
+  }
+  return stats;
+}
+
+bool StreamCore::Unanswered() const {
+  if (!to_send_.empty() || !ready_.empty()) return true;
+  for (const auto& slot : slots_) {
+    if (slot->state == Slot::State::kPending ||
+        slot->state == Slot::State::kRepairing) {
+      return true;
+    }
+  }
+  return false;
+}
+
+StreamBatch* StreamCore::Borrow() {
+  utilityd::MutexLock lock(&mu_);
+  auto room = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return closing_ || out_ < options_.max_in_flight;
+  };
+  Slot* slot = nullptr;
+  while (slot == nullptr) {
+    mu_.Await(room);
+    // A free slot whose writes are done; else one still being written
+    // (an answer can come before gRPC reports its write done), waited for
+    // briefly rather than making a new slot; else a new one.
+    Slot* writing = nullptr;
+    for (const auto& s : slots_) {
+      if (s->state != Slot::State::kFree) continue;
+      if (s->Written()) {
+        slot = s.get();
+        break;
+      }
+      writing = s.get();
+    }
+    if (slot != nullptr) break;
+    if (writing != nullptr) {
+      mu_.Unlock();
+      const bool written = writing->AwaitWritten(kWriteWait);
+      mu_.Lock();
+      if (written) continue;  // look again: it may have been taken
+    }
+    slots_.push_back(std::make_unique<Slot>());
+    slot = slots_.back().get();
+  }
+  slot->Lend();
+  ++out_;
+  return slot;
+}
+
+void StreamCore::Send(StreamBatch* batch) {
+  Slot& b = *static_cast<Slot*>(batch);
+  v1::DecideRequest& request = b.request();
+  // Named factors are packed here (a schema lookup may call the service,
+  // so outside the lock); the request as written is kept for a repair.
+  bool named = false;
+  for (const v1::AgentSnapshot& a : request.agents()) {
+    named |= !a.named_factors().empty();
+    for (const auto& t : a.targets()) named |= !t.named_factors().empty();
+  }
+  if (named) {
+    b.original = request;
+    b.has_original = true;
+    client_->PackRequest(&request);
+  }
+  utilityd::MutexLock lock(&mu_);
+  if (b.state != Slot::State::kLent) return;  // not borrowed, or sent
+  if (request.request_id() == 0) request.set_request_id(next_id_);
+  next_id_ = std::max(next_id_, request.request_id() + 1);
+  b.id = request.request_id();
+  b.result().request_id = b.id;
+  b.state = Slot::State::kPending;
+  ++stats_.batches;
+  if (closing_) {
+    Settle(b, absl::FailedPreconditionError("stream is closed"));
+    return;
+  }
+  b.deadline = absl::Now() + pool_->options().deadline;
+  pool_->budget().Deposit();
+  to_send_.push_back(&b);  // the worker writes it (serialising it there)
 }
 
 std::future<BatchResult> StreamCore::Submit(v1::DecideRequest request) {
-  v1::DecideRequest original = request;
-  client_->PackRequest(&request);
-  utilityd::MutexLock lock(&mu_);
-  auto room = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return closing_ || static_cast<int>(pending_.size() + ready_.size()) <
-                           options_.max_in_flight;
-  };
-  mu_.Await(room);
-  if (closing_) {
-    std::promise<BatchResult> refused;
-    refused.set_value({request.request_id(),
-                       absl::FailedPreconditionError("stream is closed"),
-                       {},
-                       {}});
-    return refused.get_future();
+  auto* b = static_cast<Slot*>(Borrow());
+  b->request().Swap(&request);
+  std::future<BatchResult> future;
+  {
+    utilityd::MutexLock lock(&mu_);
+    b->promise.emplace();
+    future = b->promise->get_future();
   }
-  if (request.request_id() == 0) request.set_request_id(next_id_);
-  next_id_ = std::max(next_id_, request.request_id() + 1);
-  original.set_request_id(request.request_id());
-  const uint64_t id = request.request_id();
-  Batch& b = pending_[id];
-  b.sent = std::make_shared<const v1::DecideRequest>(std::move(request));
-  b.original = std::move(original);
-  b.deadline = absl::Now() + pool_->options().deadline;
-  std::future<BatchResult> future = b.promise.get_future();
-  pool_->budget().Deposit();
-  if (!Dispatch(id, b)) {
-    Settle(id, {id,
-                absl::UnavailableError("Decide: no replica for target " +
-                                       pool_->options().target),
-                {},
-                {}});
-  }
+  Send(b);
   return future;
 }
 
-bool StreamCore::Dispatch(uint64_t id, Batch& b) {
-  (void)id;
+const BatchResult& StreamCore::Wait(StreamBatch* batch) {
+  Slot& b = *static_cast<Slot*>(batch);
+  utilityd::MutexLock lock(&mu_);
+  auto done = [&b]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return b.state != Slot::State::kPending &&
+           b.state != Slot::State::kRepairing;
+  };
+  mu_.Await(done);
+  return b.result();
+}
+
+bool StreamCore::Ready(const StreamBatch* batch) const {
+  const Slot& b = *static_cast<const Slot*>(batch);
+  utilityd::MutexLock lock(&mu_);
+  return b.state == Slot::State::kDone;
+}
+
+void StreamCore::Return(StreamBatch* batch) {
+  Slot& b = *static_cast<Slot*>(batch);
+  utilityd::MutexLock lock(&mu_);
+  if (b.state == Slot::State::kPending || b.state == Slot::State::kRepairing) {
+    b.returned = true;  // freed when it settles
+    return;
+  }
+  if (b.state == Slot::State::kFree) return;
+  b.state = Slot::State::kFree;
+  --out_;
+}
+
+StreamCore::Slot* StreamCore::Pending(uint64_t id) {
+  for (const auto& slot : slots_) {
+    if (slot->state == Slot::State::kPending && slot->id == id) {
+      return slot.get();
+    }
+  }
+  return nullptr;
+}
+
+bool StreamCore::Dispatch(Slot& b) {
   std::vector<const Replica*> busy;
-  for (const Attempt& a : b.attempts) {
+  for (const Slot::Attempt& a : b.attempts) {
     if (a.sub != nullptr) busy.push_back(a.replica.get());
   }
   Pick pick = pool_->Next(busy);
@@ -206,41 +404,59 @@ bool StreamCore::Dispatch(uint64_t id, Batch& b) {
     sub = new Sub(shared_from_this(), pick.replica);
     ++live_subs_;
   }
-  sub->Send(b.sent);
+  sub->Send(&b);
   b.attempts.push_back({sub, pick.replica});
   ++b.launched;
   b.hedge_at = now + pool_->attempt_deadline();
   return true;
 }
 
-void StreamCore::Retry(uint64_t id, Batch& b) {
+void StreamCore::Retry(Slot& b) {
   // An attempt already waiting for its replica's pushback is the retry.
   if (b.send_at != absl::InfiniteFuture()) return;
   bool outstanding = false;
-  for (const Attempt& a : b.attempts) outstanding |= a.sub != nullptr;
+  for (const Slot::Attempt& a : b.attempts) outstanding |= a.sub != nullptr;
   if (b.launched < pool_->options().max_attempts &&
-      pool_->budget().Withdraw() && Dispatch(id, b)) {
+      pool_->budget().Withdraw() && Dispatch(b)) {
     return;
   }
   if (!outstanding) {
-    Settle(id, {id,
-                Exhausted("Decide", b.last_code, b.failures,
-                          pool_->options().deadline, false),
-                {},
-                {b.launched, ""}});
+    Settle(b, Exhausted("Decide", b.last_code, b.failures,
+                        pool_->options().deadline, false));
   }
 }
 
-void StreamCore::Settle(uint64_t id, BatchResult result) {
-  auto it = pending_.find(id);
-  if (it == pending_.end()) return;
-  it->second.promise.set_value(std::move(result));
-  pending_.erase(it);
+void StreamCore::Settle(Slot& b, absl::Status status, const Replica* by) {
+  BatchResult& r = b.result();
+  r.status = std::move(status);
+  r.response.Clear();
+  r.info.attempts = b.launched;
+  r.info.replica.clear();
+  if (by != nullptr) r.info.replica = by->address;
+  Complete(b);
 }
 
-void StreamCore::OnAnswer(Sub* sub, v1::DecideResponse response) {
+void StreamCore::Complete(Slot& b) {
+  b.state = Slot::State::kDone;
+  b.send_at = b.hedge_at = absl::InfiniteFuture();
+  for (Slot::Attempt& a : b.attempts) a.sub = nullptr;
+  ++(b.result().status.ok() ? stats_.answered : stats_.failed);
+  if (b.promise.has_value()) {  // Submit's: handed over, then returned
+    b.promise->set_value(std::move(b.result()));
+    b.promise.reset();
+    b.returned = true;
+  }
+  if (b.returned) {
+    b.state = Slot::State::kFree;
+    --out_;
+  }
+}
+
+void StreamCore::OnAnswer(Sub* sub, v1::DecideResponse* response) {
   utilityd::MutexLock lock(&mu_);
-  events_.push_back({sub->replica(), std::move(response)});
+  Event& e = events_.emplace_back();
+  e.replica = sub->replica();
+  e.response.Swap(response);
 }
 
 void StreamCore::OnDone(Sub* sub, const grpc::Status& status) {
@@ -251,14 +467,16 @@ void StreamCore::OnDone(Sub* sub, const grpc::Status& status) {
   }
   --live_subs_;
   if (stopped_) return;
-  ++reconnects_;
+  ++stats_.reconnects;
   const absl::Status s = status.ok()
                              ? absl::UnavailableError("the stream ended")
                              : FromGrpcStatus(status);
   pool_->Eject(*sub->replica(), s.message());
-  for (auto& [id, b] : pending_) {
+  for (const auto& slot : slots_) {
+    Slot& b = *slot;
+    if (b.state != Slot::State::kPending) continue;
     bool was_here = false, other = false;
-    for (Attempt& a : b.attempts) {
+    for (Slot::Attempt& a : b.attempts) {
       if (a.sub == sub) {
         a.sub = nullptr;
         was_here = true;
@@ -273,135 +491,155 @@ void StreamCore::OnDone(Sub* sub, const grpc::Status& status) {
     // Sent again at once: the batch may never have reached the replica,
     // so this resend is not charged to the retry budget.
     if (!other && b.send_at == absl::InfiniteFuture()) {
-      if (b.launched >= pool_->options().max_attempts || !Dispatch(id, b)) {
+      ++stats_.resent;
+      if (b.launched >= pool_->options().max_attempts || !Dispatch(b)) {
         b.send_at = absl::InfiniteFuture();
         b.hedge_at = absl::InfiniteFuture();
-        Retry(id, b);
+        Retry(b);
       }
     }
   }
 }
 
 void StreamCore::HandleAnswer(const std::shared_ptr<Replica>& replica,
-                              v1::DecideResponse response) {
+                              v1::DecideResponse* response) {
   // A refusal for overload proves the replica alive but not available.
-  if (!response.has_error() ||
-      response.error().reason() != v1::ERROR_REASON_OVERLOADED) {
+  if (!response->has_error() ||
+      response->error().reason() != v1::ERROR_REASON_OVERLOADED) {
     pool_->Answered(*replica);
   }
-  const uint64_t id = response.request_id();
-  auto it = pending_.find(id);
-  if (it == pending_.end()) return;  // answered already (a hedge's twin)
-  Batch& b = it->second;
-  for (Attempt& a : b.attempts) {
+  Slot* slot = Pending(response->request_id());
+  if (slot == nullptr) return;  // answered already (a hedge's twin)
+  Slot& b = *slot;
+  for (Slot::Attempt& a : b.attempts) {
     if (a.replica == replica) a.sub = nullptr;
   }
-  if (response.has_error()) {
-    const v1::Error& e = response.error();
+  if (response->has_error()) {
+    const v1::Error& e = response->error();
     const absl::Status s(static_cast<absl::StatusCode>(e.code()), e.message());
-    const bool overloaded = e.reason() == v1::ERROR_REASON_OVERLOADED;
-    if (overloaded) {
+    if (e.reason() == v1::ERROR_REASON_OVERLOADED) {
       b.last_code = s.code();
       b.failures.push_back(absl::StrCat(replica->address, ": ", s.message()));
       if (OnFailure(*pool_, *replica, s, e.retry_after_ms()) == Next::kRetry &&
           absl::Now() < b.deadline) {
-        Retry(id, b);
+        ++stats_.overload_retries;
+        Retry(b);
         return;
       }
     }
-    Settle(id, {id, s, {}, {b.launched, replica->address}});
+    Settle(b, s, replica.get());
     return;
   }
-  BatchResult result{id,
-                     absl::OkStatus(),
-                     std::move(response),
-                     {b.launched, replica->address}};
-  ready_.emplace_back(std::move(b), std::move(result));
-  pending_.erase(it);
+  BatchResult& r = b.result();
+  r.status = absl::OkStatus();
+  r.response.Swap(response);
+  r.info.attempts = b.launched;
+  r.info.replica = replica->address;
+  b.send_at = b.hedge_at = absl::InfiniteFuture();
+  if (b.has_original) {
+    b.state = Slot::State::kRepairing;  // the worker repairs, then completes
+    ready_.push_back(&b);
+  } else {
+    Complete(b);
+  }
 }
 
 void StreamCore::Timers() {
   const absl::Time now = absl::Now();
-  std::vector<uint64_t> ids;
-  for (auto& [id, b] : pending_) ids.push_back(id);
-  for (uint64_t id : ids) {
-    auto it = pending_.find(id);
-    if (it == pending_.end()) continue;
-    Batch& b = it->second;
+  for (const auto& slot : slots_) {
+    Slot& b = *slot;
+    if (b.state != Slot::State::kPending) continue;
     if (now >= b.deadline) {
-      Settle(id, {id,
-                  Exhausted("Decide", absl::StatusCode::kDeadlineExceeded,
-                            b.failures, pool_->options().deadline, true),
-                  {},
-                  {b.launched, ""}});
+      Settle(b, Exhausted("Decide", absl::StatusCode::kDeadlineExceeded,
+                          b.failures, pool_->options().deadline, true));
       continue;
     }
     if (b.send_at <= now) {
       b.send_at = absl::InfiniteFuture();
-      if (!Dispatch(id, b)) Retry(id, b);
+      if (!Dispatch(b)) Retry(b);
       continue;
     }
     if (b.hedge_at <= now) {
       b.hedge_at = absl::InfiniteFuture();
-      const Attempt* latest = nullptr;
-      for (const Attempt& a : b.attempts) {
+      const Slot::Attempt* latest = nullptr;
+      for (const Slot::Attempt& a : b.attempts) {
         if (a.sub != nullptr) latest = &a;
       }
       if (latest == nullptr) continue;
+      ++stats_.deadline_misses;
       const std::string why = absl::StrCat(
           "no answer within ", absl::FormatDuration(pool_->attempt_deadline()));
       pool_->Eject(*latest->replica, "missed the attempt deadline");
       b.failures.push_back(absl::StrCat(latest->replica->address, ": ", why));
       b.last_code = absl::StatusCode::kDeadlineExceeded;
-      Retry(id, b);
+      Retry(b);
     }
   }
 }
 
 void StreamCore::Run() {
   utilityd::MutexLock lock(&mu_);
+  std::vector<Event> events;  // swapped with events_, both keep capacity
+  std::vector<Slot*> batches;
   while (true) {
     absl::Time wake = absl::Now() + absl::Seconds(1);
-    for (auto& [id, b] : pending_) {
-      wake = std::min({wake, b.deadline, b.hedge_at, b.send_at});
+    for (const auto& slot : slots_) {
+      if (slot->state != Slot::State::kPending) continue;
+      wake = std::min({wake, slot->deadline, slot->hedge_at, slot->send_at});
     }
     auto work = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return stopped_ || !events_.empty() || !ready_.empty();
+      return stopped_ || !events_.empty() || !ready_.empty() ||
+             !to_send_.empty();
     };
     mu_.AwaitWithTimeout(work,
                          std::max(wake - absl::Now(), absl::ZeroDuration()));
-    std::vector<Event> events;
+    batches.swap(to_send_);
+    for (Slot* b : batches) {
+      if (b->state == Slot::State::kPending && !Dispatch(*b)) {
+        Settle(*b, absl::UnavailableError("Decide: no replica for target " +
+                                          pool_->options().target));
+      }
+    }
+    batches.clear();
     events.swap(events_);
-    for (Event& e : events) HandleAnswer(e.replica, std::move(e.response));
+    for (Event& e : events) HandleAnswer(e.replica, &e.response);
+    events.clear();
     if (!stopped_) Timers();
-    std::vector<std::pair<Batch, BatchResult>> ready;
-    ready.swap(ready_);
-    if (!ready.empty()) {
+    batches.swap(ready_);
+    if (!batches.empty()) {
       mu_.Unlock();
-      for (auto& [b, result] : ready) {
-        // Agents refused for a stale revision are re-packed and asked
-        // again (a unary call) before the batch's result is handed over.
-        client_->RepairStale(b.original, &result.response);
-        b.promise.set_value(std::move(result));
+      // Agents refused for a stale revision are re-packed and asked again
+      // (a unary call) before the batch's result is handed over.
+      for (Slot* b : batches) {
+        client_->RepairStale(b->original, &b->result().response);
       }
       mu_.Lock();
+      for (Slot* b : batches) Complete(*b);
+      batches.clear();
     }
-    if (stopped_ && events_.empty() && ready_.empty()) return;
+    if (stopped_ && events_.empty() && ready_.empty() && to_send_.empty()) {
+      return;
+    }
   }
 }
 
 void StreamCore::Close(absl::Duration timeout) {
-  std::map<uint64_t, Batch> abandoned;
   {
     utilityd::MutexLock lock(&mu_);
     if (closing_) return;
     closing_ = true;
     auto drained = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return pending_.empty() && ready_.empty();
+      return !Unanswered();
     };
     const bool clean = mu_.AwaitWithTimeout(drained, timeout);
     stopped_ = true;
-    abandoned.swap(pending_);
+    to_send_.clear();
+    for (const auto& slot : slots_) {
+      if (slot->state == Slot::State::kPending) {
+        Settle(*slot, absl::UnavailableError(
+                          "stream closed before an answer arrived"));
+      }
+    }
     for (auto& [replica, sub] : subs_) {
       if (clean) {
         sub->End();
@@ -409,13 +647,6 @@ void StreamCore::Close(absl::Duration timeout) {
         sub->Cancel();
       }
     }
-  }
-  for (auto& [id, b] : abandoned) {
-    b.promise.set_value(
-        {id,
-         absl::UnavailableError("stream closed before an answer arrived"),
-         {},
-         {b.launched, ""}});
   }
   if (worker_.joinable()) worker_.join();
   utilityd::MutexLock lock(&mu_);
@@ -440,10 +671,26 @@ std::future<BatchResult> DecisionStream::Submit(v1::DecideRequest request) {
   return core_->Submit(std::move(request));
 }
 
+StreamBatch* DecisionStream::Borrow() { return core_->Borrow(); }
+
+void DecisionStream::Send(StreamBatch* batch) { core_->Send(batch); }
+
+const BatchResult& DecisionStream::Wait(StreamBatch* batch) {
+  return core_->Wait(batch);
+}
+
+bool DecisionStream::Ready(const StreamBatch* batch) const {
+  return core_->Ready(batch);
+}
+
+void DecisionStream::Return(StreamBatch* batch) { core_->Return(batch); }
+
 void DecisionStream::Close(absl::Duration timeout) { core_->Close(timeout); }
 
 int DecisionStream::reconnects() const { return core_->reconnects(); }
 
 int DecisionStream::in_flight() const { return core_->in_flight(); }
+
+StreamStats DecisionStream::Stats() const { return core_->Stats(); }
 
 }  // namespace utilityd::client

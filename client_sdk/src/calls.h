@@ -261,9 +261,11 @@ absl::StatusOr<Resp> CallHedged(const std::shared_ptr<ReplicaPool>& pool,
 }
 
 // The state behind a DecisionStream: one DecideStream per replica that has
-// been used, every batch with its attempts, and a worker thread that
-// delivers answers, hedges batches past their attempt deadline and ends
-// those past their deadline.
+// been used, the stream's batches (slots reused from one batch to the
+// next, so a warm stream allocates nothing on the caller's thread), and a
+// worker thread that sends new batches (serialising them off the caller's
+// thread), delivers answers, hedges batches past their attempt deadline
+// and ends those past their deadline.
 class StreamCore : public std::enable_shared_from_this<StreamCore> {
  public:
   StreamCore(Client* client, std::shared_ptr<ReplicaPool> pool,
@@ -271,64 +273,65 @@ class StreamCore : public std::enable_shared_from_this<StreamCore> {
   ~StreamCore();
 
   std::future<BatchResult> Submit(v1::DecideRequest request);
+  StreamBatch* Borrow();
+  void Send(StreamBatch* batch);
+  const BatchResult& Wait(StreamBatch* batch);
+  bool Ready(const StreamBatch* batch) const;
+  void Return(StreamBatch* batch);
   void Close(absl::Duration timeout);
   int reconnects() const;
   int in_flight() const;
+  StreamStats Stats() const;
 
   // From a replica's stream (gRPC's callback threads).
   class Sub;
-  void OnAnswer(Sub* sub, v1::DecideResponse response);
+  class Slot;
+  void OnAnswer(Sub* sub, v1::DecideResponse* response);
   void OnDone(Sub* sub, const grpc::Status& status);
 
  private:
-  struct Attempt {
-    Sub* sub;  // null once its stream ended
-    std::shared_ptr<Replica> replica;
-  };
-  struct Batch {
-    std::shared_ptr<const v1::DecideRequest> sent;  // packed
-    v1::DecideRequest original;                     // as submitted
-    std::promise<BatchResult> promise;
-    absl::Time deadline;
-    absl::Time hedge_at = absl::InfiniteFuture();
-    absl::Time send_at = absl::InfiniteFuture();  // a retry after pushback
-    std::vector<Attempt> attempts;
-    int launched = 0;
-    std::vector<std::string> failures;
-    absl::StatusCode last_code = absl::StatusCode::kUnavailable;
-  };
   struct Event {  // an answer, handled by the worker
     std::shared_ptr<Replica> replica;
     v1::DecideResponse response;
   };
 
   void Run();
-  // Sends `id` to the next replica; false when none can take it.
-  bool Dispatch(uint64_t id, Batch& b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sends `b` to the next replica; false when none can take it.
+  bool Dispatch(Slot& b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Another attempt of `b` if max_attempts and the budget allow.
-  void Retry(uint64_t id, Batch& b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Settle(uint64_t id, BatchResult result)
+  void Retry(Slot& b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends `b` without an answer: `status`, refused by `by` or none.
+  void Settle(Slot& b, absl::Status status, const Replica* by = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Hands `b`'s result over (Submit's promise, or Wait).
+  void Complete(Slot& b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void HandleAnswer(const std::shared_ptr<Replica>& replica,
-                    v1::DecideResponse response)
+                    v1::DecideResponse* response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Timers() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The sent batch `id`, or null.
+  Slot* Pending(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool Unanswered() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   Client* const client_;
   const std::shared_ptr<ReplicaPool> pool_;
   const StreamOptions options_;
   mutable utilityd::Mutex mu_;
-  std::map<uint64_t, Batch> pending_ ABSL_GUARDED_BY(mu_);
+  // Every batch slot the stream has made; `out_` of them lent or sent.
+  std::vector<std::unique_ptr<Slot>> slots_ ABSL_GUARDED_BY(mu_);
+  int out_ ABSL_GUARDED_BY(mu_) = 0;
+  // Sent by the caller, to be dispatched by the worker.
+  std::vector<Slot*> to_send_ ABSL_GUARDED_BY(mu_);
+  // Answered batches to repair (stale revisions) outside the lock.
+  std::vector<Slot*> ready_ ABSL_GUARDED_BY(mu_);
   // Open streams by replica; a stream stays listed until its OnDone.
   std::map<const Replica*, Sub*> subs_ ABSL_GUARDED_BY(mu_);
   int live_subs_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Event> events_ ABSL_GUARDED_BY(mu_);
-  // Results to hand over outside the lock (RepairStale calls the service).
-  std::vector<std::pair<Batch, BatchResult>> ready_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  int reconnects_ ABSL_GUARDED_BY(mu_) = 0;
+  StreamStats stats_ ABSL_GUARDED_BY(mu_);
   std::thread worker_;
 };
 

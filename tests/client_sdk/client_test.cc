@@ -473,6 +473,56 @@ TEST_F(ClientTest, StreamSurvivesAKilledServerWithoutLosingOrDuplicating) {
   stream->Close();
 }
 
+// What Stats says, on the Borrow path: the replicas the stream is on, and
+// counters that follow a frozen and then a killed replica.
+TEST_F(ClientTest, StreamStatsNameItsReplicasAndCountWhatHappened) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  UtilitydProcess second({"--config_dir=" + dir_.string()});
+  ASSERT_THAT(second.StartServing(), IsOk());
+  ClientOptions options;
+  options.target = absl::StrCat(server_->address(), ",", second.address());
+  auto connected = Client::Connect(options);
+  ASSERT_THAT(connected, IsOk());
+  std::unique_ptr<DecisionStream> stream = (*connected)->OpenStream();
+  v1::AgentSnapshot agent = Forager(0.8f, 0.05f);
+  agent.clear_named_factors();  // packed by the caller
+  for (float v : {0.8f, 0.05f, 5.0f, 2.0f}) agent.add_factors(v);
+  int failed = 0;
+  auto ticks = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      StreamBatch* b = stream->Borrow();
+      *b->request().add_agents() = agent;
+      stream->Send(b);
+      failed += !stream->Wait(b).status.ok();
+      stream->Return(b);
+    }
+  };
+  ticks(10);
+  StreamStats stats = stream->Stats();
+  EXPECT_EQ(stats.batches, 10);
+  EXPECT_EQ(stats.answered, 10);
+  EXPECT_THAT(stats.replicas, ::testing::UnorderedElementsAre(
+                                  server_->address(), second.address()));
+  EXPECT_EQ(stats.deadline_misses, 0);
+
+  second.Signal(SIGSTOP);  // frozen: its batches are raced elsewhere
+  ticks(10);
+  stats = stream->Stats();
+  EXPECT_GE(stats.deadline_misses, 1);
+  second.Signal(SIGCONT);
+  second.Signal(SIGKILL);
+  second.Wait();
+  ticks(10);
+  ASSERT_TRUE(::utilityd::testing::WaitFor(
+      [&] { return stream->Stats().reconnects >= 1; }, absl::Seconds(10)));
+  stats = stream->Stats();
+  EXPECT_EQ(failed, 0);
+  EXPECT_EQ(stats.batches, 30);
+  EXPECT_EQ(stats.answered, 30);
+  EXPECT_EQ(stats.failed, 0);
+  EXPECT_THAT(stats.replicas, ::testing::ElementsAre(server_->address()));
+}
+
 // An ECS chunk: components as the caller's arrays, factor-major.
 struct MageChunk {
   std::vector<uint64_t> ids;

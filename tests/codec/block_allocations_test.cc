@@ -1,39 +1,17 @@
 // Heap allocations per batch on the block path: none of utilityd's own once
 // the request and response messages and the thread's working memory are
 // warm, as a stream reuses them (server/src/decision_service.cc). This
-// binary replaces the global operator new to count every allocation made
+// binary counts (tests/testing/allocation_counter.h) every allocation made
 // while a batch is decided.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <cstdlib>
-#include <new>
 #include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/allocation_counter.h"
 #include "tests/testing/status_matchers.h"
 #include "utilityd/codec/decide_codec.h"
-
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<long> allocations{0};
-
-void* Allocate(std::size_t n) {
-  if (counting.load(std::memory_order_relaxed)) {
-    allocations.fetch_add(1, std::memory_order_relaxed);
-  }
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-
-void* operator new(std::size_t n) { return Allocate(n); }
-void* operator new[](std::size_t n) { return Allocate(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace utilityd::codec {
 namespace {
@@ -86,10 +64,9 @@ class BlockAllocationsTest : public ::testing::Test {
       DecideBatch(catalog_, request, &response);
     }
     response.Clear();
-    allocations = 0;
-    counting = true;
+    ::utilityd::testing::StartCountingAllocations();
     DecideBatch(catalog_, request, &response);
-    counting = false;
+    const long allocations = ::utilityd::testing::StopCountingAllocations();
     // Every row was answered, and decided: an answer that did nothing would
     // allocate nothing too.
     EXPECT_EQ(response.blocks_size(), request.blocks_size());
@@ -102,19 +79,19 @@ class BlockAllocationsTest : public ::testing::Test {
                         [](int a) { return a >= 0; }),
           got.action_index_size() / 2);
     }
-    return allocations.load();
+    return allocations;
   }
 
   loader::Catalog catalog_;
 };
 
 TEST_F(BlockAllocationsTest, TheCounterSeesAllocations) {
-  allocations = 0;
-  counting = true;
+  ::utilityd::testing::StartCountingAllocations();
   auto* v = new std::vector<int>(100);
-  counting = false;
+  asm volatile("" : : "g"(v), "g"(v->data()) : "memory");  // both escape
+  const long allocations = ::utilityd::testing::StopCountingAllocations();
   delete v;
-  EXPECT_EQ(allocations.load(), 2);  // the vector and its elements
+  EXPECT_EQ(allocations, 2);  // the vector and its elements
 }
 
 TEST_F(BlockAllocationsTest, AWarmBlockBatchAllocatesNothing) {

@@ -1,21 +1,24 @@
 // The C++ client SDK game servers link to get decisions from utilityd.
 //
+// Example (compiled by tests/client_sdk/header_examples.cmake):
 //   ClientOptions options;
-//   options.target = "10.0.0.5:50051,10.0.0.6:50051";  // or
-//   dns:///utilityd:50051 options.ai_tick = absl::Milliseconds(100);  // the
-//   game's AI tick absl::StatusOr<std::unique_ptr<Client>> client =
-//   Client::Connect(options);
+//   options.target = "10.0.0.5:50051,10.0.0.6:50051";  // or dns:///name:port
+//   options.ai_tick = absl::Milliseconds(100);          // the game's AI tick
+//   absl::StatusOr<std::unique_ptr<Client>> connected =
+//       Client::Connect(options);
+//   if (!connected.ok()) return;
 //
 //   v1::DecideRequest batch;
 //   v1::AgentSnapshot* mage = batch.add_agents();
 //   mage->set_agent_id("mage-1");
 //   mage->set_behaviour_set("arena_mage");
-//   (*mage->mutable_named_factors())["health"] = 80;   // ... every factor
-//   absl::StatusOr<v1::DecideResponse> r = (*client)->Decide(batch);
+//   (*mage->mutable_named_factors())["health"] = 80;  // ... every factor
+//   absl::StatusOr<v1::DecideResponse> r = (*connected)->Decide(batch);
 //
 //   // The main path: a stream with bounded batches in flight.
-//   std::unique_ptr<DecisionStream> stream = (*client)->OpenStream();
+//   std::unique_ptr<DecisionStream> stream = (*connected)->OpenStream();
 //   std::future<BatchResult> result = stream->Submit(batch);
+//   BatchResult answered = result.get();  // .status, .response, .info
 //
 // Named factors are packed by the SDK into the set's declared order (looked
 // up once per set revision with GetBehaviourSet), so no map travels on the
@@ -82,9 +85,13 @@ struct ClientOptions {
   double retry_budget_reserve = 10;
   // How often host names in the target are resolved again.
   absl::Duration resolve_interval = absl::Seconds(5);
-  // Client keepalive pings on idle connections; zero disables. Keep at or
-  // above the server's --min_client_ping_interval (10 s). Keepalive finds
-  // dead connections; frozen replicas are found by the attempt deadline.
+  // Client keepalive: a ping after keepalive_time without reads on a
+  // connection, busy or idle (GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS), and
+  // the connection closed when no answer comes within keepalive_timeout;
+  // zero disables. Keep at or above the server's
+  // --min_client_ping_interval (10 s). Keepalive finds dead connections
+  // within time + timeout; a frozen replica is left within one attempt
+  // deadline, long before (docs/CLIENTS.md).
   absl::Duration keepalive_time = absl::Seconds(20);
   absl::Duration keepalive_timeout = absl::Seconds(10);
   int max_message_bytes = 16 << 20;
@@ -160,8 +167,27 @@ struct BatchResult {
 };
 
 struct StreamOptions {
-  // Submit blocks while this many batches are unanswered.
+  // Submit and Borrow block while this many batches are out (submitted and
+  // unanswered, or borrowed and not returned).
   int max_in_flight = 8;
+};
+
+// What a stream has done, for the game's own metrics. Counters only grow.
+struct StreamStats {
+  int64_t batches = 0;   // submitted or sent
+  int64_t answered = 0;  // settled with an answer
+  int64_t failed = 0;    // settled with an error
+  // Attempts that missed the attempt deadline (each batch then raced on
+  // another replica, whose replica ejected until a probe answers).
+  int64_t deadline_misses = 0;
+  // Batches sent again because their replica's stream broke.
+  int64_t resent = 0;
+  // Attempts after an overload refusal, on another replica.
+  int64_t overload_retries = 0;
+  // Replica streams that broke while open.
+  int64_t reconnects = 0;
+  // The replicas this stream has an open DecideStream to now.
+  std::vector<std::string> replicas;
 };
 
 class Client;
@@ -171,28 +197,80 @@ class ReplicaPool;
 class StreamCore;
 }  // namespace internal
 
+// A batch a DecisionStream lends (Borrow) and reuses: its request, and once
+// answered its result, live in the stream, so a warm stream allocates
+// nothing on the game's thread (docs/CLIENTS.md, "The game thread").
+class StreamBatch {
+ public:
+  StreamBatch(const StreamBatch&) = delete;
+  StreamBatch& operator=(const StreamBatch&) = delete;
+
+  // The request to fill, between Borrow and Send. Lent cleared, with the
+  // capacity of its last use: blocks written with WriteBlock into
+  // request().add_blocks() reuse theirs. request_id 0 is assigned.
+  v1::DecideRequest& request() { return request_; }
+  // After Send: the result (DecisionStream::Wait), valid until Return.
+  const BatchResult& result() const { return result_; }
+
+ protected:
+  StreamBatch() = default;
+  ~StreamBatch() = default;
+  v1::DecideRequest request_;
+  BatchResult result_;
+};
+
 // A long-lived stream of batches over every healthy replica (one
 // DecideStream per replica, opened when first used; batches round robin).
 // A batch unanswered within the attempt deadline, or whose replica's
 // stream breaks, is sent again on another replica's stream. Thread-safe.
+//
+// Two ways to send. Submit takes a request and returns a future: simple,
+// and it allocates (the future, a copy of the request). Borrow, Send, Wait
+// and Return reuse the stream's own batches: for a game thread that sends
+// blocks (or agents whose factors it packed itself), nothing is allocated
+// on the caller's thread once each batch has been used once.
+//
+//   StreamBatch* b = stream->Borrow();
+//   WriteBlock(columns, b->request().add_blocks());
+//   stream->Send(b);
+//   ...                               // the tick's other work
+//   const BatchResult& r = stream->Wait(b);
+//   ReadBlock(r.response.blocks(0), rows, answers);
+//   stream->Return(b);
 class DecisionStream {
  public:
   ~DecisionStream();
 
   // Sends a batch and returns its future result, exactly one per batch.
-  // Blocks while max_in_flight batches are unanswered (never on a slow
-  // replica). Assigns request_id when it is 0 (ids must be unique per
-  // stream).
+  // Blocks while max_in_flight batches are out (never on a slow replica).
+  // Assigns request_id when it is 0 (ids must be unique per stream).
   std::future<BatchResult> Submit(v1::DecideRequest request);
 
+  // Lends a batch to fill; blocks while max_in_flight batches are out.
+  StreamBatch* Borrow();
+  // Sends a borrowed batch; its request must not change until Return. On
+  // a closed stream the batch is answered at once with FAILED_PRECONDITION.
+  void Send(StreamBatch* batch);
+  // Waits for a sent batch's result (exactly one per batch).
+  const BatchResult& Wait(StreamBatch* batch);
+  // True once a sent batch has its result.
+  bool Ready(const StreamBatch* batch) const;
+  // Gives a batch back (read, or never sent); an unanswered one is
+  // returned once its result comes. The pointer is not used again.
+  void Return(StreamBatch* batch);
+
   // Waits up to `timeout` for every submitted batch's result, then ends the
-  // stream; batches still unanswered get UNAVAILABLE. Idempotent.
+  // stream; batches still unanswered get UNAVAILABLE. Idempotent. Borrowed
+  // batches are returned or dropped with the stream.
   void Close(absl::Duration timeout = absl::Seconds(10));
 
   // Number of replica streams that broke while open.
   int reconnects() const;
-  // Batches submitted and not yet answered.
+  // Batches sent and not yet answered.
   int in_flight() const;
+  // Counters and the replicas the stream is on (allocates: for metrics,
+  // not every batch).
+  StreamStats Stats() const;
 
  private:
   friend class Client;

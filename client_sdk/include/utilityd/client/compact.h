@@ -2,15 +2,17 @@
 // DECISION_FORM_COMPACT, docs/SERVICE.md): numbers per agent in request
 // order, the strings once per response.
 //
-//   v1::DecideRequest batch = ...;
+// Example (compiled by tests/client_sdk/header_examples.cmake):
+//   v1::DecideRequest batch;  // agents as for any Decide
 //   batch.set_form(v1::DECISION_FORM_COMPACT);
-//   absl::StatusOr<v1::DecideResponse> r = client->Decide(batch);
+//   absl::StatusOr<v1::DecideResponse> r = client.Decide(batch);
+//   if (!r.ok()) return;
 //   CompactReader decisions(batch, *r);
 //   for (int i = 0; i < decisions.size(); ++i) {
 //     if (const v1::Decision* full = decisions.full(i)) {
-//       ...;  // an error or a tree tick: the complete decision
+//       Inspect(i, *full);  // an error, an explained agent, a tree tick
 //     } else {
-//       Run(agent[i], decisions.action_index(i), decisions.target_index(i));
+//       Run(i, decisions.action_index(i), decisions.target_index(i));
 //     }
 //   }
 //

@@ -1,18 +1,27 @@
 // Keeps each agent's behaviour-tree state between calls, so that a game
 // server only reports how its leaves went (docs/TREES.md).
 //
-//   utilityd::client::TreeTracker trees;
-//   v1::AgentSnapshot snapshot = ...;           // factors, game_time
-//   trees.Prepare(&snapshot);                   // state and leaf outcomes in
-//   ... decide ...
-//   trees.Update(response.decisions(i));        // new state, leaves to run
+// Example (compiled by tests/client_sdk/header_examples.cmake):
+//   TreeTracker trees;
+//   v1::DecideRequest batch;
+//   v1::AgentSnapshot* guard = batch.add_agents();  // factors, game_time
+//   guard->set_agent_id("guard-1");
+//   guard->set_behaviour_set("guard_tree");
+//   trees.Prepare(guard);  // its tree state and leaf outcomes go in
+//   absl::StatusOr<v1::DecideResponse> r = client.Decide(batch);
+//   if (!r.ok()) return;
+//   const v1::Decision& decision = r->decisions(0);
+//   trees.Update(decision);  // the new state is kept
 //   for (const v1::TreeLeaf& leaf : decision.run_leaves()) {
-//     if (leaf.started()) StartLeaf(agent, leaf);
+//     if (leaf.started()) StartLeaf("guard-1", leaf);
 //   }
-//   for (const v1::TreeLeaf& leaf : decision.halted_leaves()) StopLeaf(...);
-//   // later, when a leaf the game runs ends:
-//   trees.Report("guard-1", leaf.node(), v1::NODE_STATUS_SUCCESS);
-//   trees.Forget("guard-1");                    // the agent despawned
+//   for (const v1::TreeLeaf& leaf : decision.halted_leaves()) {
+//     StopLeaf("guard-1", leaf);
+//   }
+//   // Later, when a leaf the game runs ends:
+//   trees.Report("guard-1", decision.run_leaves(0).node(),
+//                v1::NODE_STATUS_SUCCESS);
+//   trees.Forget("guard-1");  // the agent despawned
 //
 // Not thread-safe: use one per game-server thread, or guard it.
 #ifndef UTILITYD_CLIENT_TREE_TRACKER_H_

@@ -56,7 +56,7 @@ struct AgentInput {
   // given (every target of the current action counts as current), or
   // kTargetGone when the current target is no longer among `targets`.
   int current_target = -1;
-  // Seconds since each action last ran, one per action; empty when none ran
+  // Seconds since each action last ended, one per action; empty when none ended
   // recently. Infinity means "not recently".
   absl::Span<const float> seconds_since_action;
   absl::Span<const TargetInput> targets;
