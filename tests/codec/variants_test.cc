@@ -57,7 +57,9 @@ TEST(CanaryShareTest, FollowsTheDocumentedRuleAndGrowsWithTheShare) {
     }
     // An agent in a share stays in every larger one: raising the share
     // only moves live agents to the canary.
-    if (InCanaryShare(id, 0.2)) ASSERT_TRUE(InCanaryShare(id, 0.21)) << id;
+    if (InCanaryShare(id, 0.2)) {
+      ASSERT_TRUE(InCanaryShare(id, 0.21)) << id;
+    }
     // A block row's id is its decimal text.
     const uint64_t n = 1'000'000'007ull * (i + 1);
     ASSERT_EQ(InCanaryShare(n, 0.4), InCanaryShare(std::to_string(n), 0.4));

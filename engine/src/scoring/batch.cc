@@ -205,10 +205,10 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
   // Four columns at a time (then two, then one): each row's pointer read
   // once per four values, the four written to their columns contiguously.
   auto transpose = [](const float* const* rows, size_t count, int width,
-                      float* columns) {
+                      float* out) {
     int k = 0;
     for (; k + 4 <= width; k += 4) {
-      float* c0 = columns + k * count;
+      float* c0 = out + k * count;
       float* c1 = c0 + count;
       float* c2 = c1 + count;
       float* c3 = c2 + count;
@@ -221,7 +221,7 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
       }
     }
     if (k + 2 <= width) {
-      float* c0 = columns + k * count;
+      float* c0 = out + k * count;
       float* c1 = c0 + count;
       for (size_t m = 0; m < count; ++m) {
         const float* r = rows[m] + k;
@@ -231,7 +231,7 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
       k += 2;
     }
     if (k < width) {
-      float* col = columns + k * count;
+      float* col = out + k * count;
       for (size_t m = 0; m < count; ++m) col[m] = rows[m][k];
     }
   };
