@@ -55,6 +55,11 @@ if [ "$mode" != build ]; then
     openssl nginx
     # the inspector's browser tests (driven by playwright-core from npm)
     chromium
+    # the Go SDK (client_sdk/go), built offline against Debian's Go
+    # sources by scripts/go-sdk.sh; golang-github-golang-protobuf-1-5-dev
+    # must be named, or apt takes the 1.3 package grpc panics with
+    golang-go golang-google-grpc-dev golang-google-protobuf-dev
+    golang-github-golang-protobuf-1-5-dev protoc-gen-go protoc-gen-go-grpc
   )
 fi
 if [ "$mode" = container ]; then
