@@ -20,7 +20,7 @@ import (
 
 // A real utilityd on loopback: UTILITYD_BINARY and UTILITYD_EXAMPLES (the
 // example sets) name them; ctest sets both.
-func startServer(t *testing.T) string {
+func startServer(t testing.TB) string {
 	t.Helper()
 	binary, sets := os.Getenv("UTILITYD_BINARY"), os.Getenv("UTILITYD_EXAMPLES")
 	if binary == "" || sets == "" {
@@ -59,7 +59,7 @@ func forager(id string, hunger, danger float32) *pb.AgentSnapshot {
 			"food_distance": 5, "idle_time": 2}}
 }
 
-func connect(t *testing.T, target string) *Client {
+func connect(t testing.TB, target string) *Client {
 	t.Helper()
 	c, err := Connect(Options{Target: target})
 	if err != nil {
