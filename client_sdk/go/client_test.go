@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +21,7 @@ import (
 
 // A real utilityd on loopback: UTILITYD_BINARY and UTILITYD_EXAMPLES (the
 // example sets) name them; ctest sets both.
-func startServer(t testing.TB) string {
+func startServer(t testing.TB, flags ...string) string {
 	t.Helper()
 	binary, sets := os.Getenv("UTILITYD_BINARY"), os.Getenv("UTILITYD_EXAMPLES")
 	if binary == "" || sets == "" {
@@ -30,8 +31,9 @@ func startServer(t testing.TB) string {
 		t.Fatal("UTILITYD_BINARY and UTILITYD_EXAMPLES must name the server and the example sets")
 	}
 	ports := filepath.Join(t.TempDir(), "ports")
-	cmd := exec.Command(binary, "--config_dir="+sets, "--grpc_address=127.0.0.1:0",
-		"--http_address=127.0.0.1:0", "--port_file="+ports)
+	cmd := exec.Command(binary, append([]string{"--config_dir=" + sets,
+		"--grpc_address=127.0.0.1:0", "--http_address=127.0.0.1:0",
+		"--port_file=" + ports}, flags...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -224,5 +226,40 @@ func TestCloseLeavesNoGoroutineBehind(t *testing.T) {
 	if after := runtime.NumGoroutine(); after > before {
 		buf := make([]byte, 1<<16)
 		t.Errorf("%d goroutines before, %d after:\n%s", before, after, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// A host name is resolved by the SDK into one replica per address; a name
+// that does not resolve (yet) names no replica and is not an error.
+func TestANameIsResolvedIntoReplicas(t *testing.T) {
+	target := startServer(t)
+	_, port, _ := strings.Cut(target, ":")
+	if later, err := Connect(Options{Target: "dns:///no-such-host.invalid:" + port}); err != nil {
+		t.Errorf("an unresolved name: %v", err)
+	} else {
+		if n := len(later.Replicas()); n != 0 {
+			t.Errorf("an unresolved name made %d replicas", n)
+		}
+		later.Close()
+	}
+	ips, err := net.LookupHost("localhost")
+	if err != nil || len(ips) == 0 {
+		t.Skip("localhost does not resolve here (no /etc/hosts)")
+	}
+	c, err := Connect(Options{Target: "dns:///localhost:" + port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	found := false
+	for _, r := range c.Replicas() {
+		found = found || r.Address == target
+	}
+	if !found {
+		t.Fatalf("replicas %+v do not include %s", c.Replicas(), target)
+	}
+	if _, err := c.Decide(context.Background(), &pb.DecideRequest{
+		Agents: []*pb.AgentSnapshot{forager("f", 0.9, 0)}}); err != nil {
+		t.Error(err)
 	}
 }
