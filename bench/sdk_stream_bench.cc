@@ -8,11 +8,14 @@
 // bench/sdk_overhead.sh can build it against an older SDK and compare the
 // two in one run.
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <future>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "utilityd/client/block.h"
 #include "utilityd/client/client.h"
 
 ABSL_FLAG(std::string, target, "", "The replicas.");
@@ -30,6 +34,26 @@ ABSL_FLAG(int, in_flight, 8, "Batches unanswered at once (1: one at a time).");
 ABSL_FLAG(double, seconds, 5, "How long to measure.");
 ABSL_FLAG(double, warmup, 1, "How long to run first, unmeasured.");
 ABSL_FLAG(std::string, label, "", "Named in the JSON line.");
+ABSL_FLAG(int, block_rows, 0,
+          "When set: each batch is one block of this many foragers, "
+          "factor-major, one at a time (Submit; --in_flight is ignored).");
+
+// Every heap allocation of the process (all threads), for allocations per
+// batch comparable to Go's -benchmem.
+namespace {
+std::atomic<int64_t> heap_allocations{0};
+void* Allocate(std::size_t n) {
+  heap_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+void* operator new(std::size_t n) { return Allocate(n); }
+void* operator new[](std::size_t n) { return Allocate(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace utilityd::bench {
 namespace {
@@ -55,6 +79,66 @@ double Percentile(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))];
 }
 
+// One block of `rows` foragers a batch, one at a time, as the Go SDK's
+// BenchmarkBlock1024 sends it: decisions/s and allocations per batch.
+int Blocks(client::Client& client, int rows) {
+  std::vector<uint64_t> ids(rows);
+  std::vector<float> factors(4 * rows);
+  for (int r = 0; r < rows; ++r) {
+    ids[r] = 1000 + r;
+    factors[0 * rows + r] = (r % 10) / 10.0f;
+    factors[1 * rows + r] = (r % 7) / 10.0f;
+    factors[2 * rows + r] = r % 25;
+    factors[3 * rows + r] = r % 20;
+  }
+  std::vector<int32_t> next(rows);
+  std::unique_ptr<client::DecisionStream> stream = client.OpenStream();
+  client::BlockColumns in;
+  in.behaviour_set = "eat_hide_wander";
+  in.agent_ids = ids;
+  in.factors = factors;
+  in.layout = v1::FACTOR_LAYOUT_COLUMNS;
+  v1::DecideRequest request;
+  const absl::Time measure_from =
+      absl::Now() + absl::Seconds(absl::GetFlag(FLAGS_warmup));
+  const absl::Time end =
+      measure_from + absl::Seconds(absl::GetFlag(FLAGS_seconds));
+  int64_t batches = 0, failed = 0, allocations_at_start = 0;
+  bool measuring = false;
+  absl::Time started;
+  while (true) {
+    const absl::Time now = absl::Now();
+    if (now >= end) break;
+    if (!measuring && now >= measure_from) {
+      measuring = true;
+      started = now;
+      allocations_at_start = heap_allocations.load();
+    }
+    request.Clear();
+    client::WriteBlock(in, request.add_blocks());
+    client::BatchResult r = stream->Submit(request).get();
+    if (!r.status.ok() ||
+        !client::ReadBlock(r.response.blocks(0), rows,
+                           {.action_index = absl::MakeSpan(next)})
+             .ok()) {
+      ++failed;
+    }
+    if (measuring) ++batches;
+  }
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - started);
+  const int64_t allocations = heap_allocations.load() - allocations_at_start;
+  stream->Close();
+  std::printf(
+      R"({"label": "%s", "block_rows": %d, "batches_per_second": %.1f, )"
+      R"("decisions_per_second": %.0f, "allocations_per_batch": %.1f, "failed": %lld})"
+      "\n",
+      absl::GetFlag(FLAGS_label).c_str(), rows, batches / seconds,
+      batches * rows / seconds,
+      batches > 0 ? static_cast<double>(allocations) / batches : 0.0,
+      static_cast<long long>(failed));
+  return failed == 0 && batches > 0 ? 0 : 1;
+}
+
 int Main() {
   client::ClientOptions options;
   options.target = absl::GetFlag(FLAGS_target);
@@ -64,6 +148,9 @@ int Main() {
     return 1;
   }
   std::unique_ptr<client::Client> client = *std::move(connected);
+  if (absl::GetFlag(FLAGS_block_rows) > 0) {
+    return Blocks(*client, absl::GetFlag(FLAGS_block_rows));
+  }
   const int agents = absl::GetFlag(FLAGS_agents);
   const int in_flight = std::max(1, absl::GetFlag(FLAGS_in_flight));
   client::StreamOptions stream_options;

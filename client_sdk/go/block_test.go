@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"testing"
 	"time"
 
@@ -120,9 +121,15 @@ func TestBlocksAllocateNothingPerTickWhenWarm(t *testing.T) {
 }
 
 // go test -bench Block1024 -benchmem: a 1,024-row block a batch over a
-// stream to a real replica; decisions/s and allocations per batch.
+// stream to a real replica (UTILITYD_TARGET's, else one started here), one
+// at a time; decisions/s and allocations per batch (bench/block_sdks.sh
+// runs it beside the C++ SDK's).
 func BenchmarkBlock1024(b *testing.B) {
-	c := connect(b, startServer(b))
+	target := os.Getenv("UTILITYD_TARGET")
+	if target == "" {
+		target = startServer(b)
+	}
+	c := connect(b, target)
 	ctx := context.Background()
 	const rows = 1024
 	ch := newChunk(rows)
