@@ -20,7 +20,7 @@ RUN scripts/install-deps.sh build
 COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DUTILITYD_BUILD_TESTS=OFF -DUTILITYD_BUILD_BENCH=OFF \
-      -DUTILITYD_DEFAULT_CONFIG_DIR=/etc/utilityd/behaviour_sets \
+      -DUTILITYD_CONFIG_DIR_DEFAULT=/etc/utilityd/behaviour_sets \
  && cmake --build /build -j2 \
  && cmake --install /build --prefix /opt/utilityd
 
