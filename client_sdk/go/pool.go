@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
-	_ "google.golang.org/grpc/health" // client-side health checking
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 
@@ -131,9 +130,10 @@ func (p *pool) close() {
 }
 
 func (p *pool) dial(address string) (*replica, error) {
+	// No client-side health watch (healthCheckConfig): behind an L7 proxy
+	// it reaches one backend, whose death would mark the proxy, and every
+	// call through it, unavailable. Answers and the pool's probes judge.
 	opts := []grpc.DialOption{
-		grpc.WithDefaultServiceConfig(`{"loadBalancingConfig": [{"round_robin": {}}], ` +
-			`"healthCheckConfig": {"serviceName": "` + healthService + `"}}`),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(p.opts.MaxMessageBytes),
 			grpc.MaxCallSendMsgSize(p.opts.MaxMessageBytes)),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: p.opts.KeepaliveTime,

@@ -178,11 +178,10 @@ std::shared_ptr<Replica> ReplicaPool::MakeReplica(
   if (!options_.tls_server_name.empty()) {
     args.SetSslTargetNameOverride(options_.tls_server_name);
   }
-  // One address per channel: round robin over one subchannel is how gRPC
-  // watches its health, so a draining replica (NOT_SERVING) fails fast.
-  args.SetServiceConfigJSON(
-      R"({"loadBalancingConfig": [{"round_robin": {}}], )"
-      R"("healthCheckConfig": {"serviceName": "utilityd.v1.DecisionService"}})");
+  // No gRPC client-side health watch: behind an L7 proxy (nginx) the
+  // watch reaches one backend, and that backend's death would mark the
+  // proxy, and every call through it, unavailable until the watch is
+  // retried. Replicas are judged by their answers and the pool's probes.
   args.SetMaxReceiveMessageSize(options_.max_message_bytes);
   args.SetMaxSendMessageSize(options_.max_message_bytes);
   if (options_.keepalive_time > absl::ZeroDuration()) {
