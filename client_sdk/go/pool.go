@@ -166,10 +166,11 @@ func (p *pool) resolve(first bool) error {
 		return &Error{Code: 3, Field: "target", Message: "is empty"}
 	}
 	var addresses []string
-	dns := false
+	// "dns:///name:port" and "name:port" are alike: names are looked up
+	// here, again every ResolveInterval; IP addresses are used as they are.
 	for _, prefix := range []string{"dns:///", "dns:"} {
 		if strings.HasPrefix(target, prefix) {
-			target, dns = strings.TrimPrefix(target, prefix), true
+			target = strings.TrimPrefix(target, prefix)
 			break
 		}
 	}
@@ -187,7 +188,6 @@ func (p *pool) resolve(first bool) error {
 			addresses = append(addresses, net.JoinHostPort(host, port))
 			continue
 		}
-		_ = dns
 		p.host, p.port = host, port
 		ips, err := net.LookupHost(host)
 		if err != nil {
