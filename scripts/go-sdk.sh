@@ -6,7 +6,7 @@
 #   scripts/go-sdk.sh BUILD_DIR DIR go-args...
 #
 # The SDK's go.mod is what a user's module sees (grpc and protobuf at low
-# minimum versions); the build adds a workspace, BUILD_DIR/go/go.work, that
+# minimum versions); the build adds a workspace, BUILD_DIR/go/*.work, that
 # uses the SDK and the modules in `DIR` and replaces every module the
 # dependency graph names with Debian's copy, or with an empty module where
 # Debian has none (modules grpc's go.mod lists but the SDK never imports).
@@ -41,8 +41,12 @@ while ((${#queue[@]})); do
     for r in $(requires "$src/$m/go.mod"); do queue+=("$r"); done
   else
     stub=$work/stubs/${m//\//_}
-    mkdir -p "$stub"
-    echo "module $m" > "$stub/go.mod"
+    if [ ! -f "$stub/go.mod" ]; then  # written whole: tests run this at once
+      mkdir -p "$stub"
+      tmp=$(mktemp "$stub/go.mod.XXXXXX")
+      echo "module $m" > "$tmp"
+      mv "$tmp" "$stub/go.mod"
+    fi
     replaces+=("replace $m => $stub")
   fi
 done
@@ -54,11 +58,15 @@ done
     echo "replace $(awk '/^module /{print $2}' "$u/go.mod") v0.0.0 => $u"
   done
   printf '%s\n' "${replaces[@]}"
-} > "$work/go.work.new"
-cmp -s "$work/go.work.new" "$work/go.work" 2>/dev/null || mv "$work/go.work.new" "$work/go.work"
-rm -f "$work/go.work.new"
+} > "$work/go.work.$$"
+# Each caller writes its own file and moves it into place whole (ctest runs
+# several Go tests at once); callers with different DIRs get the workspaces
+# they asked for under distinct names.
+key=$(printf '%s\n' "${uses[@]}" | md5sum | cut -c1-12)
+mv "$work/go.work.$$" "$work/$key.work"
+export GOWORK=$work/$key.work
 
-export GOWORK=$work/go.work GOPROXY=off GOSUMDB=off GOFLAGS=-mod=readonly
+export GOPROXY=off GOSUMDB=off GOFLAGS=-mod=readonly
 export GOCACHE=${GOCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/utilityd/go-build}
 export GOPATH=${GOPATH:-$work/gopath}
 cd "$dir"

@@ -130,10 +130,13 @@ func (p *pool) close() {
 }
 
 func (p *pool) dial(address string) (*replica, error) {
-	// No client-side health watch (healthCheckConfig): behind an L7 proxy
-	// it reaches one backend, whose death would mark the proxy, and every
-	// call through it, unavailable. Answers and the pool's probes judge.
+	// Round robin over the replica's one address: unlike pick_first it
+	// reconnects on its own, so a replica that comes back is connected
+	// before the pool's next probe. No client-side health watch
+	// (healthCheckConfig): behind an L7 proxy it reaches one backend, whose
+	// death would mark the proxy, and every call through it, unavailable.
 	opts := []grpc.DialOption{
+		grpc.WithDefaultServiceConfig(`{"loadBalancingConfig": [{"round_robin": {}}]}`),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(p.opts.MaxMessageBytes),
 			grpc.MaxCallSendMsgSize(p.opts.MaxMessageBytes)),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: p.opts.KeepaliveTime,
@@ -358,7 +361,9 @@ func (p *pool) states() []ReplicaState {
 
 func (p *pool) probe(e *entry) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.opts.BatchDeadline)
-	resp, err := e.r.health.Check(ctx, &healthpb.HealthCheckRequest{Service: healthService})
+	// A connection still being made is given the probe's whole deadline.
+	resp, err := e.r.health.Check(ctx, &healthpb.HealthCheckRequest{Service: healthService},
+		grpc.WaitForReady(true))
 	cancel()
 	serving := err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
 	now := time.Now()
@@ -367,6 +372,10 @@ func (p *pool) probe(e *entry) {
 	e.probing = false
 	if serving {
 		e.ejected, e.strikes = false, 0
+		return
+	}
+	if err == nil { // up, not serving yet (loading): it will be soon
+		e.nextProbe = now.Add(p.opts.BatchDeadline)
 		return
 	}
 	e.strikes++

@@ -221,8 +221,10 @@ func (s *Stream) deliver(b *batch, r Result) {
 
 func (s *Stream) onAnswer(sb *sub, resp *pb.DecideResponse) {
 	r := sb.r
+	// A refusal for overload, or a replica not serving, proves it alive but
+	// not available.
 	overloaded := resp.GetError().GetReason() == pb.ErrorReason_ERROR_REASON_OVERLOADED
-	if !overloaded {
+	if !overloaded && resp.GetError().GetCode() != pb.ErrorCode_ERROR_CODE_UNAVAILABLE {
 		s.p.answered(r)
 	}
 	s.mu.Lock()
@@ -247,6 +249,18 @@ func (s *Stream) onAnswer(sb *sub, resp *pb.DecideResponse) {
 				s.retry(b)
 				return
 			}
+		}
+		if e.Code == codes.Unavailable && time.Now().Add(s.p.opts.BatchDeadline).Before(b.deadline) {
+			// A replica not serving yet (loading its sets) or any more: the
+			// batch was not decided. It goes again after an attempt
+			// deadline, to another replica if one serves, uncharged.
+			b.lastCode = e.Code
+			b.failures = append(b.failures, r.address+": "+e.Message)
+			s.p.eject(r, e.Message)
+			b.sendAt = time.Now().Add(s.p.opts.BatchDeadline)
+			b.hedgeAt = time.Time{}
+			s.kick()
+			return
 		}
 		e.Attempts = b.launched
 		s.deliver(b, Result{RequestID: b.id, Err: e, Info: CallInfo{b.launched, r.address}})

@@ -503,9 +503,11 @@ void StreamCore::OnDone(Sub* sub, const grpc::Status& status) {
 
 void StreamCore::HandleAnswer(const std::shared_ptr<Replica>& replica,
                               v1::DecideResponse* response) {
-  // A refusal for overload proves the replica alive but not available.
+  // A refusal for overload, or a replica not serving, proves it alive but
+  // not available.
   if (!response->has_error() ||
-      response->error().reason() != v1::ERROR_REASON_OVERLOADED) {
+      (response->error().reason() != v1::ERROR_REASON_OVERLOADED &&
+       response->error().code() != v1::ERROR_CODE_UNAVAILABLE)) {
     pool_->Answered(*replica);
   }
   Slot* slot = Pending(response->request_id());
@@ -526,6 +528,18 @@ void StreamCore::HandleAnswer(const std::shared_ptr<Replica>& replica,
         Retry(b);
         return;
       }
+    }
+    if (s.code() == absl::StatusCode::kUnavailable &&
+        absl::Now() + pool_->attempt_deadline() < b.deadline) {
+      // A replica not serving yet (loading its sets) or any more: the
+      // batch was not decided. It goes again after an attempt deadline,
+      // to another replica if one serves, uncharged, until its deadline.
+      b.last_code = s.code();
+      b.failures.push_back(absl::StrCat(replica->address, ": ", s.message()));
+      pool_->Eject(*replica, s.message());
+      b.send_at = absl::Now() + pool_->attempt_deadline();
+      b.hedge_at = absl::InfiniteFuture();
+      return;
     }
     Settle(b, s, replica.get());
     return;

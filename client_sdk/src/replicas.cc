@@ -178,10 +178,14 @@ std::shared_ptr<Replica> ReplicaPool::MakeReplica(
   if (!options_.tls_server_name.empty()) {
     args.SetSslTargetNameOverride(options_.tls_server_name);
   }
-  // No gRPC client-side health watch: behind an L7 proxy (nginx) the
-  // watch reaches one backend, and that backend's death would mark the
-  // proxy, and every call through it, unavailable until the watch is
-  // retried. Replicas are judged by their answers and the pool's probes.
+  // Round robin over the replica's one address: unlike pick_first, it
+  // reconnects on its own after a connection is lost, so a replica that
+  // comes back is connected before the pool's next probe. No gRPC health
+  // watch: behind an L7 proxy (nginx) the watch reaches one backend, whose
+  // death would mark the proxy, and every call through it, unavailable
+  // until the watch is retried; answers and the pool's probes judge.
+  args.SetServiceConfigJSON(
+      R"({"loadBalancingConfig": [{"round_robin": {}}]})");
   args.SetMaxReceiveMessageSize(options_.max_message_bytes);
   args.SetMaxSendMessageSize(options_.max_message_bytes);
   if (options_.keepalive_time > absl::ZeroDuration()) {
@@ -372,6 +376,8 @@ void ReplicaPool::Probe(std::shared_ptr<Replica> replica) {
   call->token = Enter();
   call->replica = std::move(replica);
   call->context.set_deadline(ChronoIn(attempt_deadline()));
+  // A channel still reconnecting is given the probe's whole deadline.
+  call->context.set_wait_for_ready(true);
   call->request.set_service("utilityd.v1.DecisionService");
   std::weak_ptr<ReplicaPool> self = self_;
   call->replica->health->async()->Check(
@@ -381,12 +387,13 @@ void ReplicaPool::Probe(std::shared_ptr<Replica> replica) {
           pool->Probed(
               *call->replica,
               s.ok() && call->response.status() ==
-                            grpc::health::v1::HealthCheckResponse::SERVING);
+                            grpc::health::v1::HealthCheckResponse::SERVING,
+              s.ok());
         }
       });
 }
 
-void ReplicaPool::Probed(const Replica& r, bool serving) {
+void ReplicaPool::Probed(const Replica& r, bool serving, bool answered) {
   const absl::Time now = absl::Now();
   utilityd::MutexLock lock(&mu_);
   Entry* e = Find(r);
@@ -395,6 +402,10 @@ void ReplicaPool::Probed(const Replica& r, bool serving) {
   if (serving) {
     e->ejected = false;
     e->strikes = 0;
+    return;
+  }
+  if (answered) {  // up, not serving yet: it will be soon
+    e->next_probe = now + attempt_deadline();
     return;
   }
   ++e->strikes;

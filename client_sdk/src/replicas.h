@@ -155,7 +155,10 @@ class ReplicaPool {
   Entry* Find(const Replica& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ProbeLoop();
   void Probe(std::shared_ptr<Replica> replica);
-  void Probed(const Replica& r, bool serving);
+  // A probe's outcome: SERVING, or an answer that is not (the replica is
+  // up, loading or draining: probed again after an attempt deadline), or
+  // none (backing off).
+  void Probed(const Replica& r, bool serving, bool answered);
 
   const ClientOptions options_;
   std::weak_ptr<ReplicaPool> self_;
