@@ -17,7 +17,6 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "utilityd/base/usage.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +24,7 @@
 #include "absl/time/time.h"
 #include "server/src/log.h"
 #include "server/src/server.h"
+#include "utilityd/base/usage.h"
 #include "utilityd/engine/curve.h"
 
 namespace {
