@@ -325,7 +325,3 @@ func (c *Client) repairStale(ctx context.Context, original *pb.DecideRequest, re
 		proto.Merge(answers[k], again.Decisions[k])
 	}
 }
-
-func protoClone(req *pb.DecideRequest) *pb.DecideRequest {
-	return proto.Clone(req).(*pb.DecideRequest)
-}

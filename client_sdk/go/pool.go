@@ -86,7 +86,7 @@ type pool struct {
 	opts       Options
 	creds      credentials.TransportCredentials
 	budget     budget
-	host, port string // a name to resolve again ("" for addresses)
+	host string // a name to resolve again ("" for addresses)
 
 	mu      sync.Mutex
 	entries []*entry
@@ -191,7 +191,7 @@ func (p *pool) resolve(first bool) error {
 			addresses = append(addresses, net.JoinHostPort(host, port))
 			continue
 		}
-		p.host, p.port = host, port
+		p.host = host
 		ips, err := net.LookupHost(host)
 		if err != nil {
 			continue // not yet: looked up again every ResolveInterval

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/utilityd/utilityd/client_sdk/go/proto/utilitydv1"
 )
@@ -106,7 +107,7 @@ func (s *Stream) Submit(ctx context.Context, req *pb.DecideRequest) (<-chan Resu
 		return nil, err
 	}
 	if sent == req {
-		sent = clone(req) // the stream owns what it may send again
+		sent = proto.Clone(req).(*pb.DecideRequest) // the stream owns what it may send again
 	}
 	b := &batch{sent: sent, done: make(chan Result, 1), lastCode: codes.Unavailable}
 	if hasNamed(req) && !s.c.opts.NoPacking {
@@ -456,10 +457,6 @@ func (s *Stream) Close(ctx context.Context) {
 	})
 	s.workers.Wait()
 	timer.Stop()
-}
-
-func clone(req *pb.DecideRequest) *pb.DecideRequest {
-	return protoClone(req)
 }
 
 // --- one replica's DecideStream --------------------------------------------
