@@ -83,10 +83,10 @@ func minF(a, b float64) float64 {
 // The fleet: a connection per replica, ejection until a probe answers,
 // pushback holds, the retry budget, names resolved again.
 type pool struct {
-	opts       Options
-	creds      credentials.TransportCredentials
-	budget     budget
-	host string // a name to resolve again ("" for addresses)
+	opts   Options
+	creds  credentials.TransportCredentials
+	budget budget
+	host   string // a name to resolve again ("" for addresses)
 
 	mu      sync.Mutex
 	entries []*entry
