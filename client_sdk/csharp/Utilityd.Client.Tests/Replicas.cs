@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using Utilityd.V1;
 
@@ -92,6 +93,18 @@ namespace Utilityd.Client.Tests
 
     public static class Agents
     {
+        /// <summary>
+        /// The test host (vstest and xunit's runner) keeps several
+        /// thread-pool threads in blocking waits, and on a 2-core machine
+        /// the pool starts with 2: the SDK's continuations then queue until
+        /// the pool injects a thread, about every half second (seen as an
+        /// NPC losing five ticks, with the SDK's own code on no stack). The
+        /// SDK never blocks a pool thread; a game server whose own code
+        /// does needs the same setting (docs/GAME_SERVERS.md, ".NET").
+        /// </summary>
+        [ModuleInitializer]
+        internal static void RoomForTheTestHost() => ThreadPool.SetMinThreads(16, 16);
+
         public static AgentSnapshot Forager(string id, float hunger, float danger)
         {
             var a = new AgentSnapshot { AgentId = id, BehaviourSet = "eat_hide_wander" };

@@ -157,13 +157,36 @@ namespace Utilityd.Client
             {
 #if NET
                 channelOptions.HttpHandler = Transport.Handler(Options, HostOf(address));
+                // A replica that comes back is connected again within half a
+                // second (gRPC's default backoff starts at a second).
+                channelOptions.InitialReconnectBackoff = TimeSpan.FromMilliseconds(100);
+                channelOptions.MaxReconnectBackoff = TimeSpan.FromMilliseconds(500);
 #else
                 throw new UtilitydException(StatusCode.InvalidArgument,
                     "HttpHandlerFactory: this framework has no HTTP/2 handler of its own; pass one",
                     ErrorReason.Unspecified, "HttpHandlerFactory");
 #endif
             }
-            return GrpcChannel.ForAddress($"{scheme}://{address}", channelOptions);
+            var channel = GrpcChannel.ForAddress($"{scheme}://{address}", channelOptions);
+#if NET
+            if (Options.HttpHandlerFactory == null)
+            {
+                // Connected in the background now, not by the first batch.
+                _ = channel.ConnectAsync(_stop.Token).ContinueWith(t => _ = t.Exception, TaskScheduler.Default);
+            }
+#endif
+            return channel;
+        }
+
+        /// <summary>Whether the replica's channel is failing to connect (a
+        /// batch would fail at once).</summary>
+        private static bool Failing(Replica r)
+        {
+#if NET
+            return r.Channel.State == ConnectivityState.TransientFailure;
+#else
+            return false;
+#endif
         }
 
         private static string HostOf(string address)
@@ -265,13 +288,23 @@ namespace Utilityd.Client
         public Pick Next(IReadOnlyCollection<Replica>? busy)
         {
             var now = Clock.Now;
+            List<Replica> replicas;
+            lock (_mu) replicas = _replicas;
+            // Read outside the lock: a channel's state takes the channel's own.
+            var failing = new bool[replicas.Count];
+            for (var i = 0; i < replicas.Count; i++) failing[i] = Failing(replicas[i]);
             lock (_mu)
             {
                 var n = _replicas.Count;
                 for (var k = 0; k < n; k++)
                 {
-                    var r = _replicas[(_next + k) % n];
-                    if (r.Ejected || (busy != null && busy.Contains(r)) || r.PushedBackUntil > now) continue;
+                    var at = (_next + k) % n;
+                    var r = _replicas[at];
+                    if (r.Ejected || (busy != null && busy.Contains(r)) || r.PushedBackUntil > now ||
+                        (ReferenceEquals(replicas, _replicas) && failing[at]))
+                    {
+                        continue;
+                    }
                     _next = (_next + k + 1) % n;
                     return new Pick(r, TimeSpan.Zero);
                 }
@@ -415,6 +448,7 @@ namespace Utilityd.Client
                     return;
                 }
                 var now = Clock.Now;
+                var due = new List<Replica>();
                 lock (_mu)
                 {
                     _probes.RemoveAll(t => t.IsCompleted);
@@ -422,8 +456,15 @@ namespace Utilityd.Client
                     {
                         if (!r.Ejected || r.Probing || r.NextProbe > now) continue;
                         r.Probing = true;
-                        _probes.Add(Probe(r));
+                        due.Add(r);
                     }
+                }
+                // Started outside the lock: starting a call may wait on the
+                // channel's own locks.
+                foreach (var r in due)
+                {
+                    var probe = Task.Run(() => Probe(r));
+                    lock (_mu) _probes.Add(probe);
                 }
                 if (_host.Length > 0 && now >= nextResolve)
                 {
