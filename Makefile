@@ -34,6 +34,8 @@ build: configure
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+	@command -v dotnet >/dev/null || echo "make test: the C# SDK's suite was skipped:" \
+	  "dotnet is not on PATH (Debian 12 packages no .NET SDK; client_sdk/csharp/README.md)"
 
 # The image from the Dockerfile as shipped, built and run with podman: size,
 # user, read-only root, health, decide, metrics, inspector, reload, SIGTERM,
@@ -46,8 +48,8 @@ test-container: build
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer (GCC),
 # in its own build tree. The install tests are left out (they link outside,
 # uninstrumented projects against the instrumented libraries), and so are
-# the Go SDK's tests (no C++ of the project runs in them but the server,
-# which every other suite drives).
+# the Go and C# SDKs' tests (no C++ of the project runs in them but the
+# server, which every other suite drives).
 SANITIZE_DIR ?= build-sanitize
 test-sanitize: deps
 	@cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
@@ -59,7 +61,7 @@ test-sanitize: deps
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS) \
-	    -E '^(install_find_package_consumer|install_client_sdk|go_.*|conformance_go)$$'
+	    -E '^(install_find_package_consumer|install_client_sdk|go_.*|conformance_go|csharp_.*|conformance_cs)$$'
 
 # ThreadSanitizer over the server's own concurrency: histogram tallies
 # flushed into prometheus-cpp from several threads, the decision log's queue
