@@ -38,12 +38,15 @@ ABSL_FLAG(int, block_rows, 0,
           "When set: each batch is one block of this many foragers, "
           "factor-major, one at a time (Submit; --in_flight is ignored).");
 
-// Every heap allocation of the process (all threads), for allocations per
-// batch comparable to Go's -benchmem.
+// Every heap allocation of the process (all threads), and the bytes asked
+// for, for allocations per batch comparable to Go's -benchmem and bytes per
+// batch comparable to .NET's GC.GetTotalAllocatedBytes.
 namespace {
 std::atomic<int64_t> heap_allocations{0};
+std::atomic<int64_t> heap_bytes{0};
 void* Allocate(std::size_t n) {
   heap_allocations.fetch_add(1, std::memory_order_relaxed);
+  heap_bytes.fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed);
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
@@ -103,7 +106,7 @@ int Blocks(client::Client& client, int rows) {
       absl::Now() + absl::Seconds(absl::GetFlag(FLAGS_warmup));
   const absl::Time end =
       measure_from + absl::Seconds(absl::GetFlag(FLAGS_seconds));
-  int64_t batches = 0, failed = 0, allocations_at_start = 0;
+  int64_t batches = 0, failed = 0, allocations_at_start = 0, bytes_at_start = 0;
   bool measuring = false;
   absl::Time started;
   while (true) {
@@ -113,6 +116,7 @@ int Blocks(client::Client& client, int rows) {
       measuring = true;
       started = now;
       allocations_at_start = heap_allocations.load();
+      bytes_at_start = heap_bytes.load();
     }
     request.Clear();
     client::WriteBlock(in, request.add_blocks());
@@ -127,14 +131,17 @@ int Blocks(client::Client& client, int rows) {
   }
   const double seconds = absl::ToDoubleSeconds(absl::Now() - started);
   const int64_t allocations = heap_allocations.load() - allocations_at_start;
+  const int64_t bytes = heap_bytes.load() - bytes_at_start;
   stream->Close();
   std::printf(
       R"({"label": "%s", "block_rows": %d, "batches_per_second": %.1f, )"
-      R"("decisions_per_second": %.0f, "allocations_per_batch": %.1f, "failed": %lld})"
+      R"("decisions_per_second": %.0f, "allocations_per_batch": %.1f, )"
+      R"("bytes_per_batch": %.0f, "failed": %lld})"
       "\n",
       absl::GetFlag(FLAGS_label).c_str(), rows, batches / seconds,
       batches * rows / seconds,
       batches > 0 ? static_cast<double>(allocations) / batches : 0.0,
+      batches > 0 ? static_cast<double>(bytes) / batches : 0.0,
       static_cast<long long>(failed));
   return failed == 0 && batches > 0 ? 0 : 1;
 }
