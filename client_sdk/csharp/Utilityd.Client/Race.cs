@@ -124,156 +124,180 @@ namespace Utilityd.Client
         public static async Task<T> Run<T>(ReplicaPool p, string method, Func<Replica, CallOptions, Task<T>> call,
                                            CallInfo? info, CancellationToken ct)
         {
-            var o = p.Options;
-            using var all = CancellationTokenSource.CreateLinkedTokenSource(ct);
-            all.CancelAfter(o.Deadline);
-            var deadline = DateTime.UtcNow + o.Deadline;
-            var running = new List<Task<Outcome<T>>>();
-            var busy = new List<Replica>();
-            var tried = new List<Replica>();
-            var failures = new List<string>();
-            var lastCode = StatusCode.Unavailable;
-            var launched = 0;
-            Replica? latest = null;
-            var hedgeAt = TimeSpan.Zero; // zero: no hedge due
-            Replica? queued = null;
-            var queuedAt = TimeSpan.Zero;
-
-            void Launch(Replica r)
-            {
-                launched++;
-                busy.Add(r);
-                tried.Add(r);
-                latest = r;
-                hedgeAt = Clock.Now + o.BatchDeadline;
-                running.Add(Attempt(r, call, new CallOptions(deadline: deadline, cancellationToken: all.Token)));
-            }
-
-            T Done(T value, int attempts, string replica)
-            {
-                info?.CopyFrom(attempts, replica);
-                return value;
-            }
-
-            UtilitydException Fail(UtilitydException e)
-            {
-                info?.CopyFrom(launched, e.Replica);
-                e.Attempts = launched;
-                return e;
-            }
-
-            p.Deposit();
-            var first = p.Next(null);
-            if (first.Replica == null)
-            {
-                throw Fail(new UtilitydException(StatusCode.Unavailable, $"{method}: no replica for target {o.Target}"));
-            }
-            if (first.NotBefore > Clock.Now)
-            {
-                queued = first.Replica;
-                queuedAt = first.NotBefore;
-            }
-            else
-            {
-                Launch(first.Replica);
-            }
+            using var race = new UnaryRace<T>(p, method, call, ct);
             try
             {
+                var (value, replica) = await race.RunAsync().ConfigureAwait(false);
+                info?.CopyFrom(race.Launched, replica);
+                return value;
+            }
+            catch (UtilitydException e)
+            {
+                e.Attempts = race.Launched;
+                info?.CopyFrom(race.Launched, e.Replica);
+                throw;
+            }
+        }
+
+        /// <summary>The state of one raced unary call.</summary>
+        private sealed class UnaryRace<T> : IDisposable
+        {
+            private readonly ReplicaPool _p;
+            private readonly ClientOptions _o;
+            private readonly string _method;
+            private readonly Func<Replica, CallOptions, Task<T>> _call;
+            private readonly CancellationToken _caller;
+            private readonly CancellationTokenSource _all;
+            private readonly DateTime _deadline;
+            private readonly List<Task<Outcome<T>>> _running = new List<Task<Outcome<T>>>();
+            private readonly List<Replica> _busy = new List<Replica>();
+            private readonly List<Replica> _tried = new List<Replica>();
+            private readonly List<string> _failures = new List<string>();
+            private StatusCode _lastCode = StatusCode.Unavailable;
+            private Replica? _latest;
+            private TimeSpan _hedgeAt; // zero: no hedge due
+            private Replica? _queued;  // an attempt waiting for its replica's pushback
+            private TimeSpan _queuedAt;
+
+            public UnaryRace(ReplicaPool p, string method, Func<Replica, CallOptions, Task<T>> call, CancellationToken ct)
+            {
+                _p = p;
+                _o = p.Options;
+                _method = method;
+                _call = call;
+                _caller = ct;
+                _all = CancellationTokenSource.CreateLinkedTokenSource(ct);
+                _all.CancelAfter(_o.Deadline);
+                _deadline = DateTime.UtcNow + _o.Deadline;
+            }
+
+            public int Launched { get; private set; }
+
+            public void Dispose()
+            {
+                _all.Cancel(); // ends every attempt still running
+                _all.Dispose();
+            }
+
+            private void Launch(Replica r)
+            {
+                Launched++;
+                _busy.Add(r);
+                _tried.Add(r);
+                _latest = r;
+                _hedgeAt = Clock.Now + _o.BatchDeadline;
+                _running.Add(Attempt(r, _call, new CallOptions(deadline: _deadline, cancellationToken: _all.Token)));
+            }
+
+            /// <summary>Sends now, or queues until the replica's pushback ends.</summary>
+            private void Start(Pick pick)
+            {
+                if (pick.NotBefore > Clock.Now)
+                {
+                    _queued = pick.Replica;
+                    _queuedAt = pick.NotBefore;
+                }
+                else
+                {
+                    Launch(pick.Replica!);
+                }
+            }
+
+            public async Task<(T, string)> RunAsync()
+            {
+                _p.Deposit();
+                var first = _p.Next(null);
+                if (first.Replica == null)
+                {
+                    throw new UtilitydException(StatusCode.Unavailable, $"{_method}: no replica for target {_o.Target}");
+                }
+                Start(first);
                 while (true)
                 {
-                    using var wait = CancellationTokenSource.CreateLinkedTokenSource(all.Token);
-                    var waits = new List<Task>(running);
+                    using var wait = CancellationTokenSource.CreateLinkedTokenSource(_all.Token);
+                    var waits = new List<Task>(_running);
                     Task? timer = null;
-                    var due = queued != null ? queuedAt : hedgeAt;
-                    if (queued != null || hedgeAt != TimeSpan.Zero)
+                    if (_queued != null || _hedgeAt != TimeSpan.Zero)
                     {
-                        var left = due - Clock.Now;
+                        var left = (_queued != null ? _queuedAt : _hedgeAt) - Clock.Now;
                         timer = Task.Delay(left > TimeSpan.Zero ? left : TimeSpan.Zero, wait.Token);
                         waits.Add(timer);
                     }
-                    var deadlineTask = Task.Delay(Timeout.Infinite, all.Token);
-                    waits.Add(deadlineTask);
+                    var deadline = Task.Delay(Timeout.Infinite, _all.Token);
+                    waits.Add(deadline);
                     var finished = await Task.WhenAny(waits).ConfigureAwait(false);
                     wait.Cancel();
-                    var retry = false;
-                    if (finished != deadlineTask && finished != timer &&
-                        ((Task<Outcome<T>>)finished).Result.Error == null)
-                    {
-                        var answer = ((Task<Outcome<T>>)finished).Result;
-                        p.OnAnswered(answer.Replica);
-                        return Done(answer.Value, launched, answer.Replica.Address);
-                    }
-                    if (all.IsCancellationRequested)
-                    {
-                        if (ct.IsCancellationRequested)
-                        {
-                            throw Fail(new UtilitydException(StatusCode.Cancelled, $"{method}: cancelled by the caller"));
-                        }
-                        throw Fail(Exhausted(method, StatusCode.DeadlineExceeded, failures, o.Deadline, true, launched));
-                    }
-                    if (finished == timer)
-                    {
-                        if (queued != null)
-                        {
-                            var r = queued;
-                            queued = null;
-                            Launch(r);
-                            continue;
-                        }
-                        hedgeAt = TimeSpan.Zero;
-                        var limit = Format(o.BatchDeadline);
-                        p.Eject(latest!, "missed the attempt deadline of " + limit);
-                        failures.Add(latest!.Address + ": no answer within " + limit);
-                        retry = true;
-                    }
-                    else
+                    if (finished != deadline && finished != timer)
                     {
                         var outcome = ((Task<Outcome<T>>)finished).Result;
-                        running.Remove((Task<Outcome<T>>)finished);
-                        busy.Remove(outcome.Replica);
-                        if (outcome.Replica == latest) hedgeAt = TimeSpan.Zero;
-                        var e = outcome.Error!;
-                        if (e.StatusCode != StatusCode.Cancelled && e.StatusCode != StatusCode.DeadlineExceeded)
+                        if (outcome.Error == null)
                         {
-                            lastCode = e.StatusCode;
-                            failures.Add(outcome.Replica.Address + ": " + e.Status.Detail);
-                            switch (OnFailure(p, outcome.Replica, e.StatusCode, e.Status.Detail, PushbackOf(e.Trailers)))
-                            {
-                                case AfterFailure.Final:
-                                    var final = UtilitydException.FromRpc(e);
-                                    final.Replica = outcome.Replica.Address;
-                                    throw Fail(final);
-                                case AfterFailure.Retry:
-                                    retry = true;
-                                    break;
-                            }
+                            _p.OnAnswered(outcome.Replica);
+                            return (outcome.Value, outcome.Replica.Address);
                         }
                     }
-                    if (retry && queued == null && launched < o.MaxAttempts && p.Withdraw())
+                    if (_all.IsCancellationRequested) throw TimedOut();
+                    var retry = finished == timer ? OnTimer() : OnFailure((Task<Outcome<T>>)finished);
+                    if (retry) RetryElsewhere();
+                    if (_queued == null && _running.Count == 0)
                     {
-                        var pk = p.NextUntried(busy, tried);
-                        if (pk.Replica != null)
-                        {
-                            if (pk.NotBefore > Clock.Now)
-                            {
-                                queued = pk.Replica;
-                                queuedAt = pk.NotBefore;
-                            }
-                            else
-                            {
-                                Launch(pk.Replica);
-                            }
-                        }
-                    }
-                    if (queued == null && running.Count == 0)
-                    {
-                        throw Fail(Exhausted(method, lastCode, failures, o.Deadline, false, launched));
+                        throw Exhausted(_method, _lastCode, _failures, _o.Deadline, false, Launched);
                     }
                 }
             }
-            finally
+
+            private UtilitydException TimedOut() => _caller.IsCancellationRequested
+                ? new UtilitydException(StatusCode.Cancelled, $"{_method}: cancelled by the caller")
+                : Exhausted(_method, StatusCode.DeadlineExceeded, _failures, _o.Deadline, true, Launched);
+
+            /// <summary>The queued attempt is due, or the latest attempt missed
+            /// its deadline (its replica is ejected). True: try elsewhere.</summary>
+            private bool OnTimer()
             {
-                all.Cancel(); // ends every attempt still running
+                if (_queued != null)
+                {
+                    var r = _queued;
+                    _queued = null;
+                    Launch(r);
+                    return false;
+                }
+                _hedgeAt = TimeSpan.Zero;
+                var limit = Format(_o.BatchDeadline);
+                _p.Eject(_latest!, "missed the attempt deadline of " + limit);
+                _failures.Add(_latest!.Address + ": no answer within " + limit);
+                return true;
+            }
+
+            /// <summary>An attempt failed. True: try elsewhere; throws when no
+            /// retry can help.</summary>
+            private bool OnFailure(Task<Outcome<T>> finished)
+            {
+                var outcome = finished.Result;
+                _running.Remove(finished);
+                _busy.Remove(outcome.Replica);
+                if (outcome.Replica == _latest) _hedgeAt = TimeSpan.Zero;
+                var e = outcome.Error!;
+                if (e.StatusCode == StatusCode.Cancelled || e.StatusCode == StatusCode.DeadlineExceeded) return false;
+                _lastCode = e.StatusCode;
+                _failures.Add(outcome.Replica.Address + ": " + e.Status.Detail);
+                switch (Race.OnFailure(_p, outcome.Replica, e.StatusCode, e.Status.Detail, PushbackOf(e.Trailers)))
+                {
+                    case AfterFailure.Final:
+                        var final = UtilitydException.FromRpc(e);
+                        final.Replica = outcome.Replica.Address;
+                        throw final;
+                    case AfterFailure.Retry:
+                        return true;
+                    default:
+                        return false;
+                }
+            }
+
+            private void RetryElsewhere()
+            {
+                if (_queued != null || Launched >= _o.MaxAttempts || !_p.Withdraw()) return;
+                var pick = _p.NextUntried(_busy, _tried);
+                if (pick.Replica != null) Start(pick);
             }
         }
     }
