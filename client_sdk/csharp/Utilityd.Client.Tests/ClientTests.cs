@@ -190,6 +190,32 @@ namespace Utilityd.Client.Tests
             }
         }
 
+        /// <summary>The netstandard2.1 path (Unity): the caller's handler
+        /// factory makes each replica's HTTP/2 handler.</summary>
+        [Fact]
+        public async Task AHandlerFactoryMakesEachReplicasHandler()
+        {
+            using var a = new Server();
+            using var b = new Server();
+            var made = 0;
+            await using var c = UtilitydClient.Connect(new ClientOptions
+            {
+                Target = a.Address + "," + b.Address,
+                HttpHandlerFactory = () =>
+                {
+                    Interlocked.Increment(ref made);
+                    return new System.Net.Http.SocketsHttpHandler();
+                },
+            });
+            Assert.Equal(2, made);
+            for (var i = 0; i < 4; i++)
+            {
+                var resp = await c.DecideAsync(Batch(Forager("f" + i, 0.9f, 0)));
+                Assert.Equal("eat", resp.Decisions[0].Action);
+            }
+            Assert.All(c.Replicas, r => Assert.True(r.Answered > 0, r.Address + " answered nothing"));
+        }
+
         [Fact]
         public async Task ANameIsResolvedIntoReplicas()
         {
