@@ -3,6 +3,7 @@
 // batches a tick over a stream or as unary calls, one JSON line per tick and
 // per settled batch.
 using System;
+using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.Text.Json;
@@ -26,24 +27,33 @@ foreach (var arg in args)
     }
     flags[name.Substring(0, name.IndexOf('='))] = arg.Substring(eq + 1);
 }
+// As a game server would (client_sdk/csharp/README.md, "Threads"): on 2
+// cores the pool starts with 2 threads, and a burst of continuations from
+// a fault's re-sends must not wait for it to grow.
+ThreadPool.SetMinThreads(8, 8);
 var agents = int.Parse(flags["agents"]);
 var batches = int.Parse(flags["batches"]);
 var tick = TimeSpan.FromMilliseconds(int.Parse(flags["tick_ms"]));
 var ticks = int.Parse(flags["ticks"]);
 var streamed = flags["mode"] == "stream";
 
-var output = Console.OpenStandardOutput();
-var outLock = new object();
-void Emit(Dictionary<string, object> line)
+// Lines go out from a thread of their own: a write to a pipe the suite is
+// slow to read blocks, and must not block the thread pool the SDK's
+// continuations run on (a blocked pool grows by a thread every half second).
+var lines = new BlockingCollection<byte[]>();
+var writer = new Thread(() =>
 {
-    var bytes = JsonSerializer.SerializeToUtf8Bytes(line);
-    lock (outLock)
+    using var output = Console.OpenStandardOutput();
+    foreach (var line in lines.GetConsumingEnumerable())
     {
-        output.Write(bytes);
+        output.Write(line);
         output.WriteByte((byte)'\n');
-        output.Flush();
+        if (lines.Count == 0) output.Flush();
     }
-}
+    output.Flush();
+}) { IsBackground = false, Name = "stdout" };
+writer.Start();
+void Emit(Dictionary<string, object> line) => lines.Add(JsonSerializer.SerializeToUtf8Bytes(line));
 double NowMs() => (DateTime.UtcNow - DateTime.UnixEpoch).TotalMilliseconds;
 
 DecideRequest Batch(int slot, int t)
@@ -73,6 +83,7 @@ try
 catch (UtilitydException e)
 {
     Console.Error.WriteLine(e.Message);
+    lines.CompleteAdding();
     return 2;
 }
 await using (client)
@@ -114,6 +125,8 @@ await using (client)
         await stream.CloseAsync(closing.Token);
     }
     Emit(new Dictionary<string, object> { ["end"] = true });
+    lines.CompleteAdding();
+    writer.Join();
 
     async Task Run(ulong batchId, int t, int slot, DecideRequest req)
     {
