@@ -258,7 +258,9 @@ namespace Utilityd.Client
 
         private void Deliver(Batch b, Settled s)
         {
-            _pending.Remove(b.Id);
+            // Only this batch's entry: a caller's id used twice must not
+            // drop the other batch.
+            if (_pending.TryGetValue(b.Id, out var entry) && entry == b) _pending.Remove(b.Id);
             if (s.Error == null) _stats.Answered++;
             else _stats.Failed++;
             _room.Release();
@@ -402,16 +404,16 @@ namespace Utilityd.Client
                     {
                         Tick(b, now);
                         if (!_pending.ContainsKey(b.Id)) continue;
-                        foreach (var t in new[] { b.Deadline, b.HedgeAt, b.SendAt })
-                        {
-                            if (t != TimeSpan.Zero && t < wake) wake = t;
-                        }
+                        wake = Earlier(Earlier(Earlier(wake, b.Deadline), b.HedgeAt), b.SendAt);
                     }
                 }
                 var left = wake - Clock.Now;
                 await _wake.WaitAsync(left > TimeSpan.Zero ? left : TimeSpan.Zero).ConfigureAwait(false);
             }
         }
+
+        /// <summary>The earlier of a wake time and a due time (zero: none due).</summary>
+        private static TimeSpan Earlier(TimeSpan wake, TimeSpan due) => due != TimeSpan.Zero && due < wake ? due : wake;
 
         private void Tick(Batch b, TimeSpan now)
         {

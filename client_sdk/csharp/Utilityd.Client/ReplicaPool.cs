@@ -93,7 +93,9 @@ namespace Utilityd.Client
 
         public ClientOptions Options { get; }
 
-        public void Dispose()
+        /// <summary>Stops probing, waits for the probes to end (they are
+        /// cancelled) and closes every channel. Idempotent.</summary>
+        public async Task DisposeAsync()
         {
             List<Replica> replicas;
             lock (_mu)
@@ -103,20 +105,15 @@ namespace Utilityd.Client
                 replicas = _replicas;
             }
             _stop.Cancel();
-            try
-            {
-                _probeLoop.Wait();
-                Task[] probes;
-                lock (_mu) probes = _probes.ToArray();
-                Task.WaitAll(probes);
-            }
-            catch (AggregateException)
-            {
-                // Probes end by cancellation.
-            }
+            await _probeLoop.ConfigureAwait(false); // it ends on cancellation
+            Task[] probes;
+            lock (_mu) probes = _probes.ToArray();
+            await Task.WhenAll(probes).ConfigureAwait(false); // a probe catches its own failures
             foreach (var r in replicas) r.Channel.Dispose();
             _stop.Dispose();
         }
+
+        public void Dispose() => DisposeAsync().GetAwaiter().GetResult();
 
         // --- the retry budget ----------------------------------------------
 
@@ -408,9 +405,9 @@ namespace Utilityd.Client
                 answered = true;
                 serving = resp.Status == HealthCheckResponse.Types.ServingStatus.Serving;
             }
-            catch (RpcException)
+            catch (Exception e) when (e is RpcException || e is OperationCanceledException)
             {
-                // Unanswered: backed off below.
+                // Unanswered (or the pool closing): backed off below.
             }
             var now = Clock.Now;
             lock (_mu)

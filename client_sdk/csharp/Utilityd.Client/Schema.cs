@@ -82,12 +82,12 @@ namespace Utilityd.Client
                 values[i] = kv.Value;
                 seen[i] = true;
             }
-            var missing = new List<string>();
+            List<string>? missing = null; // made only when something is missing
             for (var i = 0; i < seen.Length; i++)
             {
-                if (!seen[i]) missing.Add(order[i]);
+                if (!seen[i]) (missing ??= new List<string>()).Add(order[i]);
             }
-            if (missing.Count > 0)
+            if (missing != null)
             {
                 throw new UtilitydException(StatusCode.InvalidArgument,
                     $"{where}named_factors: missing {string.Join(", ", missing)}", ErrorReason.MissingFactor,

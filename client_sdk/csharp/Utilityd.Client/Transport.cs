@@ -20,8 +20,9 @@ namespace Utilityd.Client
                 KeepAlivePingTimeout = o.KeepaliveTimeout,
                 KeepAlivePingPolicy = HttpKeepAlivePingPolicy.Always,
                 EnableMultipleHttp2Connections = true,
-                // A replica that does not accept within an attempt deadline
-                // is failing: its batches go elsewhere and its probe backs off.
+                // Batches never wait for a connection (the attempt deadline
+                // moves them); this bounds only a connection attempt, which
+                // then backs off and tries again.
                 ConnectTimeout = TimeSpan.FromSeconds(1),
             };
             if (o.Tls != null) handler.SslOptions = Ssl(o.Tls, host);

@@ -54,11 +54,7 @@ namespace Utilityd.Client
         public void Dispose() => Pool.Dispose();
 
         /// <inheritdoc cref="Dispose"/>
-        public ValueTask DisposeAsync()
-        {
-            Pool.Dispose();
-            return default;
-        }
+        public ValueTask DisposeAsync() => new ValueTask(Pool.DisposeAsync());
 
         /// <summary>Completes once some replica answers a health check
         /// SERVING; throws Unavailable naming what each replica said when
