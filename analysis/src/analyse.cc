@@ -18,8 +18,6 @@
 namespace utilityd::analysis {
 namespace internal {
 
-namespace e = engine;
-
 void AddFinding(v1::SetAnalysis* out, const std::string& kind,
                 const std::string& subject, const std::string& message) {
   v1::Finding* f = out->add_findings();
@@ -32,7 +30,7 @@ std::string Number(double x) { return absl::StrFormat("%.4g", x); }
 
 v1::Scenario AsScenario(const Model& model, const std::vector<double>& point,
                         bool with_target, int action, int current) {
-  const e::CompiledBehaviourSet& set = model.set();
+  const engine::CompiledBehaviourSet& set = model.set();
   v1::Scenario s;
   s.set_name(absl::StrCat("analyse: ", set.actions()[action].name, " wins"));
   v1::ScenarioTarget* target = with_target ? s.add_targets() : nullptr;
@@ -56,7 +54,6 @@ v1::Scenario AsScenario(const Model& model, const std::vector<double>& point,
 
 namespace {
 
-namespace e = engine;
 using internal::AddFinding;
 using internal::AsScenario;
 using internal::Box;
@@ -69,12 +66,12 @@ using internal::ReachResult;
 
 // Each consideration over its factor's declared range.
 void Considerations(const Model& model, v1::SetAnalysis* out) {
-  const e::CompiledBehaviourSet& set = model.set();
-  const bool sum = set.aggregation() == e::Aggregation::kWeightedSum;
-  for (const e::CompiledAction& a : set.actions()) {
+  const engine::CompiledBehaviourSet& set = model.set();
+  const bool sum = set.aggregation() == engine::Aggregation::kWeightedSum;
+  for (const engine::CompiledAction& a : set.actions()) {
     for (uint32_t k = 0; k < a.consideration_count; ++k) {
       const int c = static_cast<int>(a.first_consideration + k);
-      const e::CompiledConsideration& cc = set.considerations()[c];
+      const engine::CompiledConsideration& cc = set.considerations()[c];
       const Dim& dim = model.dims()[model.DimOf(c)];
       const Range r = model.TermRange(c, dim.lo, dim.hi);
       v1::ConsiderationRange* x = out->add_considerations();
@@ -129,7 +126,7 @@ void Considerations(const Model& model, v1::SetAnalysis* out) {
 }
 
 // "outscored by hide in 12 parts, vetoed in 3".
-std::string Why(const e::CompiledBehaviourSet& set,
+std::string Why(const engine::CompiledBehaviourSet& set,
                 const std::vector<internal::Part>& parts) {
   std::map<std::string, int> counts;
   for (const internal::Part& p : parts) {
@@ -147,10 +144,10 @@ std::string Why(const e::CompiledBehaviourSet& set,
 // Each action's reach from a fresh state, and from each rival's running.
 void Actions(const Model& model, const AnalysisOptions& o,
              v1::SetAnalysis* out) {
-  const e::CompiledBehaviourSet& set = model.set();
+  const engine::CompiledBehaviourSet& set = model.set();
   const int n = set.action_count();
   for (int a = 0; a < n; ++a) {
-    const e::CompiledAction& action = set.actions()[a];
+    const engine::CompiledAction& action = set.actions()[a];
     v1::ActionReach* x = out->add_actions();
     x->set_action(action.name);
     const ReachResult r =
@@ -208,7 +205,7 @@ void Actions(const Model& model, const AnalysisOptions& o,
 }
 
 void Dominance(const Model& model, v1::SetAnalysis* out) {
-  const e::CompiledBehaviourSet& set = model.set();
+  const engine::CompiledBehaviourSet& set = model.set();
   bool separable = true;
   for (int a = 0; a < set.action_count() && separable; ++a) {
     for (int b = 0; b < set.action_count(); ++b) {
@@ -262,7 +259,7 @@ std::pair<double, double> Wilson(int64_t k, int64_t n) {
 
 absl::Status Coverage(const Model& model, const AnalysisOptions& o,
                       v1::SetAnalysis* out) {
-  const e::CompiledBehaviourSet& set = model.set();
+  const engine::CompiledBehaviourSet& set = model.set();
   const bool with_target = set.has_per_target_actions();
   const Box box = model.FullBox(with_target);
   std::vector<int64_t> wins(set.action_count(), 0);
@@ -336,19 +333,21 @@ absl::Status Coverage(const Model& model, const AnalysisOptions& o,
 
 void Scenarios(const loader::LoadedSet& loaded, const AnalysisOptions& o,
                v1::SetAnalysis* out) {
-  const e::CompiledBehaviourSet& set = loaded.compiled;
+  const engine::CompiledBehaviourSet& set = loaded.compiled;
   codec::AgentScratch scratch;
-  e::SensitivityAnalyser analyser;
-  std::vector<e::FactorSensitivity> sensitivity;
+  engine::SensitivityAnalyser analyser;
+  std::vector<engine::FactorSensitivity> sensitivity;
   for (const v1::Scenario& scenario : loaded.definition.scenarios()) {
     const v1::AgentSnapshot snapshot =
         codec::ScenarioSnapshot(loaded.name(), scenario);
-    e::AgentInput input;
+    engine::AgentInput input;
     if (!codec::ResolveAgent(loaded, snapshot, &scratch, &input).ok() ||
-        !e::Decide(set, input, e::ExplainLevel::kTop, &scratch.decision).ok()) {
+        !engine::Decide(set, input, engine::ExplainLevel::kTop,
+                        &scratch.decision)
+             .ok()) {
       continue;  // utilityctl validate names what is wrong
     }
-    const e::Decision& d = scratch.decision;
+    const engine::Decision& d = scratch.decision;
     v1::ScenarioMargin* x = out->add_scenarios();
     x->set_scenario(scenario.name());
     x->set_expected_action(scenario.expected_action());
@@ -362,12 +361,12 @@ void Scenarios(const loader::LoadedSet& loaded, const AnalysisOptions& o,
     }
     double nearest = INFINITY;
     if (analyser.Analyse(set, input, &sensitivity).ok()) {
-      for (const e::FactorSensitivity& s : sensitivity) {
-        const e::FactorDefinition& def = s.target_factor
-                                             ? set.target_factors()[s.factor]
-                                             : set.factors()[s.factor];
+      for (const engine::FactorSensitivity& s : sensitivity) {
+        const engine::FactorDefinition& def =
+            s.target_factor ? set.target_factors()[s.factor]
+                            : set.factors()[s.factor];
         const double range = def.max - def.min;
-        for (const e::Crossing* c : {&s.below, &s.above}) {
+        for (const engine::Crossing* c : {&s.below, &s.above}) {
           if (!c->found || range <= 0) continue;
           const double share = std::abs(c->value - s.current) / range;
           if (share < nearest) {

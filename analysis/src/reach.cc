@@ -5,10 +5,10 @@
 #include <limits>
 #include <queue>
 
+#include "utilityd/engine/scoring_rules.h"
+
 namespace utilityd::analysis::internal {
 namespace {
-
-namespace e = engine;
 
 // Bounds are computed in double from float terms in another order than the
 // engine's; a rival "beats" a candidate only by more than this.
@@ -124,7 +124,7 @@ class Search {
         return true;  // never ticked here
       }
     }
-    const e::SelectionDefinition& sel = set_.selection();
+    const engine::SelectionDefinition& sel = set_.selection();
     const Range mine = model_.ScoreRange(a_, box, a_ == current_);
     if (goal_ == ReachGoal::kEligible && !Eligible(mine.hi)) {
       part->reason = mine.hi <= 0 ? "vetoed" : "below_min_score";
@@ -167,9 +167,9 @@ class Search {
       return NotFallback(always_eligible, part);
     }
     int needed = 1;
-    if (sel.strategy == e::Strategy::kTopK) needed = sel.top_k;
-    if (sel.strategy == e::Strategy::kSoftmax ||
-        sel.strategy == e::Strategy::kWeightedRandom) {
+    if (sel.strategy == engine::Strategy::kTopK) needed = sel.top_k;
+    if (sel.strategy == engine::Strategy::kSoftmax ||
+        sel.strategy == engine::Strategy::kWeightedRandom) {
       needed = std::numeric_limits<int>::max();  // any eligible may be drawn
     }
     if (beaten >= needed) {
@@ -195,7 +195,7 @@ class Search {
 
   ReachGoal goal_;
   const Model& model_;
-  const e::CompiledBehaviourSet& set_;
+  const engine::CompiledBehaviourSet& set_;
   int a_, current_;
   bool with_target_;
   std::vector<PathCondition> path_;
@@ -214,22 +214,23 @@ ReachResult Reach(const Model& model, int a, int current, int64_t max_boxes,
 }
 
 std::optional<bool> NeverAbove(const Model& model, int a, int b) {
-  const e::CompiledBehaviourSet& set = model.set();
-  const bool sum = set.aggregation() == e::Aggregation::kWeightedSum;
-  if (!sum && (set.aggregation() != e::Aggregation::kProduct ||
-               set.compensation() == e::Compensation::kOnProduct)) {
+  const engine::CompiledBehaviourSet& set = model.set();
+  const bool sum = set.aggregation() == engine::Aggregation::kWeightedSum;
+  if (!sum && (set.aggregation() != engine::Aggregation::kProduct ||
+               set.compensation() == engine::Compensation::kOnProduct)) {
     return std::nullopt;
   }
-  const e::CompiledAction& A = set.actions()[a];
-  const e::CompiledAction& B = set.actions()[b];
+  const engine::CompiledAction& A = set.actions()[a];
+  const engine::CompiledAction& B = set.actions()[b];
   // The difference (log scores, or scores for the weighted sum) is a sum
   // of one-factor terms plus a constant: its maximum is the sum of their
   // maxima.
-  auto exponent = [&](const e::CompiledAction& x) {
-    if (set.compensation() != e::Compensation::kGeometricMean) return 1.0;
-    return 1.0 / std::max(1.0, x.consideration_count * 0.5);
+  auto exponent = [&](const engine::CompiledAction& x) {
+    if (set.compensation() != engine::Compensation::kGeometricMean) return 1.0;
+    return double{
+        engine::GeometricMeanExponent(static_cast<int>(x.consideration_count))};
   };
-  auto total_weight = [&](const e::CompiledAction& x) {
+  auto total_weight = [&](const engine::CompiledAction& x) {
     double w = 0;
     for (uint32_t k = 0; k < x.consideration_count; ++k) {
       w += set.considerations()[x.first_consideration + k].weight;
@@ -244,7 +245,7 @@ std::optional<bool> NeverAbove(const Model& model, int a, int b) {
   for (size_t d = 0; d < model.dims().size(); ++d) {
     // The terms of A and B on dimension d.
     std::vector<std::pair<int, double>> terms;  // consideration, sign*scale
-    auto collect = [&](const e::CompiledAction& x, double sign) {
+    auto collect = [&](const engine::CompiledAction& x, double sign) {
       for (uint32_t k = 0; k < x.consideration_count; ++k) {
         const int c = static_cast<int>(x.first_consideration + k);
         if (model.DimOf(c) != static_cast<int>(d)) continue;

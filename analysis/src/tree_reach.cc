@@ -12,13 +12,14 @@
 #include "absl/strings/str_join.h"
 #include "reach.h"
 #include "report.h"
+#include "utilityd/engine/node_traits.h"
 #include "utilityd/engine/tree.h"
 
 namespace utilityd::analysis::internal {
 namespace {
 
-namespace e = engine;
-using e::NodeKind;
+using engine::NodeKind;
+using engine::NodeStatus;
 
 enum class Feasible { kYes, kNo, kUnknown };
 
@@ -94,8 +95,8 @@ class TreeWalk {
   void Run() {
     // A subtree is instant when nothing in it can run across ticks.
     for (int id = count_ - 1; id >= 0; --id) {
-      const e::CompiledNode& n = tree_.node(id);
-      if (e::NodeKindAnswersRunning(n.kind)) instant_[id] = false;
+      const engine::CompiledNode& n = tree_.node(id);
+      if (engine::NodeKindInfo(n.kind).answers_running) instant_[id] = false;
       if (n.parent >= 0 && !instant_[id]) instant_[n.parent] = false;
     }
     for (int id = 0; id < count_; ++id) Children(id);
@@ -104,7 +105,7 @@ class TreeWalk {
 
  private:
   std::string Label(int id) const {
-    const e::CompiledNode& n = tree_.node(id);
+    const engine::CompiledNode& n = tree_.node(id);
     if (!n.name.empty()) return n.name;
     if (n.kind == NodeKind::kAction) return set_.actions()[n.action].name;
     return absl::StrCat("node ", id);
@@ -113,7 +114,7 @@ class TreeWalk {
   // Whether node `id` has a precondition (failure_if, success_if): the
   // engine may then answer for it without ticking it.
   bool Guarded(int id) const {
-    const e::CompiledNode& n = tree_.node(id);
+    const engine::CompiledNode& n = tree_.node(id);
     return n.failure_if.factor >= 0 || n.success_if.factor >= 0;
   }
 
@@ -121,7 +122,7 @@ class TreeWalk {
   // a condition node, or an inverter of one, neither with a precondition
   // (which can answer either way without the curve).
   bool AsCondition(int id, bool success, PathCondition* p) const {
-    const e::CompiledNode* n = &tree_.node(id);
+    const engine::CompiledNode* n = &tree_.node(id);
     int at = id;
     if (Guarded(id)) return false;
     if (n->kind == NodeKind::kInverter) {
@@ -138,7 +139,7 @@ class TreeWalk {
   // The condition node `at`'s curve and threshold, as holding (`success`)
   // or failing, whatever its preconditions.
   void CurveOf(int at, bool success, PathCondition* p) const {
-    const e::CompiledNode* n = &tree_.node(at);
+    const engine::CompiledNode* n = &tree_.node(at);
     p->node = at;
     p->dim = n->condition.factor;
     p->cc = &n->condition;
@@ -151,20 +152,15 @@ class TreeWalk {
   // tick where `given` holds; an empty reason when it can (or may).
   std::string Cannot(int id, bool success,
                      const std::vector<PathCondition>& given) const {
-    const e::CompiledNode& n = tree_.node(id);
+    const engine::CompiledNode& n = tree_.node(id);
     const char* status = success ? "succeeds" : "fails";
     // A precondition answers without ticking the node: success_if can make
     // any node succeed, failure_if fail.
     if ((success ? n.success_if : n.failure_if).factor >= 0) return "";
-    if ((n.kind == NodeKind::kForceFailure && success) ||
-        (n.kind == NodeKind::kForceSuccess && !success)) {
+    if (!engine::NodeMayAnswer(
+            n, success ? NodeStatus::kSuccess : NodeStatus::kFailure)) {
       return absl::StrCat(Label(id), " never ", status, " (",
-                          e::NodeKindName(n.kind), ")");
-    }
-    if ((n.kind == NodeKind::kRetry && success && n.count == 0) ||
-        (n.kind == NodeKind::kRepeat && !success && n.count == 0)) {
-      return absl::StrCat(Label(id), " never ", status, " (",
-                          e::NodeKindName(n.kind), " 0)");
+                          engine::NodeKindName(n.kind), ")");
     }
     PathCondition p;
     if (!AsCondition(id, success, &p)) return "";
@@ -191,19 +187,19 @@ class TreeWalk {
   // (entry_, ticked while not running), and which children are never
   // ticked.
   void Children(int id) {
-    const e::CompiledNode& n = tree_.node(id);
+    const engine::CompiledNode& n = tree_.node(id);
+    const engine::NodeKindTraits& kind = engine::NodeKindInfo(n.kind);
     const int m = static_cast<int>(n.child_count);
-    const bool sequence =
-        n.kind == NodeKind::kSequence || n.kind == NodeKind::kReactiveSequence;
-    const bool fallback =
-        n.kind == NodeKind::kFallback || n.kind == NodeKind::kReactiveFallback;
-    const bool reactive = n.kind == NodeKind::kReactiveSequence ||
-                          n.kind == NodeKind::kReactiveFallback;
+    const bool ordered = kind.order != engine::NodeOrder::kNone;
+    const bool reactive = kind.order == engine::NodeOrder::kReactive;
     // Ordered nodes: the children before k returned `pass` in the tick
-    // that enters k. A reactive node ticks all of them every tick; a plain
-    // one only those after the last child that can run (an instant child
-    // never runs, so the node cannot have resumed past it).
-    const bool pass = sequence;
+    // that enters k. A reactive node ticks all of them every tick; one
+    // that resumes only those after the last child that can run (an
+    // instant child never runs, so the node cannot have resumed past it);
+    // one that keeps its place none (it may start at k, kept from a tick
+    // in which the ones before k succeeded).
+    const bool pass = kind.go_on == NodeStatus::kSuccess;
+    const bool siblings_hold = kind.order != engine::NodeOrder::kKeepsPlace;
     std::string blocked;
     bool all_instant = true;
     for (int k = 0; k < m; ++k) {
@@ -214,18 +210,17 @@ class TreeWalk {
         dead_[c] = true;
         why_[c] = blocked;
       }
-      if (n.kind == NodeKind::kInverter || n.kind == NodeKind::kForceSuccess ||
-          n.kind == NodeKind::kForceFailure) {
+      if (kind.child_entered_with_it) {
         Append(&entry_[c], entry_[id]);  // entered together
       }
-      if ((n.kind == NodeKind::kRepeat || n.kind == NodeKind::kRetry) &&
-          n.count == 0) {
+      if (!engine::NodeTicksChildren(n)) {
         dead_[c] = true;
-        why_[c] = absl::StrCat(Label(id), " runs its child 0 times");
+        why_[c] = absl::StrCat(Label(id), " never ticks its child (", kind.name,
+                               " 0)");
       }
-      if (!sequence && !fallback) continue;
+      if (!ordered) continue;
       std::vector<PathCondition> before;
-      for (int j = k - 1; j >= 0; --j) {
+      for (int j = k - 1; siblings_hold && j >= 0; --j) {
         const int s = tree_.child(n, j);
         if (!instant_[s] && !reactive) break;
         PathCondition p;
@@ -249,10 +244,10 @@ class TreeWalk {
   }
 
   void Report(int id) {
-    const e::CompiledNode& n = tree_.node(id);
+    const engine::CompiledNode& n = tree_.node(id);
     v1::TreeNodeReach* x = out_->add_tree();
     x->set_node(id);
-    x->set_kind(e::NodeKindName(n.kind));
+    x->set_kind(engine::NodeKindName(n.kind));
     x->set_label(Label(id));
     for (const std::string& t : PathText(entry_[id])) x->add_path(t);
     x->set_reach(v1::REACH_ALIVE);
@@ -289,7 +284,7 @@ class TreeWalk {
   }
 
   void Condition(int id, v1::TreeNodeReach* x) {
-    const e::CompiledNode& n = tree_.node(id);
+    const engine::CompiledNode& n = tree_.node(id);
     PathCondition p;
     CurveOf(id, true, &p);
     const Dim& dim = model_.dims()[p.dim];
@@ -314,7 +309,7 @@ class TreeWalk {
   // allows? A node that tries the next best child on a failure reaches
   // every eligible one.
   void Choice(int u, int id, v1::TreeNodeReach* x) {
-    const e::CompiledNode& un = tree_.node(u);
+    const engine::CompiledNode& un = tree_.node(u);
     const Model choices(*un.choices);
     int child = 0;
     while (tree_.child(un, child) != id) ++child;
@@ -323,8 +318,8 @@ class TreeWalk {
     // conditions of any tick hold; a child that wins against a running
     // rival's bonus also wins from a fresh state there.
     const std::vector<PathCondition>& path =
-        un.rescore == e::Rescore::kEveryTick ? tick_[u] : entry_[u];
-    const ReachGoal goal = un.on_failure == e::OnChildFailure::kNextBest
+        un.rescore == engine::Rescore::kEveryTick ? tick_[u] : entry_[u];
+    const ReachGoal goal = un.on_failure == engine::OnChildFailure::kNextBest
                                ? ReachGoal::kEligible
                                : ReachGoal::kSelected;
     const ReachResult r = Reach(choices, child, -1, options_.max_boxes,
@@ -371,8 +366,8 @@ class TreeWalk {
   }
 
   const Model& model_;
-  const e::CompiledBehaviourSet& set_;
-  const e::CompiledTree& tree_;
+  const engine::CompiledBehaviourSet& set_;
+  const engine::CompiledTree& tree_;
   const AnalysisOptions& options_;
   v1::SetAnalysis* out_;
   int count_;

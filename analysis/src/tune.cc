@@ -27,8 +27,6 @@
 namespace utilityd::analysis {
 namespace internal {
 
-namespace e = engine;
-
 constexpr double kUnbounded = 1e30;
 
 // One demand: y[hi] - y[lo] >= c (action indexes; -1 is the fixed zero,
@@ -48,17 +46,17 @@ absl::Status DecideScenario(const loader::LoadedSet& set, const v1::Scenario& s,
       !st.ok()) {
     return st;
   }
-  return e::Decide(set.compiled, d->input, e::ExplainLevel::kFull,
-                   &d->decision);
+  return engine::Decide(set.compiled, d->input, engine::ExplainLevel::kFull,
+                        &d->decision);
 }
 
 // The expected candidate: the expected action at the expected target (or
 // its best target).
-const e::CandidateTrace* Expected(const loader::LoadedSet& set,
-                                  const Decided& d) {
+const engine::CandidateTrace* Expected(const loader::LoadedSet& set,
+                                       const Decided& d) {
   const int a = set.compiled.FindAction(d.scenario->expected_action());
-  const e::CandidateTrace* best = nullptr;
-  for (const e::CandidateTrace& c : d.decision.candidates) {
+  const engine::CandidateTrace* best = nullptr;
+  for (const engine::CandidateTrace& c : d.decision.candidates) {
     if (c.action != a) continue;
     if (!d.scenario->expected_target().empty() &&
         (c.target < 0 || c.target >= d.snapshot.targets_size() ||
@@ -213,8 +211,8 @@ double MarginOf(const v1::Scenario& s, const TuneOptions& o) {
 // impossible): its expected candidate at least (1 + margin) x each rival
 // of its rank, eligible under min_score, above higher ranks' rivals only
 // by pushing them under min_score.
-void ScenarioDemands(const e::CompiledBehaviourSet& cs, const Decided& d,
-                     const e::CandidateTrace& want, double margin,
+void ScenarioDemands(const engine::CompiledBehaviourSet& cs, const Decided& d,
+                     const engine::CandidateTrace& want, double margin,
                      std::vector<Demand>* demands,
                      std::vector<std::string>* conflicts) {
   const v1::Scenario& s = *d.scenario;
@@ -225,7 +223,7 @@ void ScenarioDemands(const e::CompiledBehaviourSet& cs, const Decided& d,
         {E, -1, std::log(min_score / want.score) + 1e-9,
          absl::StrCat("scenario \"", s.name(), "\" (min_score)")});
   }
-  for (const e::CandidateTrace& c : d.decision.candidates) {
+  for (const engine::CandidateTrace& c : d.decision.candidates) {
     if (&c == &want || c.score <= 0) continue;
     const int R = c.action;
     const std::string why =
@@ -258,8 +256,8 @@ void ScenarioDemands(const e::CompiledBehaviourSet& cs, const Decided& d,
 }
 
 // Why the expected action of `d` scores 0.
-std::string ZeroScore(const e::CompiledBehaviourSet& cs, const Decided& d,
-                      const e::CandidateTrace* want) {
+std::string ZeroScore(const engine::CompiledBehaviourSet& cs, const Decided& d,
+                      const engine::CandidateTrace* want) {
   const v1::Scenario& s = *d.scenario;
   std::string why = "it has no candidate";
   if (want != nullptr && want->vetoed_by >= 0) {
@@ -283,21 +281,21 @@ std::string ZeroScore(const e::CompiledBehaviourSet& cs, const Decided& d,
 // one row per pair to the program.
 void LogDemands(const loader::LoadedSet& set, const TuneOptions& o,
                 std::map<std::pair<int, int>, Demand>* tightest) {
-  const e::CompiledBehaviourSet& cs = set.compiled;
+  const engine::CompiledBehaviourSet& cs = set.compiled;
   const double min_score = cs.selection().min_score;
   const double keep = std::log1p(1e-5);  // strictly above, as decided
   auto demand = [&](int hi, int lo, double c, const std::string& why) {
     auto [it, fresh] = tightest->try_emplace({hi, lo}, Demand{hi, lo, c, why});
     if (!fresh && c > it->second.c) it->second = Demand{hi, lo, c, why};
   };
-  e::Decision d;
+  engine::Decision d;
   for (size_t k = 0; k < o.log.size(); ++k) {
     const v1::AgentSnapshot& snapshot = o.log[k];
     if (snapshot.behaviour_set() != set.name()) continue;
     codec::AgentScratch scratch;
-    e::AgentInput input;
+    engine::AgentInput input;
     if (!codec::ResolveAgent(set, snapshot, &scratch, &input).ok() ||
-        !e::Decide(cs, input, e::ExplainLevel::kFull, &d).ok() ||
+        !engine::Decide(cs, input, engine::ExplainLevel::kFull, &d).ok() ||
         d.action < 0 || d.score <= 0) {
       continue;  // not decided, or the fallback with nothing eligible
     }
@@ -306,7 +304,7 @@ void LogDemands(const loader::LoadedSet& set, const TuneOptions& o,
         absl::StrCat("log entry ", k + 1, " (agent ", snapshot.agent_id(), ": ",
                      cs.actions()[W].name, ")");
     if (min_score > 0) demand(W, -1, std::log(min_score / d.score), why);
-    for (const e::CandidateTrace& c : d.candidates) {
+    for (const engine::CandidateTrace& c : d.candidates) {
       if (c.action == W || c.score <= 0) continue;
       const int rank_w = cs.actions()[W].rank,
                 rank_r = cs.actions()[c.action].rank;
@@ -335,7 +333,7 @@ void CollectDemands(const loader::LoadedSet& set, const TuneOptions& o,
       continue;
     }
     *report->add_before() = Margin(set, *d);
-    const e::CandidateTrace* want = Expected(set, *d);
+    const engine::CandidateTrace* want = Expected(set, *d);
     if (want == nullptr || want->score <= 0) {
       conflicts->push_back(ZeroScore(set.compiled, *d, want));
       continue;
@@ -348,7 +346,7 @@ void CollectDemands(const loader::LoadedSet& set, const TuneOptions& o,
 
 // The weights for log changes `y`, rounded to `digits` significant digits
 // (unchanged where y is 0).
-std::vector<double> Rounded(const e::CompiledBehaviourSet& cs,
+std::vector<double> Rounded(const engine::CompiledBehaviourSet& cs,
                             const std::vector<double>& y, int digits) {
   std::vector<double> weights(cs.action_count());
   for (int a = 0; a < cs.action_count(); ++a) {
@@ -387,12 +385,14 @@ void CountFlips(const loader::LoadedSet& set, const loader::LoadedSet& tuned,
   for (const v1::AgentSnapshot& snapshot : o.log) {
     if (snapshot.behaviour_set() != set.name()) continue;
     codec::AgentScratch a, b;
-    e::AgentInput ia, ib;
-    e::Decision da, db;
+    engine::AgentInput ia, ib;
+    engine::Decision da, db;
     if (!codec::ResolveAgent(set, snapshot, &a, &ia).ok() ||
         !codec::ResolveAgent(tuned, snapshot, &b, &ib).ok() ||
-        !e::Decide(set.compiled, ia, e::ExplainLevel::kNone, &da).ok() ||
-        !e::Decide(tuned.compiled, ib, e::ExplainLevel::kNone, &db).ok()) {
+        !engine::Decide(set.compiled, ia, engine::ExplainLevel::kNone, &da)
+             .ok() ||
+        !engine::Decide(tuned.compiled, ib, engine::ExplainLevel::kNone, &db)
+             .ok()) {
       continue;
     }
     report->set_log_decisions(report->log_decisions() + 1);
@@ -415,7 +415,7 @@ absl::StatusOr<bool> Verify(
 }
 
 // The changed weights into the report, with the YAML patch.
-void WriteChanges(const e::CompiledBehaviourSet& cs,
+void WriteChanges(const engine::CompiledBehaviourSet& cs,
                   const std::vector<double>& weights, v1::TuneReport* report) {
   for (int a = 0; a < cs.action_count(); ++a) {
     if (weights[a] == cs.actions()[a].weight) continue;
@@ -483,7 +483,6 @@ std::string PatchYaml(const v1::TuneReport& report) {
 
 }  // namespace internal
 
-namespace e = engine;
 using internal::CollectDemands;
 using internal::Decided;
 using internal::Demand;
@@ -530,14 +529,14 @@ absl::StatusOr<v1::TuneReport> Tune(const loader::LoadedSet& set,
   return absl::UnimplementedError(
       "tune needs COIN-OR CLP (coinor-libclp-dev), which this build lacks");
 #endif
-  const e::CompiledBehaviourSet& cs = set.compiled;
+  const engine::CompiledBehaviourSet& cs = set.compiled;
   if (cs.tree() != nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat(set.name(),
                      " has a behaviour tree: its leaves are chosen by the "
                      "tree's nodes, which weights do not rank"));
   }
-  if (o.keep_log && cs.selection().strategy != e::Strategy::kHighest) {
+  if (o.keep_log && cs.selection().strategy != engine::Strategy::kHighest) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--keep_log: ", set.name(),
         " draws its actions at random; a logged draw is not a decision "

@@ -20,7 +20,6 @@
 namespace utilityd::analysis::internal {
 namespace {
 
-namespace e = engine;
 namespace pb = google::protobuf;
 
 // One unlocked consideration parameter.
@@ -210,20 +209,21 @@ class Search {
   // Every situation scored with `set`; false when one cannot be decided.
   bool Score(const loader::LoadedSet& set, std::vector<Scored>* out) const {
     out->assign(situations_.size(), {});
-    e::Decision d;
+    engine::Decision d;
     for (size_t i = 0; i < situations_.size(); ++i) {
       const Situation& s = situations_[i];
       codec::AgentScratch scratch;
-      e::AgentInput input;
+      engine::AgentInput input;
       if (!codec::ResolveAgent(set, s.snapshot, &scratch, &input).ok() ||
-          !e::Decide(set.compiled, input, e::ExplainLevel::kFull, &d).ok()) {
+          !engine::Decide(set.compiled, input, engine::ExplainLevel::kFull, &d)
+               .ok()) {
         return false;
       }
       Scored& x = (*out)[i];
       x.winner_action = d.action;
       x.winner_target = d.target;
       double best = -1;
-      for (const e::CandidateTrace& c : d.candidates) {
+      for (const engine::CandidateTrace& c : d.candidates) {
         const int idx = static_cast<int>(x.action.size());
         x.action.push_back(c.action);
         x.rank.push_back(set.compiled.actions()[c.action].rank);
@@ -383,13 +383,14 @@ class Search {
   // Each logged decision of this set, as a situation demanding its winner
   // (at its target) by a hair.
   void KeepLog() {
-    e::Decision d;
+    engine::Decision d;
     for (const v1::AgentSnapshot& snapshot : o_.log) {
       if (snapshot.behaviour_set() != set_.name()) continue;
       codec::AgentScratch scratch;
-      e::AgentInput input;
+      engine::AgentInput input;
       if (!codec::ResolveAgent(set_, snapshot, &scratch, &input).ok() ||
-          !e::Decide(set_.compiled, input, e::ExplainLevel::kNone, &d).ok() ||
+          !engine::Decide(set_.compiled, input, engine::ExplainLevel::kNone, &d)
+               .ok() ||
           d.action < 0 || d.score <= 0) {
         continue;
       }

@@ -21,8 +21,6 @@
 namespace utilityd::codec::internal {
 namespace {
 
-namespace e = engine;
-
 // The columns of one block, checked against its set.
 struct Columns {
   int rows = 0;
@@ -38,19 +36,20 @@ struct Columns {
 
 // Per-thread working memory, reused from block to block.
 struct BlockWork {
-  std::vector<e::AgentInput> inputs;  // the rows the engine decides
-  std::vector<int> rows;              // their row numbers
-  std::vector<e::BatchDecision> out;
+  std::vector<engine::AgentInput> inputs;  // the rows the engine decides
+  std::vector<int> rows;                   // their row numbers
+  std::vector<engine::BatchDecision> out;
   std::vector<absl::Status> errors;
   std::vector<uint8_t> wanted;     // by row: the observer wants its message
   std::vector<float> row_factors;  // a sampled factor-major row's
   std::vector<uint32_t> explain;   // the rows to explain, once each
-  e::Decision decision;            // an explained row's
-  e::TreeTick tick;                // a tree row's
-  std::vector<e::LeafOutcome> outcomes;  // a tree row's
-  std::vector<float> seconds;            // the clocks, NaN made "never"
-  std::vector<e::TargetInput> targets;   // the block's, spans into the message
-  e::BatchDecider decider;
+  engine::Decision decision;       // an explained row's
+  engine::TreeTick tick;           // a tree row's
+  std::vector<engine::LeafOutcome> outcomes;  // a tree row's
+  std::vector<float> seconds;                 // the clocks, NaN made "never"
+  std::vector<engine::TargetInput>
+      targets;  // the block's, spans into the message
+  engine::BatchDecider decider;
   // For an observer that asks for a row's message (a sampled decision).
   v1::AgentSnapshot snapshot;
   v1::Decision message;
@@ -60,7 +59,7 @@ struct BlockWork {
   // until the batch is allocated and written.
   std::deque<v1::AgentSnapshot> held_snapshots;
   size_t held_used = 0;
-  std::deque<std::vector<e::TargetInput>> held_targets;
+  std::deque<std::vector<engine::TargetInput>> held_targets;
   std::deque<std::vector<float>> held_seconds;
   struct HeldBlock {
     int b = 0, first_index = 0, rows = 0;
@@ -119,18 +118,18 @@ void MarkCanaryRows(const BlockSets& sets, int rows, v1::DecisionBlock* out) {
   }
 }
 
-absl::Status Refuse(absl::StatusCode code, e::ErrorReason reason,
+absl::Status Refuse(absl::StatusCode code, engine::ErrorReason reason,
                     absl::string_view field, absl::string_view detail) {
-  return e::FieldError(code, reason, field, detail);
+  return engine::FieldError(code, reason, field, detail);
 }
 
 // The reason of a column whose length does not fit the block: FACTOR_COUNT
 // for the packed factor values (`factors`, `target_factors`), OUT_OF_RANGE
 // for every other column (docs/SERVICE.md, "Blocks").
-e::ErrorReason LengthReason(absl::string_view field) {
+engine::ErrorReason LengthReason(absl::string_view field) {
   return field == "factors" || field == "target_factors"
-             ? e::ErrorReason::kFactorCount
-             : e::ErrorReason::kOutOfRange;
+             ? engine::ErrorReason::kFactorCount
+             : engine::ErrorReason::kOutOfRange;
 }
 
 // A column of one value per row (`per_row` of them) that is longer than
@@ -152,21 +151,23 @@ absl::Status FindSet(const loader::Catalog& catalog,
                      const loader::LoadedSet** out) {
   if (block.behaviour_set().empty()) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kMissingSet, "behaviour_set", "is required");
+                  engine::ErrorReason::kMissingSet, "behaviour_set",
+                  "is required");
   }
   const loader::LoadedSet* set = catalog.Find(block.behaviour_set()).get();
   if (set == nullptr) {
     std::vector<std::string> names;
     for (const auto& [name, _] : catalog.sets()) names.push_back(name);
-    return Refuse(absl::StatusCode::kNotFound, e::ErrorReason::kUnknownSet,
-                  "behaviour_set",
-                  e::UnknownNameMessage("set", block.behaviour_set(), names));
+    return Refuse(
+        absl::StatusCode::kNotFound, engine::ErrorReason::kUnknownSet,
+        "behaviour_set",
+        engine::UnknownNameMessage("set", block.behaviour_set(), names));
   }
   if (!block.expected_revision().empty() &&
       block.expected_revision() != set->revision()) {
     return Refuse(
-        absl::StatusCode::kFailedPrecondition, e::ErrorReason::kStaleRevision,
-        "expected_revision",
+        absl::StatusCode::kFailedPrecondition,
+        engine::ErrorReason::kStaleRevision, "expected_revision",
         absl::StrCat(set->name(), " is at revision ", set->revision(),
                      ", the block expects ", block.expected_revision(),
                      " (refresh the factor order with GetBehaviourSet)"));
@@ -188,13 +189,13 @@ absl::Status ReadTargets(const loader::LoadedSet& set,
       return absl::OkStatus();
     }
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kOutOfRange, "target_offsets",
+                  engine::ErrorReason::kOutOfRange, "target_offsets",
                   "is empty, but the block has target_factors or target_ids: "
                   "say which targets are each row's");
   }
   if (offsets != c->rows + 1) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kOutOfRange, "target_offsets",
+                  engine::ErrorReason::kOutOfRange, "target_offsets",
                   absl::StrCat("has ", offsets, " values for ", c->rows,
                                " rows; it holds one per row and one more "
                                "(where the last row's targets end)"));
@@ -202,7 +203,7 @@ absl::Status ReadTargets(const loader::LoadedSet& set,
   c->targets = block.target_offsets(c->rows);
   if (block.target_factors_size() != c->targets * per_target) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kFactorCount, "target_factors",
+                  engine::ErrorReason::kFactorCount, "target_factors",
                   absl::StrCat("expected ", c->targets * per_target,
                                " values (", c->targets, " targets x ",
                                per_target, " target factors of ", set.name(),
@@ -213,7 +214,7 @@ absl::Status ReadTargets(const loader::LoadedSet& set,
   if (per_target == 0 && c->targets > 0 &&
       static_cast<uint32_t>(block.target_ids_size()) != c->targets) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kOutOfRange, "target_ids",
+                  engine::ErrorReason::kOutOfRange, "target_ids",
                   absl::StrCat("has ", block.target_ids_size(), " ids for ",
                                c->targets, " targets; ", set.name(),
                                "'s targets have no factors, so each needs its "
@@ -222,7 +223,7 @@ absl::Status ReadTargets(const loader::LoadedSet& set,
   if (block.target_ids_size() != 0 &&
       static_cast<uint32_t>(block.target_ids_size()) != c->targets) {
     return Refuse(
-        absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange,
+        absl::StatusCode::kInvalidArgument, engine::ErrorReason::kOutOfRange,
         "target_ids",
         absl::StrCat("has ", block.target_ids_size(), " ids for ", c->targets,
                      " targets; send one per target, "
@@ -267,7 +268,7 @@ absl::Status CheckTreeColumns(const v1::AgentBlock& block, int rows) {
                    block.tree_states().size(), "tree_states"));
   if (states == 0 && !block.tree_states().empty()) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kOutOfRange, "tree_state_offsets",
+                  engine::ErrorReason::kOutOfRange, "tree_state_offsets",
                   "is empty, but tree_states is not: say where each row's "
                   "state starts");
   }
@@ -279,7 +280,7 @@ absl::Status CheckTreeColumns(const v1::AgentBlock& block, int rows) {
   if (static_cast<size_t>(block.outcome_statuses_size()) !=
       static_cast<size_t>(block.outcome_leaves_size())) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kOutOfRange, "outcome_statuses",
+                  engine::ErrorReason::kOutOfRange, "outcome_statuses",
                   absl::StrCat("has ", block.outcome_statuses_size(),
                                " values for ", block.outcome_leaves_size(),
                                " outcome_leaves: one status per leaf"));
@@ -296,13 +297,13 @@ absl::Status RowRange(absl::string_view field, absl::string_view what,
   *end = offsets[r + 1];
   if (*first > *end) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kOutOfRange, field,
+                  engine::ErrorReason::kOutOfRange, field,
                   absl::StrCat("out of order: the row's ", what,
                                " would run from ", *first, " back to ", *end));
   }
   if (*end > limit) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kOutOfRange, field,
+                  engine::ErrorReason::kOutOfRange, field,
                   absl::StrCat("out of range: the row's ", what, " end at ",
                                *end, ", the block has ", limit));
   }
@@ -321,7 +322,7 @@ absl::Status CheckHeldColumns(const loader::LoadedSet& set,
                    static_cast<size_t>(held), "held_resources"));
   if (offsets == 0 && held > 0) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kOutOfRange, "held_offsets",
+                  engine::ErrorReason::kOutOfRange, "held_offsets",
                   "is empty, but held_resources is not: say which holdings "
                   "are each row's");
   }
@@ -337,12 +338,12 @@ absl::Status CheckHeldColumns(const loader::LoadedSet& set,
     }
   }
   const auto& resources = set.compiled.resources();
-  const bool per_target =
-      std::any_of(resources.begin(), resources.end(),
-                  [](const e::CompiledResource& r) { return r.per_target; });
+  const bool per_target = std::any_of(
+      resources.begin(), resources.end(),
+      [](const engine::CompiledResource& r) { return r.per_target; });
   if (per_target && c.targets > 0 && block.target_ids_size() == 0) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kOutOfRange, "target_ids",
+                  engine::ErrorReason::kOutOfRange, "target_ids",
                   absl::StrCat("is empty, but ", set.name(),
                                " has per-target resources, whose pools are "
                                "named by their target's id: send one per "
@@ -353,8 +354,9 @@ absl::Status CheckHeldColumns(const loader::LoadedSet& set,
 
 // Checks the columns' lengths.
 absl::Status ReadColumns(const loader::LoadedSet& set,
-                         const v1::AgentBlock& block, e::ExplainLevel level,
-                         BlockWork& work, Columns* c) {
+                         const v1::AgentBlock& block,
+                         engine::ExplainLevel level, BlockWork& work,
+                         Columns* c) {
   c->rows = block.agent_ids_size();
   c->factors = set.compiled.factor_count();
   c->actions = set.compiled.action_count();
@@ -382,16 +384,16 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
   if (set.compiled.has_resources()) {
     if (absl::Status s = CheckHeldColumns(set, block, *c); !s.ok()) return s;
   }
-  if (block.explain_rows_size() > 0 && level == e::ExplainLevel::kNone) {
+  if (block.explain_rows_size() > 0 && level == engine::ExplainLevel::kNone) {
     return Refuse(absl::StatusCode::kInvalidArgument,
-                  e::ErrorReason::kUnspecified, "explain_rows",
+                  engine::ErrorReason::kUnspecified, "explain_rows",
                   "names rows to explain, but the request asks for explain "
                   "none: set DecideRequest.explain to top or full");
   }
   for (uint32_t r : block.explain_rows()) {
     if (r >= static_cast<uint32_t>(n)) {
       return Refuse(absl::StatusCode::kInvalidArgument,
-                    e::ErrorReason::kOutOfRange, "explain_rows",
+                    engine::ErrorReason::kOutOfRange, "explain_rows",
                     absl::StrCat("row ", r, " is out of range: the block has ",
                                  n, " rows"));
     }
@@ -401,7 +403,7 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
     // Factor-major: its rows cannot be told apart unless it is whole.
     if (block.factors_size() != n * c->factors) {
       return Refuse(
-          absl::StatusCode::kInvalidArgument, e::ErrorReason::kFactorCount,
+          absl::StatusCode::kInvalidArgument, engine::ErrorReason::kFactorCount,
           "factors",
           absl::StrCat("factor-major: expected ", n * c->factors, " values (",
                        n, " rows x ", c->factors, " factors of ", set.name(),
@@ -416,7 +418,7 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
     work.seconds.assign(block.seconds_since_action().begin(),
                         block.seconds_since_action().end());
     for (float& s : work.seconds) {
-      if (std::isnan(s)) s = e::kNeverRan;
+      if (std::isnan(s)) s = engine::kNeverRan;
     }
     c->seconds = work.seconds.data();
   }
@@ -425,14 +427,14 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
 
 // Row r's engine input, or the error naming the column it lacks.
 absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
-                      const BlockWork& work, int r, e::AgentInput* in) {
+                      const BlockWork& work, int r, engine::AgentInput* in) {
   auto short_column = [&](absl::string_view field, int size, int per_row) {
     return Refuse(absl::StatusCode::kInvalidArgument, LengthReason(field),
                   field,
                   absl::StrCat("the column has ", size, " values, ", per_row,
                                " a row: it ends before this row"));
   };
-  *in = e::AgentInput{};
+  *in = engine::AgentInput{};
   const int f = c.factors;
   if (!c.factor_major) {
     if (block.factors_size() < (r + 1) * f) {
@@ -466,7 +468,7 @@ absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
     }
     in->personality = block.personality(r);
   }
-  in->current_target = e::kAnyTarget;
+  in->current_target = engine::kAnyTarget;
   if (block.target_offsets_size() > 0) {
     uint32_t first, end;
     UTILITYD_RETURN_IF_ERROR(RowRange("target_offsets", "targets",
@@ -474,7 +476,7 @@ absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
                                       &first, &end));
     if (end - first > static_cast<uint32_t>(kMaxTargetsPerAgent)) {
       return Refuse(absl::StatusCode::kInvalidArgument,
-                    e::ErrorReason::kOutOfRange, "target_offsets",
+                    engine::ErrorReason::kOutOfRange, "target_offsets",
                     absl::StrCat("the row has ", end - first,
                                  " targets; an agent may have at most ",
                                  kMaxTargetsPerAgent));
@@ -486,9 +488,9 @@ absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
       return short_column("current_target", block.current_target_size(), 1);
     }
     const int t = block.current_target(r);
-    if (t < e::kTargetGone || t >= static_cast<int>(in->targets.size())) {
+    if (t < engine::kTargetGone || t >= static_cast<int>(in->targets.size())) {
       return Refuse(absl::StatusCode::kInvalidArgument,
-                    e::ErrorReason::kOutOfRange, "current_target",
+                    engine::ErrorReason::kOutOfRange, "current_target",
                     absl::StrCat("index ", t, " is out of range: the row has ",
                                  in->targets.size(),
                                  " targets (-1: not given, -2: gone)"));
@@ -501,13 +503,13 @@ absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
 // Row r as the snapshot that decides the same (for the decision log, the
 // live feed and shadow evaluation, which keep snapshots).
 void RowSnapshot(const loader::LoadedSet& set, const v1::AgentBlock& block,
-                 int r, const e::AgentInput& in, v1::AgentSnapshot* s) {
+                 int r, const engine::AgentInput& in, v1::AgentSnapshot* s) {
   s->Clear();
   s->set_agent_id(absl::StrCat(block.agent_ids(r)));
   s->set_behaviour_set(set.name());
   s->set_expected_revision(block.expected_revision());
   s->mutable_factors()->Add(in.factors.begin(), in.factors.end());
-  const e::CompiledBehaviourSet& c = set.compiled;
+  const engine::CompiledBehaviourSet& c = set.compiled;
   if (in.current_action >= 0) {
     s->set_current_action(c.actions()[in.current_action].name);
   }
@@ -536,7 +538,7 @@ void RowSnapshot(const loader::LoadedSet& set, const v1::AgentBlock& block,
   }
   if (in.current_target >= 0) {
     s->set_current_target(target_id(in.current_target));
-  } else if (in.current_target == e::kTargetGone) {
+  } else if (in.current_target == engine::kTargetGone) {
     s->set_current_target("gone");
   }
 }
@@ -555,15 +557,15 @@ absl::Status RowHeld(const loader::LoadedSet& set, const v1::AgentBlock& block,
     const uint32_t i = block.held_resources(h);
     if (i >= resources.size()) {
       return Refuse(
-          absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange,
+          absl::StatusCode::kInvalidArgument, engine::ErrorReason::kOutOfRange,
           absl::StrCat("held_resources[", h, "]"),
           absl::StrCat("resource ", i, " is out of range: ", set.name(),
                        " declares ", resources.size()));
     }
-    const e::CompiledResource& resource = resources[i];
+    const engine::CompiledResource& resource = resources[i];
     if (resource.per_target && block.held_target_ids_size() == 0) {
       return Refuse(absl::StatusCode::kInvalidArgument,
-                    e::ErrorReason::kOutOfRange, "held_target_ids",
+                    engine::ErrorReason::kOutOfRange, "held_target_ids",
                     absl::StrCat("is empty, but ", resource.name,
                                  " is per target: send each holding's "
                                  "target id"));
@@ -584,9 +586,9 @@ absl::Status RowHeld(const loader::LoadedSet& set, const v1::AgentBlock& block,
 
 // Row r's input `in` with its factors: as it is for a row-major block; a
 // factor-major row's gathered from their columns (into work.row_factors).
-e::AgentInput WithFactors(const loader::LoadedSet& set,
-                          const v1::AgentBlock& block, int r, e::AgentInput in,
-                          BlockWork& work) {
+engine::AgentInput WithFactors(const loader::LoadedSet& set,
+                               const v1::AgentBlock& block, int r,
+                               engine::AgentInput in, BlockWork& work) {
   if (!in.factors.empty() || set.compiled.factor_count() == 0) return in;
   const int rows = block.agent_ids_size();
   work.row_factors.resize(set.compiled.factor_count());
@@ -601,8 +603,8 @@ e::AgentInput WithFactors(const loader::LoadedSet& set,
 void FailRow(int b, int r, int index, const loader::LoadedSet* set,
              const absl::Status& status, v1::DecisionBlock* out,
              BatchObserver* observer) {
-  const absl::Status at =
-      e::PrefixField(status, absl::StrCat("blocks[", b, "].rows[", r, "]."));
+  const absl::Status at = engine::PrefixField(
+      status, absl::StrCat("blocks[", b, "].rows[", r, "]."));
   (*out->mutable_flags())[r] = v1::COMPACT_FLAG_FULL;
   v1::IndexedDecision* x = out->add_full();
   x->set_agent(r);
@@ -632,8 +634,9 @@ void WriteRows(const loader::LoadedSet& set, bool canary, int b,
   for (size_t g = 0; g < work.rows.size(); ++g) {
     const int r = work.rows[g];
     if (!work.wanted[r] || !work.errors[g].ok()) continue;
-    const e::BatchDecision& d = work.out[g];
-    const e::AgentInput in = WithFactors(set, block, r, work.inputs[g], work);
+    const engine::BatchDecision& d = work.out[g];
+    const engine::AgentInput in =
+        WithFactors(set, block, r, work.inputs[g], work);
     RowSnapshot(set, block, r, in, &work.snapshot);
     v1::Decision* message = &work.message;
     message->Clear();
@@ -667,7 +670,7 @@ void HoldRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
       work.held_snapshots.emplace_back();
     }
     v1::AgentSnapshot& snapshot = work.held_snapshots[work.held_used++];
-    e::AgentInput in = WithFactors(set, block, r, work.inputs[g], work);
+    engine::AgentInput in = WithFactors(set, block, r, work.inputs[g], work);
     RowSnapshot(set, block, r, in, &snapshot);
     // Checked before the decision: cannot fail.
     RowHeld(set, block, r, &snapshot).IgnoreError();
@@ -691,7 +694,7 @@ void DecideRows(const BlockSets& sets, bool canary, int b,
   work.inputs.clear();
   work.rows.clear();
   const bool coordinated = coordinator != nullptr;
-  e::AgentInput in;
+  engine::AgentInput in;
   for (int r = 0; r < columns.rows; ++r) {
     if (sets.Canary(r) != canary) continue;
     absl::Status row = RowInput(block, columns, work, r, &in);
@@ -714,7 +717,7 @@ void DecideRows(const BlockSets& sets, bool canary, int b,
                                     .row_of = work.rows},
                                    absl::MakeSpan(work.out), &work.errors);
   } else {
-    work.decider.Decide(set.compiled, work.inputs, e::ExplainLevel::kNone,
+    work.decider.Decide(set.compiled, work.inputs, engine::ExplainLevel::kNone,
                         absl::MakeSpan(work.out), &work.errors);
   }
   if (coordinated) {
@@ -730,13 +733,16 @@ void DecideRows(const BlockSets& sets, bool canary, int b,
 
 // The wire's TreeReset numbers the engine's reasons alike.
 static_assert(
-    static_cast<int>(e::TreeReset::kNone) == v1::TREE_RESET_NONE &&
-    static_cast<int>(e::TreeReset::kMalformed) == v1::TREE_RESET_MALFORMED &&
-    static_cast<int>(e::TreeReset::kVersion) == v1::TREE_RESET_VERSION &&
-    static_cast<int>(e::TreeReset::kOtherSet) == v1::TREE_RESET_OTHER_SET &&
-    static_cast<int>(e::TreeReset::kOtherShape) == v1::TREE_RESET_OTHER_SHAPE &&
-    static_cast<int>(e::TreeReset::kCorrupt) == v1::TREE_RESET_CORRUPT &&
-    static_cast<int>(e::TreeReset::kOutOfRange) ==
+    static_cast<int>(engine::TreeReset::kNone) == v1::TREE_RESET_NONE &&
+    static_cast<int>(engine::TreeReset::kMalformed) ==
+        v1::TREE_RESET_MALFORMED &&
+    static_cast<int>(engine::TreeReset::kVersion) == v1::TREE_RESET_VERSION &&
+    static_cast<int>(engine::TreeReset::kOtherSet) ==
+        v1::TREE_RESET_OTHER_SET &&
+    static_cast<int>(engine::TreeReset::kOtherShape) ==
+        v1::TREE_RESET_OTHER_SHAPE &&
+    static_cast<int>(engine::TreeReset::kCorrupt) == v1::TREE_RESET_CORRUPT &&
+    static_cast<int>(engine::TreeReset::kOutOfRange) ==
         v1::TREE_RESET_OUT_OF_RANGE &&
     v1::TreeReset_MAX == v1::TREE_RESET_OUT_OF_RANGE);
 
@@ -744,8 +750,8 @@ static_assert(
 // the message), its leaf outcomes (into work.outcomes) and the block's
 // game time; or the error naming the column.
 absl::Status RowTree(const loader::LoadedSet& set, const v1::AgentBlock& block,
-                     int r, BlockWork& work, e::TreeInput* in) {
-  *in = e::TreeInput{.game_time = block.game_time()};
+                     int r, BlockWork& work, engine::TreeInput* in) {
+  *in = engine::TreeInput{.game_time = block.game_time()};
   uint32_t first, end;
   if (block.tree_state_offsets_size() > 0) {
     UTILITYD_RETURN_IF_ERROR(RowRange(
@@ -760,7 +766,7 @@ absl::Status RowTree(const loader::LoadedSet& set, const v1::AgentBlock& block,
         "outcome_offsets", "outcomes", block.outcome_offsets(), r,
         static_cast<uint32_t>(block.outcome_leaves_size()), &first, &end));
     for (uint32_t k = first; k < end; ++k) {
-      e::LeafOutcome o;
+      engine::LeafOutcome o;
       UTILITYD_RETURN_IF_ERROR(internal::ReadLeafOutcome(
           set, block.outcome_leaves(k),
           static_cast<v1::NodeStatus>(block.outcome_statuses(k)),
@@ -774,10 +780,10 @@ absl::Status RowTree(const loader::LoadedSet& set, const v1::AgentBlock& block,
 }
 
 // What a tree row's snapshot carries besides the flat fields.
-void RowTreeSnapshot(const e::TreeInput& in, v1::AgentSnapshot* s) {
+void RowTreeSnapshot(const engine::TreeInput& in, v1::AgentSnapshot* s) {
   s->set_tree_state(in.state.data(), in.state.size());
   s->set_game_time(in.game_time);
-  for (const e::LeafOutcome& o : in.outcomes) {
+  for (const engine::LeafOutcome& o : in.outcomes) {
     v1::LeafOutcome* x = s->add_leaf_outcomes();
     x->set_leaf(o.leaf);
     x->set_status(internal::ToProto(o.status));
@@ -804,20 +810,21 @@ void EndTreeRow(v1::DecisionBlock* out) {
 // Row r's tick as columns: its first run leaf as the row's action (its
 // score stays StartColumns' 0), every run and halted leaf, its state,
 // status and reset reason.
-void WriteTickColumns(const e::TreeTick& tick, const e::AgentInput& in, int r,
+void WriteTickColumns(const engine::TreeTick& tick,
+                      const engine::AgentInput& in, int r,
                       v1::DecisionBlock* out) {
   auto target = [&](int32_t t) {
     return t >= 0 && t < static_cast<int32_t>(in.targets.size()) ? t : -1;
   };
   bool started = false;
-  for (const e::TreeLeaf& l : tick.run) {
+  for (const engine::TreeLeaf& l : tick.run) {
     out->add_run_nodes(l.node);
     out->add_run_actions(l.action);
     out->add_run_targets(target(l.target));
     out->mutable_run_started()->push_back(l.started ? '\1' : '\0');
     started |= l.started;
   }
-  for (const e::TreeLeaf& l : tick.halted) {
+  for (const engine::TreeLeaf& l : tick.halted) {
     out->add_halted_nodes(l.node);
     out->add_halted_actions(l.action);
     out->add_halted_targets(target(l.target));
@@ -837,8 +844,8 @@ void WriteTickColumns(const e::TreeTick& tick, const e::AgentInput& in, int r,
 // gathered for a factor-major block (decided or ticked alone).
 absl::Status RowInputs(const loader::LoadedSet& set,
                        const v1::AgentBlock& block, const Columns& columns,
-                       int r, BlockWork& work, e::AgentInput* in,
-                       e::TreeInput* tree) {
+                       int r, BlockWork& work, engine::AgentInput* in,
+                       engine::TreeInput* tree) {
   UTILITYD_RETURN_IF_ERROR(RowInput(block, columns, work, r, in));
   if (set.compiled.tree() != nullptr) {
     UTILITYD_RETURN_IF_ERROR(RowTree(set, block, r, work, tree));
@@ -854,15 +861,15 @@ void TickRows(const BlockSets& sets, int b, const v1::AgentBlock& block,
               v1::DecisionBlock* out, BatchObserver* observer) {
   static const v1::AgentSnapshot* const kNone = new v1::AgentSnapshot();
   StartTreeColumns(columns.rows, out);
-  e::AgentInput in;
-  e::TreeInput tree;
+  engine::AgentInput in;
+  engine::TreeInput tree;
   for (int r = 0; r < columns.rows; ++r) {
     const loader::LoadedSet& set = sets.For(r);
     const int index = first_index + r;
     absl::Status s = RowInputs(set, block, columns, r, work, &in, &tree);
     if (s.ok()) {
-      s = e::TickTree(set.compiled, in, tree, e::ExplainLevel::kNone,
-                      &work.tick);
+      s = engine::TickTree(set.compiled, in, tree, engine::ExplainLevel::kNone,
+                           &work.tick);
     }
     if (!s.ok()) {
       FailRow(b, r, index, &set, s, out, observer);
@@ -897,9 +904,9 @@ void ExplainRows(const BlockSets& sets, const v1::AgentBlock& block,
   std::sort(work.explain.begin(), work.explain.end());
   work.explain.erase(std::unique(work.explain.begin(), work.explain.end()),
                      work.explain.end());
-  const e::ExplainLevel level = ToExplainLevel(explain);
-  e::AgentInput in;
-  e::TreeInput tree;
+  const engine::ExplainLevel level = ToExplainLevel(explain);
+  engine::AgentInput in;
+  engine::TreeInput tree;
   for (uint32_t row : work.explain) {
     const int r = static_cast<int>(row);
     const loader::LoadedSet& set = sets.For(r);
@@ -908,8 +915,8 @@ void ExplainRows(const BlockSets& sets, const v1::AgentBlock& block,
     // It was decided (or ticked) above: the same again cannot fail.
     if (!RowInputs(set, block, columns, r, work, &in, &tree).ok()) continue;
     const bool tree_set = set.compiled.tree() != nullptr;
-    if (!(tree_set ? e::TickTree(set.compiled, in, tree, level, &work.tick)
-                   : e::Decide(set.compiled, in, level, &work.decision))
+    if (!(tree_set ? engine::TickTree(set.compiled, in, tree, level, &work.tick)
+                   : engine::Decide(set.compiled, in, level, &work.decision))
              .ok()) {
       continue;
     }
@@ -924,7 +931,7 @@ void ExplainRows(const BlockSets& sets, const v1::AgentBlock& block,
       // Its allocated decision, with the scoring's explanation and its
       // coordination, as a snapshot's.
       const Coordinator::Agent& a = coordinator->agents()[k];
-      static_cast<e::BatchDecision&>(work.decision) = a.decision;
+      static_cast<engine::BatchDecision&>(work.decision) = a.decision;
       v1::Decision* d = x->mutable_decision();
       WriteDecision(set, *a.snapshot, work.decision, explain, d);
       coordinator->Describe(k, d->mutable_coordination());
@@ -964,7 +971,8 @@ void DecideBlock(const loader::Catalog& catalog, const Variants& variants,
   if (s.ok())
     s = ReadColumns(*set, block, ToExplainLevel(explain), work, &columns);
   if (!s.ok()) {
-    const absl::Status at = e::PrefixField(s, absl::StrCat("blocks[", b, "]."));
+    const absl::Status at =
+        engine::PrefixField(s, absl::StrCat("blocks[", b, "]."));
     ToError(at, out->mutable_error());
     if (observer != nullptr) {
       for (int r = 0; r < block.agent_ids_size(); ++r) {
@@ -1054,11 +1062,11 @@ void WriteHeldRow(const v1::DecideRequest& request,
   }
   if (canary) (*out->mutable_flags())[r] |= v1::COMPACT_FLAG_CANARY;
   // Its grants: the uses of its allocated option, in the set's order.
-  if (const e::Option* o = coordinator.Chosen(k); o != nullptr) {
-    const e::CompiledBehaviourSet& cs = a.set->compiled;
+  if (const engine::Option* o = coordinator.Chosen(k); o != nullptr) {
+    const engine::CompiledBehaviourSet& cs = a.set->compiled;
     const uint32_t first_target =
         block.target_offsets_size() > 0 ? block.target_offsets(r) : 0;
-    for (const e::CompiledUse& u : cs.uses(o->action)) {
+    for (const engine::CompiledUse& u : cs.uses(o->action)) {
       out->add_grant_resources(static_cast<uint32_t>(u.resource));
       out->add_grant_target_ids(cs.resources()[u.resource].per_target
                                     ? block.target_ids(first_target + o->target)

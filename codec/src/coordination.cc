@@ -10,10 +10,8 @@
 namespace utilityd::codec {
 namespace {
 
-namespace e = engine;
-
 // "attack@player-1", "(no action)".
-std::string CandidateName(const e::CompiledBehaviourSet& set, int action,
+std::string CandidateName(const engine::CompiledBehaviourSet& set, int action,
                           const std::string& target) {
   if (action < 0) return "(no action)";
   return target.empty() ? set.actions()[action].name
@@ -64,7 +62,7 @@ void Coordinator::Clear(const v1::DecideRequest& request,
     const int32_t pool = PoolFor(p.resource(), p.target_id());
     if (p.has_capacity() && !info_[pool].capacity_given) {
       // Clamped as the allocator takes it, so that the pool states say so.
-      pools_[pool].capacity = std::clamp(p.capacity(), 0, e::kMaxUnits);
+      pools_[pool].capacity = std::clamp(p.capacity(), 0, engine::kMaxUnits);
       info_[pool].capacity_given = true;
     }
   }
@@ -80,7 +78,7 @@ int32_t Coordinator::PoolFor(absl::string_view resource,
     // One capacity per resource name across the catalog, whichever agents
     // the batch holds; a name no set declares: 1.
     const loader::CatalogResource* declared = catalog_->FindResource(resource);
-    e::PoolSpec spec;
+    engine::PoolSpec spec;
     if (declared != nullptr) {
       spec.capacity = declared->capacity;
       spec.preemption_margin = declared->preemption_margin;
@@ -92,13 +90,13 @@ int32_t Coordinator::PoolFor(absl::string_view resource,
   return it->second;
 }
 
-bool Coordinator::AddOption(const e::CompiledBehaviourSet& cs,
+bool Coordinator::AddOption(const engine::CompiledBehaviourSet& cs,
                             const v1::AgentSnapshot& snapshot, int action,
                             int target, float score) {
-  e::Option o{.action = action, .target = target, .score = score};
+  engine::Option o{.action = action, .target = target, .score = score};
   o.first_use = static_cast<uint32_t>(uses_.size());
-  for (const e::CompiledUse& u : cs.uses(action)) {
-    const e::CompiledResource& r = cs.resources()[u.resource];
+  for (const engine::CompiledUse& u : cs.uses(action)) {
+    const engine::CompiledResource& r = cs.resources()[u.resource];
     // A view of the request's own string (never of a temporary: the key
     // outlives this call).
     const absl::string_view target_id =
@@ -111,10 +109,11 @@ bool Coordinator::AddOption(const e::CompiledBehaviourSet& cs,
   return o.use_count == 0;
 }
 
-void Coordinator::CollectCandidates(const e::CompiledBehaviourSet& cs,
-                                    const e::AgentInput& input,
-                                    const e::BatchDecision& d,
-                                    const e::BatchDecider& decider, size_t g) {
+void Coordinator::CollectCandidates(const engine::CompiledBehaviourSet& cs,
+                                    const engine::AgentInput& input,
+                                    const engine::BatchDecision& d,
+                                    const engine::BatchDecider& decider,
+                                    size_t g) {
   sort_.clear();
   // Every eligible candidate, the fallback action too: it competes in its
   // rank and score place like any other.
@@ -126,16 +125,19 @@ void Coordinator::CollectCandidates(const e::CompiledBehaviourSet& cs,
       if (a == d.action && t == d.target) continue;
       const float s = decider.CandidateScore(cs, g, a, t);
       if (!(s > 0) || s < min_score) continue;
-      sort_.push_back({s, e::Option{.action = a, .target = t, .score = s}});
+      sort_.push_back(
+          {s, engine::Option{.action = a, .target = t, .score = s}});
     }
   }
 }
 
 void Coordinator::Hold(int index, const loader::LoadedSet& set,
-                       const e::AgentInput& input, const e::BatchDecision& d,
-                       const e::Decision* trace, const e::BatchDecider& decider,
-                       size_t g, const v1::AgentSnapshot& snapshot) {
-  const e::CompiledBehaviourSet& cs = set.compiled;
+                       const engine::AgentInput& input,
+                       const engine::BatchDecision& d,
+                       const engine::Decision* trace,
+                       const engine::BatchDecider& decider, size_t g,
+                       const v1::AgentSnapshot& snapshot) {
+  const engine::CompiledBehaviourSet& cs = set.compiled;
   Agent& agent = agents_.emplace_back();
   agent.index = index;
   agent.snapshot = &snapshot;
@@ -211,9 +213,9 @@ void Coordinator::CollectHoldings(const v1::DecideRequest& request) {
                   std::optional<float> score) {
     if (!seen_.insert({resource, target, agent_id}).second) return;
     const auto it = by_id_.find(agent_id);
-    e::Holding h{.pool = PoolFor(resource, target),
-                 .amount = std::max(1, amount),
-                 .agent = it == by_id_.end() ? -1 : it->second};
+    engine::Holding h{.pool = PoolFor(resource, target),
+                      .amount = std::max(1, amount),
+                      .agent = it == by_id_.end() ? -1 : it->second};
     if (h.agent < 0 && score.has_value()) h.score = *score;
     holdings_.push_back(h);
     holding_agent_ids_.push_back(agent_id);
@@ -265,9 +267,9 @@ void Coordinator::ApplyAllocation() {
   for (int32_t k = 0; k < static_cast<int32_t>(agents_.size()); ++k) {
     const int32_t chosen = allocation_->chosen[k];
     if (chosen < 0) continue;
-    const e::Option& o = options_[agents_[k].first_option + chosen];
+    const engine::Option& o = options_[agents_[k].first_option + chosen];
     for (uint32_t u = 0; u < o.use_count; ++u) {
-      const e::Use& use = uses_[o.first_use + u];
+      const engine::Use& use = uses_[o.first_use + u];
       holders_[use.pool].push_back({k, -1, use.amount});
     }
   }
@@ -278,24 +280,24 @@ void Coordinator::ApplyAllocation() {
     Agent& a = agents_[k];
     const int32_t chosen = allocation_->chosen[k];
     if (chosen == 0) continue;  // its own decision
-    e::BatchDecision& d = a.decision;
+    engine::BatchDecision& d = a.decision;
     if (chosen < 0) {
       d.action = -1;
       d.target = -1;
       d.score = 0;
       d.fallback = false;
     } else {
-      const e::Option& o = options_[a.first_option + chosen];
+      const engine::Option& o = options_[a.first_option + chosen];
       d.action = o.action;
       d.target = o.target;
       d.score = o.score;
       d.fallback = static_cast<uint32_t>(chosen) == a.fallback_option;
     }
-    d.switched = e::Switched(a.input, d.action, d.target);
+    d.switched = engine::Switched(a.input, d.action, d.target);
     d.runner_up_action = -1;
     d.runner_up_target = -1;
     d.runner_up_score = 0;
-    static_cast<e::BatchDecision&>(a.trace) = d;
+    static_cast<engine::BatchDecision&>(a.trace) = d;
   }
 }
 
@@ -304,7 +306,7 @@ const std::string& Coordinator::HolderId(const PoolHolder& x) const {
                       : holding_agent_ids_[x.holding];
 }
 
-const e::Option* Coordinator::Chosen(size_t k) const {
+const engine::Option* Coordinator::Chosen(size_t k) const {
   const int32_t chosen = allocation_->chosen[k];
   return chosen < 0 ? nullptr : &options_[agents_[k].first_option + chosen];
 }
@@ -324,7 +326,7 @@ bool Coordinator::Denied(size_t k) const {
 
 void Coordinator::Describe(size_t k, v1::Coordination* out) const {
   const Agent& a = agents_[k];
-  const e::CompiledBehaviourSet& cs = a.set->compiled;
+  const engine::CompiledBehaviourSet& cs = a.set->compiled;
   const v1::AgentSnapshot& snapshot = *a.snapshot;
   const int32_t chosen = allocation_->chosen[k];
   auto kept_in = [&](int32_t pool) {
@@ -337,9 +339,9 @@ void Coordinator::Describe(size_t k, v1::Coordination* out) const {
     return false;
   };
   if (chosen >= 0) {
-    const e::Option& o = options_[a.first_option + chosen];
+    const engine::Option& o = options_[a.first_option + chosen];
     for (uint32_t u = 0; u < o.use_count; ++u) {
-      const e::Use& use = uses_[o.first_use + u];
+      const engine::Use& use = uses_[o.first_use + u];
       v1::ResourceGrant* g = out->add_granted();
       g->set_resource(info_[use.pool].resource);
       g->set_target_id(info_[use.pool].target_id);
@@ -358,9 +360,9 @@ void Coordinator::Describe(size_t k, v1::Coordination* out) const {
       r->set_preempted_by(agents_[by].snapshot->agent_id());
     }
   }
-  const e::Denial& denial = allocation_->denied[k];
+  const engine::Denial& denial = allocation_->denied[k];
   if (denial.option >= 0) {
-    const e::Option& o = options_[a.first_option + denial.option];
+    const engine::Option& o = options_[a.first_option + denial.option];
     v1::ResourceDenial* x = out->mutable_denied();
     const std::string& target = TargetId(snapshot, o.target);
     x->set_action(cs.actions()[o.action].name);
@@ -385,7 +387,7 @@ void Coordinator::Describe(size_t k, v1::Coordination* out) const {
     x->set_message(std::move(message));
   }
   if (chosen != 0 && a.option_count > 0) {
-    const e::Option& first = options_[a.first_option];
+    const engine::Option& first = options_[a.first_option];
     out->set_uncoordinated_action(cs.actions()[first.action].name);
     out->set_uncoordinated_target_id(TargetId(snapshot, first.target));
     out->set_uncoordinated_score(first.score);
@@ -394,7 +396,7 @@ void Coordinator::Describe(size_t k, v1::Coordination* out) const {
 
 void Coordinator::DescribeRunnerUp(size_t k, v1::Decision* out) const {
   const Agent& a = agents_[k];
-  const e::BatchDecision& s = a.scored;
+  const engine::BatchDecision& s = a.scored;
   if (allocation_->chosen[k] == 0 || !out->has_explanation() ||
       s.runner_up_action < 0) {
     return;

@@ -16,28 +16,26 @@
 #include "utilityd/engine/sensitivity.h"
 
 namespace utilityd::codec {
-namespace {
-namespace e = engine;
-}  // namespace
+namespace {}  // namespace
 
 namespace {
 
 // Per-thread working memory of DecideBatch, reused from batch to batch.
 struct BatchWork {
-  std::vector<AgentScratch> scratch;           // per agent
-  std::vector<e::AgentInput> inputs;           // per agent
-  std::vector<const loader::LoadedSet*> sets;  // per agent; null: failed
-  std::vector<e::AgentInput> group_inputs;     // the agents of one set
-  std::vector<int> group_index;                // their request positions
-  std::vector<e::BatchDecision> group_out;
+  std::vector<AgentScratch> scratch;             // per agent
+  std::vector<engine::AgentInput> inputs;        // per agent
+  std::vector<const loader::LoadedSet*> sets;    // per agent; null: failed
+  std::vector<engine::AgentInput> group_inputs;  // the agents of one set
+  std::vector<int> group_index;                  // their request positions
+  std::vector<engine::BatchDecision> group_out;
   std::vector<absl::Status> group_errors;
-  std::vector<e::Decision> group_traces;  // explain full only
-  e::BatchDecider decider;
+  std::vector<engine::Decision> group_traces;  // explain full only
+  engine::BatchDecider decider;
   // Agents of sets with resources, held back for coordination.
   Coordinator coordinator;
   // Requests asking for sensitivity.
-  e::SensitivityAnalyser analyser;
-  std::vector<e::FactorSensitivity> sensitivity;
+  engine::SensitivityAnalyser analyser;
+  std::vector<engine::FactorSensitivity> sensitivity;
   v1::Explain explain = v1::EXPLAIN_NONE;  // as the request, or none (compact)
   // The answer: `response` (its decisions, or in the compact form its
   // arrays, pre-sized, and the sets listed in it so far).
@@ -114,7 +112,7 @@ void FailAgent(int i, const v1::AgentSnapshot& agent,
                const loader::LoadedSet* set, const absl::Status& status,
                BatchWork& work, BatchObserver* observer) {
   const absl::Status at =
-      e::PrefixField(status, absl::StrCat("agents[", i, "]."));
+      engine::PrefixField(status, absl::StrCat("agents[", i, "]."));
   v1::Decision* out = work.FullSlot(i);
   out->set_agent_id(agent.agent_id());
   WriteError(at, out);
@@ -132,13 +130,13 @@ void TickOne(const loader::LoadedSet& set, int i,
              const v1::DecideRequest& request, BatchWork& work,
              BatchObserver* observer) {
   AgentScratch& scratch = work.scratch[i];
-  const e::AgentInput& input = work.inputs[i];
+  const engine::AgentInput& input = work.inputs[i];
   const v1::AgentSnapshot& agent = request.agents(i);
-  e::TreeInput in;
+  engine::TreeInput in;
   absl::Status s = ResolveTree(set, agent, &scratch, &in);
   if (s.ok()) {
-    s = e::TickTree(set.compiled, input, in, ToExplainLevel(work.explain),
-                    &scratch.tick);
+    s = engine::TickTree(set.compiled, input, in, ToExplainLevel(work.explain),
+                         &scratch.tick);
   }
   if (!s.ok()) return FailAgent(i, agent, &set, s, work, observer);
   v1::Decision* out = work.FullSlot(i);
@@ -163,9 +161,9 @@ void ResolveOne(const loader::Catalog& catalog,
     FailAgent(i, agent, set, s, work, observer);
   };
   if (agent.behaviour_set().empty()) {
-    return fail(e::FieldError(absl::StatusCode::kInvalidArgument,
-                              e::ErrorReason::kMissingSet, "behaviour_set",
-                              "is required"));
+    return fail(engine::FieldError(absl::StatusCode::kInvalidArgument,
+                                   engine::ErrorReason::kMissingSet,
+                                   "behaviour_set", "is required"));
   }
   // The catalog keeps its sets alive for the call: plain pointers, no
   // reference counting per agent.
@@ -175,10 +173,10 @@ void ResolveOne(const loader::Catalog& catalog,
   if (set == nullptr) {
     std::vector<std::string> names;
     for (const auto& [name, _] : catalog.sets()) names.push_back(name);
-    return fail(e::FieldError(
-        absl::StatusCode::kNotFound, e::ErrorReason::kUnknownSet,
+    return fail(engine::FieldError(
+        absl::StatusCode::kNotFound, engine::ErrorReason::kUnknownSet,
         "behaviour_set",
-        e::UnknownNameMessage("set", agent.behaviour_set(), names)));
+        engine::UnknownNameMessage("set", agent.behaviour_set(), names)));
   }
   last = set;
   const loader::LoadedSet* live = set;
@@ -198,8 +196,9 @@ void ResolveOne(const loader::Catalog& catalog,
 // request's form, with its sensitivity when asked, and, for agent k of
 // `coordinator`, its coordination; and shows it to the observer.
 void WriteDecided(const loader::LoadedSet& set, int i,
-                  const v1::DecideRequest& request, const e::AgentInput& input,
-                  const e::BatchDecision& d, const e::Decision* trace,
+                  const v1::DecideRequest& request,
+                  const engine::AgentInput& input,
+                  const engine::BatchDecision& d, const engine::Decision* trace,
                   BatchWork& work, BatchObserver* observer,
                   const Coordinator* coordinator = nullptr, size_t k = 0) {
   const v1::AgentSnapshot& agent = request.agents(i);
@@ -249,7 +248,7 @@ void Coordinate(const v1::DecideRequest& request, BatchWork& work,
                 BatchObserver* observer) {
   Coordinator& c = work.coordinator;
   c.Allocate(request);
-  const bool full = ToExplainLevel(work.explain) == e::ExplainLevel::kFull;
+  const bool full = ToExplainLevel(work.explain) == engine::ExplainLevel::kFull;
   for (size_t k = 0; k < c.agents().size(); ++k) {
     Coordinator::Agent& a = c.agents()[k];
     if (a.block >= 0) {
@@ -284,8 +283,8 @@ void DecideGroup(const loader::LoadedSet& set, int first,
   const size_t count = work.group_inputs.size();
   work.group_out.resize(count);
   // Explain full: the same pass also writes every trace.
-  const e::ExplainLevel level = ToExplainLevel(work.explain);
-  const bool full = level == e::ExplainLevel::kFull;
+  const engine::ExplainLevel level = ToExplainLevel(work.explain);
+  const bool full = level == engine::ExplainLevel::kFull;
   if (full && work.group_traces.size() < count) work.group_traces.resize(count);
   // Sets with resources: every candidate's score stays readable, for the
   // agents' options in coordination.
@@ -294,12 +293,12 @@ void DecideGroup(const loader::LoadedSet& set, int first,
   work.decider.Decide(set.compiled, work.group_inputs, level,
                       absl::MakeSpan(work.group_out), &work.group_errors,
                       full ? absl::MakeSpan(work.group_traces.data(), count)
-                           : absl::Span<e::Decision>());
+                           : absl::Span<engine::Decision>());
   work.List(set);
   for (size_t g = 0; g < count; ++g) {
     const int i = work.group_index[g];
     const v1::AgentSnapshot& agent = request.agents(i);
-    const e::BatchDecision& d = work.group_out[g];
+    const engine::BatchDecision& d = work.group_out[g];
     if (const absl::Status& s = work.group_errors[g]; !s.ok()) {
       FailAgent(i, agent, &set, s, work, observer);
       continue;
@@ -417,22 +416,22 @@ RequestSize MeasureRequest(const v1::DecideRequest& request) {
 
 absl::Status CheckForm(const v1::DecideRequest& request) {
   if (request.form() == v1::DECISION_FORM_COMPACT &&
-      ToExplainLevel(request.explain()) != e::ExplainLevel::kNone) {
-    return e::FieldError(
-        absl::StatusCode::kInvalidArgument, e::ErrorReason::kUnspecified,
+      ToExplainLevel(request.explain()) != engine::ExplainLevel::kNone) {
+    return engine::FieldError(
+        absl::StatusCode::kInvalidArgument, engine::ErrorReason::kUnspecified,
         "form",
         "the compact form carries no explanations: ask for explain none, or "
         "for the full form");
   }
   if (request.form() == v1::DECISION_FORM_COMPACT && request.sensitivity()) {
-    return e::FieldError(
-        absl::StatusCode::kInvalidArgument, e::ErrorReason::kUnspecified,
+    return engine::FieldError(
+        absl::StatusCode::kInvalidArgument, engine::ErrorReason::kUnspecified,
         "sensitivity",
         "the compact form carries no sensitivity: ask for the full form");
   }
   if (request.blocks_size() > 0 && request.sensitivity()) {
-    return e::FieldError(
-        absl::StatusCode::kInvalidArgument, e::ErrorReason::kUnspecified,
+    return engine::FieldError(
+        absl::StatusCode::kInvalidArgument, engine::ErrorReason::kUnspecified,
         "blocks",
         "blocks are answered without sensitivity: send the agents whose "
         "sensitivity you want as snapshots (agents)");

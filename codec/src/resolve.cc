@@ -15,11 +15,10 @@
 namespace utilityd::codec {
 namespace {
 
-namespace e = engine;
 constexpr float kMissing = std::numeric_limits<float>::quiet_NaN();
 
 std::vector<std::string> FactorNames(
-    const std::vector<e::FactorDefinition>& fs) {
+    const std::vector<engine::FactorDefinition>& fs) {
   std::vector<std::string> names;
   for (const auto& f : fs) names.push_back(f.name);
   return names;
@@ -29,13 +28,13 @@ std::vector<std::string> FactorNames(
 std::string UnknownName(absl::string_view what, const std::string& name,
                         const std::vector<std::string>& known,
                         absl::string_view set_name) {
-  std::string message = e::UnknownNameMessage(what, name, known);
+  std::string message = engine::UnknownNameMessage(what, name, known);
   const size_t name_end = message.find('"', message.find('"') + 1);
   message.insert(name_end + 1, absl::StrCat(" in ", set_name));
   return message;
 }
 
-std::vector<std::string> ActionNames(const e::CompiledBehaviourSet& set) {
+std::vector<std::string> ActionNames(const engine::CompiledBehaviourSet& set) {
   std::vector<std::string> names;
   for (const auto& a : set.actions()) names.push_back(a.name);
   return names;
@@ -48,22 +47,23 @@ std::vector<std::string> ActionNames(const e::CompiledBehaviourSet& set) {
 absl::Status ResolveFactors(
     const google::protobuf::RepeatedField<float>& packed,
     const google::protobuf::Map<std::string, float>& named,
-    const e::CompiledBehaviourSet& set, int target, std::vector<float>* out) {
-  const std::vector<e::FactorDefinition>& declared =
+    const engine::CompiledBehaviourSet& set, int target,
+    std::vector<float>* out) {
+  const std::vector<engine::FactorDefinition>& declared =
       target >= 0 ? set.target_factors() : set.factors();
   auto path = [target](absl::string_view field) {
     return target >= 0 ? absl::StrCat("targets[", target, "].", field)
                        : std::string(field);
   };
-  auto invalid = [&](e::ErrorReason reason, absl::string_view field,
+  auto invalid = [&](engine::ErrorReason reason, absl::string_view field,
                      absl::string_view detail) {
-    return e::FieldError(absl::StatusCode::kInvalidArgument, reason,
-                         path(field), detail);
+    return engine::FieldError(absl::StatusCode::kInvalidArgument, reason,
+                              path(field), detail);
   };
   const size_t base = out->size();
   if (!named.empty()) {
     if (!packed.empty()) {
-      return invalid(e::ErrorReason::kFactorForms, "factors",
+      return invalid(engine::ErrorReason::kFactorForms, "factors",
                      "give either factors or named_factors, not both");
     }
     out->resize(base + declared.size(), kMissing);
@@ -72,7 +72,7 @@ absl::Status ResolveFactors(
           target >= 0 ? set.FindTargetFactor(name) : set.FindFactor(name);
       if (i < 0) {
         return invalid(
-            e::ErrorReason::kUnknownFactor, "named_factors",
+            engine::ErrorReason::kUnknownFactor, "named_factors",
             UnknownName("factor", name, FactorNames(declared), set.name()));
       }
       (*out)[base + i] = value;
@@ -83,14 +83,14 @@ absl::Status ResolveFactors(
       for (const auto& f : declared) {
         if (!named.contains(f.name)) missing.push_back(f.name);
       }
-      return invalid(e::ErrorReason::kMissingFactor, "named_factors",
+      return invalid(engine::ErrorReason::kMissingFactor, "named_factors",
                      absl::StrCat("missing ", absl::StrJoin(missing, ", "),
                                   " (", set.name(), ")"));
     }
     return absl::OkStatus();
   }
   if (static_cast<size_t>(packed.size()) != declared.size()) {
-    return invalid(e::ErrorReason::kFactorCount, "factors",
+    return invalid(engine::ErrorReason::kFactorCount, "factors",
                    absl::StrCat("expected ", declared.size(), " values (",
                                 set.name(), "), got ", packed.size()));
   }
@@ -100,9 +100,10 @@ absl::Status ResolveFactors(
 
 // The agent's own factors: its packed values in place when they fit, else
 // resolved into the scratch.
-absl::Status ResolveAgentFactors(const e::CompiledBehaviourSet& set,
+absl::Status ResolveAgentFactors(const engine::CompiledBehaviourSet& set,
                                  const v1::AgentSnapshot& snapshot,
-                                 AgentScratch* scratch, e::AgentInput* input) {
+                                 AgentScratch* scratch,
+                                 engine::AgentInput* input) {
   if (snapshot.named_factors().empty() &&
       static_cast<size_t>(snapshot.factors_size()) == set.factors().size()) {
     input->factors =
@@ -118,51 +119,53 @@ absl::Status ResolveAgentFactors(const e::CompiledBehaviourSet& set,
 }
 
 // The current action and the seconds since each action ran.
-absl::Status ResolveActions(const e::CompiledBehaviourSet& set,
+absl::Status ResolveActions(const engine::CompiledBehaviourSet& set,
                             const v1::AgentSnapshot& snapshot,
-                            AgentScratch* scratch, e::AgentInput* input) {
+                            AgentScratch* scratch, engine::AgentInput* input) {
   if (!snapshot.current_action().empty()) {
     input->current_action = set.FindAction(snapshot.current_action());
     if (input->current_action < 0) {
-      return e::FieldError(absl::StatusCode::kNotFound,
-                           e::ErrorReason::kUnknownAction, "current_action",
-                           UnknownName("action", snapshot.current_action(),
-                                       ActionNames(set), set.name()));
+      return engine::FieldError(absl::StatusCode::kNotFound,
+                                engine::ErrorReason::kUnknownAction,
+                                "current_action",
+                                UnknownName("action", snapshot.current_action(),
+                                            ActionNames(set), set.name()));
     }
   }
   if (snapshot.seconds_since_action().empty()) return absl::OkStatus();
-  scratch->seconds_since_action.assign(set.action_count(), e::kNeverRan);
+  scratch->seconds_since_action.assign(set.action_count(), engine::kNeverRan);
   for (const auto& [name, seconds] : snapshot.seconds_since_action()) {
     const int a = set.FindAction(name);
     if (a < 0) {
-      return e::FieldError(
-          absl::StatusCode::kNotFound, e::ErrorReason::kUnknownAction,
+      return engine::FieldError(
+          absl::StatusCode::kNotFound, engine::ErrorReason::kUnknownAction,
           "seconds_since_action",
           UnknownName("action", name, ActionNames(set), set.name()));
     }
     scratch->seconds_since_action[a] =
-        std::isnan(seconds) ? e::kNeverRan : seconds;
+        std::isnan(seconds) ? engine::kNeverRan : seconds;
   }
   input->seconds_since_action = scratch->seconds_since_action;
   return absl::OkStatus();
 }
 
 // The targets and which of them is the current one.
-absl::Status ResolveTargets(const e::CompiledBehaviourSet& set,
+absl::Status ResolveTargets(const engine::CompiledBehaviourSet& set,
                             const v1::AgentSnapshot& snapshot,
-                            AgentScratch* scratch, e::AgentInput* input) {
+                            AgentScratch* scratch, engine::AgentInput* input) {
   scratch->target_values.clear();
   scratch->targets.clear();
   if (snapshot.targets_size() > kMaxTargetsPerAgent) {
-    return e::FieldError(absl::StatusCode::kInvalidArgument,
-                         e::ErrorReason::kOutOfRange, "targets",
-                         absl::StrCat(snapshot.targets_size(),
-                                      " targets; an agent may have at most ",
-                                      kMaxTargetsPerAgent));
+    return engine::FieldError(
+        absl::StatusCode::kInvalidArgument, engine::ErrorReason::kOutOfRange,
+        "targets",
+        absl::StrCat(snapshot.targets_size(),
+                     " targets; an agent may have at most ",
+                     kMaxTargetsPerAgent));
   }
-  input->current_target = e::kAnyTarget;
+  input->current_target = engine::kAnyTarget;
   if (!snapshot.current_target().empty())
-    input->current_target = e::kTargetGone;
+    input->current_target = engine::kTargetGone;
   const size_t width = set.target_factors().size();
   // A target's packed values of the right count are used in place, as the
   // agent's are; the others are resolved into target_values. Spans into
@@ -189,7 +192,7 @@ absl::Status ResolveTargets(const e::CompiledBehaviourSet& set,
     }
   }
   if (resolved) {
-    for (e::TargetInput& target : scratch->targets) {
+    for (engine::TargetInput& target : scratch->targets) {
       if (target.factors.data() != nullptr) continue;
       target.factors = absl::MakeConstSpan(
           scratch->target_values.data() + target.factors.size(), width);
@@ -199,9 +202,9 @@ absl::Status ResolveTargets(const e::CompiledBehaviourSet& set,
   return absl::OkStatus();
 }
 
-absl::Status ResolvePersonality(const e::CompiledBehaviourSet& set,
+absl::Status ResolvePersonality(const engine::CompiledBehaviourSet& set,
                                 const v1::AgentSnapshot& snapshot,
-                                e::AgentInput* input) {
+                                engine::AgentInput* input) {
   if (snapshot.personality().empty()) return absl::OkStatus();
   input->personality = set.FindPersonality(snapshot.personality());
   if (input->personality >= 0) return absl::OkStatus();
@@ -209,8 +212,8 @@ absl::Status ResolvePersonality(const e::CompiledBehaviourSet& set,
   for (int p = 0; p < set.personality_count(); ++p) {
     names.push_back(set.personality_name(p));
   }
-  return e::FieldError(
-      absl::StatusCode::kNotFound, e::ErrorReason::kUnknownPersonality,
+  return engine::FieldError(
+      absl::StatusCode::kNotFound, engine::ErrorReason::kUnknownPersonality,
       "personality",
       UnknownName("personality", snapshot.personality(), names, set.name()));
 }
@@ -219,21 +222,21 @@ absl::Status ResolvePersonality(const e::CompiledBehaviourSet& set,
 
 absl::Status ResolveAgent(const loader::LoadedSet& loaded,
                           const v1::AgentSnapshot& snapshot,
-                          AgentScratch* scratch, e::AgentInput* input,
+                          AgentScratch* scratch, engine::AgentInput* input,
                           const loader::LoadedSet* revision_of) {
-  const e::CompiledBehaviourSet& set = loaded.compiled;
+  const engine::CompiledBehaviourSet& set = loaded.compiled;
   const std::string& revision =
       (revision_of != nullptr ? *revision_of : loaded).revision();
   if (!snapshot.expected_revision().empty() &&
       snapshot.expected_revision() != revision) {
-    return e::FieldError(
-        absl::StatusCode::kFailedPrecondition, e::ErrorReason::kStaleRevision,
-        "expected_revision",
+    return engine::FieldError(
+        absl::StatusCode::kFailedPrecondition,
+        engine::ErrorReason::kStaleRevision, "expected_revision",
         absl::StrCat(set.name(), " is at revision ", revision,
                      ", the agent expects ", snapshot.expected_revision(),
                      " (refresh the factor order with GetBehaviourSet)"));
   }
-  *input = e::AgentInput{};
+  *input = engine::AgentInput{};
   UTILITYD_RETURN_IF_ERROR(ResolveAgentFactors(set, snapshot, scratch, input));
   UTILITYD_RETURN_IF_ERROR(ResolveActions(set, snapshot, scratch, input));
   UTILITYD_RETURN_IF_ERROR(ResolveTargets(set, snapshot, scratch, input));
@@ -241,14 +244,14 @@ absl::Status ResolveAgent(const loader::LoadedSet& loaded,
   return ResolvePersonality(set, snapshot, input);
 }
 
-e::ExplainLevel ToExplainLevel(v1::Explain explain) {
+engine::ExplainLevel ToExplainLevel(v1::Explain explain) {
   switch (explain) {
     case v1::EXPLAIN_TOP:
-      return e::ExplainLevel::kTop;
+      return engine::ExplainLevel::kTop;
     case v1::EXPLAIN_FULL:
-      return e::ExplainLevel::kFull;
+      return engine::ExplainLevel::kFull;
     default:
-      return e::ExplainLevel::kNone;
+      return engine::ExplainLevel::kNone;
   }
 }
 

@@ -9,9 +9,7 @@
 #include "utilityd/codec/decide_codec.h"
 
 namespace utilityd::codec {
-namespace {
-namespace e = engine;
-}  // namespace
+namespace {}  // namespace
 
 v1::AgentSnapshot ScenarioSnapshot(absl::string_view set_name,
                                    const v1::Scenario& scenario) {
@@ -45,11 +43,11 @@ std::vector<std::string> CheckScenarios(const loader::LoadedSet& loaded) {
     if (scenario.expected_action().empty()) continue;
     const v1::AgentSnapshot snapshot =
         ScenarioSnapshot(loaded.name(), scenario);
-    e::AgentInput input;
+    engine::AgentInput input;
     absl::Status s = ResolveAgent(loaded, snapshot, &scratch, &input);
     if (s.ok()) {
-      s = e::Decide(loaded.compiled, input, e::ExplainLevel::kFull,
-                    &scratch.decision);
+      s = engine::Decide(loaded.compiled, input, engine::ExplainLevel::kFull,
+                         &scratch.decision);
     }
     const std::string at =
         absl::StrCat(loaded.source, ": scenario \"", scenario.name(), "\": ");

@@ -11,31 +11,30 @@
 #include "utilityd/engine/error_reason.h"
 
 namespace utilityd::codec {
-namespace e = engine;
 
 namespace internal {
 
-v1::NodeStatus ToProto(e::NodeStatus s) {
+v1::NodeStatus ToProto(engine::NodeStatus s) {
   switch (s) {
-    case e::NodeStatus::kRunning:
+    case engine::NodeStatus::kRunning:
       return v1::NODE_STATUS_RUNNING;
-    case e::NodeStatus::kSuccess:
+    case engine::NodeStatus::kSuccess:
       return v1::NODE_STATUS_SUCCESS;
-    case e::NodeStatus::kFailure:
+    case engine::NodeStatus::kFailure:
       return v1::NODE_STATUS_FAILURE;
     default:
       return v1::NODE_STATUS_UNSPECIFIED;
   }
 }
 
-e::NodeStatus FromProto(v1::NodeStatus s) {
+engine::NodeStatus FromProto(v1::NodeStatus s) {
   switch (s) {
     case v1::NODE_STATUS_SUCCESS:
-      return e::NodeStatus::kSuccess;
+      return engine::NodeStatus::kSuccess;
     case v1::NODE_STATUS_FAILURE:
-      return e::NodeStatus::kFailure;
+      return engine::NodeStatus::kFailure;
     default:
-      return e::NodeStatus::kRunning;
+      return engine::NodeStatus::kRunning;
   }
 }
 
@@ -43,21 +42,21 @@ absl::Status ReadLeafOutcome(const loader::LoadedSet& set, int leaf,
                              v1::NodeStatus status,
                              const std::string& leaf_field,
                              const std::string& status_field,
-                             e::LeafOutcome* out) {
-  const e::CompiledTree& tree = *set.compiled.tree();
+                             engine::LeafOutcome* out) {
+  const engine::CompiledTree& tree = *set.compiled.tree();
   if (leaf < 0 || leaf >= static_cast<int>(tree.nodes.size()) ||
-      tree.nodes[leaf].kind != e::NodeKind::kAction) {
-    return e::FieldError(
-        absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange,
+      tree.nodes[leaf].kind != engine::NodeKind::kAction) {
+    return engine::FieldError(
+        absl::StatusCode::kInvalidArgument, engine::ErrorReason::kOutOfRange,
         leaf_field,
         absl::StrCat("node ", leaf, " is not an action leaf of ", set.name(),
                      "'s tree (", tree.nodes.size(), " nodes)"));
   }
   if (status != v1::NODE_STATUS_RUNNING && status != v1::NODE_STATUS_SUCCESS &&
       status != v1::NODE_STATUS_FAILURE) {
-    return e::FieldError(absl::StatusCode::kInvalidArgument,
-                         e::ErrorReason::kOutOfRange, status_field,
-                         "is required: running, success or failure");
+    return engine::FieldError(absl::StatusCode::kInvalidArgument,
+                              engine::ErrorReason::kOutOfRange, status_field,
+                              "is required: running, success or failure");
   }
   *out = {.leaf = leaf, .status = FromProto(status)};
   return absl::OkStatus();
@@ -70,8 +69,8 @@ namespace {
 using internal::FromProto;
 using internal::ToProto;
 
-void WriteLeaf(const e::CompiledBehaviourSet& set,
-               const v1::AgentSnapshot& snapshot, const e::TreeLeaf& leaf,
+void WriteLeaf(const engine::CompiledBehaviourSet& set,
+               const v1::AgentSnapshot& snapshot, const engine::TreeLeaf& leaf,
                v1::TreeLeaf* out) {
   out->set_node(leaf.node);
   out->set_action(set.actions()[leaf.action].name);
@@ -82,19 +81,21 @@ void WriteLeaf(const e::CompiledBehaviourSet& set,
   out->set_started(leaf.started);
 }
 
-std::vector<std::string> LeafNames(const e::CompiledBehaviourSet& set,
-                                   const std::vector<e::TreeLeaf>& leaves) {
+std::vector<std::string> LeafNames(
+    const engine::CompiledBehaviourSet& set,
+    const std::vector<engine::TreeLeaf>& leaves) {
   std::vector<std::string> names;
-  for (const e::TreeLeaf& l : leaves) names.push_back(LeafName(set, l.node));
+  for (const engine::TreeLeaf& l : leaves)
+    names.push_back(LeafName(set, l.node));
   return names;
 }
 
 // The action leaf called `name`; -1 when none is, -2 when several are.
-int FindLeaf(const e::CompiledBehaviourSet& set, const std::string& name) {
-  const e::CompiledTree& tree = *set.tree();
+int FindLeaf(const engine::CompiledBehaviourSet& set, const std::string& name) {
+  const engine::CompiledTree& tree = *set.tree();
   int found = -1;
   for (size_t id = 0; id < tree.nodes.size(); ++id) {
-    if (tree.nodes[id].kind != e::NodeKind::kAction) continue;
+    if (tree.nodes[id].kind != engine::NodeKind::kAction) continue;
     if (LeafName(set, static_cast<int>(id)) != name) continue;
     if (found >= 0) return -2;
     found = static_cast<int>(id);
@@ -105,7 +106,7 @@ int FindLeaf(const e::CompiledBehaviourSet& set, const std::string& name) {
 // Steps one tree scenario; returns its problems.
 std::vector<std::string> StepScenario(const loader::LoadedSet& loaded,
                                       const v1::Scenario& scenario) {
-  const e::CompiledBehaviourSet& set = loaded.compiled;
+  const engine::CompiledBehaviourSet& set = loaded.compiled;
   std::vector<std::string> problems;
   v1::AgentSnapshot snapshot = ScenarioSnapshot(loaded.name(), scenario);
   AgentScratch scratch;
@@ -120,18 +121,19 @@ std::vector<std::string> StepScenario(const loader::LoadedSet& loaded,
       problems.push_back(absl::StrCat(at, s.message()));
       break;
     }
-    e::AgentInput input;
-    e::TreeInput in;
+    engine::AgentInput input;
+    engine::TreeInput in;
     absl::Status s = ResolveAgent(loaded, snapshot, &scratch, &input);
     if (s.ok()) s = ResolveTree(loaded, snapshot, &scratch, &in);
     if (s.ok()) {
-      s = e::TickTree(set, input, in, e::ExplainLevel::kNone, &scratch.tick);
+      s = engine::TickTree(set, input, in, engine::ExplainLevel::kNone,
+                           &scratch.tick);
     }
     if (!s.ok()) {
       problems.push_back(absl::StrCat(at, s.message()));
       break;
     }
-    const e::TreeTick& tick = scratch.tick;
+    const engine::TreeTick& tick = scratch.tick;
     const std::vector<std::string> run = LeafNames(set, tick.run);
     const std::vector<std::string> halted = LeafNames(set, tick.halted);
     const std::vector<std::string> want_run(step.expected_run().begin(),
@@ -151,10 +153,10 @@ std::vector<std::string> StepScenario(const loader::LoadedSet& loaded,
     }
     if (step.expected_status() != v1::NODE_STATUS_UNSPECIFIED &&
         ToProto(tick.status) != step.expected_status()) {
-      problems.push_back(
-          absl::StrCat(at, "expected the root to be ",
-                       e::NodeStatusName(FromProto(step.expected_status())),
-                       ", got ", e::NodeStatusName(tick.status)));
+      problems.push_back(absl::StrCat(
+          at, "expected the root to be ",
+          engine::NodeStatusName(FromProto(step.expected_status())), ", got ",
+          engine::NodeStatusName(tick.status)));
     }
     state = tick.state;
   }
@@ -175,8 +177,8 @@ absl::Status ApplyTreeStep(const loader::LoadedSet& loaded,
   for (const auto& [name, status] : step.outcomes()) {
     const int leaf = FindLeaf(loaded.compiled, name);
     if (leaf < 0) {
-      return e::FieldError(
-          absl::StatusCode::kInvalidArgument, e::ErrorReason::kOutOfRange,
+      return engine::FieldError(
+          absl::StatusCode::kInvalidArgument, engine::ErrorReason::kOutOfRange,
           "outcomes",
           leaf == -1 ? absl::StrCat("no action leaf is called \"", name, "\"")
                      : absl::StrCat("several action leaves are called \"", name,
@@ -189,19 +191,19 @@ absl::Status ApplyTreeStep(const loader::LoadedSet& loaded,
   return absl::OkStatus();
 }
 
-const std::string& LeafName(const e::CompiledBehaviourSet& set, int node) {
-  const e::CompiledNode& n = set.tree()->node(node);
+const std::string& LeafName(const engine::CompiledBehaviourSet& set, int node) {
+  const engine::CompiledNode& n = set.tree()->node(node);
   if (!n.name.empty() || n.action < 0) return n.name;
   return set.actions()[n.action].name;
 }
 
 absl::Status ResolveTree(const loader::LoadedSet& loaded,
                          const v1::AgentSnapshot& snapshot,
-                         AgentScratch* scratch, e::TreeInput* in) {
+                         AgentScratch* scratch, engine::TreeInput* in) {
   scratch->outcomes.clear();
   for (int k = 0; k < snapshot.leaf_outcomes_size(); ++k) {
     const v1::LeafOutcome& o = snapshot.leaf_outcomes(k);
-    e::LeafOutcome outcome;
+    engine::LeafOutcome outcome;
     const std::string at = absl::StrCat("leaf_outcomes[", k, "]");
     UTILITYD_RETURN_IF_ERROR(internal::ReadLeafOutcome(
         loaded, o.leaf(), o.status(), at + ".leaf", at + ".status", &outcome));
@@ -214,42 +216,42 @@ absl::Status ResolveTree(const loader::LoadedSet& loaded,
 }
 
 void WriteTick(const loader::LoadedSet& loaded,
-               const v1::AgentSnapshot& snapshot, const e::TreeTick& tick,
+               const v1::AgentSnapshot& snapshot, const engine::TreeTick& tick,
                v1::Explain explain, v1::Decision* out) {
-  const e::CompiledBehaviourSet& set = loaded.compiled;
-  const e::CompiledTree& tree = *set.tree();
+  const engine::CompiledBehaviourSet& set = loaded.compiled;
+  const engine::CompiledTree& tree = *set.tree();
   out->set_agent_id(snapshot.agent_id());
   out->set_revision(loaded.revision());
   out->set_action_index(-1);
   if (!tick.run.empty()) {
-    const e::TreeLeaf& first = tick.run.front();
+    const engine::TreeLeaf& first = tick.run.front();
     out->set_action(set.actions()[first.action].name);
     out->set_action_index(first.action);
     if (first.target >= 0 && first.target < snapshot.targets_size()) {
       out->set_target_id(snapshot.targets(first.target).target_id());
     }
   }
-  for (const e::TreeLeaf& l : tick.run) {
+  for (const engine::TreeLeaf& l : tick.run) {
     out->set_switched(out->switched() || l.started);
     WriteLeaf(set, snapshot, l, out->add_run_leaves());
   }
-  for (const e::TreeLeaf& l : tick.halted) {
+  for (const engine::TreeLeaf& l : tick.halted) {
     WriteLeaf(set, snapshot, l, out->add_halted_leaves());
   }
   out->set_tree_state(tick.state);
   out->set_tree_status(ToProto(tick.status));
-  out->set_tree_reset(e::TreeResetName(tick.reset));
-  for (const e::TreeNodeTrace& t : tick.path) {
-    const e::CompiledNode& n = tree.node(t.node);
+  out->set_tree_reset(engine::TreeResetName(tick.reset));
+  for (const engine::TreeNodeTrace& t : tick.path) {
+    const engine::CompiledNode& n = tree.node(t.node);
     v1::TreeNodeTrace* p = out->add_tree_path();
     p->set_node(t.node);
-    p->set_kind(e::NodeKindName(n.kind));
-    p->set_name(n.kind == e::NodeKind::kAction ? LeafName(set, t.node)
-                                               : n.name);
+    p->set_kind(engine::NodeKindName(n.kind));
+    p->set_name(n.kind == engine::NodeKind::kAction ? LeafName(set, t.node)
+                                                    : n.name);
     p->set_status(ToProto(t.status));
-    if (n.kind == e::NodeKind::kCondition) p->set_value(t.value);
+    if (n.kind == engine::NodeKind::kCondition) p->set_value(t.value);
     if (t.utility >= 0) {
-      const e::UtilityTrace& u = tick.utility[t.utility];
+      const engine::UtilityTrace& u = tick.utility[t.utility];
       WriteExplanation(*n.choices, snapshot, u.decision, explain,
                        p->mutable_utility());
     }

@@ -9,39 +9,37 @@
 #include "utilityd/engine/explain.h"
 
 namespace utilityd::codec {
-namespace {
-namespace e = engine;
-}  // namespace
+namespace {}  // namespace
 
 namespace {
 
 // The runner-up, strategy, draw and rank: what explain top adds.
-void WriteTopExplanation(const e::CompiledBehaviourSet& set,
+void WriteTopExplanation(const engine::CompiledBehaviourSet& set,
                          const v1::AgentSnapshot& snapshot,
-                         const e::BatchDecision& d, v1::Explanation* x) {
+                         const engine::BatchDecision& d, v1::Explanation* x) {
   if (d.runner_up_action >= 0) {
     x->set_runner_up_action(set.actions()[d.runner_up_action].name);
     x->set_runner_up_target(TargetId(snapshot, d.runner_up_target));
     x->set_runner_up_score(d.runner_up_score);
     x->set_margin(d.score - d.runner_up_score);
   }
-  x->set_strategy(e::StrategyName(set.selection().strategy));
+  x->set_strategy(engine::StrategyName(set.selection().strategy));
   if (d.draw >= 0) x->set_draw(d.draw);
   x->set_rank(d.rank);
 }
 
 // Every candidate and consideration, and the summary: what explain full
 // adds.
-void WriteFullExplanation(const e::CompiledBehaviourSet& set,
+void WriteFullExplanation(const engine::CompiledBehaviourSet& set,
                           const v1::AgentSnapshot& snapshot,
-                          const e::Decision& d, v1::Explanation* x) {
+                          const engine::Decision& d, v1::Explanation* x) {
   auto target_id = [&](int t) -> const std::string& {
     return TargetId(snapshot, t);
   };
   std::vector<std::string> target_ids;
   for (const auto& t : snapshot.targets()) target_ids.push_back(t.target_id());
-  for (const e::CandidateTrace& c : d.candidates) {
-    const e::CompiledAction& action = set.actions()[c.action];
+  for (const engine::CandidateTrace& c : d.candidates) {
+    const engine::CompiledAction& action = set.actions()[c.action];
     v1::ActionScore* a = x->add_actions();
     a->set_action(action.name);
     a->set_action_index(c.action);
@@ -53,20 +51,20 @@ void WriteFullExplanation(const e::CompiledBehaviourSet& set,
     a->set_cooldown_factor(c.cooldown_factor);
     a->set_commitment_factor(c.commitment_factor);
     a->set_rank(action.rank);
-    a->set_vetoed(c.veto != e::VetoReason::kNone);
+    a->set_vetoed(c.veto != engine::VetoReason::kNone);
     if (c.vetoed_by >= 0) {
       a->set_vetoed_by(
           set.considerations()[action.first_consideration + c.vetoed_by].name);
-    } else if (c.veto == e::VetoReason::kNoTargets) {
+    } else if (c.veto == engine::VetoReason::kNoTargets) {
       a->set_vetoed_by("(no targets)");
     }
     a->set_eligible(c.eligible);
     a->set_probability(c.probability);
-    if (c.veto == e::VetoReason::kNoTargets) continue;
+    if (c.veto == engine::VetoReason::kNoTargets) continue;
     for (uint32_t k = 0; k < action.consideration_count; ++k) {
-      const e::CompiledConsideration& cc =
+      const engine::CompiledConsideration& cc =
           set.considerations()[action.first_consideration + k];
-      const e::ConsiderationTrace& t = d.considerations[c.first_trace + k];
+      const engine::ConsiderationTrace& t = d.considerations[c.first_trace + k];
       v1::ConsiderationScore* cs = a->add_considerations();
       cs->set_consideration(cc.name);
       cs->set_factor(cc.per_target ? set.target_factors()[cc.factor].name
@@ -79,15 +77,16 @@ void WriteFullExplanation(const e::CompiledBehaviourSet& set,
       cs->set_invalid_input(t.invalid_input);
     }
   }
-  x->set_summary(e::FormatSummary(set, d, target_ids));
+  x->set_summary(engine::FormatSummary(set, d, target_ids));
 }
 
 }  // namespace
 
 void WriteDecision(const loader::LoadedSet& loaded,
-                   const v1::AgentSnapshot& snapshot, const e::BatchDecision& d,
-                   v1::Explain explain, v1::Decision* out) {
-  const e::CompiledBehaviourSet& set = loaded.compiled;
+                   const v1::AgentSnapshot& snapshot,
+                   const engine::BatchDecision& d, v1::Explain explain,
+                   v1::Decision* out) {
+  const engine::CompiledBehaviourSet& set = loaded.compiled;
   out->set_agent_id(snapshot.agent_id());
   out->set_revision(loaded.revision());
   out->set_action_index(d.action);
@@ -96,46 +95,47 @@ void WriteDecision(const loader::LoadedSet& loaded,
   out->set_score(d.score);
   out->set_switched(d.switched);
   out->set_fallback(d.fallback);
-  if (ToExplainLevel(explain) == e::ExplainLevel::kNone) return;
+  if (ToExplainLevel(explain) == engine::ExplainLevel::kNone) return;
   WriteTopExplanation(set, snapshot, d, out->mutable_explanation());
 }
 
 void WriteDecision(const loader::LoadedSet& loaded,
-                   const v1::AgentSnapshot& snapshot, const e::Decision& d,
+                   const v1::AgentSnapshot& snapshot, const engine::Decision& d,
                    v1::Explain explain, v1::Decision* out) {
-  WriteDecision(loaded, snapshot, static_cast<const e::BatchDecision&>(d),
+  WriteDecision(loaded, snapshot, static_cast<const engine::BatchDecision&>(d),
                 explain, out);
-  if (ToExplainLevel(explain) != e::ExplainLevel::kFull) return;
+  if (ToExplainLevel(explain) != engine::ExplainLevel::kFull) return;
   WriteFullExplanation(loaded.compiled, snapshot, d,
                        out->mutable_explanation());
 }
 
-void WriteExplanation(const e::CompiledBehaviourSet& set,
-                      const v1::AgentSnapshot& snapshot, const e::Decision& d,
-                      v1::Explain explain, v1::Explanation* out) {
-  const e::ExplainLevel level = ToExplainLevel(explain);
-  if (level == e::ExplainLevel::kNone) return;
+void WriteExplanation(const engine::CompiledBehaviourSet& set,
+                      const v1::AgentSnapshot& snapshot,
+                      const engine::Decision& d, v1::Explain explain,
+                      v1::Explanation* out) {
+  const engine::ExplainLevel level = ToExplainLevel(explain);
+  if (level == engine::ExplainLevel::kNone) return;
   WriteTopExplanation(set, snapshot, d, out);
-  if (level == e::ExplainLevel::kFull)
+  if (level == engine::ExplainLevel::kFull)
     WriteFullExplanation(set, snapshot, d, out);
 }
 
-void WriteSensitivity(const e::CompiledBehaviourSet& set,
+void WriteSensitivity(const engine::CompiledBehaviourSet& set,
                       const v1::AgentSnapshot& snapshot,
-                      absl::Span<const e::FactorSensitivity> sensitivity,
+                      absl::Span<const engine::FactorSensitivity> sensitivity,
                       v1::Decision* out) {
-  auto crossing = [&](const e::Crossing& c, float from, v1::Crossing* x) {
+  auto crossing = [&](const engine::Crossing& c, float from, v1::Crossing* x) {
     x->set_value(c.value);
     x->set_change(c.value - from);
     x->set_action_index(c.action);
     if (c.action >= 0) x->set_action(set.actions()[c.action].name);
     x->set_target_id(TargetId(snapshot, c.target));
   };
-  for (const e::FactorSensitivity& s : sensitivity) {
+  for (const engine::FactorSensitivity& s : sensitivity) {
     v1::FactorSensitivity* x = out->add_sensitivity();
-    const e::FactorDefinition& def = s.target_factor
-                                         ? set.target_factors()[s.factor]
-                                         : set.factors()[s.factor];
+    const engine::FactorDefinition& def = s.target_factor
+                                              ? set.target_factors()[s.factor]
+                                              : set.factors()[s.factor];
     x->set_factor(def.name);
     x->set_unit(def.unit);
     x->set_target_id(TargetId(snapshot, s.target));
@@ -154,12 +154,13 @@ void ToError(const absl::Status& status, v1::Error* out) {
   out->set_message(std::string(status.message()));
   // The engine's reasons are numbered as the wire's (error_reason.h; the
   // codec test checks every one).
-  static_assert(std::size(e::kErrorReasonNames) == v1::ErrorReason_ARRAYSIZE);
-  const int reason = static_cast<int>(e::ReasonOf(status));
+  static_assert(std::size(engine::kErrorReasonNames) ==
+                v1::ErrorReason_ARRAYSIZE);
+  const int reason = static_cast<int>(engine::ReasonOf(status));
   out->set_reason(v1::ErrorReason_IsValid(reason)
                       ? static_cast<v1::ErrorReason>(reason)
                       : v1::ERROR_REASON_UNSPECIFIED);
-  out->set_field(e::FieldOf(status));
+  out->set_field(engine::FieldOf(status));
 }
 
 void WriteError(const absl::Status& status, v1::Decision* out) {

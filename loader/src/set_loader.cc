@@ -19,7 +19,6 @@ namespace utilityd::loader {
 namespace {
 
 namespace fs = std::filesystem;
-namespace e = engine;
 
 // The field of the curve's `kind` oneof that is set, or null. Every kind
 // of the proto is registered in the engine under the field's name
@@ -32,14 +31,14 @@ const google::protobuf::FieldDescriptor* KindField(const v1::Curve& c) {
 // Writes the documented default of every unset parameter of the curve's
 // kind (CurveDefinition's initial values) into the message.
 void DefaultCurve(v1::Curve* c) {
-  const e::CurveDefinition defaults;
+  const engine::CurveDefinition defaults;
   if (c->kind_case() == v1::Curve::KIND_NOT_SET) c->mutable_linear();
   const google::protobuf::FieldDescriptor* kind = KindField(*c);
   google::protobuf::Message* params =
       c->GetReflection()->MutableMessage(c, kind);
   const google::protobuf::Reflection* r = params->GetReflection();
-  for (const e::CurveParam& p :
-       e::CurveParams(*e::FindCurveKind(kind->name()))) {
+  for (const engine::CurveParam& p :
+       engine::CurveParams(*engine::FindCurveKind(kind->name()))) {
     const google::protobuf::FieldDescriptor* f =
         params->GetDescriptor()->FindFieldByName(p.name);
     if (p.number != nullptr && !r->HasField(*params, f)) {
@@ -49,7 +48,7 @@ void DefaultCurve(v1::Curve* c) {
 }
 
 void DefaultFactors(google::protobuf::RepeatedPtrField<v1::Factor>* factors) {
-  const e::FactorDefinition d;
+  const engine::FactorDefinition d;
   for (v1::Factor& f : *factors) {
     if (!f.has_min()) f.set_min(d.min);
     if (!f.has_max()) f.set_max(d.max);
@@ -67,16 +66,16 @@ const v1::Factor* FindFactor(
 
 // The engine's curve from a defaulted message: the kind, then each of its
 // parameters by name.
-e::CurveDefinition ToCurve(const v1::Curve& c) {
-  e::CurveDefinition d;  // linear with its defaults when no kind is set
+engine::CurveDefinition ToCurve(const v1::Curve& c) {
+  engine::CurveDefinition d;  // linear with its defaults when no kind is set
   d.invert = c.invert();
   const google::protobuf::FieldDescriptor* kind = KindField(c);
   if (kind == nullptr) return d;
-  d.kind = *e::FindCurveKind(kind->name());
+  d.kind = *engine::FindCurveKind(kind->name());
   const google::protobuf::Message& params =
       c.GetReflection()->GetMessage(c, kind);
   const google::protobuf::Reflection* r = params.GetReflection();
-  for (const e::CurveParam& p : e::CurveParams(d.kind)) {
+  for (const engine::CurveParam& p : engine::CurveParams(d.kind)) {
     const google::protobuf::FieldDescriptor* f =
         params.GetDescriptor()->FindFieldByName(p.name);
     if (p.number != nullptr) d.*p.number = r->GetDouble(params, f);
@@ -91,9 +90,9 @@ e::CurveDefinition ToCurve(const v1::Curve& c) {
   return d;
 }
 
-std::vector<e::FactorDefinition> ToFactors(
+std::vector<engine::FactorDefinition> ToFactors(
     const google::protobuf::RepeatedPtrField<v1::Factor>& factors) {
-  std::vector<e::FactorDefinition> out;
+  std::vector<engine::FactorDefinition> out;
   for (const v1::Factor& f : factors) {
     out.push_back({.name = f.name(),
                    .min = f.min(),
@@ -107,7 +106,7 @@ std::vector<e::FactorDefinition> ToFactors(
 // Checks what the engine does not see: scenarios name real factors, actions,
 // targets and personalities, and give every factor a value.
 void ValidateScenarios(const v1::BehaviourSet& set,
-                       std::vector<e::ValidationIssue>* issues) {
+                       std::vector<engine::ValidationIssue>* issues) {
   std::vector<std::string> factor_names, target_factor_names, action_names,
       personality_names;
   for (const auto& f : set.factors()) factor_names.push_back(f.name());
@@ -120,7 +119,7 @@ void ValidateScenarios(const v1::BehaviourSet& set,
   auto unknown = [&](const std::string& path, absl::string_view what,
                      const std::string& name,
                      const std::vector<std::string>& known) {
-    issues->push_back({path, e::UnknownNameMessage(what, name, known)});
+    issues->push_back({path, engine::UnknownNameMessage(what, name, known)});
   };
   auto contains = [](const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
@@ -197,7 +196,7 @@ void ValidateScenarios(const v1::BehaviourSet& set,
 
 // Each accepted analysis finding says what it is and why it is kept.
 void ValidateAnalysisNotes(const v1::BehaviourSet& set,
-                           std::vector<e::ValidationIssue>* issues) {
+                           std::vector<engine::ValidationIssue>* issues) {
   for (int i = 0; i < set.analysis().accept_size(); ++i) {
     const v1::AcceptedFinding& a = set.analysis().accept(i);
     const std::string at = absl::StrCat("analysis.accept[", i, "]");
@@ -213,20 +212,20 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
     v1::BehaviourSet set, absl::string_view source,
     const PositionMap* positions) {
   SubtreeUses uses;
-  std::vector<e::ValidationIssue> issues;
+  std::vector<engine::ValidationIssue> issues;
   ExpandSubtrees(&set, &issues, &uses);
-  e::SetDefinition def;
+  engine::SetDefinition def;
   if (issues.empty()) {
     ApplyDefaults(&set);
     set.set_revision(ComputeRevision(set));
     def = ToDefinition(set);
-    issues = e::Validate(def);
+    issues = engine::Validate(def);
     ValidateScenarios(set, &issues);
     ValidateAnalysisNotes(set, &issues);
   }
   if (!issues.empty()) {
     std::vector<std::string> lines;
-    for (const e::ValidationIssue& i : issues) {
+    for (const engine::ValidationIssue& i : issues) {
       ReadIssue r{.source = std::string(source),
                   .path = uses.SourcePath(i.path),
                   .message = i.message + uses.Note(i.path)};
@@ -239,7 +238,7 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
     }
     return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
   }
-  absl::StatusOr<e::CompiledBehaviourSet> compiled = e::Compile(def);
+  absl::StatusOr<engine::CompiledBehaviourSet> compiled = engine::Compile(def);
   if (!compiled.ok()) {  // Validate passed, so this is our bug.
     return absl::InternalError(
         absl::StrCat(source, ": ", compiled.status().message()));
@@ -254,7 +253,7 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
 // Writes the documented defaults of a consideration: weight, bookends from
 // its factor, output range, curve parameters.
 void DefaultConsideration(const v1::BehaviourSet& set, v1::Consideration* c) {
-  const e::ConsiderationDefinition defaults;
+  const engine::ConsiderationDefinition defaults;
   if (!c->has_weight()) c->set_weight(defaults.weight);
   if (const v1::Factor* f =
           FindFactor(c->per_target() ? set.target_factors() : set.factors(),
@@ -267,14 +266,14 @@ void DefaultConsideration(const v1::BehaviourSet& set, v1::Consideration* c) {
   DefaultCurve(c->mutable_curve());
 }
 
-e::ConsiderationDefinition ToConsideration(const v1::Consideration& c) {
-  e::ConsiderationDefinition cd{.name = c.name(),
-                                .factor = c.factor(),
-                                .curve = ToCurve(c.curve()),
-                                .weight = c.weight(),
-                                .output_min = c.output().min(),
-                                .output_max = c.output().max(),
-                                .per_target = c.per_target()};
+engine::ConsiderationDefinition ToConsideration(const v1::Consideration& c) {
+  engine::ConsiderationDefinition cd{.name = c.name(),
+                                     .factor = c.factor(),
+                                     .curve = ToCurve(c.curve()),
+                                     .weight = c.weight(),
+                                     .output_min = c.output().min(),
+                                     .output_max = c.output().max(),
+                                     .per_target = c.per_target()};
   if (c.range().has_min()) cd.range_min = c.range().min();
   if (c.range().has_max()) cd.range_max = c.range().max();
   return cd;
@@ -289,9 +288,9 @@ const google::protobuf::FieldDescriptor* KindField(const v1::TreeNode& node) {
 // The numeric parameters of a node's kind (its NodeParams), by name in the
 // kind's message: `visit(field, param)` for each that the message has.
 template <typename Message, typename Visit>
-void ForNodeParams(Message& kind, e::NodeKind k, Visit visit) {
+void ForNodeParams(Message& kind, engine::NodeKind k, Visit visit) {
   const google::protobuf::Descriptor* d = kind.GetDescriptor();
-  for (const e::NodeParam& p : e::NodeParams(k)) {
+  for (const engine::NodeParam& p : engine::NodeParams(k)) {
     const google::protobuf::FieldDescriptor* f = d->FindFieldByName(p.name);
     if (f != nullptr) visit(f, p);
   }
@@ -304,40 +303,42 @@ void DefaultNodeParams(v1::TreeNode* node) {
       field->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
     return;
   }
-  const std::optional<e::NodeKind> k = e::FindNodeKind(field->name());
+  const std::optional<engine::NodeKind> k = engine::FindNodeKind(field->name());
   if (!k) return;
   google::protobuf::Message* kind =
       node->GetReflection()->MutableMessage(node, field);
   const google::protobuf::Reflection* r = kind->GetReflection();
-  const e::TreeNodeDefinition defaults;
-  ForNodeParams(
-      *kind, *k,
-      [&](const google::protobuf::FieldDescriptor* f, const e::NodeParam& p) {
-        if (r->HasField(*kind, f)) return;
-        if (p.integer != nullptr) r->SetInt32(kind, f, defaults.*p.integer);
-        if (p.number != nullptr) r->SetDouble(kind, f, defaults.*p.number);
-      });
+  const engine::TreeNodeDefinition defaults;
+  ForNodeParams(*kind, *k,
+                [&](const google::protobuf::FieldDescriptor* f,
+                    const engine::NodeParam& p) {
+                  if (r->HasField(*kind, f)) return;
+                  if (p.integer != nullptr)
+                    r->SetInt32(kind, f, defaults.*p.integer);
+                  if (p.number != nullptr)
+                    r->SetDouble(kind, f, defaults.*p.number);
+                });
 }
 
 // Reads the numeric parameters of a defaulted node into `d`.
-void ReadNodeParams(const v1::TreeNode& node, e::TreeNodeDefinition& d) {
+void ReadNodeParams(const v1::TreeNode& node, engine::TreeNodeDefinition& d) {
   const google::protobuf::FieldDescriptor* field = KindField(node);
   if (field->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) return;
   const google::protobuf::Message& kind =
       node.GetReflection()->GetMessage(node, field);
   const google::protobuf::Reflection* r = kind.GetReflection();
-  ForNodeParams(
-      kind, d.kind,
-      [&](const google::protobuf::FieldDescriptor* f, const e::NodeParam& p) {
-        if (p.integer != nullptr) d.*p.integer = r->GetInt32(kind, f);
-        if (p.number != nullptr) d.*p.number = r->GetDouble(kind, f);
-      });
+  ForNodeParams(kind, d.kind,
+                [&](const google::protobuf::FieldDescriptor* f,
+                    const engine::NodeParam& p) {
+                  if (p.integer != nullptr) d.*p.integer = r->GetInt32(kind, f);
+                  if (p.number != nullptr) d.*p.number = r->GetDouble(kind, f);
+                });
 }
 
 // Writes the documented defaults of a tree node and its subtree.
 void DefaultTree(const v1::BehaviourSet& set, v1::TreeNode* node,
                  bool utility_child) {
-  const e::TreeNodeDefinition d;
+  const engine::TreeNodeDefinition d;
   if (utility_child && !node->has_weight() &&
       (node->kind_case() != v1::TreeNode::kAction ||
        node->considerations_size() > 0)) {
@@ -379,8 +380,8 @@ void DefaultTree(const v1::BehaviourSet& set, v1::TreeNode* node,
 
 // The engine's tree node from a defaulted message. A node without a kind
 // becomes an empty sequence, which validation reports.
-e::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
-  e::TreeNodeDefinition d;
+engine::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
+  engine::TreeNodeDefinition d;
   d.name = node.name();
   d.failure_if = node.failure_if();
   d.success_if = node.success_if();
@@ -391,7 +392,8 @@ e::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
   }
   if (const google::protobuf::FieldDescriptor* kind = KindField(node)) {
     // Every field of the oneof is a kind the engine knows (set_loader_test).
-    d.kind = e::FindNodeKind(kind->name()).value_or(e::NodeKind::kSequence);
+    d.kind = engine::FindNodeKind(kind->name())
+                 .value_or(engine::NodeKind::kSequence);
     ReadNodeParams(node, d);
   }
   switch (node.kind_case()) {
@@ -414,12 +416,12 @@ e::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
       break;
     case v1::TreeNode::kUtility:
       d.rescore = node.utility().rescore() == v1::RESCORE_EVERY_TICK
-                      ? e::Rescore::kEveryTick
-                      : e::Rescore::kOnEnter;
+                      ? engine::Rescore::kEveryTick
+                      : engine::Rescore::kOnEnter;
       d.on_failure =
           node.utility().on_failure() == v1::ON_CHILD_FAILURE_NEXT_BEST
-              ? e::OnChildFailure::kNextBest
-              : e::OnChildFailure::kFail;
+              ? engine::OnChildFailure::kNextBest
+              : engine::OnChildFailure::kFail;
       break;
     default:
       break;
@@ -435,8 +437,8 @@ e::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
 void ApplyDefaults(v1::BehaviourSet* set) {
   DefaultFactors(set->mutable_factors());
   DefaultFactors(set->mutable_target_factors());
-  const e::ActionDefinition action_defaults;
-  const e::ResourceUseDefinition use_defaults;
+  const engine::ActionDefinition action_defaults;
+  const engine::ResourceUseDefinition use_defaults;
   for (v1::Action& a : *set->mutable_actions()) {
     if (!a.has_weight()) a.set_weight(action_defaults.weight);
     for (v1::ResourceUse& u : *a.mutable_uses()) {
@@ -446,7 +448,7 @@ void ApplyDefaults(v1::BehaviourSet* set) {
       DefaultConsideration(*set, &c);
     }
   }
-  const e::ResourceDefinition resource_defaults;
+  const engine::ResourceDefinition resource_defaults;
   for (v1::Resource& r : *set->mutable_resources()) {
     if (!r.has_capacity()) r.set_capacity(resource_defaults.capacity);
   }
@@ -461,7 +463,7 @@ void ApplyDefaults(v1::BehaviourSet* set) {
                                   : v1::COMPENSATION_NONE);
   }
   v1::Selection* sel = set->mutable_selection();
-  const e::SelectionDefinition sel_defaults;
+  const engine::SelectionDefinition sel_defaults;
   switch (sel->strategy_case()) {
     case v1::Selection::STRATEGY_NOT_SET:
       sel->mutable_highest();
@@ -480,8 +482,8 @@ void ApplyDefaults(v1::BehaviourSet* set) {
   }
 }
 
-e::SetDefinition ToDefinition(const v1::BehaviourSet& set) {
-  e::SetDefinition d;
+engine::SetDefinition ToDefinition(const v1::BehaviourSet& set) {
+  engine::SetDefinition d;
   d.name = set.name();
   d.description = set.description();
   d.version = set.version();
@@ -489,12 +491,12 @@ e::SetDefinition ToDefinition(const v1::BehaviourSet& set) {
   d.factors = ToFactors(set.factors());
   d.target_factors = ToFactors(set.target_factors());
   for (const v1::Action& a : set.actions()) {
-    e::ActionDefinition ad{.name = a.name(),
-                           .description = a.description(),
-                           .weight = a.weight(),
-                           .rank = a.rank(),
-                           .cooldown_seconds = a.cooldown_seconds(),
-                           .per_target = a.per_target()};
+    engine::ActionDefinition ad{.name = a.name(),
+                                .description = a.description(),
+                                .weight = a.weight(),
+                                .rank = a.rank(),
+                                .cooldown_seconds = a.cooldown_seconds(),
+                                .per_target = a.per_target()};
     for (const v1::Consideration& c : a.considerations()) {
       ad.considerations.push_back(ToConsideration(c));
     }
@@ -504,64 +506,64 @@ e::SetDefinition ToDefinition(const v1::BehaviourSet& set) {
     d.actions.push_back(std::move(ad));
   }
   for (const v1::Resource& r : set.resources()) {
-    e::ResourceDefinition rd{.name = r.name(),
-                             .description = r.description(),
-                             .per_target = r.per_target(),
-                             .capacity = r.capacity()};
+    engine::ResourceDefinition rd{.name = r.name(),
+                                  .description = r.description(),
+                                  .per_target = r.per_target(),
+                                  .capacity = r.capacity()};
     if (r.has_preemption_margin()) rd.preemption_margin = r.preemption_margin();
     d.resources.push_back(std::move(rd));
   }
   switch (set.scoring().aggregation()) {
     case v1::AGGREGATION_WEIGHTED_SUM:
-      d.aggregation = e::Aggregation::kWeightedSum;
+      d.aggregation = engine::Aggregation::kWeightedSum;
       break;
     case v1::AGGREGATION_MIN:
-      d.aggregation = e::Aggregation::kMin;
+      d.aggregation = engine::Aggregation::kMin;
       break;
     default:
-      d.aggregation = e::Aggregation::kProduct;
+      d.aggregation = engine::Aggregation::kProduct;
       break;
   }
   switch (set.scoring().compensation()) {
     case v1::COMPENSATION_NONE:
-      d.compensation = e::Compensation::kNone;
+      d.compensation = engine::Compensation::kNone;
       break;
     case v1::COMPENSATION_PER_CONSIDERATION:
-      d.compensation = e::Compensation::kPerConsideration;
+      d.compensation = engine::Compensation::kPerConsideration;
       break;
     case v1::COMPENSATION_ON_PRODUCT:
-      d.compensation = e::Compensation::kOnProduct;
+      d.compensation = engine::Compensation::kOnProduct;
       break;
     case v1::COMPENSATION_GEOMETRIC_MEAN:
-      d.compensation = e::Compensation::kGeometricMean;
+      d.compensation = engine::Compensation::kGeometricMean;
       break;
     default:
-      d.compensation = e::Compensation::kDefault;
+      d.compensation = engine::Compensation::kDefault;
       break;
   }
   const v1::Selection& sel = set.selection();
   switch (sel.strategy_case()) {
     case v1::Selection::kWeightedRandom:
-      d.selection.strategy = e::Strategy::kWeightedRandom;
+      d.selection.strategy = engine::Strategy::kWeightedRandom;
       break;
     case v1::Selection::kTopK:
-      d.selection.strategy = e::Strategy::kTopK;
+      d.selection.strategy = engine::Strategy::kTopK;
       d.selection.top_k = sel.top_k().k();
       break;
     case v1::Selection::kSoftmax:
-      d.selection.strategy = e::Strategy::kSoftmax;
+      d.selection.strategy = engine::Strategy::kSoftmax;
       d.selection.temperature = sel.softmax().temperature();
       break;
     default:
-      d.selection.strategy = e::Strategy::kHighest;
+      d.selection.strategy = engine::Strategy::kHighest;
       break;
   }
   d.selection.commitment_bonus = sel.commitment_bonus();
   d.selection.min_score = sel.min_score();
   d.selection.fallback_action = sel.fallback_action();
   for (const v1::Personality& p : set.personalities()) {
-    e::PersonalityDefinition pd{.name = p.name(),
-                                .description = p.description()};
+    engine::PersonalityDefinition pd{.name = p.name(),
+                                     .description = p.description()};
     // Map iteration order is unspecified; sort so compilation is stable.
     pd.action_weights.assign(p.action_weights().begin(),
                              p.action_weights().end());

@@ -12,7 +12,6 @@
 namespace utilityd::loader {
 namespace {
 
-namespace e = engine;
 using google::protobuf::FieldDescriptor;
 
 const FieldDescriptor* KindOf(const v1::TreeNode& node) {
@@ -43,16 +42,17 @@ void RemapConsiderations(const RemapChain& chain, v1::TreeNode* node) {
 // A precondition's factor read through the remaps (text that does not
 // parse is left for validation to report).
 void RemapPrecondition(const RemapChain& chain, std::string* text) {
-  std::optional<e::FactorComparison> c = e::ParseFactorComparison(*text);
+  std::optional<engine::FactorComparison> c =
+      engine::ParseFactorComparison(*text);
   if (!c) return;
   c->factor = Resolve(chain, c->factor);
-  *text = e::FactorComparisonText(*c);
+  *text = engine::FactorComparisonText(*c);
 }
 
 class Expander {
  public:
-  Expander(const v1::BehaviourSet& set, std::vector<e::ValidationIssue>* issues,
-           SubtreeUses* uses)
+  Expander(const v1::BehaviourSet& set,
+           std::vector<engine::ValidationIssue>* issues, SubtreeUses* uses)
       : set_(set), issues_(issues), uses_(uses) {
     for (int i = 0; i < set.subtrees_size(); ++i) {
       const std::string& name = set.subtrees(i).name();
@@ -68,10 +68,10 @@ class Expander {
   }
 
   void Walk(v1::TreeNode* node, const std::string& at, RemapChain& chain) {
-    if (++nodes_ > e::kMaxTreeNodes) {
-      if (nodes_ == e::kMaxTreeNodes + 1) {
+    if (++nodes_ > engine::kMaxTreeNodes) {
+      if (nodes_ == engine::kMaxTreeNodes + 1) {
         Add(at, absl::StrCat("the tree, its subtrees expanded, has more than ",
-                             e::kMaxTreeNodes, " nodes"));
+                             engine::kMaxTreeNodes, " nodes"));
       }
       return;
     }
@@ -111,7 +111,7 @@ class Expander {
     }
     if (it == index_.end()) {
       Add(at + ".subtree.name",
-          e::UnknownNameMessage("subtree", use.name(), names_));
+          engine::UnknownNameMessage("subtree", use.name(), names_));
       return;
     }
     if (std::find(stack_.begin(), stack_.end(), use.name()) != stack_.end()) {
@@ -157,7 +157,7 @@ class Expander {
   }
 
   const v1::BehaviourSet& set_;
-  std::vector<e::ValidationIssue>* issues_;
+  std::vector<engine::ValidationIssue>* issues_;
   SubtreeUses* uses_;
   absl::flat_hash_map<std::string, int> index_;
   std::vector<std::string> names_;
@@ -237,7 +237,7 @@ std::string SubtreeUses::Note(absl::string_view path) const {
 }
 
 void ExpandSubtrees(v1::BehaviourSet* set,
-                    std::vector<e::ValidationIssue>* issues,
+                    std::vector<engine::ValidationIssue>* issues,
                     SubtreeUses* uses) {
   Expander x(*set, issues, uses);
   if (set->has_tree()) {

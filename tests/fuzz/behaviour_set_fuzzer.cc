@@ -11,28 +11,28 @@
 #include "utilityd/loader/set_loader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  namespace e = utilityd::engine;
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
   auto set = utilityd::loader::LoadSetText(text, "fuzz.yaml");
   if (!set.ok()) return 0;
   (void)utilityd::codec::CheckScenarios(**set);
-  const e::CompiledBehaviourSet& c = (*set)->compiled;
+  const utilityd::engine::CompiledBehaviourSet& c = (*set)->compiled;
   std::vector<float> factors;
   for (const auto& f : c.factors()) factors.push_back((f.min + f.max) / 2);
   std::vector<float> target;
   for (const auto& f : c.target_factors()) target.push_back(f.max);
-  const std::vector<e::TargetInput> targets = {{target}, {target}};
-  e::Decision d;
+  const std::vector<utilityd::engine::TargetInput> targets = {{target},
+                                                              {target}};
+  utilityd::engine::Decision d;
   for (int p = -1; p < c.personality_count(); ++p) {
-    if (e::Decide(c,
-                  {.factors = factors,
-                   .current_action = 0,
-                   .targets = targets,
-                   .seed = 1,
-                   .personality = p},
-                  e::ExplainLevel::kFull, &d)
+    if (utilityd::engine::Decide(c,
+                                 {.factors = factors,
+                                  .current_action = 0,
+                                  .targets = targets,
+                                  .seed = 1,
+                                  .personality = p},
+                                 utilityd::engine::ExplainLevel::kFull, &d)
             .ok()) {
-      (void)e::FormatSummary(c, d, {"a", "b"});
+      (void)utilityd::engine::FormatSummary(c, d, {"a", "b"});
     }
   }
   return 0;

@@ -91,38 +91,43 @@ const std::vector<std::shared_ptr<const utilityd::loader::LoadedSet>>& Sets() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  namespace e = utilityd::engine;
   if (size == 0) return 0;
   const absl::string_view bytes(reinterpret_cast<const char*>(data + 1),
                                 size - 1);
   for (const auto& loaded : Sets()) {
-    const e::CompiledBehaviourSet& set = loaded->compiled;
-    const std::string state =
-        data[0] % 2 == 0 ? std::string(bytes) : e::SealTreeState(set, bytes);
+    const utilityd::engine::CompiledBehaviourSet& set = loaded->compiled;
+    const std::string state = data[0] % 2 == 0
+                                  ? std::string(bytes)
+                                  : utilityd::engine::SealTreeState(set, bytes);
     std::vector<float> factors(set.factor_count(), 0.5f);
     std::vector<float> target(set.target_factor_count(), 0.5f);
-    std::vector<e::TargetInput> targets = {{target}};
+    std::vector<utilityd::engine::TargetInput> targets = {{target}};
     // Every action leaf reports an outcome chosen by the input's bytes.
-    std::vector<e::LeafOutcome> outcomes;
-    const e::CompiledTree& tree = *set.tree();
+    std::vector<utilityd::engine::LeafOutcome> outcomes;
+    const utilityd::engine::CompiledTree& tree = *set.tree();
     for (size_t id = 0; id < tree.nodes.size(); ++id) {
-      if (tree.nodes[id].kind != e::NodeKind::kAction) continue;
+      if (tree.nodes[id].kind != utilityd::engine::NodeKind::kAction) continue;
       const uint8_t b = size > id ? data[id] : 0;
       outcomes.push_back(
-          {static_cast<int32_t>(id), static_cast<e::NodeStatus>(1 + b % 3)});
+          {static_cast<int32_t>(id),
+           static_cast<utilityd::engine::NodeStatus>(1 + b % 3)});
     }
-    e::AgentInput agent{.factors = factors, .targets = targets};
-    e::TreeTick tick;
-    e::TreeInput in{.game_time = static_cast<double>(size),
-                    .state = state,
-                    .outcomes = outcomes};
-    if (!e::TickTree(set, agent, in, e::ExplainLevel::kFull, &tick).ok()) {
+    utilityd::engine::AgentInput agent{.factors = factors, .targets = targets};
+    utilityd::engine::TreeTick tick;
+    utilityd::engine::TreeInput in{.game_time = static_cast<double>(size),
+                                   .state = state,
+                                   .outcomes = outcomes};
+    if (!utilityd::engine::TickTree(
+             set, agent, in, utilityd::engine::ExplainLevel::kFull, &tick)
+             .ok()) {
       std::abort();
     }
-    e::TreeInput again{.game_time = static_cast<double>(size) + 1,
-                       .state = tick.state};
-    if (!e::TickTree(set, agent, again, e::ExplainLevel::kNone, &tick).ok() ||
-        tick.reset != e::TreeReset::kNone) {
+    utilityd::engine::TreeInput again{
+        .game_time = static_cast<double>(size) + 1, .state = tick.state};
+    if (!utilityd::engine::TickTree(
+             set, agent, again, utilityd::engine::ExplainLevel::kNone, &tick)
+             .ok() ||
+        tick.reset != utilityd::engine::TreeReset::kNone) {
       std::abort();
     }
   }

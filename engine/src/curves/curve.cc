@@ -1,5 +1,6 @@
 #include "utilityd/engine/curve.h"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 
@@ -81,10 +82,9 @@ void ArithmeticColumn(const CompiledCurve& curve, const float* x, float* y,
   internal::DispatchShape(curve, p, [&](auto shape) {
     if (curve.invert) {
       for (size_t i = 0; i < n; ++i)
-        y[i] = 1.0f - internal::Clamp01(shape(internal::Clamp01(x[i])));
+        y[i] = 1.0f - Clamp01(shape(Clamp01(x[i])));
     } else {
-      for (size_t i = 0; i < n; ++i)
-        y[i] = internal::Clamp01(shape(internal::Clamp01(x[i])));
+      for (size_t i = 0; i < n; ++i) y[i] = Clamp01(shape(Clamp01(x[i])));
     }
   });
 }
@@ -103,6 +103,23 @@ absl::Status UseSimdTarget(absl::string_view name) {
       absl::StrCat("SIMD target \"", name,
                    "\" is not available here; choose best or one of ",
                    absl::StrJoin(AvailableSimdTargets(), ", ")));
+}
+
+void CurveBreakpoints(const CompiledCurve& curve,
+                      absl::Span<const CurvePoint> points, double lo, double hi,
+                      std::vector<double>* out) {
+  lo = std::max(lo, 0.0);
+  hi = std::min(hi, 1.0);
+  if (!(lo <= hi)) return;
+  std::vector<double> all = {0, 1};
+  const CurvePoint* p =
+      points.data() + (curve.point_count > 0 ? curve.first_point : 0);
+  VisitCurveKind(curve.kind, [&](auto k) {
+    decltype(k)::Breakpoints(curve, p, internal::Window{lo, hi}, &all);
+  });
+  for (double x : all) {
+    if (x >= lo && x <= hi) out->push_back(x);
+  }
 }
 
 void ValidateCurve(const CurveDefinition& def, const std::string& path,

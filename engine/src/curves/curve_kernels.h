@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "utilityd/engine/curve.h"
+#include "utilityd/engine/scoring_rules.h"
 
 // Function multi-versioning for the column loops (GCC on x86-64; not under
 // the sanitizers, whose runtimes start after ifunc resolvers run).
@@ -23,11 +24,6 @@ namespace utilityd::engine::internal {
 // EvaluateCurveColumn for curves of plain arithmetic (not own maths).
 void ArithmeticColumn(const CompiledCurve& curve, const float* x, float* y,
                       size_t n, absl::Span<const CurvePoint> points);
-
-inline float Clamp01(float x) {
-  // Written so that NaN maps to 0.
-  return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;
-}
 
 // Polynomial exponents designers use most, computed without a pow call
 // (the polynomial's float cases, curve_kinds.h): 0 for 2, 1 for 3, 2 for

@@ -7,10 +7,11 @@
 //             hold them (whose initial values are the defaults)
 //   Validate  appends an issue per bad parameter
 //   Compile   precomputes the CompiledCurve constants
-//   Breakpoints  appends the normalised inputs inside 0..1 where the shape
-//             changes (a step's threshold, a peak, a kink, where it meets 0
-//             or 1): between two of them and the bookends the shape is
-//             smooth and monotone, which sensitivity's search relies on
+//   Breakpoints  appends the normalised inputs where the shape changes (a
+//             step's threshold, a peak, a kink, where it meets 0 or 1),
+//             those in the Window at least: between two of them and the
+//             bookends the shape is smooth and monotone, which the public
+//             CurveBreakpoints (curve.h) promises sensitivity and analysis
 // and its shape f(x), for a normalised x in 0..1 before the clamp and the
 // invert, in one of three ways:
 //   FloatShape   an expression (curve_shape.h) in plain float arithmetic,
@@ -51,6 +52,12 @@
 #include "utilityd/engine/curve.h"
 
 namespace utilityd::engine::internal {
+
+// The normalised inputs a Breakpoints call is asked about (within 0..1).
+struct Window {
+  double lo = 0;
+  double hi = 1;
+};
 
 // Collects a curve's validation issues under "<path>.<kind>.<param>".
 class CurveIssues {
@@ -98,7 +105,7 @@ struct LinearCurve {
   }
   using FloatShape = shape::Add<shape::Mul<shape::A, shape::X>, shape::B>;
   // Where slope*x + intercept meets 0 and 1.
-  static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint*, Window,
                           std::vector<double>* t) {
     if (c.a == 0) return;
     t->push_back(-c.b / c.a);
@@ -126,7 +133,7 @@ struct PolynomialCurve {
   static int FloatCase(const CompiledCurve& c) { return PowerCase(c.a); }
   using OwnShape = shape::Pow<shape::X, shape::A>;
   // Smooth and monotone over 0..1: the bookends are all.
-  static void Breakpoints(const CompiledCurve&, const CurvePoint*,
+  static void Breakpoints(const CompiledCurve&, const CurvePoint*, Window,
                           std::vector<double>*) {}
 };
 
@@ -141,7 +148,7 @@ struct InverseQuadraticCurve {
       shape::Sub<shape::Int<1>,
                  shape::Square<shape::Sub<shape::Int<1>, shape::X>>>;
   // Smooth and monotone over 0..1: the bookends are all.
-  static void Breakpoints(const CompiledCurve&, const CurvePoint*,
+  static void Breakpoints(const CompiledCurve&, const CurvePoint*, Window,
                           std::vector<double>*) {}
 };
 
@@ -166,7 +173,7 @@ struct ExponentialCurve {
   using OwnShape =
       shape::Mul<shape::Expm1<shape::Mul<shape::A, shape::X>>, shape::B>;
   // Smooth and monotone over 0..1: the bookends are all.
-  static void Breakpoints(const CompiledCurve&, const CurvePoint*,
+  static void Breakpoints(const CompiledCurve&, const CurvePoint*, Window,
                           std::vector<double>*) {}
 };
 
@@ -216,7 +223,7 @@ struct LogisticCurve {
                              shape::A, shape::Sub<shape::X, shape::B>>>>>>,
           shape::C>,
       shape::D>>;
-  static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint*, Window,
                           std::vector<double>* t) {
     t->push_back(c.b);  // the midpoint
   }
@@ -242,7 +249,7 @@ struct LogitCurve {
       shape::Mul<
           shape::Log<shape::Div<shape::X, shape::Sub<shape::Int<1>, shape::X>>>,
           shape::A>>;
-  static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint*, Window,
                           std::vector<double>* t) {
     t->push_back(c.b);  // the midpoint
   }
@@ -264,7 +271,7 @@ struct NormalCurve {
   }
   using OwnShape = shape::Exp<
       shape::Mul<shape::Square<shape::Sub<shape::X, shape::A>>, shape::B>>;
-  static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint*, Window,
                           std::vector<double>* t) {
     t->push_back(c.a);  // the mean, its peak
   }
@@ -297,13 +304,15 @@ struct SineCurve {
   // sin(a x + b).
   using OwnShape =
       shape::Sin<shape::Add<shape::Mul<shape::A, shape::X>, shape::B>>;
-  // Peaks, troughs and zeros: a x + b = k pi / 2 (at most 256 of them).
-  static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
+  // Peaks, troughs and zeros: a x + b = k pi / 2 (at most 256 of them
+  // in the window).
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint*, Window w,
                           std::vector<double>* t) {
     if (c.a == 0) return;
     const double quarter = std::numbers::pi / 2;
-    const double k0 = std::ceil(std::min(c.b, c.a + c.b) / quarter);
-    const double k1 = std::floor(std::max(c.b, c.a + c.b) / quarter);
+    const double u = c.a * w.lo + c.b, v = c.a * w.hi + c.b;
+    const double k0 = std::ceil(std::min(u, v) / quarter);
+    const double k1 = std::floor(std::max(u, v) / quarter);
     for (double k = k0; k <= k1 && k < k0 + 256; ++k) {
       t->push_back((k * quarter - c.b) / c.a);
     }
@@ -321,7 +330,7 @@ struct SmoothstepCurve {
       shape::Square<shape::X>,
       shape::Sub<shape::Int<3>, shape::Mul<shape::Int<2>, shape::X>>>;
   // Smooth and monotone over 0..1: the bookends are all.
-  static void Breakpoints(const CompiledCurve&, const CurvePoint*,
+  static void Breakpoints(const CompiledCurve&, const CurvePoint*, Window,
                           std::vector<double>*) {}
 };
 
@@ -343,7 +352,7 @@ struct StepCurve {
   }
   // 1 from the threshold on.
   using FloatShape = shape::AtLeast<shape::X, shape::A>;
-  static void Breakpoints(const CompiledCurve& c, const CurvePoint*,
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint*, Window,
                           std::vector<double>* t) {
     t->push_back(c.a);  // the threshold
   }
@@ -389,7 +398,7 @@ struct PiecewiseLinearCurve {
     const double t = (x - p[i - 1].x) / (p[i].x - p[i - 1].x);
     return static_cast<float>(p[i - 1].y + t * (p[i].y - p[i - 1].y));
   }
-  static void Breakpoints(const CompiledCurve& c, const CurvePoint* p,
+  static void Breakpoints(const CompiledCurve& c, const CurvePoint* p, Window,
                           std::vector<double>* t) {
     for (uint32_t i = 0; i < c.point_count; ++i) t->push_back(p[i].x);
   }
@@ -429,13 +438,13 @@ concept HasCodeShape = requires(const CompiledCurve& c, float x,
 template <typename K>
 concept CurveKindBlock = requires(const CurveDefinition& d, CompiledCurve& c,
                                   CurveIssues& issues, const CurvePoint* p,
-                                  std::vector<double>* t) {
+                                  Window w, std::vector<double>* t) {
   { K::kKind } -> std::convertible_to<CurveKind>;
   { K::kName } -> std::convertible_to<const char*>;
   K::kParams.size();
   K::Validate(d, issues);
   K::Compile(d, c);
-  K::Breakpoints(c, p, t);
+  K::Breakpoints(c, p, w, t);
 }
 &&(HasFloatShape<K> || HasOwnShape<K> || HasCodeShape<K>);
 template <typename... K>

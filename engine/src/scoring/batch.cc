@@ -8,16 +8,11 @@
 #include "curves/curve_math.h"
 #include "scoring/batch_pass.h"
 #include "scoring/consider_column.h"
-#include "scoring/scoring_rules.h"
 #include "scoring/select_columns.h"
 #include "utilityd/engine/random.h"
+#include "utilityd/engine/scoring_rules.h"
 
 namespace utilityd::engine {
-
-using internal::Contribution;
-using internal::Eligible;
-using internal::IsCurrent;
-using internal::Output;
 
 BatchDecider::BatchDecider() : pass_(std::make_unique<internal::BatchPass>()) {}
 BatchDecider::~BatchDecider() = default;
@@ -401,7 +396,7 @@ void BatchPass::Considerations(const CompiledBehaviourSet& set, int action) {
     float* norm = normalised_.data();
     const float lo = c.range_lo, span = c.range_span;
     for (size_t m = 0; m < count; ++m) {
-      norm[m] = internal::Normalise(x[m], lo, span);
+      norm[m] = Normalise(x[m], lo, span);
     }
     EvaluateCurveColumn(c.curve, norm, curved_.data(), count,
                         set.curve_points());
@@ -488,8 +483,7 @@ void BatchPass::Accumulate(const CompiledBehaviourSet& set, int action, int k,
       float* weight_sum = weight_sum_.data();
       for (size_t m = 0; m < count; ++m) {
         const float wm = w != nullptr ? w[m] : cw;
-        raw_acc[m] +=
-            internal::WeightedContribution(Output(y[m], out_min, out_span), wm);
+        raw_acc[m] += WeightedContribution(Output(y[m], out_min, out_span), wm);
         weight_sum[m] += wm;
       }
       return;
@@ -511,8 +505,7 @@ UTILITYD_VECTOR_CLONES void BatchPass::ApplyFactors(
   const CompiledAction& act = set.actions()[action];
   const bool pt = act.per_target;
   const uint32_t* veto = veto_.data();
-  const float commitment =
-      1.0f + static_cast<float>(set.selection().commitment_bonus);
+  const float commitment = CommitmentFactor(set.selection().commitment_bonus);
   if constexpr (!kVaried) {
     if (!pt) {
       // The agents' own row, in a loop that vectorises: weight * 1 (no
@@ -534,8 +527,8 @@ UTILITYD_VECTOR_CLONES void BatchPass::ApplyFactors(
       if (p >= 0) weight *= set.personality_action_weight(p, action);
       const AgentInput& in = inputs[agents_[j]];
       if (act.cooldown_seconds > 0 && !in.seconds_since_action.empty()) {
-        cooldown = internal::CooldownFactor(in.seconds_since_action[action],
-                                            act.cooldown_seconds);
+        cooldown = CooldownFactor(in.seconds_since_action[action],
+                                  act.cooldown_seconds);
       }
     }
     const bool current =
@@ -582,7 +575,7 @@ void BatchPass::TraceConsideration(const CompiledBehaviourSet& set, int action,
     t.curved = curved_[m];
     t.output = Output(t.curved, c.output_min, c.output_span);
     if (set.aggregation() == Aggregation::kWeightedSum) {
-      t.contribution = internal::WeightedContribution(t.output, wm);
+      t.contribution = WeightedContribution(t.output, wm);
     } else {
       t.contribution = Contribution(t.output, wm);
       if (compensate) t.contribution = CompensateFactor(t.contribution, n);
@@ -604,20 +597,15 @@ void BatchPass::Finish(const CompiledBehaviourSet& set,
   const uint32_t* veto = veto_.data();
   if (set.aggregation() == Aggregation::kWeightedSum) {
     for (size_t m = 0; m < count; ++m) {
-      raw_acc[m] = internal::WeightedAverage(raw_acc[m], weight_sum_[m]);
+      raw_acc[m] = WeightedAverage(raw_acc[m], weight_sum_[m]);
     }
   }
   switch (set.compensation()) {
     case Compensation::kOnProduct:
-      for (size_t m = 0; m < count; ++m) {
-        score[m] = n > 0 ? CompensateFactor(raw_acc[m], n) : raw_acc[m];
-      }
-      break;
     case Compensation::kGeometricMean: {
-      const float e = internal::GeometricMeanExponent(n);
-      // Own maths (curve_math.h): the same bits on every machine.
+      const Compensation comp = set.compensation();
       for (size_t m = 0; m < count; ++m) {
-        score[m] = static_cast<float>(internal::OwnPow(raw_acc[m], e));
+        score[m] = CompensateAggregate(comp, raw_acc[m], n);
       }
       break;
     }

@@ -27,19 +27,6 @@ float FromOrdinal(int64_t o) {
   return v;
 }
 
-// Where a curve's shape changes, as normalised inputs in 0..1 (the bookends
-// 0 and 1 included): between two of them every curve is smooth. Each kind
-// says where (curve_kinds.h).
-void CurveBreakpoints(const CompiledCurve& c,
-                      absl::Span<const CurvePoint> points,
-                      std::vector<double>* t) {
-  t->push_back(0);
-  t->push_back(1);
-  const CurvePoint* p = points.data() + (c.point_count > 0 ? c.first_point : 0);
-  internal::VisitCurveKind(
-      c.kind, [&](auto kind) { decltype(kind)::Breakpoints(c, p, t); });
-}
-
 }  // namespace
 
 absl::Status SensitivityAnalyser::Analyse(const CompiledBehaviourSet& set,
@@ -77,7 +64,7 @@ absl::Status SensitivityAnalyser::Analyse(const CompiledBehaviourSet& set,
       }
       read = true;
       t.clear();
-      CurveBreakpoints(c.curve, set.curve_points(), &t);
+      CurveBreakpoints(c.curve, set.curve_points(), 0, 1, &t);
       const double span = c.range_span;
       for (double x : t) {
         if (!(x >= 0 && x <= 1)) continue;

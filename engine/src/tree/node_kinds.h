@@ -17,6 +17,12 @@
 //              leaf the game runs, a utility node, a delay waiting, a
 //              loop that restarts): the analysis's notion of a subtree
 //              that can run across ticks is read from this
+//   kOrder, kGoOn  how a composite goes through its children in order,
+//              and the child status that moves on (NodeOrder, node_traits.h)
+//   kChildEnteredWithIt  its child is ticked from idle only in a tick that
+//              ticks it from idle (so its entry's conditions hold there)
+//   MayAnswer  whether a compiled node of the kind can answer a status
+//   TicksChildren  whether a compiled node of the kind ever ticks a child
 //   kStateBytes  the most its state fields take encoded
 //   Validate   appends an issue per bad parameter (NodeCheck)
 //   Compile    fills its part of the CompiledNode (NodeCompile)
@@ -47,13 +53,14 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "scoring/scoring_rules.h"
 #include "set/flat_set.h"
 #include "tree/state_codec.h"
 #include "tree/ticker.h"
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/compiled_set.h"
+#include "utilityd/engine/node_traits.h"
 #include "utilityd/engine/random.h"
+#include "utilityd/engine/scoring_rules.h"
 #include "utilityd/engine/tree.h"
 
 namespace utilityd::engine::internal {
@@ -109,7 +116,12 @@ struct NodeBase {
   static constexpr bool kKeepsTimeIdle = false;
   static constexpr bool kKeepsPlaceIdle = false;
   static constexpr bool kAnswersRunning = false;
+  static constexpr NodeOrder kOrder = NodeOrder::kNone;
+  static constexpr S kGoOn = S::kIdle;
+  static constexpr bool kChildEnteredWithIt = false;
   static constexpr size_t kStateBytes = 0;
+  static bool MayAnswer(const CompiledNode&, S) { return true; }
+  static bool TicksChildren(const CompiledNode&) { return true; }
   static void Validate(const TreeNodeDefinition&, const NodeCheck&) {}
   static absl::Status Compile(const TreeNodeDefinition&, const NodeCompile&,
                               CompiledNode&) {
@@ -157,8 +169,11 @@ struct RunsOneChild : NodeBase {
 // ticks; the reactive ones tick every child from the first, every tick, and
 // a child that runs or decides halts the one running before (a conditional
 // abort when an earlier child now decides).
-template <S kGoOn, bool kReactive>
+template <S kPass, bool kReactive>
 struct Ordered : RunsOneChild {
+  static constexpr NodeOrder kOrder =
+      kReactive ? NodeOrder::kReactive : NodeOrder::kResumes;
+  static constexpr S kGoOn = kPass;
   static S Tick(Ticker& t, int id, int, size_t) {
     const CompiledNode& n = t.node(id);
     const NodeState& s = t.state(id);
@@ -294,6 +309,10 @@ struct Decorator : NodeBase {
 // running passes through.
 template <S kOnSuccess, S kOnFailure>
 struct Flip : Decorator {
+  static constexpr bool kChildEnteredWithIt = true;
+  static bool MayAnswer(const CompiledNode&, S s) {
+    return s == S::kRunning || s == kOnSuccess || s == kOnFailure;
+  }
   static S Tick(Ticker& t, int id, int, size_t) {
     const S c = t.Tick(t.child(id, 0), -1);
     t.state(id).running = c == S::kRunning;
@@ -321,6 +340,11 @@ struct ForceFailureNode : Flip<S::kFailure, S::kFailure> {
 template <typename Self, S kAgain>
 struct Loop : Decorator {
   static constexpr size_t kStateBytes = 5;
+  // A count of 0 answers kAgain without ticking the child.
+  static bool MayAnswer(const CompiledNode& n, S s) {
+    return n.count != 0 || s == kAgain;
+  }
+  static bool TicksChildren(const CompiledNode& n) { return n.count != 0; }
   static void Validate(const TreeNodeDefinition& n, const NodeCheck& check) {
     const NodeParam& count = Self::kParams[0];
     const int v = n.*count.integer;
@@ -419,6 +443,7 @@ struct CooldownNode : Timed {
   static constexpr NodeKind kKind = NodeKind::kCooldown;
   static constexpr const char* kName = "cooldown";
   static constexpr bool kKeepsTimeIdle = true;
+  static constexpr bool kChildEnteredWithIt = true;
   static constexpr size_t kStateBytes = 1 + 10;
   static S Tick(Ticker& t, int id, int, size_t) {
     const CompiledNode& n = t.node(id);
@@ -458,6 +483,7 @@ struct CooldownNode : Timed {
 struct TimeoutNode : TimedRun {
   static constexpr NodeKind kKind = NodeKind::kTimeout;
   static constexpr const char* kName = "timeout";
+  static constexpr bool kChildEnteredWithIt = true;
   static S Tick(Ticker& t, int id, int, size_t) {
     const CompiledNode& n = t.node(id);
     NodeState& s = t.state(id);
@@ -1030,6 +1056,8 @@ struct SequenceWithMemoryNode : RunsOneChild {
   static constexpr NodeKind kKind = NodeKind::kSequenceWithMemory;
   static constexpr const char* kName = "sequence_with_memory";
   static constexpr bool kKeepsPlaceIdle = true;
+  static constexpr NodeOrder kOrder = NodeOrder::kKeepsPlace;
+  static constexpr S kGoOn = S::kSuccess;
   static S Tick(Ticker& t, int id, int, size_t) {
     const CompiledNode& n = t.node(id);
     for (uint32_t i = t.state(id).index; i < n.child_count; ++i) {
@@ -1083,6 +1111,7 @@ struct RunOnceNode : Decorator {
   static constexpr NodeKind kKind = NodeKind::kRunOnce;
   static constexpr const char* kName = "run_once";
   static constexpr bool kKeepsPlaceIdle = true;
+  static constexpr bool kChildEnteredWithIt = true;
   static constexpr size_t kStateBytes = 1;
   static S Tick(Ticker& t, int id, int, size_t) {
     if (t.state(id).kept) {
@@ -1143,7 +1172,12 @@ concept NodeKindBlock = requires(const TreeNodeDefinition& d,
   { K::kKeepsTimeIdle } -> std::convertible_to<bool>;
   { K::kKeepsPlaceIdle } -> std::convertible_to<bool>;
   { K::kAnswersRunning } -> std::convertible_to<bool>;
+  { K::kOrder } -> std::convertible_to<NodeOrder>;
+  { K::kGoOn } -> std::convertible_to<NodeStatus>;
+  { K::kChildEnteredWithIt } -> std::convertible_to<bool>;
   { K::kStateBytes } -> std::convertible_to<size_t>;
+  { K::MayAnswer(c, NodeStatus::kSuccess) } -> std::same_as<bool>;
+  { K::TicksChildren(c) } -> std::same_as<bool>;
   K::Validate(d, check);
   { K::Compile(d, in, c) } -> std::same_as<absl::Status>;
   { K::Tick(t, 0, -1, size_t{0}) } -> std::same_as<NodeStatus>;
@@ -1159,9 +1193,8 @@ static_assert(
     AllNodeBlocks(NodeKinds{}),
     "every node kind needs kKind, kName, kArity, kParams, "
     "kKeepsRunningChild, kKeepsTimeIdle, kKeepsPlaceIdle, kAnswersRunning, "
-    "kStateBytes, "
-    "Validate, "
-    "Compile, Tick, OnHalt, Read and Write");
+    "kOrder, kGoOn, kChildEnteredWithIt, kStateBytes, MayAnswer, "
+    "TicksChildren, Validate, Compile, Tick, OnHalt, Read and Write");
 
 template <typename... K>
 constexpr size_t CountKinds(NodeKindList<K...>) {
@@ -1189,30 +1222,32 @@ template <typename... K>
 constexpr auto HaltTable(NodeKindList<K...>) {
   return std::array<void (*)(Ticker&, int), sizeof...(K)>{&K::OnHalt...};
 }
+// Every kind's traits, indexed by NodeKind (node_traits.h).
 template <typename... K>
-constexpr std::array<bool, sizeof...(K)> KeepsRunningChildTable(
+constexpr std::array<NodeKindTraits, sizeof...(K)> TraitsTable(
     NodeKindList<K...>) {
-  return {K::kKeepsRunningChild...};
+  return {NodeKindTraits{.kind = K::kKind,
+                         .name = K::kName,
+                         .arity = K::kArity,
+                         .answers_running = K::kAnswersRunning,
+                         .keeps_running_child = K::kKeepsRunningChild,
+                         .keeps_time_idle = K::kKeepsTimeIdle,
+                         .keeps_place_idle = K::kKeepsPlaceIdle,
+                         .order = K::kOrder,
+                         .go_on = K::kGoOn,
+                         .child_entered_with_it = K::kChildEnteredWithIt,
+                         .params = absl::Span<const NodeParam>(K::kParams)}...};
 }
+inline constexpr auto kTraits = TraitsTable(NodeKinds{});
+
+// An ordered kind moves on on success or failure; any other says kIdle.
 template <typename... K>
-constexpr std::array<bool, sizeof...(K)> KeepsTimeIdleTable(
-    NodeKindList<K...>) {
-  return {K::kKeepsTimeIdle...};
+constexpr bool OrderedKindsSayGoOn(NodeKindList<K...>) {
+  return (((K::kOrder == NodeOrder::kNone) == (K::kGoOn == S::kIdle)) && ...);
 }
-inline constexpr auto kKeepsRunningChild = KeepsRunningChildTable(NodeKinds{});
-inline constexpr auto kKeepsTimeIdle = KeepsTimeIdleTable(NodeKinds{});
-template <typename... K>
-constexpr std::array<bool, sizeof...(K)> KeepsPlaceIdleTable(
-    NodeKindList<K...>) {
-  return {K::kKeepsPlaceIdle...};
-}
-inline constexpr auto kKeepsPlaceIdle = KeepsPlaceIdleTable(NodeKinds{});
-template <typename... K>
-constexpr std::array<bool, sizeof...(K)> AnswersRunningTable(
-    NodeKindList<K...>) {
-  return {K::kAnswersRunning...};
-}
-inline constexpr auto kAnswersRunning = AnswersRunningTable(NodeKinds{});
+static_assert(OrderedKindsSayGoOn(NodeKinds{}),
+              "an ordered kind names the status that moves on (kGoOn), "
+              "and only an ordered kind does");
 
 // Calls visit(K{}) for the kind K of `kind` and returns what it returns
 // (validation, compilation, the state codec).

@@ -230,21 +230,11 @@ class TreeCompiler {
   CompiledTree* tree_;
 };
 
-// Each kind's name, arity and parameters, from its block.
-template <typename... K>
-constexpr std::array<const char*, sizeof...(K)> Names(NodeKindList<K...>) {
-  return {K::kName...};
-}
-template <typename... K>
-constexpr std::array<NodeArity, sizeof...(K)> Arities(NodeKindList<K...>) {
-  return {K::kArity...};
-}
+// Every kind, in order (the rest is in kTraits).
 template <typename... K>
 constexpr std::array<NodeKind, sizeof...(K)> Enumerators(NodeKindList<K...>) {
   return {K::kKind...};
 }
-constexpr auto kNames = Names(NodeKinds{});
-constexpr auto kArities = Arities(NodeKinds{});
 constexpr auto kEnumerators = Enumerators(NodeKinds{});
 
 }  // namespace
@@ -252,29 +242,38 @@ constexpr auto kEnumerators = Enumerators(NodeKinds{});
 
 const char* NodeKindName(NodeKind kind) {
   const auto k = static_cast<size_t>(kind);
-  return k < internal::kNodeKinds ? internal::kNames[k] : "?";
+  return k < internal::kNodeKinds ? internal::kTraits[k].name : "?";
 }
 
 std::optional<NodeKind> FindNodeKind(absl::string_view name) {
   for (size_t k = 0; k < internal::kNodeKinds; ++k) {
-    if (name == internal::kNames[k]) return internal::kEnumerators[k];
+    if (name == internal::kTraits[k].name) return internal::kTraits[k].kind;
   }
   return std::nullopt;
 }
 
 bool NodeKindAnswersRunning(NodeKind kind) {
-  const auto k = static_cast<size_t>(kind);
-  return k < internal::kNodeKinds && internal::kAnswersRunning[k];
+  return NodeKindInfo(kind).answers_running;
 }
 
-NodeArity NodeKindArity(NodeKind kind) {
-  return internal::kArities[static_cast<size_t>(kind)];
+const NodeKindTraits& NodeKindInfo(NodeKind kind) {
+  return internal::kTraits[static_cast<size_t>(kind)];
 }
+
+bool NodeMayAnswer(const CompiledNode& node, NodeStatus status) {
+  return internal::VisitNodeKind(
+      node.kind, [&](auto k) { return decltype(k)::MayAnswer(node, status); });
+}
+
+bool NodeTicksChildren(const CompiledNode& node) {
+  return internal::VisitNodeKind(
+      node.kind, [&](auto k) { return decltype(k)::TicksChildren(node); });
+}
+
+NodeArity NodeKindArity(NodeKind kind) { return NodeKindInfo(kind).arity; }
 
 absl::Span<const NodeParam> NodeParams(NodeKind kind) {
-  return internal::VisitNodeKind(kind, [](auto k) {
-    return absl::Span<const NodeParam>(decltype(k)::kParams);
-  });
+  return NodeKindInfo(kind).params;
 }
 
 absl::Span<const NodeKind> AllNodeKinds() { return internal::kEnumerators; }

@@ -99,8 +99,9 @@ size_t KindIndex(const CompiledNode& n) { return static_cast<size_t>(n.kind); }
 
 bool HoldsSomething(const CompiledNode& n, const NodeState& s) {
   // (The node is read only for a time held by a node not running.)
-  return s.running || (s.has_time && internal::kKeepsTimeIdle[KindIndex(n)]) ||
-         (s.kept && internal::kKeepsPlaceIdle[KindIndex(n)]);
+  return s.running ||
+         (s.has_time && internal::kTraits[KindIndex(n)].keeps_time_idle) ||
+         (s.kept && internal::kTraits[KindIndex(n)].keeps_place_idle);
 }
 
 // Fills the header of `out` (kHeader bytes reserved, then the entries).
@@ -225,7 +226,7 @@ TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
     const NodeState& p = (*states)[n.parent];
     if (!p.running) return fail(TreeReset::kOutOfRange);
     const CompiledNode& pn = tree.nodes[n.parent];
-    if (internal::kKeepsRunningChild[KindIndex(pn)] &&
+    if (internal::kTraits[KindIndex(pn)].keeps_running_child &&
         tree.child(pn, static_cast<int>(p.index)) != static_cast<int>(id)) {
       return fail(TreeReset::kOutOfRange);
     }

@@ -57,8 +57,10 @@ void Ticker::Halt(int id) {
 void Ticker::Reset(int id) {
   NodeState& s = st_[id];
   const size_t kind = static_cast<size_t>(tree_.node(id).kind);
-  const bool keep_time = kKeepsTimeIdle[kind] && s.has_time && !s.running;
-  const bool keep_place = kKeepsPlaceIdle[kind] && s.kept && !s.running;
+  const bool keep_time =
+      kTraits[kind].keeps_time_idle && s.has_time && !s.running;
+  const bool keep_place =
+      kTraits[kind].keeps_place_idle && s.kept && !s.running;
   const int64_t until = s.millis;
   const uint32_t place = s.index;
   s = NodeState{};

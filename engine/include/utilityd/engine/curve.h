@@ -64,6 +64,17 @@ struct CompiledCurve {
 void EvaluateCurveColumn(const CompiledCurve& curve, const float* x, float* y,
                          size_t n, absl::Span<const CurvePoint> points);
 
+// Appends to `out` the normalised inputs in [lo, hi] (within 0..1) where
+// the curve's shape changes: the bookends 0 and 1 when inside, a step's
+// threshold, a peak or trough, a kink, where a shape meets 0 or 1. Between
+// two consecutive ones (sorted) the curve is monotone and continuous, so
+// the extremes of the curve over an interval are at its ends or at these
+// (sensitivity's search and analysis's ranges rely on it). At most 256 of
+// a sine's turns are listed per call: ask about a narrower window.
+void CurveBreakpoints(const CompiledCurve& curve,
+                      absl::Span<const CurvePoint> points, double lo, double hi,
+                      std::vector<double>* out);
+
 // The SIMD target curve columns run on: Highway's name of the best target
 // this CPU supports among those built (e.g. "AVX3", "AVX2", "SSE4"), chosen
 // once. Every target computes the same bits (curve_math.h).

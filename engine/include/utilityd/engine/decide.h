@@ -32,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "utilityd/engine/compiled_set.h"
+#include "utilityd/engine/scoring_rules.h"
 
 namespace utilityd::engine {
 
@@ -146,19 +147,6 @@ struct Decision : BatchDecision {
 [[nodiscard]] absl::Status CheckAgentFields(const CompiledBehaviourSet& set,
                                             const AgentInput& input);
 
-// Dave Mark's compensation (seed 004) of one value for n considerations:
-// s + (1 - s)(1 - 1/n)s. The modifier (1 - 1/n) is computed once per action.
-[[nodiscard]] inline float CompensationModifier(int n) {
-  return 1.0f - 1.0f / static_cast<float>(n);
-}
-[[nodiscard]] inline float Compensate(float s, float modifier) {
-  return s + (1.0f - s) * modifier * s;
-}
-[[nodiscard]] inline float CompensateFactor(float s, int n) {
-  return Compensate(s, CompensationModifier(n));
-}
-
-inline constexpr int kAnyTarget = -1;
 inline constexpr int kTargetGone = -2;
 inline constexpr float kNeverRan = std::numeric_limits<float>::infinity();
 
