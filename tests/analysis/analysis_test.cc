@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -332,7 +333,8 @@ actions:
   EXPECT_EQ(ActionOf(Analysed(*set), "rare").reach(), v1::REACH_ALIVE);
 }
 
-// Random sets: three factors, four actions, curves of every kind.
+// Random sets: three factors, four actions, curves of every kind, every
+// aggregation and compensation, with or without a commitment bonus.
 std::string RandomSet(std::mt19937* rng, int k) {
   auto u = [&](double lo, double hi) {
     return std::uniform_real_distribution<double>(lo, hi)(*rng);
@@ -346,10 +348,19 @@ std::string RandomSet(std::mt19937* rng, int k) {
                           "{piecewise_linear: {points: [{x: 0, y: 0.2}, {x: "
                           "0.5, y: 1}, {x: 1, y: 0}]}}",
                           "{exponential: {k: 3}}"};
+  static const char* kScoring[] = {
+      "{aggregation: product, compensation: per_consideration}",
+      "{aggregation: product, compensation: none}",
+      "{aggregation: product, compensation: on_product}",
+      "{aggregation: product, compensation: geometric_mean}",
+      "{aggregation: weighted_sum}",
+      "{aggregation: min}"};
   std::string yaml =
       absl::StrCat("name: random", k,
                    "\nfactors: [{name: f0}, {name: f1, min: -5, max: 5}, "
-                   "{name: f2, min: 0, max: 100}]\nactions:\n");
+                   "{name: f2, min: 0, max: 100}]\nscoring: ",
+                   kScoring[k % 6], "\nselection: {commitment_bonus: ",
+                   (k / 6) % 2 ? "0.3" : "0", "}\nactions:\n");
   const double ranges[3][2] = {{0, 1}, {-5, 5}, {0, 100}};
   for (int a = 0; a < 4; ++a) {
     absl::StrAppend(&yaml, "  - name: a", a,
@@ -367,18 +378,23 @@ std::string RandomSet(std::mt19937* rng, int k) {
           &yaml, "      - {name: c", c, ", factor: f", f,
           absl::StrFormat(", range: {min: %.3f, max: %.3f}", b0, b1),
           ", curve: ", curves[(*rng)() % 8],
-          absl::StrFormat(", output: {min: %.2f}",
-                          (*rng)() % 2 ? u(0, 0.5) : 0),
+          absl::StrFormat(", output: {min: %.2f}, weight: %.2f",
+                          (*rng)() % 2 ? u(0, 0.5) : 0,
+                          (*rng)() % 3 ? 1.0 : u(0.2, 1)),
           "}\n");
     }
   }
   return yaml;
 }
 
+// Every claim of `analyse` on a flat set — dead and alive actions (with
+// their witnesses), coverage, dominance and never_interrupts — against
+// the engine's decisions on a dense independent sample, under every
+// aggregation and compensation.
 TEST(AnalysisTest, RandomSetsAgreeWithTheEngine) {
   std::mt19937 rng(27);
-  int dead = 0, alive = 0;
-  for (int k = 0; k < 12; ++k) {
+  int dead = 0, alive = 0, dominated = 0, never_interrupts = 0;
+  for (int k = 0; k < 24; ++k) {
     const std::string yaml = RandomSet(&rng, k);
     SCOPED_TRACE(yaml);
     auto set = Load(yaml);
@@ -393,6 +409,20 @@ TEST(AnalysisTest, RandomSetsAgreeWithTheEngine) {
     std::mt19937 points(1000 + k);
     std::vector<float> f(3);
     const double ranges[3][2] = {{0, 1}, {-5, 5}, {0, 100}};
+    // Who is claimed to score no higher than whom, and whom each action
+    // never takes over from.
+    std::vector<std::pair<int, int>> below;  // (a, b): a never above b
+    std::vector<std::pair<int, int>> cannot_interrupt;  // (a, running)
+    for (int i = 0; i < c.action_count(); ++i) {
+      for (const std::string& b : a.actions(i).dominated_by()) {
+        below.push_back({i, c.FindAction(b)});
+      }
+      for (const std::string& r : a.actions(i).never_interrupts()) {
+        cannot_interrupt.push_back({i, c.FindAction(r)});
+      }
+    }
+    dominated += static_cast<int>(below.size());
+    never_interrupts += static_cast<int>(cannot_interrupt.size());
     engine::Decision d;
     for (int s = 0; s < samples; ++s) {
       for (int i = 0; i < 3; ++i) {
@@ -400,8 +430,22 @@ TEST(AnalysisTest, RandomSetsAgreeWithTheEngine) {
             ranges[i][0], ranges[i][1])(points));
       }
       engine::AgentInput in{.factors = f};
-      ASSERT_TRUE(engine::Decide(c, in, engine::ExplainLevel::kNone, &d).ok());
+      ASSERT_TRUE(engine::Decide(c, in, engine::ExplainLevel::kFull, &d).ok());
       if (d.action >= 0) ++wins[d.action];
+      for (const auto& [x, y] : below) {
+        ASSERT_LE(d.candidates[x].score, d.candidates[y].score)
+            << c.actions()[x].name << " is called dominated by "
+            << c.actions()[y].name << " but scores above it";
+      }
+      for (const auto& [x, running] : cannot_interrupt) {
+        engine::AgentInput committed{.factors = f, .current_action = running};
+        engine::Decision r;
+        ASSERT_TRUE(
+            engine::Decide(c, committed, engine::ExplainLevel::kNone, &r).ok());
+        ASSERT_NE(r.action, x)
+            << c.actions()[x].name << " is said never to take over from "
+            << c.actions()[running].name;
+      }
     }
     for (int i = 0; i < c.action_count(); ++i) {
       const v1::ActionReach& x = a.actions(i);
@@ -419,9 +463,13 @@ TEST(AnalysisTest, RandomSetsAgreeWithTheEngine) {
       EXPECT_NEAR(x.coverage(), p, 4.5 * sd + 1e-3) << x.action();
     }
   }
-  // The random sets had both kinds.
+  // The random sets made every kind of claim.
   EXPECT_GT(alive, 10);
   EXPECT_GT(dead, 0);
+  EXPECT_GT(dominated, 0);
+  EXPECT_GT(never_interrupts, 0);
+  std::printf("%d alive, %d dead, %d dominated, %d never_interrupts\n", alive,
+              dead, dominated, never_interrupts);
 }
 
 TEST(AnalysisTest, TheExampleSetsHaveNoFindingLeftUnexplained) {

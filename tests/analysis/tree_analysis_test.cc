@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "utilityd/analysis/analysis.h"
+#include "utilityd/engine/scoring_rules.h"
 #include "utilityd/engine/tree.h"
 #include "utilityd/loader/set_loader.h"
 
@@ -401,7 +402,7 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
 TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
   std::mt19937_64 rng(2026);
   int checked_dead = 0, checked_never = 0, checked_chosen = 0, trees = 0,
-      guarded_ticks = 0;
+      guarded_ticks = 0, checked_ranges = 0, checked_paths = 0;
   std::set<std::string> kinds;
   for (int t = 0; t < 300; ++t) {
     int names = 0;
@@ -412,8 +413,20 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
     const v1::SetAnalysis a = Analysed(*set);
     std::set<int> dead, never_holds, always_holds;
     std::map<std::string, int> ids;
+    std::map<int, std::pair<float, float>> outputs;  // condition: its range
+    // Per node, the conditions the analysis says hold whenever it is
+    // entered: (condition node label, holds).
+    std::map<int, std::vector<std::pair<std::string, bool>>> paths;
     for (const v1::TreeNodeReach& x : a.tree()) {
       kinds.insert(x.kind());
+      for (const std::string& p : x.path()) {
+        const size_t space = p.rfind(' ');
+        paths[x.node()].push_back(
+            {p.substr(0, space), p.substr(space + 1) == "holds"});
+      }
+      if (x.kind() == "condition") {
+        outputs[x.node()] = {x.min_output(), x.max_output()};
+      }
       ids[x.label()] = x.node();
       if (x.reach() == v1::REACH_DEAD) dead.insert(x.node());
     }
@@ -429,7 +442,18 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
     // Episodes of ticks at random points, the running leaves' outcomes at
     // random, every node ticked recorded.
     const engine::CompiledBehaviourSet& c = set->compiled;
+    const engine::CompiledTree& tree = *c.tree();
     engine::TreeTick tick;
+    std::vector<engine::NodeState> before;
+    // Whether the condition node labelled `label` holds at `factors`.
+    auto holds = [&](const std::string& label, const float* factors) {
+      const engine::CompiledNode& cn = tree.node(ids.at(label));
+      const engine::CompiledConsideration& k = cn.condition;
+      return engine::EvaluateCurve(
+                 k.curve,
+                 engine::Normalise(factors[k.factor], k.range_lo, k.range_span),
+                 tree.curve_points) >= cn.threshold;
+    };
     for (int episode = 0; episode < 40; ++episode) {
       std::string state;
       std::vector<engine::LeafOutcome> outcomes;
@@ -440,13 +464,36 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
         engine::AgentInput agent{.factors = factors};
         engine::TreeInput in{
             .game_time = step * 0.5, .state = state, .outcomes = outcomes};
+        ASSERT_EQ(engine::DecodeTreeState(c, state, &before),
+                  engine::TreeReset::kNone);
         ASSERT_TRUE(
             engine::TickTree(c, agent, in, engine::ExplainLevel::kTop, &tick)
                 .ok());
         for (const engine::TreeNodeTrace& n : tick.path) {
+          // Entered (ticked while not running): its path's conditions hold.
+          if (!before[n.node].running) {
+            for (const auto& [label, must_hold] : paths[n.node]) {
+              ++checked_paths;
+              ASSERT_EQ(holds(label, factors), must_hold)
+                  << "node " << n.node << " entered where " << label
+                  << (must_hold ? " fails" : " holds") << "\n"
+                  << node;
+            }
+          }
           ASSERT_FALSE(dead.contains(n.node))
               << "node " << n.node << " was ticked\n"
               << node;
+          // A condition's curve output lies in the range analysed for it.
+          if (auto r = outputs.find(n.node);
+              r != outputs.end() &&
+              c.tree()->node(n.node).kind == engine::NodeKind::kCondition) {
+            const engine::CompiledNode& cn = c.tree()->node(n.node);
+            if (cn.failure_if.factor < 0 && cn.success_if.factor < 0) {
+              ++checked_ranges;
+              ASSERT_GE(n.value, r->second.first) << node;
+              ASSERT_LE(n.value, r->second.second) << node;
+            }
+          }
           // A precondition answers for its node: never_holds and
           // always_holds speak of the curve.
           const engine::CompiledNode& cn = c.tree()->node(n.node);
@@ -480,6 +527,8 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
   EXPECT_GT(checked_never, 3);
   EXPECT_GT(guarded_ticks, 100);
   EXPECT_GT(checked_chosen, 0);
+  EXPECT_GT(checked_ranges, 1000);
+  EXPECT_GT(checked_paths, 1000);
   // Every node kind the engine knows was in the sample.
   for (const engine::NodeKind kind : engine::AllNodeKinds()) {
     EXPECT_TRUE(kinds.contains(engine::NodeKindName(kind)))

@@ -1,10 +1,8 @@
-// BehaviorTree.CPP v4 XML <-> a behaviour set's tree (docs/TREES.md,
-// "BehaviorTree.CPP XML"). The import maps BT.CPP's built-in controls and
-// decorators to utilityd's node kinds, other leaves to actions (the game
-// runs them) or to conditions on factors; the export writes the reverse,
-// with utilityd's own nodes as custom node types.
-#include "ctl/bt_xml.h"
-
+// BehaviorTree.CPP v4 XML -> a behaviour set's tree (docs/TREES.md,
+// "BehaviorTree.CPP XML"): BT.CPP's built-in controls and decorators map
+// to utilityd's node kinds, other leaves to actions (the game runs them)
+// or to conditions on factors, as a mapping file says; what has no
+// counterpart is refused with its element and line.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -18,6 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "ctl/bt_names.h"
+#include "ctl/bt_xml.h"
 #include "google/protobuf/util/json_util.h"
 #include "tinyxml2.h"
 #include "utilityd/base/shortest_number.h"
@@ -29,136 +29,8 @@
 namespace utilityd::ctl {
 namespace {
 
-using tinyxml2::XMLElement;
-
-// utilityd's own node types in the XML: the export writes them, the import
-// reads them back.
-constexpr char kUtility[] = "Utility";
-constexpr char kUtilityChoice[] = "UtilityChoice";
-constexpr char kCooldown[] = "Cooldown";
-constexpr char kFactorCondition[] = "FactorCondition";
-
-// BT.CPP's built-ins without a counterpart, each with why.
-const std::map<std::string, std::string>& Unsupported() {
-  static const auto* m = new std::map<std::string, std::string>{
-      {"AlwaysSuccess",
-       "utilityd has no constant leaf: use force_success over a condition"},
-      {"AlwaysFailure",
-       "utilityd has no constant leaf: use force_failure over a condition"},
-      {"Script",
-       "scripts write the blackboard; utilityd's factors come from the game"},
-      {"SetBlackboard", "utilityd's factors come from the game, read-only"},
-      {"UnsetBlackboard", "utilityd's factors come from the game, read-only"},
-      {"Precondition",
-       "not imported yet: write it as an if_then_else over a condition"},
-      {"ParallelAll", "not a utilityd node kind: use parallel"},
-      {"ManualSelector", "needs a person at a terminal"},
-      {"Sleep", "a leaf that waits: use delay over the next node"},
-      {"LoopString", "loops over blackboard queues, which factors are not"},
-      {"LoopInt", "loops over blackboard queues, which factors are not"},
-      {"LoopDouble", "loops over blackboard queues, which factors are not"},
-      {"LoopBool", "loops over blackboard queues, which factors are not"},
-      {"SkipUnlessUpdated", "reacts to blackboard writes; factors are not"},
-      {"WaitValueUpdate", "reacts to blackboard writes; factors are not"},
-      {"WasEntryUpdated", "reacts to blackboard writes; factors are not"},
-      {"EntryUpdatedAction", "reacts to blackboard writes; factors are not"},
-      {"EntryUpdatedDecorator", "reacts to blackboard writes; factors are not"},
-      {"TryCatch", "not a utilityd node kind"},
-      {"ReactiveRepeat", "not a utilityd node kind"},
-      {"ConsumeQueue", "loops over blackboard queues, which factors are not"},
-  };
-  return *m;
-}
-
-const std::map<std::string, std::string>& ChildrenKinds() {
-  static const auto* m = new std::map<std::string, std::string>{
-      {"Sequence", "sequence"},
-      {"Fallback", "fallback"},
-      {"ReactiveSequence", "reactive_sequence"},
-      {"ReactiveFallback", "reactive_fallback"},
-      {"SequenceWithMemory", "sequence_with_memory"},
-      {"IfThenElse", "if_then_else"},
-      {"WhileDoElse", "while_do_else"},
-  };
-  return *m;
-}
-
-const std::map<std::string, std::string>& ChildKinds() {
-  static const auto* m = new std::map<std::string, std::string>{
-      {"Inverter", "inverter"},
-      {"ForceSuccess", "force_success"},
-      {"ForceFailure", "force_failure"},
-      {"KeepRunningUntilFailure", "keep_running_until_failure"},
-  };
-  return *m;
-}
-
-// Preconditions and postconditions of BT.CPP 4 that utilityd has no
-// counterpart for (any node's attributes), with why.
-const std::map<std::string, std::string>& UnsupportedScripts() {
-  static const auto* m = new std::map<std::string, std::string>{
-      {"_skipIf", "answers SKIPPED, which utilityd has no status for"},
-      {"_while", "answers SKIPPED, which utilityd has no status for"},
-      {"_onSuccess",
-       "postconditions write the blackboard; factors are "
-       "read-only"},
-      {"_onFailure",
-       "postconditions write the blackboard; factors are "
-       "read-only"},
-      {"_post", "postconditions write the blackboard; factors are read-only"},
-      {"_onHalted",
-       "postconditions write the blackboard; factors are "
-       "read-only"},
-  };
-  return *m;
-}
-
-// "{key}" -> "key" ("{@key}", BT.CPP's root blackboard, too); nullopt for
-// a literal.
-std::optional<std::string> BlackboardKey(absl::string_view v) {
-  v = absl::StripAsciiWhitespace(v);
-  if (v.size() < 3 || v.front() != '{' || v.back() != '}') return std::nullopt;
-  v = v.substr(1, v.size() - 2);
-  absl::ConsumePrefix(&v, "@");
-  return std::string(v);
-}
-
 using engine::FactorComparison;
-using Op = engine::FactorComparison::Op;
-
-// The condition node for a comparison: bookends 1 either side of the
-// constant (reversed for <= and >), a step at the middle, inverted for the
-// strict ones; exact wherever `factor - constant` is (docs/TREES.md).
-void SetComparison(const FactorComparison& c, v1::ConditionNode* n) {
-  const bool down = c.op == Op::kLessEqual || c.op == Op::kGreater;
-  n->set_factor(c.factor);
-  n->mutable_range()->set_min(down ? c.value + 1 : c.value - 1);
-  n->mutable_range()->set_max(down ? c.value - 1 : c.value + 1);
-  n->mutable_curve()->mutable_step()->set_threshold(0.5);
-  if (c.op == Op::kLess || c.op == Op::kGreater) {
-    n->mutable_curve()->set_invert(true);
-  }
-}
-
-// The comparison a condition node stands for, when it is one that
-// SetComparison writes.
-std::optional<FactorComparison> AsComparison(const v1::ConditionNode& n) {
-  if (!n.range().has_min() || !n.range().has_max() || n.has_threshold() ||
-      !n.curve().has_step() || n.curve().step().threshold() != 0.5 ||
-      std::abs(n.range().max() - n.range().min()) != 2) {
-    return std::nullopt;
-  }
-  const bool down = n.range().min() > n.range().max();
-  const bool invert = n.curve().invert();
-  FactorComparison c{.factor = n.factor(),
-                     .op = down ? (invert ? Op::kGreater : Op::kLessEqual)
-                                : (invert ? Op::kLess : Op::kGreaterEqual),
-                     .value = (n.range().min() + n.range().max()) / 2};
-  v1::ConditionNode again;
-  SetComparison(c, &again);
-  if (again.SerializeAsString() != n.SerializeAsString()) return std::nullopt;
-  return c;
-}
+using tinyxml2::XMLElement;
 
 // What a mapping file says (docs/TREES.md, "The mapping file").
 struct Mapping {
@@ -476,14 +348,18 @@ class Importer {
                     const std::vector<const XMLElement*>& kids,
                     v1::TreeNode* out) {
     if (id == "Parallel") {
-      int ok = -1, bad = 1;
-      if (!Int(e, ports, "success_count", -1, &ok) ||
-          !Int(e, ports, "failure_count", 1, &bad)) {
+      int ok = kBtSuccessCount, bad = kBtFailureCount;
+      if (!Int(e, ports, "success_count", kBtSuccessCount, &ok) ||
+          !Int(e, ports, "failure_count", kBtFailureCount, &bad)) {
         return true;
       }
       v1::ParallelNode* p = out->mutable_parallel();
-      if (ok != -1) p->set_success_threshold(ok);
-      if (bad != 1) p->set_failure_threshold(bad);
+      if (ok != NodeDefaults().success_threshold) {
+        p->set_success_threshold(ok);
+      }
+      if (bad != NodeDefaults().failure_threshold) {
+        p->set_failure_threshold(bad);
+      }
       Children(e, kids, p, "children");
       return true;
     }
@@ -857,307 +733,6 @@ class Importer {
   std::vector<std::string> actions_;
 };
 
-// --- export -------------------------------------------------------------
-
-class Exporter {
- public:
-  explicit Exporter(const v1::BehaviourSet& set) : set_(set) {}
-
-  std::string Run() {
-    tinyxml2::XMLPrinter p;
-    p.PushHeader(false, true);
-    p.OpenElement("root");
-    p.PushAttribute("BTCPP_format", "4");
-    p.PushAttribute("main_tree_to_execute", set_.name().c_str());
-    Tree(p, set_.name(), set_.description(), set_.tree());
-    for (const v1::Subtree& s : set_.subtrees()) {
-      Tree(p, s.name(), s.description(), s.tree());
-    }
-    Model(p);
-    p.CloseElement();
-    return p.CStr();
-  }
-
- private:
-  void Tree(tinyxml2::XMLPrinter& p, const std::string& id,
-            const std::string& description, const v1::TreeNode& body) {
-    p.OpenElement("BehaviorTree");
-    p.PushAttribute("ID", id.c_str());
-    if (!description.empty()) {
-      p.PushAttribute("_description", description.c_str());
-    }
-    Node(p, body);
-    p.CloseElement();
-  }
-
-  static void Attr(tinyxml2::XMLPrinter& p, const char* name,
-                   const std::string& value) {
-    p.PushAttribute(name, value.c_str());
-  }
-
-  // XMLPrinter keeps an open element's name until it closes: names live
-  // here.
-  const char* Keep(const std::string& name) {
-    return names_.insert(name).first->c_str();
-  }
-
-  void Open(tinyxml2::XMLPrinter& p, const std::string& tag,
-            const v1::TreeNode& n) {
-    p.OpenElement(Keep(tag));
-    if (!n.name().empty() && n.kind_case() != v1::TreeNode::kCondition) {
-      Attr(p, "name", n.name());
-    }
-    Guards(p, n);
-  }
-
-  static void Guards(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
-    if (!n.failure_if().empty()) Attr(p, "_failureIf", n.failure_if());
-    if (!n.success_if().empty()) Attr(p, "_successIf", n.success_if());
-  }
-
-  void Kids(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
-    for (const v1::TreeNode* c : loader::ChildrenOf(n)) Node(p, *c);
-  }
-
-  void Node(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
-    const google::protobuf::FieldDescriptor* f =
-        n.GetReflection()->GetOneofFieldDescriptor(
-            n, v1::TreeNode::descriptor()->FindOneofByName("kind"));
-    const std::string kind = f == nullptr ? "" : f->name();
-    for (const auto* kinds : {&ChildrenKinds(), &ChildKinds()}) {
-      for (const auto& [tag, k] : *kinds) {
-        if (k != kind) continue;
-        Open(p, tag, n);  // a kind without parameters: BT.CPP's name
-        Kids(p, n);
-        p.CloseElement();
-        return;
-      }
-    }
-    switch (n.kind_case()) {
-      case v1::TreeNode::kParallel:
-        Open(p, "Parallel", n);
-        if (n.parallel().has_success_threshold()) {
-          Attr(p, "success_count",
-               absl::StrCat(n.parallel().success_threshold()));
-        }
-        if (n.parallel().has_failure_threshold()) {
-          Attr(p, "failure_count",
-               absl::StrCat(n.parallel().failure_threshold()));
-        }
-        break;
-      case v1::TreeNode::kRepeat:
-        Open(p, "Repeat", n);
-        Attr(p, "num_cycles",
-             absl::StrCat(n.repeat().has_times() ? n.repeat().times() : 1));
-        break;
-      case v1::TreeNode::kRetry:
-        Open(p, "RetryUntilSuccessful", n);
-        Attr(p, "num_attempts",
-             absl::StrCat(n.retry().has_attempts() ? n.retry().attempts() : 1));
-        break;
-      case v1::TreeNode::kTimeout:
-        Open(p, "Timeout", n);
-        Attr(p, "msec",
-             ShortestNumber(std::round(n.timeout().seconds() * 1000)));
-        break;
-      case v1::TreeNode::kDelay:
-        Open(p, "Delay", n);
-        Attr(p, "delay_msec",
-             ShortestNumber(std::round(n.delay().seconds() * 1000)));
-        break;
-      case v1::TreeNode::kCooldown:
-        Open(p, kCooldown, n);
-        Attr(p, "seconds", ShortestNumber(n.cooldown().seconds()));
-        used_.insert(kCooldown);
-        break;
-      case v1::TreeNode::kRunOnce:
-        Open(p, "RunOnce", n);
-        Attr(p, "then_skip", "false");
-        break;
-      case v1::TreeNode::kSwitch: {
-        const v1::SwitchNode& s = n.switch_();
-        Open(p, absl::StrCat("Switch", s.cases_size()), n);
-        Attr(p, "variable", absl::StrCat("{", s.factor(), "}"));
-        for (int i = 0; i < s.cases_size(); ++i) {
-          Attr(p, absl::StrCat("case_", i + 1).c_str(),
-               ShortestNumber(s.cases(i)));
-        }
-        break;
-      }
-      case v1::TreeNode::kSubtree: {
-        Open(p, "SubTree", n);
-        Attr(p, "ID", n.subtree().name());
-        std::map<std::string, std::string> remap(n.subtree().remap().begin(),
-                                                 n.subtree().remap().end());
-        for (const auto& [port, factor] : remap) {
-          Attr(p, port.c_str(), absl::StrCat("{", factor, "}"));
-        }
-        p.CloseElement();
-        return;
-      }
-      case v1::TreeNode::kUtility:
-        Utility(p, n);
-        return;
-      case v1::TreeNode::kCondition:
-        Condition(p, n);
-        return;
-      case v1::TreeNode::kAction:
-        Open(p, n.action(), n);
-        actions_.insert(n.action());
-        p.CloseElement();
-        return;
-      default:
-        Open(p, kind.empty() ? "Sequence" : kind, n);
-        break;
-    }
-    Kids(p, n);
-    p.CloseElement();
-  }
-
-  void Utility(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
-    used_.insert(kUtility);
-    Open(p, kUtility, n);
-    const v1::UtilityNode& u = n.utility();
-    if (u.rescore() != v1::RESCORE_UNSPECIFIED) {
-      Attr(p, "rescore",
-           u.rescore() == v1::RESCORE_EVERY_TICK ? "every_tick" : "on_enter");
-    }
-    if (u.on_failure() != v1::ON_CHILD_FAILURE_UNSPECIFIED) {
-      Attr(p, "on_failure",
-           u.on_failure() == v1::ON_CHILD_FAILURE_NEXT_BEST ? "next_best"
-                                                            : "fail");
-    }
-    for (const v1::TreeNode& c : u.children()) {
-      const bool scored =
-          c.considerations_size() > 0 || c.has_weight() || c.rank() != 0;
-      if (!scored) {
-        Node(p, c);
-        continue;
-      }
-      used_.insert(kUtilityChoice);
-      p.OpenElement(kUtilityChoice);
-      if (!c.name().empty()) Attr(p, "name", c.name());
-      v1::TreeNode scoring;
-      *scoring.mutable_considerations() = c.considerations();
-      if (c.has_weight()) scoring.set_weight(c.weight());
-      scoring.set_rank(c.rank());
-      Attr(p, "scoring", OneLineJson(scoring));
-      v1::TreeNode bare = c;
-      bare.clear_name();
-      bare.clear_considerations();
-      bare.clear_weight();
-      bare.clear_rank();
-      Node(p, bare);
-      p.CloseElement();
-    }
-    p.CloseElement();
-  }
-
-  void Condition(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
-    const v1::ConditionNode& c = n.condition();
-    if (const std::optional<FactorComparison> cmp = AsComparison(c)) {
-      p.OpenElement("ScriptCondition");
-      if (!n.name().empty()) Attr(p, "name", n.name());
-      Guards(p, n);
-      Attr(p, "code", engine::FactorComparisonText(*cmp));
-      p.CloseElement();
-      return;
-    }
-    const bool plain = !c.has_range() && !c.has_curve() && !c.has_threshold();
-    const bool own_id = plain && !n.name().empty() && IsXmlName(n.name()) &&
-                        !ChildrenKinds().count(n.name()) &&
-                        !ChildKinds().count(n.name()) &&
-                        !Unsupported().count(n.name());
-    const std::string id = own_id ? n.name() : kFactorCondition;
-    conditions_.insert(id);
-    p.OpenElement(Keep(id));
-    if (!own_id && !n.name().empty()) Attr(p, "name", n.name());
-    Guards(p, n);
-    Attr(p, "factor", absl::StrCat("{", c.factor(), "}"));
-    if (c.has_threshold()) Attr(p, "threshold", ShortestNumber(c.threshold()));
-    if (c.range().has_min())
-      Attr(p, "range_min", ShortestNumber(c.range().min()));
-    if (c.range().has_max())
-      Attr(p, "range_max", ShortestNumber(c.range().max()));
-    if (c.has_curve()) {
-      Attr(p, "curve", OneLineJson(c.curve()));
-    }
-    p.CloseElement();
-  }
-
-  // A message as one line of JSON with the format's field names (ctl's
-  // ToJson indents, which an attribute should not).
-  static std::string OneLineJson(const google::protobuf::Message& m) {
-    std::string json;
-    google::protobuf::util::JsonPrintOptions o;
-    o.preserve_proto_field_names = true;
-    (void)google::protobuf::util::MessageToJsonString(m, &json, o);
-    return json;
-  }
-
-  static bool IsXmlName(const std::string& s) {
-    if (s.empty() || !absl::ascii_isalpha(s[0])) return false;
-    return std::all_of(s.begin(), s.end(), [](char ch) {
-      return absl::ascii_isalnum(ch) || ch == '_' || ch == '-';
-    });
-  }
-
-  static void Port(tinyxml2::XMLPrinter& p, const char* name,
-                   const char* description) {
-    p.OpenElement("input_port");
-    p.PushAttribute("name", name);
-    p.PushText(description);
-    p.CloseElement();
-  }
-
-  void Model(tinyxml2::XMLPrinter& p) {
-    p.OpenElement("TreeNodesModel");
-    for (const std::string& a : actions_) {
-      p.OpenElement("Action");
-      Attr(p, "ID", a);
-      p.CloseElement();
-    }
-    for (const std::string& c : conditions_) {
-      p.OpenElement("Condition");
-      Attr(p, "ID", c);
-      Port(p, "factor", "the utilityd factor it reads");
-      if (c == kFactorCondition) {
-        Port(p, "threshold", "holds when the curve's output reaches it");
-        Port(p, "range_min", "bookend");
-        Port(p, "range_max", "bookend");
-        Port(p, "curve", "the response curve, as JSON");
-      }
-      p.CloseElement();
-    }
-    if (used_.count(kUtility)) {
-      p.OpenElement("Control");
-      Attr(p, "ID", kUtility);
-      Port(p, "rescore", "on_enter or every_tick");
-      Port(p, "on_failure", "fail or next_best");
-      p.CloseElement();
-    }
-    if (used_.count(kUtilityChoice)) {
-      p.OpenElement("Decorator");
-      Attr(p, "ID", kUtilityChoice);
-      Port(p, "scoring", "considerations, weight and rank, as JSON");
-      p.CloseElement();
-    }
-    if (used_.count(kCooldown)) {
-      p.OpenElement("Decorator");
-      Attr(p, "ID", kCooldown);
-      Port(p, "seconds", "game seconds the child rests after it finishes");
-      p.CloseElement();
-    }
-    p.CloseElement();
-  }
-
-  const v1::BehaviourSet& set_;
-  std::set<std::string> actions_;
-  std::set<std::string> conditions_;
-  std::set<std::string> used_;
-  std::set<std::string> names_;
-};
-
 }  // namespace
 
 absl::StatusOr<BtImport> ImportBt(absl::string_view xml,
@@ -1196,22 +771,6 @@ std::string ImportedYaml(const BtImport& in, const std::string& source) {
   list("Mapped (override with --map FILE; docs/TREES.md):", in.mapped);
   list("Left out:", in.dropped);
   return out + loader::WriteMessageYaml(in.set);
-}
-
-absl::StatusOr<std::string> ExportBt(const v1::BehaviourSet& set) {
-  if (!set.has_tree()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("set \"", set.name(), "\" has no tree to export"));
-  }
-  for (const v1::Subtree& s : set.subtrees()) {
-    if (s.name() == set.name()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("subtree \"", s.name(),
-                       "\" has the set's name, which the export "
-                       "gives the main tree: rename one"));
-    }
-  }
-  return Exporter(set).Run();
 }
 
 }  // namespace utilityd::ctl

@@ -1,0 +1,131 @@
+// The vocabulary the BehaviorTree.CPP import and export share (bt_names.h).
+#include "ctl/bt_names.h"
+
+#include <cmath>
+
+#include "absl/strings/strip.h"
+
+namespace utilityd::ctl {
+
+using engine::FactorComparison;
+// BT.CPP's built-ins without a counterpart, each with why.
+const std::map<std::string, std::string>& Unsupported() {
+  static const auto* m = new std::map<std::string, std::string>{
+      {"AlwaysSuccess",
+       "utilityd has no constant leaf: use force_success over a condition"},
+      {"AlwaysFailure",
+       "utilityd has no constant leaf: use force_failure over a condition"},
+      {"Script",
+       "scripts write the blackboard; utilityd's factors come from the game"},
+      {"SetBlackboard", "utilityd's factors come from the game, read-only"},
+      {"UnsetBlackboard", "utilityd's factors come from the game, read-only"},
+      {"Precondition",
+       "not imported yet: write it as an if_then_else over a condition"},
+      {"ParallelAll", "not a utilityd node kind: use parallel"},
+      {"ManualSelector", "needs a person at a terminal"},
+      {"Sleep", "a leaf that waits: use delay over the next node"},
+      {"LoopString", "loops over blackboard queues, which factors are not"},
+      {"LoopInt", "loops over blackboard queues, which factors are not"},
+      {"LoopDouble", "loops over blackboard queues, which factors are not"},
+      {"LoopBool", "loops over blackboard queues, which factors are not"},
+      {"SkipUnlessUpdated", "reacts to blackboard writes; factors are not"},
+      {"WaitValueUpdate", "reacts to blackboard writes; factors are not"},
+      {"WasEntryUpdated", "reacts to blackboard writes; factors are not"},
+      {"EntryUpdatedAction", "reacts to blackboard writes; factors are not"},
+      {"EntryUpdatedDecorator", "reacts to blackboard writes; factors are not"},
+      {"TryCatch", "not a utilityd node kind"},
+      {"ReactiveRepeat", "not a utilityd node kind"},
+      {"ConsumeQueue", "loops over blackboard queues, which factors are not"},
+  };
+  return *m;
+}
+
+const std::map<std::string, std::string>& ChildrenKinds() {
+  static const auto* m = new std::map<std::string, std::string>{
+      {"Sequence", "sequence"},
+      {"Fallback", "fallback"},
+      {"ReactiveSequence", "reactive_sequence"},
+      {"ReactiveFallback", "reactive_fallback"},
+      {"SequenceWithMemory", "sequence_with_memory"},
+      {"IfThenElse", "if_then_else"},
+      {"WhileDoElse", "while_do_else"},
+  };
+  return *m;
+}
+
+const std::map<std::string, std::string>& ChildKinds() {
+  static const auto* m = new std::map<std::string, std::string>{
+      {"Inverter", "inverter"},
+      {"ForceSuccess", "force_success"},
+      {"ForceFailure", "force_failure"},
+      {"KeepRunningUntilFailure", "keep_running_until_failure"},
+  };
+  return *m;
+}
+
+// Preconditions and postconditions of BT.CPP 4 that utilityd has no
+// counterpart for (any node's attributes), with why.
+const std::map<std::string, std::string>& UnsupportedScripts() {
+  static const auto* m = new std::map<std::string, std::string>{
+      {"_skipIf", "answers SKIPPED, which utilityd has no status for"},
+      {"_while", "answers SKIPPED, which utilityd has no status for"},
+      {"_onSuccess",
+       "postconditions write the blackboard; factors are "
+       "read-only"},
+      {"_onFailure",
+       "postconditions write the blackboard; factors are "
+       "read-only"},
+      {"_post", "postconditions write the blackboard; factors are read-only"},
+      {"_onHalted",
+       "postconditions write the blackboard; factors are "
+       "read-only"},
+  };
+  return *m;
+}
+
+// "{key}" -> "key" ("{@key}", BT.CPP's root blackboard, too); nullopt for
+// a literal.
+std::optional<std::string> BlackboardKey(absl::string_view v) {
+  v = absl::StripAsciiWhitespace(v);
+  if (v.size() < 3 || v.front() != '{' || v.back() != '}') return std::nullopt;
+  v = v.substr(1, v.size() - 2);
+  absl::ConsumePrefix(&v, "@");
+  return std::string(v);
+}
+
+using Op = engine::FactorComparison::Op;
+
+// The condition node for a comparison: bookends 1 either side of the
+// constant (reversed for <= and >), a step at the middle, inverted for the
+// strict ones; exact wherever `factor - constant` is (docs/TREES.md).
+void SetComparison(const FactorComparison& c, v1::ConditionNode* n) {
+  const bool down = c.op == Op::kLessEqual || c.op == Op::kGreater;
+  n->set_factor(c.factor);
+  n->mutable_range()->set_min(down ? c.value + 1 : c.value - 1);
+  n->mutable_range()->set_max(down ? c.value - 1 : c.value + 1);
+  n->mutable_curve()->mutable_step()->set_threshold(0.5);
+  if (c.op == Op::kLess || c.op == Op::kGreater) {
+    n->mutable_curve()->set_invert(true);
+  }
+}
+
+// The comparison a condition node stands for, when it is one that
+// SetComparison writes.
+std::optional<FactorComparison> AsComparison(const v1::ConditionNode& n) {
+  if (!n.range().has_min() || !n.range().has_max() || n.has_threshold() ||
+      !n.curve().has_step() || n.curve().step().threshold() != 0.5 ||
+      std::abs(n.range().max() - n.range().min()) != 2) {
+    return std::nullopt;
+  }
+  const bool down = n.range().min() > n.range().max();
+  const bool invert = n.curve().invert();
+  FactorComparison c{.factor = n.factor(),
+                     .op = down ? (invert ? Op::kGreater : Op::kLessEqual)
+                                : (invert ? Op::kLess : Op::kGreaterEqual),
+                     .value = (n.range().min() + n.range().max()) / 2};
+  v1::ConditionNode again;
+  SetComparison(c, &again);
+  if (again.SerializeAsString() != n.SerializeAsString()) return std::nullopt;
+  return c;
+}
+}  // namespace utilityd::ctl

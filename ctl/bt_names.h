@@ -1,0 +1,64 @@
+// The vocabulary the BehaviorTree.CPP import and export share (docs/
+// TREES.md, "BehaviorTree.CPP XML"): utilityd's own node types in the
+// XML, BT.CPP's built-ins with their utilityd kinds or why there is none,
+// blackboard keys, and factor comparisons as condition nodes.
+#ifndef UTILITYD_CTL_BT_NAMES_H_
+#define UTILITYD_CTL_BT_NAMES_H_
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "utilityd/engine/definition.h"
+#include "utilityd/v1/behaviour_set.pb.h"
+
+namespace utilityd::ctl {
+
+// utilityd's own node types in the XML: the export writes them, the import
+// reads them back.
+inline constexpr char kUtility[] = "Utility";
+inline constexpr char kUtilityChoice[] = "UtilityChoice";
+inline constexpr char kCooldown[] = "Cooldown";
+inline constexpr char kFactorCondition[] = "FactorCondition";
+
+// utilityd's defaults of node parameters (definition.h), which the format
+// leaves out when unset: never restated here.
+inline const engine::TreeNodeDefinition& NodeDefaults() {
+  static const auto* d = new engine::TreeNodeDefinition();
+  return *d;
+}
+
+// BehaviorTree.CPP's own defaults of its ports (Parallel's counts).
+inline constexpr int kBtSuccessCount = -1;
+inline constexpr int kBtFailureCount = 1;
+
+// BT.CPP's built-ins without a counterpart, each with why.
+const std::map<std::string, std::string>& Unsupported();
+
+// BT.CPP's controls with children and its decorators with one child that
+// take no parameters, by BT.CPP name -> utilityd kind.
+const std::map<std::string, std::string>& ChildrenKinds();
+const std::map<std::string, std::string>& ChildKinds();
+
+// Preconditions and postconditions of BT.CPP 4 that utilityd has no
+// counterpart for (any node's attributes), with why.
+const std::map<std::string, std::string>& UnsupportedScripts();
+
+// "{key}" -> "key" ("{@key}", BT.CPP's root blackboard, too); nullopt for
+// a literal.
+std::optional<std::string> BlackboardKey(absl::string_view v);
+
+// The condition node for a comparison: bookends 1 either side of the
+// constant (reversed for <= and >), a step at the middle, inverted for the
+// strict ones; exact wherever `factor - constant` is (docs/TREES.md).
+void SetComparison(const engine::FactorComparison& c, v1::ConditionNode* n);
+
+// The comparison a condition node stands for, when it is one that
+// SetComparison writes.
+std::optional<engine::FactorComparison> AsComparison(
+    const v1::ConditionNode& n);
+
+}  // namespace utilityd::ctl
+
+#endif  // UTILITYD_CTL_BT_NAMES_H_
