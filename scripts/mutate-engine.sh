@@ -8,6 +8,7 @@
 # by batch_test's independent reference scorer.
 #
 #   scripts/mutate-engine.sh [build dir]      (default: build)
+#   ONLY=regex scripts/mutate-engine.sh       the mutations so named
 #
 # Every file is restored afterwards, also on Ctrl-C. Takes about a minute
 # a mutation on 2 cores. Exit 1 when a mutation survives.
@@ -35,11 +36,13 @@ mutations=(
   "compensation modifier halved@engine/include/utilityd/engine/scoring_rules.h@s/return s \+ \(1\.0f - s\) \* modifier \* s;/return s + (1.0f - s) * 0.5f * modifier * s;/@batch_test@*"
 )
 
-survived=0
+survived=0 ran=0
 for m in "${mutations[@]}"; do
   IFS="@" read -r name file subst binary filter <<<"$m"
+  [[ -z ${ONLY:-} || $name =~ $ONLY ]] || continue
+  ran=$((ran + 1))
   if [[ -z ${saved[$file]:-} ]]; then
-    saved[$file]="$backup/$(echo "$file" @ tr / _)"
+    saved[$file]="$backup/$(echo "$file" | tr / _)"
     cp "$file" "${saved[$file]}"
   fi
   cp "${saved[$file]}" "$file"
@@ -60,5 +63,5 @@ for m in "${mutations[@]}"; do
 done
 restore_all
 ninja -C "$build" -j2 >/dev/null
-echo "$((${#mutations[@]} - survived)) of ${#mutations[@]} mutations caught"
+echo "$((ran - survived)) of $ran mutations caught"
 [[ $survived -eq 0 ]]

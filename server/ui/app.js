@@ -1,8 +1,10 @@
 // utilityd inspector. The page scores nothing itself: every number comes
 // from the server's /api/v1 (the same engine as gRPC). Curves are drawn from
 // the server's own breakdowns of a sweep of the factor across its range.
-// An ES module; its pure parts are modules of their own (text.js,
-// tree_view.js, yaml.js), unit-tested under Node.
+// An ES module; its pure parts and the candidate view are modules of their
+// own (text.js, tree_view.js, yaml.js, candidate_view.js), unit-tested
+// under Node.
+import { createCandidateView } from './candidate_view.js';
 import { esc, fmt, short } from './text.js';
 import { STATUS, nodeChildren as childrenOf, nodeKindOf as kindOf } from './tree_view.js';
 import { yamlDocument } from './yaml.js';
@@ -854,78 +856,24 @@ async function tuneScenarios() {
       if (act) act.weight = c.to;
     }
     for (const c of params) applyParam(tuned, c.path, c.to);
-    renderCandidate(await api('/api/v1/candidate',
-      { behaviourSet: state.work.name, candidate: tuned }));
+    await candidate.compare(state.work.name, tuned);
   } catch (e) {
     out.textContent = String(e.message || e);
   }
 }
 
-// ---- candidate view -----------------------------------------------------------
+// ---- candidate view: candidate_view.js -----------------------------------------
 
-// The feed's recent decisions of this set replayed by the server with a
-// candidate (the shadow set, or this page's edits) against the live set.
-let candidateFlips = [];
-async function compareCandidate(useEdits) {
-  const body = { behaviourSet: state.work.name };
+const candidate = createCandidateView({ $, api });
+
+// The page's edits as a candidate (the shadow set when `useEdits` is false).
+function compareCandidate(useEdits) {
+  let copy;
   if (useEdits) {
-    const copy = JSON.parse(JSON.stringify(state.work));
+    copy = JSON.parse(JSON.stringify(state.work));
     delete copy.revision;
-    body.candidate = copy;
   }
-  try {
-    renderCandidate(await api('/api/v1/candidate', body));
-  } catch (e) {
-    renderCandidate(null);
-    $('candidate-text').textContent = String(e.message || e);
-  }
-}
-
-function sideText(d) {
-  return (d.action || '(none)') + (d.targetId ? '@' + d.targetId : '');
-}
-
-function renderCandidate(r) {
-  const set = r && (r.sets || [])[0];
-  const compared = set ? Number(set.decisions || 0) : 0;
-  $('candidate-matrix').hidden = $('candidate-flips').hidden = !compared;
-  candidateFlips = compared ? (r.examples || []) : [];
-  if (!r) return;
-  if (!compared) {
-    $('candidate-text').textContent = 'No recent decisions of this set to ' +
-      'replay yet (the feed keeps --recent_sample of real traffic).';
-    return;
-  }
-  const flipped = Number(set.flipped || 0);
-  $('candidate-text').textContent =
-    `churn ${(100 * (set.churn || 0)).toFixed(1)}%: ${flipped} of ${compared} ` +
-    `recent decisions change (candidate ${set.candidateRevision}, live ` +
-    `${set.baselineRevision})` + (Number(set.errors || 0)
-      ? `; ${set.errors} refused: ${set.firstError}` : '');
-  const moves = (set.transitions || []).filter(
-    (t) => t.from !== t.to || Number(t.targetChanged || 0) > 0);
-  $('candidate-matrix').querySelector('tbody').innerHTML = moves.map((t) =>
-    `<tr class="move" data-from="${esc(t.from)}" data-to="${esc(t.to)}"
-      data-count="${Number(t.count)}"><td>${esc(t.from || '(none)')}</td>
-      <td>${esc(t.to || '(none)')}${t.from === t.to ? ' (other target)' : ''}</td>
-      <td>${Number(t.from === t.to ? t.targetChanged : t.count)}</td></tr>`).join('') ||
-    '<tr><td colspan="3" class="muted">no decision changes</td></tr>';
-  $('candidate-flips').querySelector('tbody').innerHTML = candidateFlips.map((x, i) =>
-    `<tr class="flip-row" data-index="${i}"><td>${esc(x.agentId)}</td>
-      <td>${esc(sideText(x.baseline))} → ${esc(sideText(x.candidate))}</td>
-      <td>${Number(x.margin || 0).toFixed(3)}</td></tr>`).join('');
-}
-
-// Both breakdowns of a flipped decision, side by side.
-function openFlip(x) {
-  const side = (title, d) => `<div class="flip-side"><h3>${esc(title)}:
-    ${esc(sideText(d))} ${Number(d.score || 0).toFixed(3)}</h3>
-    <ul>${String(d.summary || '').split(' | ').map((s) =>
-      `<li>${esc(s)}</li>`).join('')}</ul></div>`;
-  $('modal-body').innerHTML = `<h2>${esc(x.agentId)} <span class="muted">
-    decision ${esc(x.decisionId)}, margin ${Number(x.margin || 0).toFixed(3)}</span></h2>
-    <div class="flip" data-testid="flip">${side('live', x.baseline)}${side('candidate', x.candidate)}</div>`;
-  $('modal').hidden = false;
+  return candidate.compare(state.work.name, copy);
 }
 
 // ---- wiring --------------------------------------------------------------------
@@ -1022,7 +970,7 @@ function wire() {
   $('candidate-edits').addEventListener('click', () => compareCandidate(true));
   $('candidate-flips').addEventListener('click', (e) => {
     const row = e.target.closest('.flip-row');
-    if (row) openFlip(candidateFlips[Number(row.dataset.index)]);
+    if (row) candidate.openFlip(Number(row.dataset.index));
   });
   $('token-save').addEventListener('click', () => {
     state.token = $('token').value;

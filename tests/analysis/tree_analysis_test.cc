@@ -404,7 +404,7 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
   int checked_dead = 0, checked_never = 0, checked_chosen = 0, trees = 0,
       guarded_ticks = 0, checked_ranges = 0, checked_paths = 0;
   std::set<std::string> kinds;
-  for (int t = 0; t < 300; ++t) {
+  for (int t = 0; t < 2000; ++t) {
     int names = 0;
     const std::string node = RandomNode(rng, 3, &names);
     auto set = Load(TreeSet("  " + node + "\n"));
@@ -521,7 +521,7 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
       }
     }
   }
-  EXPECT_GE(trees, 200);
+  EXPECT_GE(trees, 1400);
   // The sample ruled something out, or the test proves nothing.
   EXPECT_GT(checked_dead, 10);
   EXPECT_GT(checked_never, 3);

@@ -1,9 +1,13 @@
-// The inspector's pure modules (server/ui/text.js, tree_view.js, yaml.js)
+// The inspector's modules (server/ui/text.js, tree_view.js, yaml.js,
+// candidate_view.js)
 // under Node's own test runner; the page as a whole is tests/browser's.
 //   node tests/ui/modules_test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+import {
+  candidateSummary, createCandidateView, movedTransitions, sideText,
+} from '../../server/ui/candidate_view.js';
 import { esc, fmt, short } from '../../server/ui/text.js';
 import { STATUS, nodeChildren, nodeKindOf } from '../../server/ui/tree_view.js';
 import { yamlDocument, yamlLines } from '../../server/ui/yaml.js';
@@ -96,4 +100,62 @@ test('yamlLines writes lists of scalars and of objects in block style', () => {
   assert.deepEqual(yamlLines([1, 'a', true], 0, false), ['- 1', '- "a"', '- true']);
   assert.deepEqual(yamlLines([{ x: 1, y: 2 }, {}], 1, false),
     ['  - x: 1', '    y: 2', '  - {}']);
+});
+
+test('sideText names the action and its target, or none', () => {
+  assert.equal(sideText({ action: 'attack', targetId: 'goblin-2' }), 'attack@goblin-2');
+  assert.equal(sideText({ action: 'idle' }), 'idle');
+  assert.equal(sideText({}), '(none)');
+});
+
+test('candidateSummary states churn, flips, revisions and refusals', () => {
+  assert.equal(candidateSummary({
+    decisions: '40', flipped: '6', churn: 0.15, candidateRevision: 'c1',
+    baselineRevision: 'b1',
+  }), 'churn 15.0%: 6 of 40 recent decisions change (candidate c1, live b1)');
+  assert.match(candidateSummary({
+    decisions: 2, flipped: 0, churn: 0, errors: 1, firstError: 'bad factor',
+  }), /; 1 refused: bad factor$/);
+});
+
+test('movedTransitions keeps changes of action or of target only', () => {
+  const moved = movedTransitions({ transitions: [
+    { from: 'a', to: 'a', count: 9 },
+    { from: 'a', to: 'a', count: 3, targetChanged: 2 },
+    { from: 'a', to: 'b', count: 1 },
+  ] });
+  assert.deepEqual(moved.map((t) => `${t.from}>${t.to}`), ['a>a', 'a>b']);
+});
+
+test('the candidate view renders an answer and opens a flip from it', async () => {
+  // Elements as plain objects: the view sets text, HTML and hidden only.
+  const el = {};
+  const $ = (id) => (el[id] ??= { hidden: false, textContent: '', innerHTML: '',
+    querySelector() { return (this.body ??= { innerHTML: '' }); } });
+  const answer = {
+    sets: [{ decisions: 3, flipped: 1, churn: 1 / 3, candidateRevision: 'c',
+      baselineRevision: 'b', transitions: [{ from: 'idle', to: 'flee', count: 1 }] }],
+    examples: [{ agentId: 'npc-1', decisionId: 'd1', margin: 0.25,
+      baseline: { action: 'idle', score: 0.5, summary: 'idle 0.5' },
+      candidate: { action: 'flee', score: 0.75, summary: 'flee 0.75 | hp low' } }],
+  };
+  const asked = [];
+  const view = createCandidateView({ $, api: async (path, body) => {
+    asked.push([path, body]);
+    return answer;
+  } });
+  await view.compare('guard', { name: 'guard' });
+  assert.deepEqual(asked, [['/api/v1/candidate',
+    { behaviourSet: 'guard', candidate: { name: 'guard' } }]]);
+  assert.match(el['candidate-text'].textContent, /^churn 33.3%: 1 of 3/);
+  assert.match(el['candidate-matrix'].body.innerHTML, /data-from="idle" data-to="flee"/);
+  assert.match(el['candidate-flips'].body.innerHTML, /idle → flee/);
+  view.openFlip(0);
+  assert.equal(el.modal.hidden, false);
+  assert.match(el['modal-body'].innerHTML, /<li>hp low<\/li>/);
+  // A failed call says why and hides the tables.
+  const failing = createCandidateView({ $, api: async () => { throw new Error('no shadow set'); } });
+  await failing.compare('guard');
+  assert.equal(el['candidate-text'].textContent, 'no shadow set');
+  assert.equal(el['candidate-matrix'].hidden, true);
 });
