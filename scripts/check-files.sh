@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the product's files (every tracked source outside tests/): each is
 # named by the README of its folder (the nearest one up the tree, the
-# repository's own excepted), and none is over LIMIT (1000) lines. Generated
+# repository's own excepted; a .cc by itself or by its header of the same
+# stem), and none is over LIMIT (1000) lines. Generated
 # stubs (*.pb.go) are neither named nor counted.
 #   scripts/check-files.sh [REPO] [LIMIT]   exits 1 and names each
 set -euo pipefail
@@ -20,7 +21,9 @@ while IFS= read -r f; do
   [ -n "$f" ] || continue
   dir=$(dirname "$f")
   while [ "$dir" != "." ] && [ ! -f "$dir/README.md" ]; do dir=$(dirname "$dir"); done
-  if [ "$dir" != "." ] && ! grep -qF "$(basename "$f")" "$dir/README.md"; then
+  base=$(basename "$f")
+  if [ "$dir" != "." ] && ! grep -qF "$base" "$dir/README.md" &&
+    ! { [[ $base == *.cc ]] && grep -qF "${base%.cc}.h" "$dir/README.md"; }; then
     unnamed+=("$f (in $dir/README.md)")
   fi
   n=$(wc -l <"$f")

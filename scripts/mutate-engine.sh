@@ -24,14 +24,14 @@ trap restore_all EXIT INT TERM
 
 # name @ file @ perl substitution @ test binary @ gtest filter
 mutations=(
-  "reactive sequences resume like plain ones@engine/src/tree/composite_kinds.h@s/for \(uint32_t i = !kReactive && s.running \? s.index : 0;/for (uint32_t i = s.running ? s.index : 0;/@analysis_test@*Random*"
-  "plain sequences said to be reactive@engine/src/tree/composite_kinds.h@s/kReactive \? NodeOrder::kReactive : NodeOrder::kResumes/NodeOrder::kReactive/@analysis_test@*Random*"
-  "sequence_with_memory said to resume@engine/src/tree/composite_kinds.h@s/NodeOrder::kKeepsPlace;/NodeOrder::kResumes;/@analysis_test@*Random*"
-  "keep_running_until_failure said to decide in a tick@engine/src/tree/decorator_kinds.h@s/(kName = \"keep_running_until_failure\";\n\s*static constexpr bool kAnswersRunning = )true/\${1}false/@analysis_test@*Random*"
-  "delay said to enter its child with it@engine/src/tree/decorator_kinds.h@s/(kName = \"delay\";)/\$1 static constexpr bool kChildEnteredWithIt = true;/@analysis_test@*Random*"
-  "a loop of 0 answers the other status@engine/src/tree/decorator_kinds.h@s/if \(n.count == 0\) return kAgain;/if (n.count == 0) return kAgain == S::kSuccess ? S::kFailure : S::kSuccess;/@analysis_test@*Random*"
-  "flips said never to answer their failure mapping@engine/src/tree/decorator_kinds.h@s/return s == S::kRunning \|\| s == kOnSuccess \|\| s == kOnFailure;/return s == S::kRunning || s == kOnSuccess;/@analysis_test@*Random*"
-  "failure_if answers success@engine/src/tree/tree_tick.cc@s/if \(holds\(n.failure_if\)\) return S::kFailure;/if (holds(n.failure_if)) return S::kSuccess;/@analysis_test@*Random*"
+  "reactive sequences resume like plain ones@engine/src/tree/composite_kinds.h@s/for \(uint32_t i = !kReactive && s.running \? s.index : 0;/for (uint32_t i = s.running ? s.index : 0;/@analysis_test@TreeAnalysisTest.*:AnalysisTest.Random*"
+  "plain sequences said to be reactive@engine/src/tree/composite_kinds.h@s/kReactive \? NodeOrder::kReactive : NodeOrder::kResumes/NodeOrder::kReactive/@analysis_test@TreeAnalysisTest.*:AnalysisTest.Random*"
+  "sequence_with_memory said to resume@engine/src/tree/composite_kinds.h@s/NodeOrder::kKeepsPlace;/NodeOrder::kResumes;/@analysis_test@TreeAnalysisTest.*:AnalysisTest.Random*"
+  "keep_running_until_failure said to decide in a tick@engine/src/tree/decorator_kinds.h@s/(kName = \"keep_running_until_failure\";\n\s*static constexpr bool kAnswersRunning = )true/\${1}false/@analysis_test@TreeAnalysisTest.*:AnalysisTest.Random*"
+  "delay said to enter its child with it@engine/src/tree/decorator_kinds.h@s/(kName = \"delay\";)/\$1 static constexpr bool kChildEnteredWithIt = true;/@analysis_test@TreeAnalysisTest.*:AnalysisTest.Random*"
+  "a loop of 0 answers the other status@engine/src/tree/decorator_kinds.h@s/if \(n.count == 0\) return kAgain;/if (n.count == 0) return kAgain == S::kSuccess ? S::kFailure : S::kSuccess;/@analysis_test@TreeAnalysisTest.*:AnalysisTest.Random*"
+  "flips said never to answer their failure mapping@engine/src/tree/decorator_kinds.h@s/return s == S::kRunning \|\| s == kOnSuccess \|\| s == kOnFailure;/return s == S::kRunning || s == kOnSuccess;/@analysis_test@TreeAnalysisTest.*:AnalysisTest.Random*"
+  "failure_if answers success@engine/src/tree/tree_tick.cc@s/if \(holds\(n.failure_if\)\) return S::kFailure;/if (holds(n.failure_if)) return S::kSuccess;/@analysis_test@TreeAnalysisTest.*:AnalysisTest.Random*"
   "weight without its neutral part@engine/include/utilityd/engine/scoring_rules.h@s/return output \* weight \+ \(1\.0f - weight\);/return output * weight;/@batch_test@*"
   "compensation modifier halved@engine/include/utilityd/engine/scoring_rules.h@s/return s \+ \(1\.0f - s\) \* modifier \* s;/return s + (1.0f - s) * 0.5f * modifier * s;/@batch_test@*"
 )

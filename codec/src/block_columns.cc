@@ -492,5 +492,4 @@ engine::AgentInput WithFactors(const loader::LoadedSet& set,
   return in;
 }
 
-
 }  // namespace utilityd::codec::internal

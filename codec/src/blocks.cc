@@ -22,7 +22,6 @@
 namespace utilityd::codec::internal {
 namespace {
 
-
 // The sets of one block's rows: the live set, and the canary's for the
 // rows in its share (their 1s in `rows`); canary null: every row is live.
 struct BlockSets {

@@ -173,6 +173,25 @@ TEST(TreeAnalysisTest, AResumedSequenceDoesNotInheritItsEntryConditions) {
   EXPECT_THAT(Node(a, "flee").path(), Not(Contains("healthy holds")));
 }
 
+TEST(TreeAnalysisTest, AFallbackResumesPastConditionsBeforeARunningChild) {
+  // keep_running_until_failure runs across ticks (it answers running while
+  // its child succeeds): the fallback resumes at it, so when it fails and
+  // flee is entered, "healthy fails" may be stale.
+  auto set = Load(TreeSet(absl::StrFormat(R"(
+  fallback:
+    children:
+      - %s
+      - keep_running_until_failure:
+          child: %s
+      - action: flee
+)",
+                                          kHigh, kLow)));
+  ASSERT_NE(set, nullptr);
+  const v1::SetAnalysis a = Analysed(*set);
+  EXPECT_EQ(Node(a, "flee").reach(), v1::REACH_ALIVE);
+  EXPECT_THAT(Node(a, "flee").path(), Not(Contains("healthy fails")));
+}
+
 TEST(TreeAnalysisTest, AUtilityChildThatWinsOnlyOffItsPathIsNeverChosen) {
   // heal beats fight's 0.5 only below 37.5 health; the path demands 50 or
   // more. Trying the next best after a failure, heal is still eligible
