@@ -239,7 +239,7 @@ struct WhileDoElseNode : Branching {
   }
   // Whether the subtree can answer running (a kind's kAnswersRunning).
   static bool CanRun(const TreeNodeDefinition& n) {
-    if (NodeKindAnswersRunning(n.kind)) return true;
+    if (NodeKindInfo(n.kind).answers_running) return true;
     for (const TreeNodeDefinition& c : n.children) {
       if (CanRun(c)) return true;
     }

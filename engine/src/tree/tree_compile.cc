@@ -252,10 +252,6 @@ std::optional<NodeKind> FindNodeKind(absl::string_view name) {
   return std::nullopt;
 }
 
-bool NodeKindAnswersRunning(NodeKind kind) {
-  return NodeKindInfo(kind).answers_running;
-}
-
 const NodeKindTraits& NodeKindInfo(NodeKind kind) {
   return internal::kTraits[static_cast<size_t>(kind)];
 }

@@ -288,12 +288,6 @@ struct NodeParam {
 // Returns the kind named `name` in the format, or nullopt.
 [[nodiscard]] std::optional<NodeKind> FindNodeKind(absl::string_view name);
 
-// Returns whether a node of `kind` may answer RUNNING whatever its children
-// do (an action leaf, a utility node, delay, keep_running_until_failure),
-// from the kind's block in the engine: a subtree with none of them decides
-// within one tick.
-[[nodiscard]] bool NodeKindAnswersRunning(NodeKind kind);
-
 // Returns how many children `kind` takes.
 [[nodiscard]] NodeArity NodeKindArity(NodeKind kind);
 
