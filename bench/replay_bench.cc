@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "benchmark/benchmark.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/replay/log_reader.h"
 #include "utilityd/replay/replay.h"

@@ -22,7 +22,6 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "utilityd/client/client.h"
-#include "utilityd/codec/decide_codec.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/replay/log_reader.h"

@@ -5,7 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "ctl/cli.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
+#include "utilityd/codec/scenarios.h"
 #include "utilityd/loader/set_loader.h"
 
 namespace utilityd::ctl {

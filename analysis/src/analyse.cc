@@ -12,7 +12,8 @@
 #include "report.h"
 #include "tree_reach.h"
 #include "utilityd/analysis/analysis.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/resolve.h"
+#include "utilityd/codec/scenarios.h"
 #include "utilityd/engine/sensitivity.h"
 
 namespace utilityd::analysis {

@@ -16,7 +16,8 @@
 #include "absl/strings/str_split.h"
 #include "tune_internal.h"
 #include "utilityd/analysis/analysis.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/resolve.h"
+#include "utilityd/codec/scenarios.h"
 
 #ifdef UTILITYD_HAVE_CLP
 #include "ClpSimplex.hpp"

@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "utilityd/analysis/analysis.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/resolve.h"
 #include "utilityd/engine/decide.h"
 
 namespace utilityd::analysis::internal {

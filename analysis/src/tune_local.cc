@@ -16,6 +16,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "tune_internal.h"
+#include "utilityd/codec/scenarios.h"
 
 namespace utilityd::analysis::internal {
 namespace {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "tree_wire.h"
 #include "utilityd/base/status_macros.h"
+#include "utilityd/codec/batch.h"
 
 namespace utilityd::codec::internal {
 
@@ -72,11 +73,10 @@ absl::Status FindSet(const loader::Catalog& catalog,
 // Checks the target columns as a whole (each row's offsets are checked
 // with its row) and points one TargetInput per target into the message.
 absl::Status ReadTargets(const loader::LoadedSet& set,
-                         const v1::AgentBlock& block, BlockWork& work,
-                         Columns* c) {
+                         const v1::AgentBlock& block, BlockView* c) {
   const int offsets = block.target_offsets_size();
   const int64_t per_target = set.compiled.target_factor_count();
-  work.targets.clear();
+  c->target_inputs.clear();
   if (offsets == 0) {
     if (block.target_factors_size() == 0 && block.target_ids_size() == 0) {
       return absl::OkStatus();
@@ -122,9 +122,9 @@ absl::Status ReadTargets(const loader::LoadedSet& set,
                      " targets; send one per target, "
                      "or none"));
   }
-  work.targets.resize(c->targets);
+  c->target_inputs.resize(c->targets);
   for (uint32_t t = 0; t < c->targets; ++t) {
-    work.targets[t].factors = absl::MakeConstSpan(
+    c->target_inputs[t].factors = absl::MakeConstSpan(
         block.target_factors().data() + t * per_target, per_target);
   }
   return absl::OkStatus();
@@ -206,7 +206,7 @@ absl::Status RowRange(absl::string_view field, absl::string_view what,
 // The held columns' sizes, as a whole, for a set with resources; and the
 // target ids its per-target pools are named by.
 absl::Status CheckHeldColumns(const loader::LoadedSet& set,
-                              const v1::AgentBlock& block, const Columns& c) {
+                              const v1::AgentBlock& block, const BlockView& c) {
   const int offsets = block.held_offsets_size();
   const int held = block.held_resources_size();
   UTILITYD_RETURN_IF_ERROR(
@@ -248,8 +248,10 @@ absl::Status CheckHeldColumns(const loader::LoadedSet& set,
 // Checks the columns' lengths.
 absl::Status ReadColumns(const loader::LoadedSet& set,
                          const v1::AgentBlock& block,
-                         engine::ExplainLevel level, BlockWork& work,
-                         Columns* c) {
+                         engine::ExplainLevel level, BlockView* c) {
+  c->factor_major = false;
+  c->values = c->seconds = nullptr;
+  c->targets = 0;
   c->rows = block.agent_ids_size();
   c->factors = set.compiled.factor_count();
   c->actions = set.compiled.action_count();
@@ -270,7 +272,7 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
       return s;
     }
   }
-  if (absl::Status s = ReadTargets(set, block, work, c); !s.ok()) return s;
+  if (absl::Status s = ReadTargets(set, block, c); !s.ok()) return s;
   if (set.compiled.tree() != nullptr) {
     if (absl::Status s = CheckTreeColumns(block, n); !s.ok()) return s;
   }
@@ -308,19 +310,19 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
   bool never = false;
   for (float s : block.seconds_since_action()) never |= std::isnan(s);
   if (never) {
-    work.seconds.assign(block.seconds_since_action().begin(),
-                        block.seconds_since_action().end());
-    for (float& s : work.seconds) {
+    c->clocks.assign(block.seconds_since_action().begin(),
+                     block.seconds_since_action().end());
+    for (float& s : c->clocks) {
       if (std::isnan(s)) s = engine::kNeverRan;
     }
-    c->seconds = work.seconds.data();
+    c->seconds = c->clocks.data();
   }
   return absl::OkStatus();
 }
 
 // Row r's engine input, or the error naming the column it lacks.
-absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
-                      const BlockWork& work, int r, engine::AgentInput* in) {
+absl::Status RowInput(const v1::AgentBlock& block, const BlockView& c, int r,
+                      engine::AgentInput* in) {
   auto short_column = [&](absl::string_view field, int size, int per_row) {
     return Refuse(absl::StatusCode::kInvalidArgument, LengthReason(field),
                   field,
@@ -374,7 +376,8 @@ absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
                                  " targets; an agent may have at most ",
                                  kMaxTargetsPerAgent));
     }
-    in->targets = absl::MakeConstSpan(work.targets.data() + first, end - first);
+    in->targets =
+        absl::MakeConstSpan(c.target_inputs.data() + first, end - first);
   }
   if (block.current_target_size() > 0) {
     if (r >= block.current_target_size()) {

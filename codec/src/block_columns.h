@@ -1,7 +1,7 @@
-// A block's columns read and checked against its set (DecideRequest.blocks,
-// docs/BLOCKS.md): lengths, offsets, targets, tree and holding columns; a
-// row as engine input, as a snapshot, its holdings; and the per-thread
-// working memory the block steps share. Internal to the codec.
+// A block's columns read and checked against its set once, into a view
+// (DecideRequest.blocks, docs/BLOCKS.md): lengths, offsets, targets, tree
+// and holding columns; a row as engine input, as a snapshot, its holdings;
+// and the working memory the block steps share. Internal to the codec.
 #ifndef UTILITYD_CODEC_SRC_BLOCK_COLUMNS_H_
 #define UTILITYD_CODEC_SRC_BLOCK_COLUMNS_H_
 
@@ -11,16 +11,24 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/engine/error_reason.h"
 #include "utilityd/engine/tree.h"
+#include "utilityd/loader/set_loader.h"
+#include "utilityd/v1/decision_service.pb.h"
 
 namespace utilityd::codec::internal {
 
-// The columns of one block, checked against its set.
-struct Columns {
+// One block's columns, read and checked against its set once; every later
+// step (deciding, holding for coordination, the canary's rows, explaining)
+// reads this view. It owns what row inputs point into besides the message:
+// one TargetInput per target, and the clocks when some say "never" with
+// NaN. It lives until the batch is answered.
+struct BlockView {
+  const loader::LoadedSet* set = nullptr;  // null: the block was refused
+  int b = 0;                               // its place in the request
+  int first_index = 0;                     // its row 0's observer index
   int rows = 0;
   int factors = 0;  // per row
   int actions = 0;  // per row, in seconds_since_action
@@ -30,10 +38,21 @@ struct Columns {
   const float* values = nullptr;   // row-major factors (null when empty)
   const float* seconds = nullptr;  // row-major clocks, or null
   uint32_t targets = 0;            // the block's (last target offset)
+  std::vector<engine::TargetInput> target_inputs;  // spans into the message
+  std::vector<float> clocks;  // the clocks with NaN made "never", when any is
+  // Canary rollouts: the canary's set, when some row is in its share, and
+  // 1 for each row that is.
+  const loader::LoadedSet* canary = nullptr;
+  std::vector<char> canary_rows;
+  bool held = false;  // a set with resources: rows held for coordination
 };
 
-// Per-thread working memory, reused from block to block.
+// The working memory of the block steps, owned by the batch's and reused
+// from batch to batch.
 struct BlockWork {
+  // The request's blocks, checked: the first `views_used`.
+  std::deque<BlockView> views;
+  size_t views_used = 0;
   std::vector<engine::AgentInput> inputs;  // the rows the engine decides
   std::vector<int> rows;                   // their row numbers
   std::vector<engine::BatchDecision> out;
@@ -44,37 +63,21 @@ struct BlockWork {
   engine::Decision decision;       // an explained row's
   engine::TreeTick tick;           // a tree row's
   std::vector<engine::LeafOutcome> outcomes;  // a tree row's
-  std::vector<float> seconds;                 // the clocks, NaN made "never"
-  std::vector<engine::TargetInput>
-      targets;  // the block's, spans into the message
   engine::BatchDecider decider;
   // For an observer that asks for a row's message (a sampled decision).
   v1::AgentSnapshot snapshot;
   v1::Decision message;
-
   // Coordination: the held rows' snapshots (reused from batch to batch:
-  // the first `held_used`), and what their held inputs point into, kept
-  // until the batch is allocated and written.
+  // the first `held_used`), kept until the batch is allocated and written.
   std::deque<v1::AgentSnapshot> held_snapshots;
   size_t held_used = 0;
-  std::deque<std::vector<engine::TargetInput>> held_targets;
-  std::deque<std::vector<float>> held_seconds;
-  struct HeldBlock {
-    int b = 0, first_index = 0, rows = 0;
-    const loader::LoadedSet* set = nullptr;
-    const loader::LoadedSet* canary = nullptr;  // its rows in `share`'s
-    double share = 0;
-  };
-  std::vector<HeldBlock> held_blocks;
-  // Canary rollouts: 1 for each row of the block in the canary's share.
-  std::vector<char> canary_rows;
-};
 
-// This thread's working memory.
-inline BlockWork& Work() {
-  thread_local BlockWork work;
-  return work;
-}
+  // A fresh view for the next block of the request.
+  BlockView& NextView() {
+    if (views_used == views.size()) views.emplace_back();
+    return views[views_used++];
+  }
+};
 
 absl::Status Refuse(absl::StatusCode code, engine::ErrorReason reason,
                     absl::string_view field, absl::string_view detail);
@@ -97,8 +100,7 @@ absl::Status FindSet(const loader::Catalog& catalog,
 // Checks the target columns as a whole (each row's offsets are checked
 // with its row) and points one TargetInput per target into the message.
 absl::Status ReadTargets(const loader::LoadedSet& set,
-                         const v1::AgentBlock& block, BlockWork& work,
-                         Columns* c);
+                         const v1::AgentBlock& block, BlockView* c);
 
 // An offsets column of a tree block: empty, or rows + 1 entries whose last
 // is `size`, the length of what it indexes (rows' own ranges are checked
@@ -119,17 +121,17 @@ absl::Status RowRange(absl::string_view field, absl::string_view what,
 // The held columns' sizes, as a whole, for a set with resources; and the
 // target ids its per-target pools are named by.
 absl::Status CheckHeldColumns(const loader::LoadedSet& set,
-                              const v1::AgentBlock& block, const Columns& c);
+                              const v1::AgentBlock& block, const BlockView& c);
 
-// Checks the columns' lengths.
+// Reads and checks the columns of `block`, a block of `set`, into `c`
+// (its sizes, targets and clocks; the caller sets its place and canary).
 absl::Status ReadColumns(const loader::LoadedSet& set,
                          const v1::AgentBlock& block,
-                         engine::ExplainLevel level, BlockWork& work,
-                         Columns* c);
+                         engine::ExplainLevel level, BlockView* c);
 
 // Row r's engine input, or the error naming the column it lacks.
-absl::Status RowInput(const v1::AgentBlock& block, const Columns& c,
-                      const BlockWork& work, int r, engine::AgentInput* in);
+absl::Status RowInput(const v1::AgentBlock& block, const BlockView& c, int r,
+                      engine::AgentInput* in);
 
 // Row r as the snapshot that decides the same (for the decision log, the
 // live feed and shadow evaluation, which keep snapshots).

@@ -2,7 +2,7 @@
 // (spans into the parsed message; factor-major factors are the engine's
 // working columns as they stand; a copy only of cooldown clocks that say
 // "never" with NaN), one engine pass per block, and the answer written as
-// columns.
+// view.
 #include "blocks.h"
 
 #include <algorithm>
@@ -17,47 +17,45 @@
 #include "block_columns.h"
 #include "tree_wire.h"
 #include "utilityd/base/status_macros.h"
+#include "utilityd/codec/resolve.h"
+#include "utilityd/codec/trees.h"
+#include "utilityd/codec/write.h"
 #include "utilityd/engine/error_reason.h"
 
 namespace utilityd::codec::internal {
 namespace {
 
-// The sets of one block's rows: the live set, and the canary's for the
-// rows in its share (their 1s in `rows`); canary null: every row is live.
-struct BlockSets {
-  const loader::LoadedSet* live = nullptr;
-  const loader::LoadedSet* canary = nullptr;
-  const std::vector<char>* rows = nullptr;
+// Whether row r of `view` is in the canary's share (and its set decides).
+bool Canary(const BlockView& view, int r) {
+  return view.canary != nullptr && view.canary_rows[r] != 0;
+}
 
-  bool Canary(int r) const { return canary != nullptr && (*rows)[r] != 0; }
-  const loader::LoadedSet& For(int r) const {
-    return Canary(r) ? *canary : *live;
-  }
-};
+// The set deciding row r of `view`.
+const loader::LoadedSet& SetOf(const BlockView& view, int r) {
+  return Canary(view, r) ? *view.canary : *view.set;
+}
 
-// The block's sets: the canary's `canary` (may be null) for the rows in
-// the share, when some row is.
-BlockSets ShareRows(const loader::LoadedSet& live,
-                    const loader::LoadedSet* canary, double share,
-                    const v1::AgentBlock& block, std::vector<char>* rows) {
-  BlockSets sets{.live = &live, .rows = rows};
-  if (canary == nullptr) return sets;
-  rows->resize(block.agent_ids_size());
+// Marks the rows of `block` in the share of `canary` (may be null) in
+// `view`, and names the canary when some row is.
+void ShareRows(const loader::LoadedSet* canary, double share,
+               const v1::AgentBlock& block, BlockView* view) {
+  view->canary = nullptr;
+  if (canary == nullptr) return;
+  view->canary_rows.resize(block.agent_ids_size());
   bool any = false;
   for (int r = 0; r < block.agent_ids_size(); ++r) {
-    (*rows)[r] = InCanaryShare(block.agent_ids(r), share) ? 1 : 0;
-    any = any || (*rows)[r] != 0;
+    view->canary_rows[r] = InCanaryShare(block.agent_ids(r), share) ? 1 : 0;
+    any = any || view->canary_rows[r] != 0;
   }
-  if (any) sets.canary = canary;
-  return sets;
+  if (any) view->canary = canary;
 }
 
 // Flags the canary's rows, and names its revision.
-void MarkCanaryRows(const BlockSets& sets, int rows, v1::DecisionBlock* out) {
-  if (sets.canary == nullptr) return;
-  out->set_canary_revision(sets.canary->revision());
-  for (int r = 0; r < rows; ++r) {
-    if (!sets.Canary(r)) continue;
+void MarkCanaryRows(const BlockView& view, v1::DecisionBlock* out) {
+  if (view.canary == nullptr) return;
+  out->set_canary_revision(view.canary->revision());
+  for (int r = 0; r < view.rows; ++r) {
+    if (!Canary(view, r)) continue;
     char& flags = (*out->mutable_flags())[r];
     flags = static_cast<char>(flags | v1::COMPACT_FLAG_CANARY);
   }
@@ -111,19 +109,12 @@ void WriteRows(const loader::LoadedSet& set, bool canary, int b,
 }
 
 // Holds the block's decided rows in `coordinator` (a set with resources),
-// each with its snapshot, its input pointing into storage that lasts until
-// the batch is written; failed rows are answered.
+// each with its snapshot; their inputs point into the message and the
+// block's view, which last until the batch is written. Failed rows are
+// answered.
 void HoldRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
               int first_index, BlockWork& work, v1::DecisionBlock* out,
               BatchObserver* observer, Coordinator* coordinator) {
-  // The targets and clocks the inputs point into move (their buffers with
-  // them) to storage of their own; the next block gets fresh ones.
-  work.held_targets.push_back(std::move(work.targets));
-  work.targets = {};
-  if (!work.seconds.empty()) {
-    work.held_seconds.push_back(std::move(work.seconds));
-    work.seconds = {};
-  }
   for (size_t g = 0; g < work.rows.size(); ++g) {
     const int r = work.rows[g];
     if (!work.errors[g].ok()) {
@@ -150,18 +141,19 @@ void HoldRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
 // The rows of a flat set: one engine pass over the rows that read well
 // (of the canary's rows, or the live ones); with `coordinator`, a set with
 // resources, whose rows it holds.
-void DecideRows(const BlockSets& sets, bool canary, int b,
-                const v1::AgentBlock& block, const Columns& columns,
-                int first_index, BlockWork& work, v1::DecisionBlock* out,
+void DecideRows(const BlockView& view, bool canary, const v1::AgentBlock& block,
+                BlockWork& work, v1::DecisionBlock* out,
                 BatchObserver* observer, Coordinator* coordinator) {
-  const loader::LoadedSet& set = canary ? *sets.canary : *sets.live;
+  const loader::LoadedSet& set = canary ? *view.canary : *view.set;
+  const int b = view.b;
+  const int first_index = view.first_index;
   work.inputs.clear();
   work.rows.clear();
   const bool coordinated = coordinator != nullptr;
   engine::AgentInput in;
-  for (int r = 0; r < columns.rows; ++r) {
-    if (sets.Canary(r) != canary) continue;
-    absl::Status row = RowInput(block, columns, work, r, &in);
+  for (int r = 0; r < view.rows; ++r) {
+    if (Canary(view, r) != canary) continue;
+    absl::Status row = RowInput(block, view, r, &in);
     if (row.ok() && coordinated) row = RowHeld(set, block, r, nullptr);
     if (!row.ok()) {
       FailRow(b, r, first_index + r, &set, row, out, observer);
@@ -174,10 +166,10 @@ void DecideRows(const BlockSets& sets, bool canary, int b,
   // Sets with resources: every candidate's score stays readable, for the
   // rows' options in coordination.
   work.decider.set_keep_candidates(coordinated);
-  if (columns.factor_major) {
+  if (view.factor_major) {
     work.decider.DecideFactorMajor(set.compiled, work.inputs,
                                    {.data = block.factors().data(),
-                                    .rows = static_cast<size_t>(columns.rows),
+                                    .rows = static_cast<size_t>(view.rows),
                                     .row_of = work.rows},
                                    absl::MakeSpan(work.out), &work.errors);
   } else {
@@ -307,10 +299,10 @@ void WriteTickColumns(const engine::TreeTick& tick,
 // Row r's engine input and (for a set with a tree) tree input, factors
 // gathered for a factor-major block (decided or ticked alone).
 absl::Status RowInputs(const loader::LoadedSet& set,
-                       const v1::AgentBlock& block, const Columns& columns,
+                       const v1::AgentBlock& block, const BlockView& view,
                        int r, BlockWork& work, engine::AgentInput* in,
                        engine::TreeInput* tree) {
-  UTILITYD_RETURN_IF_ERROR(RowInput(block, columns, work, r, in));
+  UTILITYD_RETURN_IF_ERROR(RowInput(block, view, r, in));
   if (set.compiled.tree() != nullptr) {
     UTILITYD_RETURN_IF_ERROR(RowTree(set, block, r, work, tree));
   }
@@ -319,18 +311,19 @@ absl::Status RowInputs(const loader::LoadedSet& set,
 }
 
 // The rows of a set with a tree: each row ticked alone (each walks its own
-// path, as snapshots do), its tick written as columns.
-void TickRows(const BlockSets& sets, int b, const v1::AgentBlock& block,
-              const Columns& columns, int first_index, BlockWork& work,
-              v1::DecisionBlock* out, BatchObserver* observer) {
+// path, as snapshots do), its tick written as view.
+void TickRows(const BlockView& view, const v1::AgentBlock& block,
+              BlockWork& work, v1::DecisionBlock* out,
+              BatchObserver* observer) {
+  const int b = view.b;
   static const v1::AgentSnapshot* const kNone = new v1::AgentSnapshot();
-  StartTreeColumns(columns.rows, out);
+  StartTreeColumns(view.rows, out);
   engine::AgentInput in;
   engine::TreeInput tree;
-  for (int r = 0; r < columns.rows; ++r) {
-    const loader::LoadedSet& set = sets.For(r);
-    const int index = first_index + r;
-    absl::Status s = RowInputs(set, block, columns, r, work, &in, &tree);
+  for (int r = 0; r < view.rows; ++r) {
+    const loader::LoadedSet& set = SetOf(view, r);
+    const int index = view.first_index + r;
+    absl::Status s = RowInputs(set, block, view, r, work, &in, &tree);
     if (s.ok()) {
       s = engine::TickTree(set.compiled, in, tree, engine::ExplainLevel::kNone,
                            &work.tick);
@@ -351,7 +344,7 @@ void TickRows(const BlockSets& sets, int b, const v1::AgentBlock& block,
     RowTreeSnapshot(tree, &work.snapshot);
     work.message.Clear();
     WriteTick(set, work.snapshot, work.tick, v1::EXPLAIN_NONE, &work.message);
-    if (sets.Canary(r)) work.message.set_variant(v1::VARIANT_CANARY);
+    if (Canary(view, r)) work.message.set_variant(v1::VARIANT_CANARY);
     observer->OnTicked(index, set, work.snapshot, in, work.tick, &work.message);
   }
 }
@@ -359,9 +352,8 @@ void TickRows(const BlockSets& sets, int b, const v1::AgentBlock& block,
 // Answers the rows the block names in explain_rows with their explained
 // decision (each decided again alone, which the engine decides alike),
 // besides their numbers. A row that failed is answered by its error.
-void ExplainRows(const BlockSets& sets, const v1::AgentBlock& block,
-                 const Columns& columns, v1::Explain explain,
-                 const Coordinator* coordinator, int first_index,
+void ExplainRows(const BlockView& view, const v1::AgentBlock& block,
+                 v1::Explain explain, const Coordinator* coordinator,
                  BlockWork& work, v1::DecisionBlock* out) {
   if (block.explain_rows_size() == 0) return;
   work.explain.assign(block.explain_rows().begin(), block.explain_rows().end());
@@ -373,11 +365,11 @@ void ExplainRows(const BlockSets& sets, const v1::AgentBlock& block,
   engine::TreeInput tree;
   for (uint32_t row : work.explain) {
     const int r = static_cast<int>(row);
-    const loader::LoadedSet& set = sets.For(r);
+    const loader::LoadedSet& set = SetOf(view, r);
     char& flags = (*out->mutable_flags())[r];
     if (flags & v1::COMPACT_FLAG_FULL) continue;  // failed: its error
     // It was decided (or ticked) above: the same again cannot fail.
-    if (!RowInputs(set, block, columns, r, work, &in, &tree).ok()) continue;
+    if (!RowInputs(set, block, view, r, work, &in, &tree).ok()) continue;
     const bool tree_set = set.compiled.tree() != nullptr;
     if (!(tree_set ? engine::TickTree(set.compiled, in, tree, level, &work.tick)
                    : engine::Decide(set.compiled, in, level, &work.decision))
@@ -385,12 +377,12 @@ void ExplainRows(const BlockSets& sets, const v1::AgentBlock& block,
       continue;
     }
     const int k =
-        coordinator != nullptr ? coordinator->Find(first_index + r) : -1;
+        coordinator != nullptr ? coordinator->Find(view.first_index + r) : -1;
     if (coordinator != nullptr && k < 0) continue;  // held: cannot be
     v1::IndexedDecision* x = out->add_full();
     x->set_agent(r);
     flags = static_cast<char>(flags | v1::COMPACT_FLAG_FULL);
-    if (sets.Canary(r)) x->mutable_decision()->set_variant(v1::VARIANT_CANARY);
+    if (Canary(view, r)) x->mutable_decision()->set_variant(v1::VARIANT_CANARY);
     if (coordinator != nullptr) {
       // Its allocated decision, with the scoring's explanation and its
       // coordination, as a snapshot's.
@@ -423,97 +415,82 @@ void SortFull(v1::DecisionBlock* out) {
       });
 }
 
-// Decides block b, whose rows are observer indexes first_index on; the
-// rows of a set with resources are held in `coordinator`.
+// Decides block b, whose rows are observer indexes first_index on, after
+// checking its columns into `view`; the rows of a set with resources are
+// held in `coordinator`.
 void DecideBlock(const loader::Catalog& catalog, const Variants& variants,
-                 int b, const v1::AgentBlock& block, v1::Explain explain,
-                 int first_index, BlockWork& work, v1::DecisionBlock* out,
+                 const v1::AgentBlock& block, v1::Explain explain,
+                 BlockWork& work, BlockView& view, v1::DecisionBlock* out,
                  BatchObserver* observer, Coordinator* coordinator) {
   const loader::LoadedSet* set = nullptr;
-  Columns columns;
   absl::Status s = FindSet(catalog, block, &set);
-  if (s.ok())
-    s = ReadColumns(*set, block, ToExplainLevel(explain), work, &columns);
+  if (s.ok()) s = ReadColumns(*set, block, ToExplainLevel(explain), &view);
   if (!s.ok()) {
+    view.set = nullptr;
     const absl::Status at =
-        engine::PrefixField(s, absl::StrCat("blocks[", b, "]."));
+        engine::PrefixField(s, absl::StrCat("blocks[", view.b, "]."));
     ToError(at, out->mutable_error());
     if (observer != nullptr) {
       for (int r = 0; r < block.agent_ids_size(); ++r) {
-        observer->OnFailed(first_index + r, set, v1::AgentSnapshot(), at);
+        observer->OnFailed(view.first_index + r, set, v1::AgentSnapshot(), at);
       }
     }
     return;
   }
-  StartColumns(columns.rows, out);
+  view.set = set;
+  StartColumns(view.rows, out);
   out->set_revision(set->revision());
-  work.wanted.assign(columns.rows, 0);
+  work.wanted.assign(view.rows, 0);
   if (observer != nullptr) {
-    observer->WantedMessages(first_index, absl::MakeSpan(work.wanted));
+    observer->WantedMessages(view.first_index, absl::MakeSpan(work.wanted));
   }
-  const loader::LoadedSet* canary = variants.CanaryOf(*set);
-  const BlockSets sets =
-      ShareRows(*set, canary, variants.share, block, &work.canary_rows);
+  ShareRows(variants.CanaryOf(*set), variants.share, block, &view);
   if (set->compiled.tree() != nullptr) {
-    TickRows(sets, b, block, columns, first_index, work, out, observer);
+    TickRows(view, block, work, out, observer);
   } else {
     // A set with resources: written once the batch is allocated
     // (WriteHeldRow), finished by FinishBlocks.
     Coordinator* held = set->compiled.has_resources() ? coordinator : nullptr;
-    if (held != nullptr) {
-      out->mutable_grant_offsets()->Resize(columns.rows + 1, 0);
+    view.held = held != nullptr;
+    if (view.held) out->mutable_grant_offsets()->Resize(view.rows + 1, 0);
+    DecideRows(view, false, block, work, out, observer, held);
+    if (view.canary != nullptr) {
+      DecideRows(view, true, block, work, out, observer, held);
     }
-    DecideRows(sets, false, b, block, columns, first_index, work, out, observer,
-               held);
-    if (sets.canary != nullptr) {
-      // Holding moved the targets and clocks the live rows point into:
-      // read again, they read alike.
-      if (held != nullptr) {
-        ReadColumns(*set, block, ToExplainLevel(explain), work, &columns)
-            .IgnoreError();
-      }
-      DecideRows(sets, true, b, block, columns, first_index, work, out,
-                 observer, held);
-    }
-    if (held != nullptr) {
-      MarkCanaryRows(sets, columns.rows, out);
-      work.held_blocks.push_back({.b = b,
-                                  .first_index = first_index,
-                                  .rows = columns.rows,
-                                  .set = set,
-                                  .canary = sets.canary,
-                                  .share = variants.share});
+    if (view.held) {
+      MarkCanaryRows(view, out);
       return;
     }
   }
-  ExplainRows(sets, block, columns, explain, nullptr, first_index, work, out);
-  MarkCanaryRows(sets, columns.rows, out);
+  ExplainRows(view, block, explain, nullptr, work, out);
+  MarkCanaryRows(view, out);
   SortFull(out);
 }
 
 }  // namespace
 
 void DecideBlocks(const loader::Catalog& catalog,
-                  const v1::DecideRequest& request,
-                  v1::DecideResponse* response, BatchObserver* observer,
-                  Coordinator* coordinator, const Variants& variants) {
-  BlockWork& work = Work();
+                  const v1::DecideRequest& request, const Variants& variants,
+                  BlockWork& work, v1::DecideResponse* response,
+                  BatchObserver* observer, Coordinator* coordinator) {
+  work.views_used = 0;
   work.held_used = 0;
-  work.held_targets.clear();
-  work.held_seconds.clear();
-  work.held_blocks.clear();
   int index = request.agents_size();
   response->mutable_blocks()->Reserve(request.blocks_size());
   for (int b = 0; b < request.blocks_size(); ++b) {
     const v1::AgentBlock& block = request.blocks(b);
-    DecideBlock(catalog, variants, b, block, request.explain(), index, work,
+    BlockView& view = work.NextView();
+    view.b = b;
+    view.first_index = index;
+    view.held = false;
+    DecideBlock(catalog, variants, block, request.explain(), work, view,
                 response->add_blocks(), observer, coordinator);
     index += block.agent_ids_size();
   }
 }
 
 void WriteHeldRow(const v1::DecideRequest& request,
-                  const Coordinator& coordinator, size_t k,
+                  const Coordinator& coordinator, size_t k, BlockWork& work,
                   v1::DecideResponse* response, BatchObserver* observer,
                   bool canary) {
   const Coordinator::Agent& a = coordinator.agents()[k];
@@ -543,7 +520,6 @@ void WriteHeldRow(const v1::DecideRequest& request,
   if (observer == nullptr) return;
   v1::Decision* message = nullptr;
   if (observer->WantsMessage(a.index)) {
-    BlockWork& work = Work();
     message = &work.message;
     message->Clear();
     WriteDecision(*a.set, *a.snapshot, a.decision, v1::EXPLAIN_NONE, message);
@@ -555,33 +531,22 @@ void WriteHeldRow(const v1::DecideRequest& request,
 }
 
 void FinishBlocks(const v1::DecideRequest& request,
-                  const Coordinator& coordinator,
+                  const Coordinator& coordinator, BlockWork& work,
                   v1::DecideResponse* response) {
-  BlockWork& work = Work();
-  for (const BlockWork::HeldBlock& h : work.held_blocks) {
-    v1::DecisionBlock* out = response->mutable_blocks(h.b);
+  for (size_t v = 0; v < work.views_used; ++v) {
+    const BlockView& view = work.views[v];
+    if (!view.held) continue;
+    v1::DecisionBlock* out = response->mutable_blocks(view.b);
     // Rows without grants (failed, or allocated nothing) end where the row
     // before them ends.
     auto& offsets = *out->mutable_grant_offsets();
-    for (int r = 0; r < h.rows; ++r) {
+    for (int r = 0; r < view.rows; ++r) {
       offsets[r + 1] = std::max(offsets[r + 1], offsets[r]);
     }
-    if (request.blocks(h.b).explain_rows_size() > 0) {
-      // The block's targets and clocks read again into `work` (other
-      // blocks have used it since); they were read once, they read alike.
-      Columns columns;
-      if (ReadColumns(*h.set, request.blocks(h.b),
-                      ToExplainLevel(request.explain()), work, &columns)
-              .ok()) {
-        const BlockSets sets = ShareRows(
-            *h.set, h.canary, h.share, request.blocks(h.b), &work.canary_rows);
-        ExplainRows(sets, request.blocks(h.b), columns, request.explain(),
-                    &coordinator, h.first_index, work, out);
-      }
-    }
+    ExplainRows(view, request.blocks(view.b), request.explain(), &coordinator,
+                work, out);
     SortFull(out);
   }
-  work.held_blocks.clear();
 }
 
 }  // namespace utilityd::codec::internal

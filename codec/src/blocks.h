@@ -1,15 +1,20 @@
 // The block form (DecideRequest.blocks): agents of one set as columns,
 // decided in one engine pass per block into DecideResponse.blocks. Internal
-// to the codec; DecideBatch calls it after the snapshots.
+// to the codec; DecideBatch calls its three steps in order: DecideBlocks
+// after the snapshots, WriteHeldRow while coordinating, FinishBlocks last,
+// all with the batch's block working memory.
 #ifndef UTILITYD_CODEC_SRC_BLOCKS_H_
 #define UTILITYD_CODEC_SRC_BLOCKS_H_
 
+#include "block_columns.h"
 #include "coordination.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
+#include "utilityd/codec/variants.h"
 
 namespace utilityd::codec::internal {
 
-// Decides every block of `request` into `response->blocks()`. Observer
+// Checks every block of `request` once into a view in `work` (read by the
+// later steps) and decides it into `response->blocks()`. Observer
 // indexes (and coordination's request positions) continue after the
 // snapshots: block b's row r is agent agents_size() + (rows of blocks
 // before b) + r. The rows of sets with resources are held in
@@ -18,22 +23,23 @@ namespace utilityd::codec::internal {
 // With `variants`, a block whose set the canary holds with SameColumns
 // has its rows in the canary's share decided by the canary's set.
 void DecideBlocks(const loader::Catalog& catalog,
-                  const v1::DecideRequest& request,
-                  v1::DecideResponse* response, BatchObserver* observer,
-                  Coordinator* coordinator, const Variants& variants);
+                  const v1::DecideRequest& request, const Variants& variants,
+                  BlockWork& work, v1::DecideResponse* response,
+                  BatchObserver* observer, Coordinator* coordinator);
 
 // Writes held agent k, a block row, after allocation: its numbers, its
 // grants and DENIED flag (and CANARY, when `canary`); and shows it to the
 // observer.
 void WriteHeldRow(const v1::DecideRequest& request,
-                  const Coordinator& coordinator, size_t k,
+                  const Coordinator& coordinator, size_t k, BlockWork& work,
                   v1::DecideResponse* response, BatchObserver* observer,
                   bool canary);
 
 // Completes the blocks of sets with resources once their rows are written:
 // their grant offsets, their explained rows, `full` in row order.
 void FinishBlocks(const v1::DecideRequest& request,
-                  const Coordinator& coordinator, v1::DecideResponse* response);
+                  const Coordinator& coordinator, BlockWork& work,
+                  v1::DecideResponse* response);
 
 }  // namespace utilityd::codec::internal
 

@@ -11,13 +11,15 @@
 #include "answer_columns.h"
 #include "blocks.h"
 #include "coordination.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
+#include "utilityd/codec/resolve.h"
+#include "utilityd/codec/trees.h"
+#include "utilityd/codec/variants.h"
+#include "utilityd/codec/write.h"
 #include "utilityd/engine/error_reason.h"
 #include "utilityd/engine/sensitivity.h"
 
 namespace utilityd::codec {
-namespace {}  // namespace
-
 namespace {
 
 // Per-thread working memory of DecideBatch, reused from batch to batch.
@@ -33,6 +35,8 @@ struct BatchWork {
   engine::BatchDecider decider;
   // Agents of sets with resources, held back for coordination.
   Coordinator coordinator;
+  // The block form's.
+  internal::BlockWork blocks;
   // Requests asking for sensitivity.
   engine::SensitivityAnalyser analyser;
   std::vector<engine::FactorSensitivity> sensitivity;
@@ -119,10 +123,6 @@ void FailAgent(int i, const v1::AgentSnapshot& agent,
   work.Mark(set, i, out);
   if (observer != nullptr) observer->OnFailed(i, set, agent, at);
 }
-
-}  // namespace
-
-namespace {
 
 // Ticks the tree of agent i's set (trees are not batched: each agent walks
 // its own path) and writes its decision.
@@ -252,8 +252,8 @@ void Coordinate(const v1::DecideRequest& request, BatchWork& work,
   for (size_t k = 0; k < c.agents().size(); ++k) {
     Coordinator::Agent& a = c.agents()[k];
     if (a.block >= 0) {
-      internal::WriteHeldRow(request, c, k, work.response, observer,
-                             work.IsCanary(*a.set));
+      internal::WriteHeldRow(request, c, k, work.blocks, work.response,
+                             observer, work.IsCanary(*a.set));
       continue;
     }
     WriteDecided(*a.set, a.index, request, a.input, a.decision,
@@ -355,8 +355,8 @@ void DecideBatch(const loader::Catalog& catalog,
   }
   // Blocks; the rows of sets with resources are held for coordination.
   if (request.blocks_size() > 0) {
-    internal::DecideBlocks(catalog, request, response, observer,
-                           &work.coordinator, variants);
+    internal::DecideBlocks(catalog, request, variants, work.blocks, response,
+                           observer, &work.coordinator);
   }
   // Coordination: the agents of sets with resources, across the batch.
   if (!work.coordinator.empty() || request.pools_size() > 0) {
@@ -376,7 +376,7 @@ void DecideBatch(const loader::Catalog& catalog,
   work.response = nullptr;
   work.compact = nullptr;
   if (request.blocks_size() > 0) {
-    internal::FinishBlocks(request, work.coordinator, response);
+    internal::FinishBlocks(request, work.coordinator, work.blocks, response);
   }
   // What a request of the service's largest allowed coordination leaves
   // is freed, not kept with the thread (about 1 MiB is kept).

@@ -1,5 +1,7 @@
 // Resolving a snapshot into engine input: factors packed or named, the
 // current action and target, cooldown clocks, the personality.
+#include "utilityd/codec/resolve.h"
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -9,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "target_id.h"
 #include "utilityd/base/status_macros.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
 #include "utilityd/engine/error_reason.h"
 
 namespace utilityd::codec {

@@ -1,12 +1,16 @@
 // A set's scenarios decided and checked against their expected winners;
 // the summary ListBehaviourSets reports.
+#include "utilityd/codec/scenarios.h"
+
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/time_util.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/resolve.h"
+#include "utilityd/codec/trees.h"
+#include "utilityd/codec/write.h"
 
 namespace utilityd::codec {
 namespace {}  // namespace

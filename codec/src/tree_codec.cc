@@ -7,7 +7,10 @@
 #include "absl/strings/str_join.h"
 #include "tree_wire.h"
 #include "utilityd/base/status_macros.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/resolve.h"
+#include "utilityd/codec/scenarios.h"
+#include "utilityd/codec/trees.h"
+#include "utilityd/codec/write.h"
 #include "utilityd/engine/error_reason.h"
 
 namespace utilityd::codec {

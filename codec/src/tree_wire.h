@@ -7,8 +7,9 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/tree.h"
+#include "utilityd/loader/set_loader.h"
+#include "utilityd/v1/decision_service.pb.h"
 
 namespace utilityd::codec::internal {
 

@@ -1,10 +1,12 @@
 // Canary rollouts: which agents a canary decides, and which of its sets
 // may decide block rows packed for the live set.
+#include "utilityd/codec/variants.h"
+
 #include <algorithm>
 
 #include "absl/strings/numbers.h"
-#include "utilityd/codec/decide_codec.h"
 #include "utilityd/engine/random.h"
+#include "utilityd/engine/tree.h"
 
 namespace utilityd::codec {
 namespace {

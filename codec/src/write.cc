@@ -1,10 +1,12 @@
 // Writing engine decisions back as messages: the decision, its
 // explanation at each level, sensitivity, errors.
+#include "utilityd/codec/write.h"
+
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "target_id.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/resolve.h"
 #include "utilityd/engine/error_reason.h"
 #include "utilityd/engine/explain.h"
 

@@ -9,7 +9,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
+#include "utilityd/codec/resolve.h"
+#include "utilityd/codec/variants.h"
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/decide.h"
 

@@ -13,7 +13,7 @@
 #include "server/src/ui_assets.h"
 #include "utilityd/analysis/analysis.h"
 #include "utilityd/base/status_macros.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/definition.h"
 #include "utilityd/engine/error_reason.h"

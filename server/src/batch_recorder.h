@@ -14,7 +14,7 @@
 #include "server/src/recent_decisions.h"
 #include "server/src/shadow.h"
 #include "utilityd/base/decision_id.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
 
 namespace utilityd::server {
 

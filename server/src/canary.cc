@@ -8,7 +8,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "server/src/log.h"
-#include "utilityd/codec/decide_codec.h"
 
 namespace utilityd::server {
 namespace {

@@ -6,7 +6,8 @@
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/resolve.h"
+#include "utilityd/codec/write.h"
 #include "utilityd/engine/random.h"
 #include "utilityd/replay/log_reader.h"
 

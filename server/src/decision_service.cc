@@ -10,7 +10,9 @@
 #include "server/src/status_util.h"
 #include "utilityd/base/decision_id.h"
 #include "utilityd/base/status_macros.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
+#include "utilityd/codec/scenarios.h"
+#include "utilityd/codec/write.h"
 #include "utilityd/engine/error_reason.h"
 
 namespace utilityd::server {

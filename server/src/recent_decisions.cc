@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/resolve.h"
 #include "utilityd/engine/decide.h"
 
 namespace utilityd::server {

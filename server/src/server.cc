@@ -16,7 +16,7 @@
 #include "server/src/admin_api.h"
 #include "server/src/log.h"
 #include "utilityd/base/status_macros.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/variants.h"
 #include "utilityd/engine/curve.h"
 
 namespace utilityd::server {

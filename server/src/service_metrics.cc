@@ -6,7 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/trees.h"
+#include "utilityd/codec/variants.h"
 #include "utilityd/engine/curve.h"
 
 namespace utilityd::server {

@@ -17,7 +17,8 @@
 #include "analysis_testing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/resolve.h"
+#include "utilityd/codec/scenarios.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/loader/set_loader.h"
 

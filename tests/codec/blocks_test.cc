@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
 #include "utilityd/loader/proto_reader.h"
 
 namespace utilityd::codec {

@@ -21,7 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
 
 namespace utilityd::codec {
 namespace {

@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/goblins.h"
 #include "tests/testing/status_matchers.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
 
 namespace utilityd::codec {
 namespace {

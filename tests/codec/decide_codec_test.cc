@@ -1,5 +1,3 @@
-#include "utilityd/codec/decide_codec.h"
-
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -8,6 +6,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "utilityd/codec/batch.h"
+#include "utilityd/codec/resolve.h"
+#include "utilityd/codec/scenarios.h"
+#include "utilityd/codec/write.h"
 #include "utilityd/engine/error_reason.h"
 #include "utilityd/loader/proto_reader.h"
 

@@ -2,6 +2,8 @@
 // share, which canary sets may serve, and every wire form (snapshots in the
 // full and the compact form, blocks) answering each agent with its
 // variant's set, marked as such.
+#include "utilityd/codec/variants.h"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -14,7 +16,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
 
 namespace utilityd::codec {
 namespace {

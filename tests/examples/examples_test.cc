@@ -7,7 +7,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
+#include "utilityd/codec/scenarios.h"
 
 namespace utilityd::loader {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/scenarios.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/engine/explain.h"
 #include "utilityd/loader/set_loader.h"

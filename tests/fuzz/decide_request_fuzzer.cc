@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "google/protobuf/stubs/logging.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/batch.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/loader/set_loader.h"
 

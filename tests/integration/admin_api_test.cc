@@ -19,7 +19,7 @@
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
 #include "utilityd/base/decision_id.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/scenarios.h"
 #include "utilityd/engine/definition.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/v1/decision_log.pb.h"

@@ -31,7 +31,7 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/variants.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 #include "utilityd/v1/replay.pb.h"
 

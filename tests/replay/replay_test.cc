@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/resolve.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/replay/log_reader.h"
 

@@ -14,7 +14,8 @@
 #include "gtest/gtest.h"
 #include "tests/engine/random_agents.h"
 #include "tests/testing/status_matchers.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/resolve.h"
+#include "utilityd/codec/scenarios.h"
 #include "utilityd/loader/set_loader.h"
 
 namespace utilityd::engine {

@@ -6,7 +6,7 @@
 
 #include "utilityd/analysis/analysis.h"
 #include "utilityd/client/client.h"
-#include "utilityd/codec/decide_codec.h"
+#include "utilityd/codec/scenarios.h"
 #include "utilityd/loader/set_loader.h"
 #include "utilityd/replay/replay.h"
 
