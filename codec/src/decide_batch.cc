@@ -392,6 +392,19 @@ int RequestRows(const v1::DecideRequest& request) {
   return rows;
 }
 
+void WriteDecisionIdBases(const v1::DecideRequest& request, uint64_t first,
+                          v1::DecideResponse* response) {
+  if (response->has_compact()) {
+    response->mutable_compact()->set_decision_id_base(first);
+  }
+  uint64_t base = first + static_cast<uint64_t>(request.agents_size());
+  for (int b = 0; b < response->blocks_size() && b < request.blocks_size();
+       ++b) {
+    response->mutable_blocks(b)->set_decision_id_base(base);
+    base += static_cast<uint64_t>(request.blocks(b).agent_ids_size());
+  }
+}
+
 RequestSize MeasureRequest(const v1::DecideRequest& request) {
   RequestSize size;
   size.rows = RequestRows(request);

@@ -12,8 +12,8 @@ void BatchRecorder::Record(const loader::LoadedSet& set,
                            const engine::AgentInput& input,
                            const engine::BatchDecision& decision,
                            const v1::Decision& out, uint64_t id) {
-  DecisionLog* const log = service_->log_;
-  RecentDecisions* const recent = service_->recent_;
+  DecisionLog* const log = sinks_.log;
+  RecentDecisions* const recent = sinks_.recent;
   // The generation holding `set`: the feed and the log explain with it.
   const bool canary = IsCanary(set);
   const std::shared_ptr<const Generation>& generation =
@@ -24,7 +24,7 @@ void BatchRecorder::Record(const loader::LoadedSet& set,
   // Shadow evaluation takes a copy; its worker decides it again later. The
   // canary's decisions are compared with the live sets instead.
   ShadowEvaluator* const shadow =
-      canary ? &service_->canary_->compare() : service_->shadow_;
+      canary ? &sinks_.canary->compare() : sinks_.shadow;
   if (shadow != nullptr && shadow->Sampled(id)) {
     shadow->Offer(set, agent, out);
   }

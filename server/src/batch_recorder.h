@@ -9,32 +9,45 @@
 #include <memory>
 
 #include "absl/time/clock.h"
+#include "server/src/canary.h"
+#include "server/src/config_store.h"
 #include "server/src/decision_log.h"
-#include "server/src/decision_service.h"
 #include "server/src/recent_decisions.h"
+#include "server/src/service_metrics.h"
 #include "server/src/shadow.h"
 #include "utilityd/base/decision_id.h"
 #include "utilityd/codec/batch.h"
 
 namespace utilityd::server {
 
-// Sees every agent of one batch: assigns decision ids (reserved for the
-// whole batch with one atomic step) and counts its metrics in the thread's
-// DecisionTally (a block's rows in one call), handed to prometheus-cpp once
-// when the batch is done.
+// Where a batch's records go: the service's metrics (required) and, each
+// null when off, its decision log, live feed, shadow evaluation and canary.
+struct RecordSinks {
+  ServiceMetrics* metrics = nullptr;
+  DecisionLog* log = nullptr;
+  RecentDecisions* recent = nullptr;
+  ShadowEvaluator* shadow = nullptr;
+  Canary* canary = nullptr;
+};
+
+// Sees every agent of one batch: assigns decision ids (agent i's is
+// DecisionId(first_id, i), the batch's ids reserved by the caller) and counts
+// its metrics in the thread's DecisionTally (a block's rows in one call),
+// handed to prometheus-cpp once when the batch is done.
 class BatchRecorder final : public codec::BatchObserver {
  public:
-  BatchRecorder(DecisionServiceImpl* service,
+  // `sinks` must outlive the recorder; `generation` decides the live
+  // agents, `canary` the canary's.
+  BatchRecorder(const RecordSinks& sinks,
                 std::shared_ptr<const Generation> generation,
-                Canary::Serving canary, int agents)
-      : service_(service),
+                Canary::Serving canary, uint64_t first_id)
+      : sinks_(sinks),
         generation_(std::move(generation)),
         canary_(std::move(canary)),
-        first_id_(service->id_base_ + service->id_counter_.fetch_add(
-                                          agents, std::memory_order_relaxed)),
+        first_id_(first_id),
         now_(absl::Now()),
-        wanted_(Wanted(*service_, canary_)) {}
-  ~BatchRecorder() override { tally_.Flush(*service_->metrics_); }
+        wanted_(Wanted(sinks_, canary_)) {}
+  ~BatchRecorder() override { tally_.Flush(*sinks_.metrics); }
 
   // Agent i's id is DecisionId(first, i): the compact form's
   // decision_id_base is `first`.
@@ -100,7 +113,7 @@ class BatchRecorder final : public codec::BatchObserver {
 
   void OnResources(absl::string_view resource, int grants, int denials,
                    int preemptions) override {
-    service_->metrics_->RecordResources(resource, grants, denials, preemptions);
+    sinks_.metrics->RecordResources(resource, grants, denials, preemptions);
   }
 
   void OnFailed(int /*agent_index*/, const loader::LoadedSet* set,
@@ -114,17 +127,17 @@ class BatchRecorder final : public codec::BatchObserver {
   // The decisions some consumer wants a message for: the decision log wants
   // every one; the live feed, shadow evaluation and the canary's comparison
   // their samples.
-  static IdSampler Wanted(const DecisionServiceImpl& service,
+  static IdSampler Wanted(const RecordSinks& sinks,
                           const Canary::Serving& canary) {
-    IdSampler wanted(service.log_ != nullptr ? 1 : 0);
-    if (service.recent_ != nullptr) {
-      wanted = wanted.Or(service.recent_->sampler());
+    IdSampler wanted(sinks.log != nullptr ? 1 : 0);
+    if (sinks.recent != nullptr) {
+      wanted = wanted.Or(sinks.recent->sampler());
     }
-    if (service.shadow_ != nullptr) {
-      wanted = wanted.Or(service.shadow_->sampler());
+    if (sinks.shadow != nullptr) {
+      wanted = wanted.Or(sinks.shadow->sampler());
     }
     if (canary.generation != nullptr) {
-      wanted = wanted.Or(service.canary_->compare().sampler());
+      wanted = wanted.Or(sinks.canary->compare().sampler());
     }
     return wanted;
   }
@@ -134,7 +147,7 @@ class BatchRecorder final : public codec::BatchObserver {
       last_set_ = &set;
       last_canary_ = canary_.generation != nullptr &&
                      canary_.generation->catalog.Find(set.name()).get() == &set;
-      last_ = &service_->metrics_->ForSet(
+      last_ = &sinks_.metrics->ForSet(
           set, last_canary_ ? v1::VARIANT_CANARY : v1::VARIANT_LIVE);
     }
     return *last_;
@@ -154,7 +167,7 @@ class BatchRecorder final : public codec::BatchObserver {
               const engine::BatchDecision& decision, const v1::Decision& out,
               uint64_t id);
 
-  DecisionServiceImpl* const service_;
+  const RecordSinks sinks_;
   const std::shared_ptr<const Generation> generation_;
   const Canary::Serving canary_;
   const uint64_t first_id_;

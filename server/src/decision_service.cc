@@ -65,15 +65,17 @@ class StreamReactor final
     response.Clear();
     absl::Status overloaded;
     absl::Duration retry_after;
-    if (!service_->Admit(request_, &overloaded, &retry_after)) {
+    const codec::RequestSize size = codec::MeasureRequest(request_);
+    if (!service_->Admit(request_, size, &overloaded, &retry_after)) {
       response.set_request_id(request_.request_id());
       codec::ToError(overloaded, response.mutable_error());
       response.mutable_error()->set_retry_after_ms(
           absl::ToInt64Milliseconds(retry_after));
     } else {
       const absl::Time start = absl::Now();
-      const absl::Status s = service_->DecideBatch(request_, &response);
-      service_->Admitted(request_, absl::Now() - start);
+      const absl::Status s =
+          service_->DecideMeasured(request_, size, &response);
+      service_->Admitted(request_, size, absl::Now() - start);
       if (!s.ok()) {
         response.Clear();
         response.set_request_id(request_.request_id());
@@ -126,8 +128,10 @@ class StreamReactor final
     if (!reads_done_ && !draining_ && !broken_) return;
     finished_ = true;
     if (draining_ && !reads_done_ && !broken_) {
-      Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                          "server is draining; reconnect to another replica"));
+      Finish(ToGrpcStatus(engine::WithReason(
+          absl::UnavailableError(
+              "server is draining; reconnect to another replica"),
+          engine::ErrorReason::kDraining)));
     } else {
       Finish(grpc::Status::OK);
     }
@@ -151,18 +155,18 @@ DecisionServiceImpl::DecisionServiceImpl(
     Canary* canary)
     : store_(store),
       options_(options),
-      metrics_(metrics),
-      log_(log),
-      recent_(recent),
-      shadow_(shadow),
-      canary_(canary),
+      sinks_{.metrics = metrics,
+             .log = log,
+             .recent = recent,
+             .shadow = shadow,
+             .canary = canary},
       id_base_(absl::Uniform<uint64_t>(absl::BitGen())),
       queue_(std::make_unique<WorkQueue>(options_.queue)) {
   queue_->on_wait = [this](double seconds) {
-    metrics_->queue_wait().Observe(seconds);
+    sinks_.metrics->queue_wait().Observe(seconds);
   };
   queue_->on_level = [this](int64_t agents) {
-    metrics_->queued_agents().Set(static_cast<double>(agents));
+    sinks_.metrics->queued_agents().Set(static_cast<double>(agents));
   };
 }
 
@@ -171,14 +175,14 @@ DecisionServiceImpl::~DecisionServiceImpl() = default;
 void DecisionServiceImpl::Register(StreamReactor* reactor) {
   utilityd::MutexLock lock(&streams_mu_);
   streams_.insert(reactor);
-  metrics_->active_streams().Increment();
+  sinks_.metrics->active_streams().Increment();
   if (draining_.load()) reactor->Drain();
 }
 
 void DecisionServiceImpl::Unregister(StreamReactor* reactor) {
   utilityd::MutexLock lock(&streams_mu_);
   streams_.erase(reactor);
-  metrics_->active_streams().Decrement();
+  sinks_.metrics->active_streams().Decrement();
 }
 
 int DecisionServiceImpl::active_streams() const {
@@ -193,8 +197,7 @@ void DecisionServiceImpl::StartDraining() {
 }
 
 absl::Status DecisionServiceImpl::CheckRequest(
-    const v1::DecideRequest& request) const {
-  const codec::RequestSize size = codec::MeasureRequest(request);
+    const v1::DecideRequest& request, const codec::RequestSize& size) const {
   struct Bound {
     int64_t value, limit;
     const char* field;
@@ -227,7 +230,8 @@ absl::Status DecisionServiceImpl::CheckRequest(
 absl::Status DecisionServiceImpl::DecideUnrecorded(
     const v1::DecideRequest& request, v1::DecideResponse* response,
     const loader::Catalog* catalog) const {
-  UTILITYD_RETURN_IF_ERROR(CheckRequest(request));
+  UTILITYD_RETURN_IF_ERROR(
+      CheckRequest(request, codec::MeasureRequest(request)));
   std::shared_ptr<const Generation> generation;
   if (catalog == nullptr) {
     generation = store_->Current();
@@ -242,7 +246,13 @@ absl::Status DecisionServiceImpl::DecideUnrecorded(
 
 absl::Status DecisionServiceImpl::DecideBatch(const v1::DecideRequest& request,
                                               v1::DecideResponse* response) {
-  UTILITYD_RETURN_IF_ERROR(CheckRequest(request));
+  return DecideMeasured(request, codec::MeasureRequest(request), response);
+}
+
+absl::Status DecisionServiceImpl::DecideMeasured(
+    const v1::DecideRequest& request, const codec::RequestSize& size,
+    v1::DecideResponse* response) {
+  UTILITYD_RETURN_IF_ERROR(CheckRequest(request, size));
   const std::shared_ptr<const Generation> generation = store_->Current();
   if (generation == nullptr) {
     return NotReady();
@@ -250,32 +260,29 @@ absl::Status DecisionServiceImpl::DecideBatch(const v1::DecideRequest& request,
   const absl::Time start = absl::Now();
   if (options_.answer_without_scoring) {
     options_.answer_without_scoring(request, response);
-    metrics_->RecordBatch(absl::Now() - start, codec::RequestRows(request));
+    sinks_.metrics->RecordBatch(absl::Now() - start, size.rows);
     return absl::OkStatus();
   }
-  const int rows = codec::RequestRows(request);
   Canary::Serving canary;
-  if (canary_ != nullptr) canary = canary_->Current();
-  BatchRecorder recorder(this, generation, canary, rows);
-  codec::DecideBatch(generation->catalog, request, response, &recorder,
-                     {.canary = canary.catalog(), .share = canary.share});
-  if (response->has_compact()) {
-    response->mutable_compact()->set_decision_id_base(recorder.first_id());
+  if (sinks_.canary != nullptr) canary = sinks_.canary->Current();
+  // The batch's decision ids, reserved in one atomic step.
+  const uint64_t first_id =
+      id_base_ + id_counter_.fetch_add(static_cast<uint64_t>(size.rows),
+                                       std::memory_order_relaxed);
+  {
+    BatchRecorder recorder(sinks_, generation, canary, first_id);
+    codec::DecideBatch(generation->catalog, request, response, &recorder,
+                       {.canary = canary.catalog(), .share = canary.share});
   }
-  // Block b's rows are numbered after the snapshots and the blocks before.
-  uint64_t base = recorder.first_id() + request.agents_size();
-  for (int b = 0; b < response->blocks_size(); ++b) {
-    response->mutable_blocks(b)->set_decision_id_base(base);
-    base += request.blocks(b).agent_ids_size();
-  }
-  metrics_->RecordBatch(absl::Now() - start, rows);
+  codec::WriteDecisionIdBases(request, first_id, response);
+  sinks_.metrics->RecordBatch(absl::Now() - start, size.rows);
   return absl::OkStatus();
 }
 
 absl::Status DecisionServiceImpl::Overloaded(
     const WorkQueue::Refusal& refusal) {
   const bool late = refusal.reason == WorkQueue::Reason::kTooLate;
-  metrics_->RecordShed(late);
+  sinks_.metrics->RecordShed(late);
   const WorkQueue::Stats s = queue_->stats();
   return engine::WithReason(
       absl::ResourceExhaustedError(
@@ -290,12 +297,13 @@ absl::Status DecisionServiceImpl::Overloaded(
 }
 
 bool DecisionServiceImpl::Admit(const v1::DecideRequest& request,
+                                const codec::RequestSize& size,
                                 absl::Status* overloaded,
                                 absl::Duration* retry_after) {
   WorkQueue::Refusal refusal;
   MemoryReturner::Note(request.ByteSizeLong());
-  if (queue_->Reserve(codec::RequestRows(request),
-                      static_cast<int64_t>(request.ByteSizeLong()), &refusal)) {
+  if (queue_->Reserve(size.rows, static_cast<int64_t>(request.ByteSizeLong()),
+                      &refusal)) {
     return true;
   }
   *retry_after = refusal.retry_after;
@@ -304,22 +312,24 @@ bool DecisionServiceImpl::Admit(const v1::DecideRequest& request,
 }
 
 void DecisionServiceImpl::Admitted(const v1::DecideRequest& request,
+                                   const codec::RequestSize& size,
                                    absl::Duration took) {
-  queue_->Release(codec::RequestRows(request),
-                  static_cast<int64_t>(request.GetCachedSize()), took);
+  queue_->Release(size.rows, static_cast<int64_t>(request.GetCachedSize()),
+                  took);
 }
 
 bool DecisionServiceImpl::Enqueue(const v1::DecideRequest& request,
+                                  const codec::RequestSize& size,
                                   absl::Time deadline,
                                   std::function<void(bool expired)> run,
                                   absl::Status* overloaded,
                                   absl::Duration* retry_after) {
-  WorkQueue::Job job{.agents = codec::RequestRows(request),
+  WorkQueue::Job job{.agents = size.rows,
                      .bytes = static_cast<int64_t>(request.ByteSizeLong()),
                      .deadline = deadline};
   MemoryReturner::Note(static_cast<size_t>(job.bytes));
   job.run = [this, run = std::move(run)](bool expired) {
-    if (expired) metrics_->expired().Increment();
+    if (expired) sinks_.metrics->expired().Increment();
     run(expired);
   };
   WorkQueue::Refusal refusal;
@@ -347,20 +357,20 @@ grpc::ServerUnaryReactor* DecisionServiceImpl::Decide(
           : absl::FromChrono(chrono_deadline);
   absl::Status overloaded;
   absl::Duration retry_after;
+  const codec::RequestSize size = codec::MeasureRequest(*request);
   const bool queued = Enqueue(
-      *request, deadline,
-      [this, context, request, response, reactor](bool expired) {
+      *request, size, deadline,
+      [this, context, request, size, response, reactor](bool expired) {
         if (expired) {
-          reactor->Finish(grpc::Status(
-              grpc::StatusCode::DEADLINE_EXCEEDED,
-              "the deadline passed while the batch waited to be scored"));
+          reactor->Finish(ToGrpcStatus(absl::DeadlineExceededError(
+              "the deadline passed while the batch waited to be scored")));
           return;
         }
         if (context->IsCancelled()) {
-          reactor->Finish(grpc::Status::CANCELLED);
+          reactor->Finish(ToGrpcStatus(absl::CancelledError()));
           return;
         }
-        const absl::Status s = DecideBatch(*request, response);
+        const absl::Status s = DecideMeasured(*request, size, response);
         // A refusal no retry can help (a batch too large): tell gRPC's
         // retry not to try again.
         if (s.code() == absl::StatusCode::kResourceExhausted) {

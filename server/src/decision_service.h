@@ -1,14 +1,19 @@
 // The DecisionService implementation: a thin adapter from gRPC calls to the
-// loader's DecideBatch over the current generation of behaviour sets. Uses
-// gRPC's callback API; the batches themselves are scored on a WorkQueue's
-// workers, bounded in agents and bytes, so gRPC's threads stay free for
-// health checks and refusals (docs/RELIABILITY.md, "Overload"). A stream
-// keeps at most one read and one write in flight, with at most one finished
-// response waiting, so memory per stream is bounded and a client that stops
-// reading gets backpressure.
+// codec's DecideBatch over the current generation of behaviour sets, with
+// the service's limits, overload shedding and recording around it. Uses
+// gRPC's callback API. A unary call's batch is scored on a WorkQueue's
+// workers, so gRPC's threads stay free for health checks and refusals; a
+// stream's batch is scored in gRPC's read callback, admitted against the
+// same queue's bounds in agents and bytes (docs/RELIABILITY.md,
+// "Overload"). A stream keeps at most one read and one write in flight,
+// with at most one finished response waiting, so memory per stream is
+// bounded and a client that stops reading gets backpressure.
 //
 //   ConfigStore store(dir);
-//   DecisionServiceImpl service(&store, {.max_agents_per_request = 10000});
+//   prometheus::Registry registry;
+//   ServiceMetrics metrics(&registry);
+//   DecisionServiceImpl service(&store, {.max_agents_per_request = 10000},
+//                               &metrics);
 //   builder.RegisterService(&service);
 //   ...
 //   service.StartDraining();   // new calls UNAVAILABLE; streams end cleanly
@@ -22,6 +27,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "server/src/batch_recorder.h"
 #include "server/src/canary.h"
 #include "server/src/config_store.h"
 #include "server/src/decision_log.h"
@@ -30,6 +36,7 @@
 #include "server/src/shadow.h"
 #include "server/src/work_queue.h"
 #include "utilityd/base/sync.h"
+#include "utilityd/codec/batch.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
 
 namespace utilityd::server {
@@ -106,37 +113,40 @@ class DecisionServiceImpl final : public v1::DecisionService::CallbackService {
                       v1::GetBehaviourSetResponse* response) const;
 
  private:
-  // RESOURCE_EXHAUSTED when the request has more agents than allowed;
-  // INVALID_ARGUMENT for a compact request asking for an explanation.
-  absl::Status CheckRequest(const v1::DecideRequest& request) const;
+  // RESOURCE_EXHAUSTED when the request (of `size`) has more agents,
+  // targets, pools or holdings than allowed; INVALID_ARGUMENT for a form
+  // CheckForm refuses.
+  absl::Status CheckRequest(const v1::DecideRequest& request,
+                            const codec::RequestSize& size) const;
+  // DecideBatch for a request already measured.
+  absl::Status DecideMeasured(const v1::DecideRequest& request,
+                              const codec::RequestSize& size,
+                              v1::DecideResponse* response);
 
-  // Queues `run` for a batch of `request` to be scored by a worker; false
-  // (counted, with the error to answer in `overloaded`, its retry hint in
-  // `retry_after`) when the queue refuses it.
-  bool Enqueue(const v1::DecideRequest& request, absl::Time deadline,
-               std::function<void(bool expired)> run, absl::Status* overloaded,
-               absl::Duration* retry_after);
+  // Queues `run` for a batch of `request` (of `size`) to be scored by a
+  // worker; false (counted, with the error to answer in `overloaded`, its
+  // retry hint in `retry_after`) when the queue refuses it.
+  bool Enqueue(const v1::DecideRequest& request, const codec::RequestSize& size,
+               absl::Time deadline, std::function<void(bool expired)> run,
+               absl::Status* overloaded, absl::Duration* retry_after);
 
   // A stream's batch, scored on the calling thread: admitted against the
   // queue's bounds (false: as Enqueue), then Admitted when done.
-  bool Admit(const v1::DecideRequest& request, absl::Status* overloaded,
-             absl::Duration* retry_after);
-  void Admitted(const v1::DecideRequest& request, absl::Duration took);
+  bool Admit(const v1::DecideRequest& request, const codec::RequestSize& size,
+             absl::Status* overloaded, absl::Duration* retry_after);
+  void Admitted(const v1::DecideRequest& request,
+                const codec::RequestSize& size, absl::Duration took);
   // The error for a refusal (counted).
   absl::Status Overloaded(const WorkQueue::Refusal& refusal);
 
   friend class StreamReactor;
-  friend class BatchRecorder;
   void Register(StreamReactor* reactor);
   void Unregister(StreamReactor* reactor);
 
   ConfigStore* const store_;
   const ServiceOptions options_;
-  ServiceMetrics* const metrics_;
-  DecisionLog* const log_;
-  RecentDecisions* const recent_;
-  ShadowEvaluator* const shadow_;
-  Canary* const canary_;
+  // Where decided batches are recorded (the BatchRecorder's).
+  const RecordSinks sinks_;
   std::atomic<bool> draining_{false};
   // Decision ids: a per-process random base and a counter.
   const uint64_t id_base_;

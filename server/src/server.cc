@@ -115,8 +115,58 @@ void SetChannelArguments(const ServerOptions& options,
 
 }  // namespace
 
+absl::Status ServerOptions::Validate() const {
+  if (http_limits.max_connections < 1 || http_limits.max_per_address < 1 ||
+      http_limits.idle_timeout < absl::Seconds(1)) {
+    return absl::InvalidArgumentError(
+        "--http_max_connections and --http_max_connections_per_address must "
+        "be >= 1 and --http_idle_timeout >= 1s");
+  }
+  if (service.queue.workers < 0 || service.queue.max_agents < 0 ||
+      service.queue.max_bytes < 0 || max_memory_bytes < 0 ||
+      max_concurrent_streams < 0) {
+    return absl::InvalidArgumentError(
+        "--workers, --max_queued_agents, --max_queued_bytes, "
+        "--max_memory_bytes and --max_concurrent_streams must be >= 0");
+  }
+  if (service.max_agents_per_request < 1 ||
+      service.max_targets_per_request < 0 ||
+      service.max_pools_per_request < 0 ||
+      service.max_holders_per_request < 0 || max_message_bytes < 1024) {
+    return absl::InvalidArgumentError(
+        "--max_agents_per_request must be >= 1, --max_targets_per_request, "
+        "--max_pools_per_request and --max_holders_per_request >= 0, and "
+        "--max_message_bytes >= 1024");
+  }
+  if (!(recent_sample >= 0 && recent_sample <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--recent_sample: expected 0..1, got ", recent_sample));
+  }
+  if (absl::Status s = engine::CheckSimdTarget(simd_target); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--simd_target: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
     const ServerOptions& options) {
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  // Process-wide: every decision from here on runs on this target.
+  if (absl::Status s = engine::UseSimdTarget(options.simd_target); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--simd_target: ", s.message()));
+  }
+  if (options.service.queue.max_agents > 0 &&
+      options.service.queue.max_agents <
+          options.service.max_agents_per_request) {
+    Log(LogLevel::kWarning, "queue_below_request_limit",
+        {{"max_queued_agents", options.service.queue.max_agents},
+         {"max_agents_per_request", options.service.max_agents_per_request},
+         {"effect",
+          "batches larger than --max_queued_agents are always refused "
+          "(OVERLOADED)"}});
+  }
   // Every received batch is freed after decoding; with glibc's default
   // 128 KiB trim threshold the per-thread heaps shrank and regrew on almost
   // every batch (an madvise and a TLB flush each: 5% of the server's CPU
@@ -132,10 +182,6 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
   s->store_ = std::make_unique<ConfigStore>(options.config_dir);
   s->memory_returner_ = std::make_unique<MemoryReturner>(absl::Seconds(1));
   if (options.inspector) {
-    if (options.recent_sample < 0 || options.recent_sample > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "recent_sample: expected 0..1, got ", options.recent_sample));
-    }
     s->recent_ = std::make_unique<RecentDecisions>(options.recent_decisions,
                                                    options.recent_sample);
   }

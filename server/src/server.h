@@ -91,6 +91,15 @@ struct ServerOptions {
   // Concurrent calls per connection (HTTP/2 SETTINGS_MAX_CONCURRENT_
   // STREAMS); 0: gRPC's default.
   int max_concurrent_streams = 128;
+  // The SIMD target curve columns run on: one of
+  // engine::AvailableSimdTargets(), any case, or "best" (--simd_target).
+  // Start sets it for the process (engine::UseSimdTarget).
+  std::string simd_target = "best";
+
+  // OK, or INVALID_ARGUMENT naming the flag of the first option out of
+  // range: connection and queue limits, request limits, the message size,
+  // the live feed's sample, an unknown SIMD target. Start checks it first.
+  [[nodiscard]] absl::Status Validate() const;
 };
 
 class UtilitydServer {

@@ -710,7 +710,7 @@ TEST_F(ServiceTest, HelpDocumentsEveryFlag) {
       (testing::UtilitydBinary() + " --help > " + out + " 2>&1").c_str());
   (void)rc;
   const std::string help = ReadText(out);
-  const std::string main_cc = ReadText("server/src/main.cc");
+  const std::string main_cc = ReadText("server/src/flags.cc");
   std::vector<std::string> flags;
   for (absl::string_view line : absl::StrSplit(main_cc, '\n')) {
     if (!absl::ConsumePrefix(&line, "ABSL_FLAG(")) continue;
@@ -721,7 +721,7 @@ TEST_F(ServiceTest, HelpDocumentsEveryFlag) {
     absl::ConsumeSuffix(&name, ",");
     flags.emplace_back(name);
   }
-  ASSERT_GE(flags.size(), 30u) << "read the flags from main.cc";
+  ASSERT_GE(flags.size(), 30u) << "read the flags from flags.cc";
   for (const std::string& flag : flags) {
     const size_t at = help.find(absl::StrCat("--", flag, " ("));
     ASSERT_NE(at, std::string::npos) << "--help lacks --" << flag;

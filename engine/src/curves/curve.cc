@@ -4,6 +4,7 @@
 #include <array>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "curves/curve_kinds.h"
@@ -97,12 +98,24 @@ std::vector<std::string> AvailableSimdTargets() {
   return internal::OwnMathsTargets();
 }
 
-absl::Status UseSimdTarget(absl::string_view name) {
-  if (internal::LimitOwnMathsTarget(name)) return absl::OkStatus();
+absl::Status CheckSimdTarget(absl::string_view name) {
+  bool known = absl::EqualsIgnoreCase(name, "best");
+  const std::vector<std::string> available = AvailableSimdTargets();
+  for (const std::string& t : available) {
+    known = known || absl::EqualsIgnoreCase(name, t);
+  }
+  if (known) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat("SIMD target \"", name,
                    "\" is not available here; choose best or one of ",
-                   absl::StrJoin(AvailableSimdTargets(), ", ")));
+                   absl::StrJoin(available, ", ")));
+}
+
+absl::Status UseSimdTarget(absl::string_view name) {
+  if (absl::Status s = CheckSimdTarget(name); !s.ok()) return s;
+  if (internal::LimitOwnMathsTarget(name)) return absl::OkStatus();
+  return absl::InternalError(
+      absl::StrCat("SIMD target \"", name, "\" could not be set"));
 }
 
 void CurveBreakpoints(const CompiledCurve& curve,

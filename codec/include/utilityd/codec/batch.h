@@ -118,6 +118,14 @@ void DecideBatch(const loader::Catalog& catalog,
 // The agents of a request: its snapshots and its blocks' rows.
 [[nodiscard]] int RequestRows(const v1::DecideRequest& request);
 
+// Numbers the decisions of `response`, DecideBatch's answer to `request`,
+// from `first`: agent i in the observer's numbering (snapshots, then block
+// b's rows after the blocks before it) is number first + i. Writes the
+// compact form's decision_id_base (its agent 0's) and each block's (its row
+// 0's).
+void WriteDecisionIdBases(const v1::DecideRequest& request, uint64_t first,
+                          v1::DecideResponse* response);
+
 // An agent (a snapshot or a block row) with more targets than this is
 // refused with INVALID_ARGUMENT, reason OUT_OF_RANGE, field `targets`: its
 // own error, beside the other agents' decisions.

@@ -83,6 +83,10 @@ void CurveBreakpoints(const CompiledCurve& curve,
 // The SIMD targets this CPU supports among those built, best first.
 [[nodiscard]] std::vector<std::string> AvailableSimdTargets();
 
+// OK when `name` is "best" or one of AvailableSimdTargets (any case), else
+// INVALID_ARGUMENT naming the available targets. Changes nothing.
+[[nodiscard]] absl::Status CheckSimdTarget(absl::string_view name);
+
 // Limits the SIMD columns to `name` (one of AvailableSimdTargets, any case;
 // "best" undoes it), e.g. to keep a fleet off AVX-512 or to measure each
 // target. Results do not change: every target computes the same bits.
