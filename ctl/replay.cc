@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "ctl/bench.h"
 #include "ctl/cli.h"
+#include "ctl/replay_report.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
@@ -114,7 +115,7 @@ int Replay(const Parsed& p, std::ostream& out, std::ostream& err) {
   if (format == "json") {
     out << ToJson(report);
   } else {
-    out << replay::FormatReport(report);
+    out << FormatReplayReport(report);
   }
   if (bad > 0) {
     err << "utilityctl replay: " << bad << " log entries could not be read\n";

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "ctl/replay_report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/ctl/run_utilityctl.h"
@@ -24,6 +25,55 @@ using ::utilityd::testing::IsOk;
 
 using test_util::Ctl;
 using test_util::Result;
+
+// replay's text report: the totals, a set's table of actions and moves
+// (unchanged moves left out), and an example with both sides.
+TEST(ReplayReportTest, SaysTheTotalsTheMovesAndTheExamples) {
+  v1::ReplayReport r;
+  r.set_entries_read(10);
+  r.set_replayed(9);
+  r.set_errors(1);
+  r.set_baseline("log");
+  r.set_flipped(2);
+  r.set_churn(0.25);
+  v1::SetChurn* set = r.add_sets();
+  set->set_behaviour_set("villager_needs");
+  set->set_baseline_revision("aaaa");
+  set->set_candidate_revision("bbbb");
+  set->set_flipped(2);
+  set->set_decisions(8);
+  set->set_churn(0.25);
+  v1::ActionChurn* a = set->add_actions();
+  a->set_action("eat");
+  a->set_baseline_wins(5);
+  a->set_candidate_wins(3);
+  v1::Transition* moved = set->add_transitions();
+  moved->set_from("eat");
+  moved->set_to("sleep");
+  moved->set_count(2);
+  v1::Transition* kept = set->add_transitions();
+  kept->set_from("sleep");
+  kept->set_to("sleep");
+  kept->set_count(6);
+  v1::ReplayExample* x = r.add_examples();
+  x->set_decision_id("0123456789abcdef");
+  x->set_agent_id("villager-7");
+  x->set_behaviour_set("villager_needs");
+  x->mutable_baseline()->set_action("eat");
+  x->mutable_candidate()->set_action("sleep");
+  x->mutable_candidate()->set_summary("sleep: tired 0.9");
+  const std::string text = FormatReplayReport(r);
+  EXPECT_THAT(text, HasSubstr("entries read 10, replayed 9, errors 1; "
+                              "baseline: log\n"));
+  EXPECT_THAT(text, HasSubstr("churn 25.00%  (2 flipped of 8 compared)"));
+  EXPECT_THAT(text, HasSubstr("villager_needs  aaaa -> bbbb  churn 25.00%"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("    eat                -> sleep                     2\n"));
+  EXPECT_THAT(text, Not(HasSubstr("sleep                -> sleep")));
+  EXPECT_THAT(text, HasSubstr("example 0123456789abcdef  villager-7"));
+  EXPECT_THAT(text, HasSubstr("  candidate: sleep: tired 0.9\n"));
+}
 
 TEST(UtilityctlTest, ValidateIsCleanOnTheExamples) {
   const Result r = Ctl({"validate", "examples/behaviour_sets"});

@@ -101,10 +101,6 @@ class Replayer {
 void ExplainSide(const loader::LoadedSet& set,
                  const v1::AgentSnapshot& snapshot, v1::ReplaySide* out);
 
-// Prints a report for people: the totals, then per set its churn, actions
-// and from -> to table, then the examples.
-std::string FormatReport(const v1::ReplayReport& report);
-
 }  // namespace utilityd::replay
 
 #endif  // UTILITYD_REPLAY_REPLAY_H_
