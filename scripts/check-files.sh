@@ -11,7 +11,11 @@ limit=${2:-1000}
 if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$PWD" ]; then
   files=$(git ls-files)
 else
-  files=$(find . -type f -not -path '*/node_modules/*' -not -path './build*' |
+  # Not a clone: what builds and generators leave (dist/, bin/, obj/,
+  # src/gen/, all ignored by git) is not the product.
+  files=$(find . -type f -not -path '*/node_modules/*' -not -path './build*' \
+    -not -path '*/dist/*' -not -path '*/bin/*' -not -path '*/obj/*' \
+    -not -path '*/src/gen/*' |
     sed 's#^\./##')
 fi
 files=$(grep -E '\.(cc|h|js|mjs|go|cs|ts|sh)$' <<<"$files" |
