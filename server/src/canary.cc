@@ -54,7 +54,8 @@ absl::StatusOr<std::unique_ptr<Canary>> Canary::Start(
                                 .name = "canary_compare",
                                 .baseline_name = "canary",
                                 .candidate_name = "live",
-                                .candidate_key = "live"},
+                                .candidate_key = "live",
+                                .metrics = kCanaryCompareMetrics},
                                canary->store_.get(), live, registry);
   if (!compare.ok()) return compare.status();
   canary->compare_ = *std::move(compare);
@@ -74,15 +75,15 @@ Canary::Canary(const Options& options, prometheus::Registry* registry)
                                            /*optional=*/true)),
       share_gauge_(
           prometheus::BuildGauge()
-              .Name("utilityd_canary_share")
+              .Name(kCanaryShareMetric)
               .Help("Share (0..1) of agents the canary sets decide (0 when no "
                     "canary set is loaded).")
               .Register(*registry)
               .Add({})),
-      sets_info_(*registry, "utilityd_canary_set_info",
+      sets_info_(*registry, kCanarySetInfoMetric,
                  "Canary behaviour sets served and their revisions (1).",
                  {"behaviour_set", "revision"}),
-      reloads_(*registry, "utilityd_canary_reloads_total",
+      reloads_(*registry, kCanaryReloadsMetric,
                "Canary config reload attempts, by result.", {"result"}) {
   share_ = flag_share_;
   reloads_.Add({"success"});

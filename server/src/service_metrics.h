@@ -149,6 +149,28 @@ struct SetMetrics {
 
 class ServiceMetrics;
 
+// The families the optional parts register when they are on, named here
+// so that this header lists every utilityd_* name: shadow evaluation's
+// (shadow.h), the canary's comparison with the live sets (the same three
+// kinds), and the canary's own (canary.cc).
+struct ComparisonMetricNames {
+  const char* decisions;     // counter, by behaviour_set and result
+  const char* score_change;  // histogram, by behaviour_set
+  const char* dropped;       // counter
+};
+inline constexpr ComparisonMetricNames kShadowMetrics{
+    .decisions = "utilityd_shadow_decisions_total",
+    .score_change = "utilityd_shadow_score_change",
+    .dropped = "utilityd_shadow_dropped_total"};
+inline constexpr ComparisonMetricNames kCanaryCompareMetrics{
+    .decisions = "utilityd_canary_compare_decisions_total",
+    .score_change = "utilityd_canary_compare_score_change",
+    .dropped = "utilityd_canary_compare_dropped_total"};
+inline constexpr const char* kCanaryShareMetric = "utilityd_canary_share";
+inline constexpr const char* kCanarySetInfoMetric = "utilityd_canary_set_info";
+inline constexpr const char* kCanaryReloadsMetric =
+    "utilityd_canary_reloads_total";
+
 // Everything one batch's agents record — decisions by action, no action,
 // switches, the selected score and the winning margin, vetoes, invalid
 // factors, tree ticks, leaves and resets, agent errors — counted in the

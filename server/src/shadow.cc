@@ -82,8 +82,7 @@ ShadowEvaluator::ShadowEvaluator(const Options& options,
       store_(candidate != nullptr ? candidate : owned_.get()),
       sampled_(options.sample),
       log_flips_(options.log_flips),
-      decisions_(*registry,
-                 absl::StrCat("utilityd_", name_, "_decisions_total"),
+      decisions_(*registry, options.metrics.decisions,
                  absl::StrCat("Sampled ", options.baseline_name,
                               " decisions decided again with the ",
                               options.candidate_name,
@@ -91,7 +90,7 @@ ShadowEvaluator::ShadowEvaluator(const Options& options,
                               "and target."),
                  {"behaviour_set", "result"}),
       score_change_(
-          *registry, absl::StrCat("utilityd_", name_, "_score_change"),
+          *registry, options.metrics.score_change,
           absl::StrCat("|", options.candidate_name, " winner's score - ",
                        options.baseline_name, " winner's score| of ", name_,
                        " decisions."),
@@ -99,7 +98,7 @@ ShadowEvaluator::ShadowEvaluator(const Options& options,
           std::make_shared<const metrics::Buckets>(
               std::vector<double>{0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.5, 1})),
       dropped_(prometheus::BuildCounter()
-                   .Name(absl::StrCat("utilityd_", name_, "_dropped_total"))
+                   .Name(options.metrics.dropped)
                    .Help(absl::StrCat("Sampled decisions not decided again "
                                       "because the ",
                                       name_, " queue was full."))

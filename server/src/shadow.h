@@ -26,6 +26,7 @@
 #include "server/src/config_watcher.h"
 #include "server/src/decision_log.h"
 #include "server/src/draining_queue.h"
+#include "server/src/service_metrics.h"
 #include "utilityd/base/sync.h"
 #include "utilityd/metrics/metrics.h"
 #include "utilityd/replay/replay.h"
@@ -46,14 +47,15 @@ class ShadowEvaluator {
     // breakdowns, chosen by decision id.
     double log_flips = 0.01;
     absl::Duration reload_interval = absl::Seconds(2);
-    // Names its metrics (utilityd_<name>_decisions_total, ...) and log
-    // events (<name>_flip, ...).
+    // Names its log events (<name>_flip, ...) and its dropped-queue text.
     std::string name = "shadow";
     // What the counters' help calls the two sides; their keys in a logged
     // flip are baseline_name and candidate_key.
     std::string baseline_name = "live";
     std::string candidate_name = "shadow (candidate)";
     std::string candidate_key = "candidate";
+    // Its metric families (service_metrics.h lists every name).
+    ComparisonMetricNames metrics = kShadowMetrics;
   };
 
   // Loads the candidate sets (a bad directory is logged and retried, as for
