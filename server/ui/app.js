@@ -4,6 +4,7 @@
 // An ES module; its pure parts and the candidate view are modules of their
 // own (text.js, tree_view.js, yaml.js, candidate_view.js), unit-tested
 // under Node.
+import { createAnalysisView } from './analysis_view.js';
 import { createCandidateView } from './candidate_view.js';
 import { esc, fmt, short } from './text.js';
 import { STATUS, nodeChildren as childrenOf, nodeKindOf as kindOf } from './tree_view.js';
@@ -186,11 +187,7 @@ async function chooseSet(name, snapshot) {
   $('scenario').value = snapshot ? '' : (scenarios.length ? '0' : '');
   renderSetControls();
   renderInputs();
-  analysisFactors();
-  analysis = null;
-  $('analysis-findings').innerHTML = $('analysis-map').innerHTML = '';
-  $('analysis-text').textContent = '';
-  $('analysis-actions').hidden = $('analysis-tune-out').hidden = true;
+  analysisView.reset();
   await Promise.all([rescore(), refreshCurves()]);
   document.body.dataset.set = name;
   refreshFeed();
@@ -700,7 +697,7 @@ async function loadFeedRow(e) {
   rescore();
 }
 
-// ---- analysis ----------------------------------------------------------------
+// ---- analysis: analysis_view.js ------------------------------------------------
 
 // The page's set (its edits included) as the API takes it.
 function editedCopy() {
@@ -709,158 +706,19 @@ function editedCopy() {
   return copy;
 }
 
-let analysis = null;
-const MAP_COLOURS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2',
-                     '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
-
-function analysisFactors() {
-  const all = factorList().map((f) => f.name)
-    .concat(targetFactorList().map((f) => 'target.' + f.name));
-  for (const id of ['analysis-x', 'analysis-y']) {
-    const keep = $(id).value;
-    $(id).innerHTML = all.map((n) => `<option>${esc(n)}</option>`).join('');
-    if (all.includes(keep)) $(id).value = keep;
-  }
-  if (all.length > 1 && $('analysis-x').value === $('analysis-y').value)
-    $('analysis-y').value = all[1];
-}
-
-async function runAnalysis() {
-  $('analysis-text').textContent = 'analysing…';
-  try {
-    const body = { behaviourSet: editedCopy() };
-    if ($('analysis-x').value && $('analysis-y').value &&
-        $('analysis-x').value !== $('analysis-y').value) {
-      body.mapX = $('analysis-x').value;
-      body.mapY = $('analysis-y').value;
-    }
-    analysis = await api('/api/v1/analysis', body);
-    renderAnalysis();
-  } catch (e) {
-    analysis = null;
-    $('analysis-text').textContent = String(e.message || e);
-  }
-}
-
-function renderAnalysis() {
-  const a = analysis;
-  const findings = a.findings || [];
-  const open = findings.filter((f) => !f.accepted).length;
-  $('analysis-text').textContent = findings.length === 0
-    ? 'No findings.'
-    : `${findings.length} finding${findings.length === 1 ? '' : 's'}, ` +
-      `${open} not accepted by the set.`;
-  const witnessOf = (subject) =>
-    ((a.actions || []).find((x) => x.action === subject) || {}).witness;
-  $('analysis-findings').innerHTML = findings.map((f, i) =>
-    `<li class="finding ${f.accepted ? 'accepted' : ''}" data-index="${i}"
-         data-kind="${esc(f.kind)}" data-testid="finding">
-       <b>${esc(f.kind)}</b> ${esc(f.subject)}: ${esc(f.message)}
-       ${f.accepted ? `<span class="muted">(accepted: ${esc(f.accepted)})</span>` : ''}
-     </li>`).join('');
-  const actions = a.actions || [];
-  $('analysis-actions').hidden = actions.length === 0;
-  $('analysis-actions').querySelector('tbody').innerHTML = actions.map((x, i) =>
-    `<tr class="analysis-action" data-index="${i}" data-testid="analysis-action">
-       <td><span class="swatch" style="background:${MAP_COLOURS[i % MAP_COLOURS.length]}"></span>${esc(x.action)}</td>
-       <td>${esc((x.reach || '').replace('REACH_', '').toLowerCase())}</td>
-       <td>${fmt(100 * (x.coverage || 0))}%</td></tr>`).join('');
-  // The winner map, the other factors at mid-range; each witness marked
-  // where its two mapped factors put it.
-  const c = a.coverage || {};
-  const rows = c.mapRows || [];
-  if (rows.length === 0) {
-    $('analysis-map').innerHTML = '';
-    return;
-  }
-  const legend = c.legend || {};
-  const index = {};
-  actions.forEach((x, i) => { index[x.action] = i; });
-  const cell = (ch) => {
-    const name = legend[ch];
-    return name in index ? MAP_COLOURS[index[name] % MAP_COLOURS.length] : '#eee';
-  };
-  const dim = (name) => name.startsWith('target.')
-    ? targetFactorList().find((f) => 'target.' + f.name === name)
-    : factorList().find((f) => f.name === name);
-  const fx = dim(c.mapX), fy = dim(c.mapY);
-  const value = (w, name) => name.startsWith('target.')
-    ? ((w.targets || [])[0] || { factors: {} }).factors[name.slice(7)]
-    : (w.factors || {})[name];
-  const marks = actions.filter((x) => x.witness).map((x) => {
-    const vx = value(x.witness, c.mapX), vy = value(x.witness, c.mapY);
-    if (vx === undefined || vy === undefined) return '';
-    const left = 100 * (vx - fx.min) / (fx.max - fx.min);
-    const top = 100 * (1 - (vy - fy.min) / (fy.max - fy.min));
-    return `<span class="witness" data-testid="witness" data-action="${esc(x.action)}"
-      title="${esc(x.action)} wins here" style="left:${left}%;top:${top}%">◆</span>`;
-  }).join('');
-  $('analysis-map').innerHTML =
-    `<div class="map-area"><div class="map-grid" style="grid-template-columns:repeat(${rows[0].length},1fr)">` +
-    rows.map((r) => [...r].map((ch) =>
-      `<i style="background:${cell(ch)}"></i>`).join('')).join('') +
-    `</div>${marks}</div><p class="muted">${esc(c.mapX)} → across, ` +
-    `${esc(c.mapY)} ↑ up, the other factors at mid-range</p>`;
-}
-
+// A witness (a snapshot the analysis found) loaded as the page's agent.
 async function loadWitness(witness) {
-  if (!witness) return;
   state.snapshot = scenarioSnapshot(witness);
   $('scenario').value = '';
   renderInputs();
   rescore();
 }
 
-// Sets "action.consideration.weight", "....range.min" or
-// "....curve.kind.field" (the tuner's paths, snake_case) in a set's JSON.
-function applyParam(set, path, value) {
-  const camel = (w) => w.replace(/_([a-z])/g, (m, c) => c.toUpperCase());
-  const [a, c, ...rest] = path.split('.');
-  const act = (set.actions || []).find((x) => x.name === a);
-  const con = act && (act.considerations || []).find((x) => x.name === c);
-  if (!con) return;
-  let at = con;
-  for (const key of rest.slice(0, -1).map(camel)) at = at[key] = at[key] || {};
-  at[camel(rest[rest.length - 1])] = value;
-}
-
-async function tuneScenarios() {
-  const out = $('analysis-tune-out');
-  out.hidden = false;
-  out.textContent = 'tuning…';
-  try {
-    const margin = Number($('analysis-margin').value);
-    const r = await api('/api/v1/tune', {
-      behaviourSet: editedCopy(), unlock: $('analysis-unlock').value,
-      ...(margin >= 0 ? { margin } : {}) });
-    if (!r.feasible) {
-      out.textContent = 'No change makes every scenario pass:\n' +
-        (r.conflicts || []).join('\n');
-      return;
-    }
-    const changes = r.changes || [], params = r.params || [];
-    if (changes.length === 0 && params.length === 0) {
-      out.textContent = 'Every scenario passes with its margin: nothing to change.';
-      return;
-    }
-    out.textContent = changes.map((c) =>
-      `${c.action}: weight ${fmt(c.from)} → ${fmt(c.to)}`).concat(params.map((c) =>
-      `${c.path}: ${fmt(c.from)} → ${fmt(c.to)}`)).join('\n') +
-      '\n' + (r.after || []).map((m) =>
-        `${m.scenario}: ${m.winner} by ${fmt(m.margin || 0)}`).join('\n');
-    // The change's churn on the live feed: the candidate view, with the
-    // tuned set.
-    const tuned = editedCopy();
-    for (const c of changes) {
-      const act = tuned.actions.find((x) => x.name === c.action);
-      if (act) act.weight = c.to;
-    }
-    for (const c of params) applyParam(tuned, c.path, c.to);
-    await candidate.compare(state.work.name, tuned);
-  } catch (e) {
-    out.textContent = String(e.message || e);
-  }
-}
+const analysisView = createAnalysisView({
+  $, api, set: editedCopy, factors: factorList, targetFactors: targetFactorList,
+  onWitness: loadWitness, compare: (name, set) => candidate.compare(name, set),
+  showError,
+});
 
 // ---- candidate view: candidate_view.js -----------------------------------------
 
@@ -868,12 +726,7 @@ const candidate = createCandidateView({ $, api });
 
 // The page's edits as a candidate (the shadow set when `useEdits` is false).
 function compareCandidate(useEdits) {
-  let copy;
-  if (useEdits) {
-    copy = JSON.parse(JSON.stringify(state.work));
-    delete copy.revision;
-  }
-  return candidate.compare(state.work.name, copy);
+  return candidate.compare(state.work.name, useEdits ? editedCopy() : undefined);
 }
 
 // ---- wiring --------------------------------------------------------------------
@@ -948,24 +801,7 @@ function wire() {
     const row = e.target.closest('.feed-row');
     if (row) loadFeedRow(feedRows[Number(row.dataset.index)]).catch(showError);
   });
-  $('analysis-run').addEventListener('click', runAnalysis);
-  $('analysis-tune').addEventListener('click', tuneScenarios);
-  $('analysis-findings').addEventListener('click', (e) => {
-    const li = e.target.closest('.finding');
-    if (!li || !analysis) return;
-    const f = analysis.findings[Number(li.dataset.index)];
-    const x = (analysis.actions || []).find((a) => a.action === f.subject);
-    if (x) loadWitness(x.witness).catch(showError);
-  });
-  $('analysis-actions').addEventListener('click', (e) => {
-    const row = e.target.closest('.analysis-action');
-    if (row && analysis) loadWitness(analysis.actions[Number(row.dataset.index)].witness).catch(showError);
-  });
-  $('analysis-map').addEventListener('click', (e) => {
-    const w = e.target.closest('.witness');
-    const x = w && analysis && analysis.actions.find((a) => a.action === w.dataset.action);
-    if (x) loadWitness(x.witness).catch(showError);
-  });
+  analysisView.wire();
   $('candidate-shadow').addEventListener('click', () => compareCandidate(false));
   $('candidate-edits').addEventListener('click', () => compareCandidate(true));
   $('candidate-flips').addEventListener('click', (e) => {

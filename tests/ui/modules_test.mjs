@@ -1,10 +1,14 @@
 // The inspector's modules (server/ui/text.js, tree_view.js, yaml.js,
-// candidate_view.js)
+// candidate_view.js, analysis_view.js)
 // under Node's own test runner; the page as a whole is tests/browser's.
 //   node tests/ui/modules_test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+import {
+  analysisActionsHtml, applyParam, findingsHtml, findingsSummary, MAP_COLOURS,
+  tunedSet, tuneText, winnerMapHtml,
+} from '../../server/ui/analysis_view.js';
 import {
   candidateSummary, createCandidateView, movedTransitions, sideText,
 } from '../../server/ui/candidate_view.js';
@@ -158,4 +162,76 @@ test('the candidate view renders an answer and opens a flip from it', async () =
   await failing.compare('guard');
   assert.equal(el['candidate-text'].textContent, 'no shadow set');
   assert.equal(el['candidate-matrix'].hidden, true);
+});
+
+test('findings are summed up, listed with their kind, the accepted muted', () => {
+  assert.equal(findingsSummary([]), 'No findings.');
+  const findings = [
+    { kind: 'dead_action', subject: 'hide', message: 'never wins' },
+    { kind: 'dominated', subject: 'eat', message: 'by <sleep>', accepted: 'on purpose' },
+  ];
+  assert.equal(findingsSummary(findings), '2 findings, 1 not accepted by the set.');
+  assert.equal(findingsSummary(findings.slice(0, 1)), '1 finding, 1 not accepted by the set.');
+  const html = findingsHtml(findings);
+  assert.match(html, /data-index="0"[\s\S]*<b>dead_action<\/b> hide: never wins/);
+  assert.match(html, /class="finding accepted" data-index="1"/);
+  assert.match(html, /by &lt;sleep&gt;/);
+  assert.match(html, /\(accepted: on purpose\)/);
+});
+
+test('each analysed action shows its colour, reach and coverage', () => {
+  const html = analysisActionsHtml([
+    { action: 'eat', reach: 'REACH_ALIVE', coverage: 0.25 },
+    { action: 'hide', reach: 'REACH_DEAD' },
+  ]);
+  assert.match(html, new RegExp(`background:${MAP_COLOURS[0]}"></span>eat</td>\\s*<td>alive</td>\\s*<td>25.0%</td>`));
+  assert.match(html, new RegExp(`background:${MAP_COLOURS[1]}"></span>hide</td>\\s*<td>dead</td>\\s*<td>0.000%</td>`));
+});
+
+test('the winner map colours each cell by its action and places witnesses', () => {
+  const factors = [{ name: 'hunger', min: 0, max: 1 }, { name: 'danger', min: 0, max: 10 }];
+  const actions = [
+    { action: 'eat', witness: { factors: { hunger: 0.75, danger: 2.5 } } },
+    { action: 'hide' },
+  ];
+  const coverage = { mapX: 'hunger', mapY: 'danger', legend: { a: 'eat', b: 'hide' },
+                     mapRows: ['ab', 'b?'] };
+  const html = winnerMapHtml(coverage, actions, factors, []);
+  assert.match(html, /repeat\(2,1fr\)/);
+  const cells = [...html.matchAll(/<i style="background:([^"]+)"><\/i>/g)].map((m) => m[1]);
+  assert.deepEqual(cells, [MAP_COLOURS[0], MAP_COLOURS[1], MAP_COLOURS[1], '#eee']);
+  assert.match(html, /data-action="eat"[\s\S]*left:75%;top:75%/);
+  assert.doesNotMatch(html, /data-action="hide"/);
+  assert.equal(winnerMapHtml({}, actions, factors, []), '');
+});
+
+test('a tuner path sets the consideration field it names, in camelCase', () => {
+  const set = { actions: [{ name: 'eat', considerations: [{ name: 'hungry' }] }] };
+  applyParam(set, 'eat.hungry.weight', 2);
+  applyParam(set, 'eat.hungry.range.min', 0.1);
+  applyParam(set, 'eat.hungry.curve.logistic.mid_point', 0.4);
+  applyParam(set, 'sleep.tired.weight', 9);  // no such action: unchanged
+  assert.deepEqual(set.actions[0].considerations[0], {
+    name: 'hungry', weight: 2, range: { min: 0.1 }, curve: { logistic: { midPoint: 0.4 } },
+  });
+  assert.equal(set.actions.length, 1);
+});
+
+test('the tuner answer reads as its changes, or why there are none', () => {
+  assert.equal(tuneText({ feasible: false, conflicts: ['a', 'b'] }),
+    'No change makes every scenario pass:\na\nb');
+  assert.equal(tuneText({ feasible: true }),
+    'Every scenario passes with its margin: nothing to change.');
+  const r = {
+    feasible: true,
+    changes: [{ action: 'eat', from: 1, to: 1.5 }],
+    params: [{ path: 'eat.hungry.weight', from: 1, to: 0.5 }],
+    after: [{ scenario: 'starving', winner: 'eat', margin: 0.05 }],
+  };
+  assert.equal(tuneText(r), 'eat: weight 1.000 → 1.500\neat.hungry.weight: 1.000 → 0.500\n' +
+    'starving: eat by 0.050');
+  const set = { actions: [{ name: 'eat', weight: 1, considerations: [{ name: 'hungry', weight: 1 }] }] };
+  tunedSet(set, r);
+  assert.equal(set.actions[0].weight, 1.5);
+  assert.equal(set.actions[0].considerations[0].weight, 0.5);
 });

@@ -1,0 +1,223 @@
+// The analysis panel: the page's set (its edits included) analysed by the
+// server (/api/v1/analysis) — findings, each action's reach and coverage,
+// the winner map over two factors with each action's witness — and the
+// scenarios tuned (/api/v1/tune), the tuned set then compared on the live
+// feed. The text and markup come from pure functions (unit-tested under
+// Node); the view takes the page's element lookup, API call and callbacks,
+// and holds no page state but the analysis on show.
+import { esc, fmt } from './text.js';
+
+export const MAP_COLOURS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759',
+  '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
+
+// "No findings.", or how many there are and how many the set has not
+// accepted.
+export function findingsSummary(findings) {
+  if (findings.length === 0) return 'No findings.';
+  const open = findings.filter((f) => !f.accepted).length;
+  return `${findings.length} finding${findings.length === 1 ? '' : 's'}, ` +
+    `${open} not accepted by the set.`;
+}
+
+export function findingsHtml(findings) {
+  return findings.map((f, i) =>
+    `<li class="finding ${f.accepted ? 'accepted' : ''}" data-index="${i}"
+         data-kind="${esc(f.kind)}" data-testid="finding">
+       <b>${esc(f.kind)}</b> ${esc(f.subject)}: ${esc(f.message)}
+       ${f.accepted ? `<span class="muted">(accepted: ${esc(f.accepted)})</span>` : ''}
+     </li>`).join('');
+}
+
+// One row per action: its colour on the map, its reach, its coverage.
+export function analysisActionsHtml(actions) {
+  return actions.map((x, i) =>
+    `<tr class="analysis-action" data-index="${i}" data-testid="analysis-action">
+       <td><span class="swatch" style="background:${MAP_COLOURS[i % MAP_COLOURS.length]}"></span>${esc(x.action)}</td>
+       <td>${esc((x.reach || '').replace('REACH_', '').toLowerCase())}</td>
+       <td>${fmt(100 * (x.coverage || 0))}%</td></tr>`).join('');
+}
+
+// The winner map (`coverage` of the analysis, the other factors at
+// mid-range), each witness marked where its two mapped factors put it;
+// `factors` and `targetFactors` are the set's, for the axes' ranges. Empty
+// when the analysis drew no map.
+export function winnerMapHtml(coverage, actions, factors, targetFactors) {
+  const c = coverage || {};
+  const rows = c.mapRows || [];
+  if (rows.length === 0) return '';
+  const legend = c.legend || {};
+  const index = {};
+  actions.forEach((x, i) => { index[x.action] = i; });
+  const cell = (ch) => {
+    const name = legend[ch];
+    return name in index ? MAP_COLOURS[index[name] % MAP_COLOURS.length] : '#eee';
+  };
+  const dim = (name) => name.startsWith('target.')
+    ? targetFactors.find((f) => 'target.' + f.name === name)
+    : factors.find((f) => f.name === name);
+  const fx = dim(c.mapX), fy = dim(c.mapY);
+  const value = (w, name) => name.startsWith('target.')
+    ? ((w.targets || [])[0] || { factors: {} }).factors[name.slice(7)]
+    : (w.factors || {})[name];
+  const marks = actions.filter((x) => x.witness).map((x) => {
+    const vx = value(x.witness, c.mapX), vy = value(x.witness, c.mapY);
+    if (vx === undefined || vy === undefined || !fx || !fy) return '';
+    const left = 100 * (vx - fx.min) / (fx.max - fx.min);
+    const top = 100 * (1 - (vy - fy.min) / (fy.max - fy.min));
+    return `<span class="witness" data-testid="witness" data-action="${esc(x.action)}"
+      title="${esc(x.action)} wins here" style="left:${left}%;top:${top}%">◆</span>`;
+  }).join('');
+  return `<div class="map-area"><div class="map-grid" style="grid-template-columns:repeat(${rows[0].length},1fr)">` +
+    rows.map((r) => [...r].map((ch) =>
+      `<i style="background:${cell(ch)}"></i>`).join('')).join('') +
+    `</div>${marks}</div><p class="muted">${esc(c.mapX)} → across, ` +
+    `${esc(c.mapY)} ↑ up, the other factors at mid-range</p>`;
+}
+
+// Sets "action.consideration.weight", "....range.min" or
+// "....curve.kind.field" (the tuner's paths, snake_case) in a set's JSON
+// (camelCase). A path naming no consideration changes nothing.
+export function applyParam(set, path, value) {
+  const camel = (w) => w.replace(/_([a-z])/g, (m, c) => c.toUpperCase());
+  const [a, c, ...rest] = path.split('.');
+  const act = (set.actions || []).find((x) => x.name === a);
+  const con = act && (act.considerations || []).find((x) => x.name === c);
+  if (!con) return;
+  let at = con;
+  for (const key of rest.slice(0, -1).map(camel)) at = at[key] = at[key] || {};
+  at[camel(rest[rest.length - 1])] = value;
+}
+
+// What the tuner's answer `r` says: the conflicts, nothing to change, or
+// each change and each scenario's winner after it.
+export function tuneText(r) {
+  if (!r.feasible) {
+    return 'No change makes every scenario pass:\n' + (r.conflicts || []).join('\n');
+  }
+  const changes = r.changes || [], params = r.params || [];
+  if (changes.length === 0 && params.length === 0) {
+    return 'Every scenario passes with its margin: nothing to change.';
+  }
+  return changes.map((c) => `${c.action}: weight ${fmt(c.from)} → ${fmt(c.to)}`)
+    .concat(params.map((c) => `${c.path}: ${fmt(c.from)} → ${fmt(c.to)}`))
+    .join('\n') + '\n' + (r.after || []).map((m) =>
+    `${m.scenario}: ${m.winner} by ${fmt(m.margin || 0)}`).join('\n');
+}
+
+// `set` with the tuner's changes (action weights and parameters) applied.
+export function tunedSet(set, r) {
+  for (const c of r.changes || []) {
+    const act = (set.actions || []).find((x) => x.name === c.action);
+    if (act) act.weight = c.to;
+  }
+  for (const c of r.params || []) applyParam(set, c.path, c.to);
+  return set;
+}
+
+// The panel. `set()` returns the page's set as the API takes it (a copy);
+// `factors()` and `targetFactors()` the set's factor lists; `onWitness`
+// loads a witness snapshot into the page; `compare(name, set)` shows a
+// tuned set in the candidate view; `showError` reports a failed call.
+export function createAnalysisView({
+  $, api, set, factors, targetFactors, onWitness, compare, showError,
+}) {
+  let analysis = null;
+
+  function render() {
+    const a = analysis;
+    const findings = a.findings || [];
+    $('analysis-text').textContent = findingsSummary(findings);
+    $('analysis-findings').innerHTML = findingsHtml(findings);
+    const actions = a.actions || [];
+    $('analysis-actions').hidden = actions.length === 0;
+    $('analysis-actions').querySelector('tbody').innerHTML =
+      analysisActionsHtml(actions);
+    $('analysis-map').innerHTML =
+      winnerMapHtml(a.coverage, actions, factors(), targetFactors());
+  }
+
+  // The axes' choices: every factor and target factor, the chosen kept.
+  function factorsChanged() {
+    const all = factors().map((f) => f.name)
+      .concat(targetFactors().map((f) => 'target.' + f.name));
+    for (const id of ['analysis-x', 'analysis-y']) {
+      const keep = $(id).value;
+      $(id).innerHTML = all.map((n) => `<option>${esc(n)}</option>`).join('');
+      if (all.includes(keep)) $(id).value = keep;
+    }
+    if (all.length > 1 && $('analysis-x').value === $('analysis-y').value)
+      $('analysis-y').value = all[1];
+  }
+
+  // A new set: its axes, and nothing analysed yet.
+  function reset() {
+    factorsChanged();
+    analysis = null;
+    $('analysis-findings').innerHTML = $('analysis-map').innerHTML = '';
+    $('analysis-text').textContent = '';
+    $('analysis-actions').hidden = $('analysis-tune-out').hidden = true;
+  }
+
+  async function run() {
+    $('analysis-text').textContent = 'analysing…';
+    try {
+      const body = { behaviourSet: set() };
+      const x = $('analysis-x').value, y = $('analysis-y').value;
+      if (x && y && x !== y) {
+        body.mapX = x;
+        body.mapY = y;
+      }
+      analysis = await api('/api/v1/analysis', body);
+      render();
+    } catch (e) {
+      analysis = null;
+      $('analysis-text').textContent = String(e.message || e);
+    }
+  }
+
+  async function tune() {
+    const out = $('analysis-tune-out');
+    out.hidden = false;
+    out.textContent = 'tuning…';
+    try {
+      const margin = Number($('analysis-margin').value);
+      const r = await api('/api/v1/tune', {
+        behaviourSet: set(), unlock: $('analysis-unlock').value,
+        ...(margin >= 0 ? { margin } : {}) });
+      out.textContent = tuneText(r);
+      if (!r.feasible || ((r.changes || []).length === 0 &&
+                          (r.params || []).length === 0)) return;
+      // The change's churn on the live feed: the candidate view, with the
+      // tuned set.
+      const tuned = tunedSet(set(), r);
+      await compare(tuned.name, tuned);
+    } catch (e) {
+      out.textContent = String(e.message || e);
+    }
+  }
+
+  // The witness of the action named `name`, loaded into the page.
+  function witnessOf(name) {
+    const x = analysis && (analysis.actions || []).find((a) => a.action === name);
+    if (x && x.witness) onWitness(x.witness).catch(showError);
+  }
+
+  function wire() {
+    $('analysis-run').addEventListener('click', run);
+    $('analysis-tune').addEventListener('click', tune);
+    $('analysis-findings').addEventListener('click', (e) => {
+      const li = e.target.closest('.finding');
+      if (li && analysis) witnessOf(analysis.findings[Number(li.dataset.index)].subject);
+    });
+    $('analysis-actions').addEventListener('click', (e) => {
+      const row = e.target.closest('.analysis-action');
+      if (row && analysis) witnessOf(analysis.actions[Number(row.dataset.index)].action);
+    });
+    $('analysis-map').addEventListener('click', (e) => {
+      const w = e.target.closest('.witness');
+      if (w) witnessOf(w.dataset.action);
+    });
+  }
+
+  return { reset, factorsChanged, run, tune, wire };
+}
