@@ -505,6 +505,16 @@ TEST_F(ClientTest, StreamStatsNameItsReplicasAndCountWhatHappened) {
                                   server_->address(), second.address()));
   EXPECT_EQ(stats.deadline_misses, 0);
 
+  // Both replicas admitted (on a loaded machine a probe may have missed its
+  // deadline and ejected one), so round robin sends the frozen one batches.
+  ASSERT_TRUE(::utilityd::testing::WaitFor(
+      [&] {
+        for (const ReplicaState& r : (*connected)->Replicas()) {
+          if (r.ejected) return false;
+        }
+        return true;
+      },
+      absl::Seconds(10)));
   second.Signal(SIGSTOP);  // frozen: its batches are raced elsewhere
   ticks(10);
   stats = stream->Stats();
