@@ -6,6 +6,7 @@
 // under Node.
 import { createAnalysisView } from './analysis_view.js';
 import { createCandidateView } from './candidate_view.js';
+import { createFeedView } from './feed_view.js';
 import { esc, fmt, short } from './text.js';
 import { STATUS, nodeChildren as childrenOf, nodeKindOf as kindOf } from './tree_view.js';
 import { yamlDocument } from './yaml.js';
@@ -190,7 +191,7 @@ async function chooseSet(name, snapshot) {
   analysisView.reset();
   await Promise.all([rescore(), refreshCurves()]);
   document.body.dataset.set = name;
-  refreshFeed();
+  feed.refresh();
 }
 
 function renderSetControls() {
@@ -659,28 +660,9 @@ function exportYaml() {
   a.remove();
 }
 
-// ---- live feed -----------------------------------------------------------------
+// ---- live feed: feed_view.js -------------------------------------------------
 
-let feedRows = [];
-async function refreshFeed() {
-  const q = new URLSearchParams({ limit: '30' });
-  if ($('feed-this-set').checked && state.work) q.set('set', state.work.name);
-  if ($('feed-action').value) q.set('action', $('feed-action').value);
-  if ($('feed-switched').value) q.set('switched', $('feed-switched').value);
-  try {
-    const res = await api('/api/v1/decisions/recent?' + q);
-    feedRows = res.decisions || [];
-    $('feed').querySelector('tbody').innerHTML = feedRows.map((e, i) =>
-      `<tr class="feed-row" data-index="${i}" data-agent="${esc(e.agentId)}">
-        <td>${esc(new Date(e.time).toLocaleTimeString())}</td><td>${esc(e.agentId)}</td>
-        <td>${esc(e.action)}${e.targetId ? ' → ' + esc(e.targetId) : ''}</td>
-        <td>${Number(e.score).toFixed(3)}</td><td>${e.switched ? 'yes' : ''}</td></tr>`).join('');
-    $('feed-text').textContent = feedRows.length
-      ? 'Click a row to load its snapshot.'
-      : 'No sampled decisions yet (the server samples --recent_sample of real traffic).';
-  } catch (e) { $('feed-text').textContent = String(e.message || e); }
-}
-
+// A feed entry loaded as the page's agent (its set chosen first).
 async function loadFeedRow(e) {
   const snapshotFor = () => {
     const snap = defaultSnapshot();
@@ -696,6 +678,11 @@ async function loadFeedRow(e) {
   renderInputs();
   rescore();
 }
+
+const feed = createFeedView({
+  $, api, currentSet: () => (state.work ? state.work.name : ''),
+  onRow: loadFeedRow, showError,
+});
 
 // ---- analysis: analysis_view.js ------------------------------------------------
 
@@ -795,12 +782,7 @@ function wire() {
   $('revert').addEventListener('click', () => chooseSet(state.work.name, state.snapshot).catch(showError));
   $('export').addEventListener('click', exportYaml);
   $('sweep-factor').addEventListener('change', refreshSweep);
-  for (const id of ['feed-this-set', 'feed-action', 'feed-switched'])
-    $(id).addEventListener('change', refreshFeed);
-  $('feed').addEventListener('click', (e) => {
-    const row = e.target.closest('.feed-row');
-    if (row) loadFeedRow(feedRows[Number(row.dataset.index)]).catch(showError);
-  });
+  feed.wire();
   analysisView.wire();
   $('candidate-shadow').addEventListener('click', () => compareCandidate(false));
   $('candidate-edits').addEventListener('click', () => compareCandidate(true));
@@ -814,7 +796,7 @@ function wire() {
     $('token-box').hidden = true;
     loadSets().catch(showError);
   });
-  setInterval(refreshFeed, 2000);
+  setInterval(feed.refresh, 2000);
 }
 
 // What the browser test (tests/browser/inspector_test.mjs) reads of the

@@ -1,5 +1,5 @@
 // The inspector's modules (server/ui/text.js, tree_view.js, yaml.js,
-// candidate_view.js, analysis_view.js)
+// candidate_view.js, analysis_view.js, feed_view.js)
 // under Node's own test runner; the page as a whole is tests/browser's.
 //   node tests/ui/modules_test.mjs
 import { test } from 'node:test';
@@ -12,6 +12,7 @@ import {
 import {
   candidateSummary, createCandidateView, movedTransitions, sideText,
 } from '../../server/ui/candidate_view.js';
+import { feedQuery, feedRowsHtml, feedText } from '../../server/ui/feed_view.js';
 import { esc, fmt, short } from '../../server/ui/text.js';
 import { STATUS, nodeChildren, nodeKindOf } from '../../server/ui/tree_view.js';
 import { yamlDocument, yamlLines } from '../../server/ui/yaml.js';
@@ -234,4 +235,24 @@ test('the tuner answer reads as its changes, or why there are none', () => {
   tunedSet(set, r);
   assert.equal(set.actions[0].weight, 1.5);
   assert.equal(set.actions[0].considerations[0].weight, 0.5);
+});
+
+test('the feed asks for the newest 30, filtered only as the page says', () => {
+  assert.equal(feedQuery({}), 'limit=30');
+  assert.equal(feedQuery({ set: 'arena_mage', action: 'flee', switched: 'true' }),
+    'limit=30&set=arena_mage&action=flee&switched=true');
+  assert.equal(feedQuery({ set: '', action: 'flee' }), 'limit=30&action=flee');
+});
+
+test('a feed row shows its agent, action and target, score and switch', () => {
+  const html = feedRowsHtml([
+    { time: '2026-12-05T10:00:00Z', agentId: 'mage<1>', action: 'attack',
+      targetId: 'goblin-2', score: 0.5, switched: true },
+    { time: '2026-12-05T10:00:01Z', agentId: 'mage-2', action: 'wait', score: '0.25' },
+  ]);
+  assert.match(html, /data-index="0" data-agent="mage&lt;1&gt;"/);
+  assert.match(html, /<td>attack → goblin-2<\/td>\s*<td>0.500<\/td><td>yes<\/td>/);
+  assert.match(html, /<td>wait<\/td>\s*<td>0.250<\/td><td><\/td>/);
+  assert.match(feedText([{}]), /Click a row/);
+  assert.match(feedText([]), /No sampled decisions yet/);
 });
