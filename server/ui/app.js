@@ -8,7 +8,7 @@ import { createAnalysisView } from './analysis_view.js';
 import { createCandidateView } from './candidate_view.js';
 import { createFeedView } from './feed_view.js';
 import { esc, fmt, short } from './text.js';
-import { STATUS, nodeChildren as childrenOf, nodeKindOf as kindOf } from './tree_view.js';
+import { treeHtml, treeLeavesHtml, treeOutcomesHtml } from './tree_view.js';
 import { yamlDocument } from './yaml.js';
 
 const $ = (id) => document.getElementById(id);
@@ -339,53 +339,13 @@ async function refreshCurves() {
 
 // ---- the tree view ----------------------------------------------------------------
 
-const nodeKindOf = (n) => kindOf(n, NODE_KINDS);
-const nodeChildren = (n) => childrenOf(n, NODE_KINDS);
-
-
-// The set's tree as nested lists, nodes numbered in pre-order as the server
-// numbers them, each with its status in this tick; the running path stands
-// out, and a utility node opens into its children's scores.
+// The set's tree in this tick (tree_view.js draws it), its leaves and the
+// outcomes to send with the next.
 function renderTree(d) {
-  const path = {};
-  for (const t of d.treePath || []) path[t.node || 0] = t;
-  let next = 0;
-  const draw = (n) => {
-    const id = next++;
-    const kind = (nodeKindOf(n) || { name: '?' }).name;
-    const t = path[id];
-    const status = t ? (STATUS[t.status] || 'idle') : 'idle';
-    const name = n.name || (kind === 'action' ? n.action : '');
-    let extra = '';
-    if (kind === 'condition' && t) extra = ` <span class="muted">${fmt(t.value || 0)}</span>`;
-    if (kind === 'utility' && t && t.utility) {
-      const rows = (t.utility.actions || []).map((a) =>
-        `<div class="choice${a.vetoed ? ' vetoed' : ''}" data-choice="${esc(a.action)}">
-          <span>${esc(a.targetId ? `${a.action} → ${a.targetId}` : a.action)}</span>
-          <div class="bar"><div style="width:${(100 * Math.min(1, a.score)).toFixed(1)}%"></div></div>
-          <span>${a.score.toFixed(3)}</span></div>`).join('');
-      extra += `<details open><summary class="muted">scores</summary>${rows}</details>`;
-    }
-    const kids = nodeChildren(n).map(draw).join('');
-    return `<li class="node st-${status}" data-node="${id}" data-kind="${esc(kind)}"
-      data-name="${esc(name)}"><span class="label">${esc(name || kind)}
-      <span class="kind">${esc(kind)}</span> · ${status}</span>${extra}
-      ${kids ? `<ul>${kids}</ul>` : ''}</li>`;
-  };
-  $('tree').innerHTML = `<ul>${draw(state.work.tree)}</ul>`;
-  const leaf = (l) => l.targetId ? `${l.action} → ${l.targetId}` : l.action;
-  const run = (d.runLeaves || []).map((l) => leaf(l) + (l.started ? ' (starts)' : ''));
-  const halted = (d.haltedLeaves || []).map(leaf);
+  $('tree').innerHTML = treeHtml(state.work.tree, d, NODE_KINDS);
   $('tree-time').textContent = `game time ${fmt(state.tree.time)} s`;
-  $('tree-leaves').innerHTML = `run: <b id="tree-run">${esc(run.join(', ') || 'nothing')}</b>` +
-    ` · halted: <b id="tree-halted">${esc(halted.join(', ') || 'nothing')}</b>` +
-    ` · root ${esc(STATUS[d.treeStatus] || 'idle')}` +
-    (d.treeReset ? ` · state reset: ${esc(d.treeReset)}` : '');
-  $('tree-outcomes').innerHTML = (d.runLeaves || []).map((l) =>
-    `<label>${esc(leaf(l))} <select data-leaf="${l.node || 0}">
-      <option value="NODE_STATUS_RUNNING">running</option>
-      <option value="NODE_STATUS_SUCCESS">success</option>
-      <option value="NODE_STATUS_FAILURE">failure</option></select></label>`).join('');
+  $('tree-leaves').innerHTML = treeLeavesHtml(d);
+  $('tree-outcomes').innerHTML = treeOutcomesHtml(d);
 }
 
 // Moves on: this tick's answer becomes the state, the chosen outcomes go

@@ -1,7 +1,9 @@
 // The behaviour tree as the inspector reads it from a set's JSON: which kind
-// a node is and its children. The kinds come from the server
-// (/api/v1/format: {name, jsonName} each), never from this file. Pure
-// functions, unit-tested under Node (tests/ui/modules_test.mjs).
+// a node is and its children, and a tick drawn as the tree view's markup.
+// The kinds come from the server (/api/v1/format: {name, jsonName} each),
+// never from this file. Pure functions, unit-tested under Node
+// (tests/ui/modules_test.mjs).
+import { esc, fmt } from './text.js';
 
 // A tick trace's status enum -> the CSS class the tree view uses.
 export const STATUS = { NODE_STATUS_RUNNING: 'running', NODE_STATUS_SUCCESS: 'success',
@@ -18,4 +20,59 @@ export function nodeChildren(n, kinds) {
   const body = kind && n[kind.jsonName];
   if (!body || typeof body !== 'object') return [];
   return body.children || (body.child ? [body.child] : []);
+}
+
+// `tree` (the set's JSON) as nested lists, nodes numbered in pre-order as
+// the server numbers them, each with its status in the tick `d` (a
+// decision with its tree path); a condition shows its value, and a utility
+// node opens into its children's scores.
+export function treeHtml(tree, d, kinds) {
+  const path = {};
+  for (const t of d.treePath || []) path[t.node || 0] = t;
+  let next = 0;
+  const draw = (n) => {
+    const id = next++;
+    const kind = (nodeKindOf(n, kinds) || { name: '?' }).name;
+    const t = path[id];
+    const status = t ? (STATUS[t.status] || 'idle') : 'idle';
+    const name = n.name || (kind === 'action' ? n.action : '');
+    let extra = '';
+    if (kind === 'condition' && t) extra = ` <span class="muted">${fmt(t.value || 0)}</span>`;
+    if (kind === 'utility' && t && t.utility) {
+      const rows = (t.utility.actions || []).map((a) =>
+        `<div class="choice${a.vetoed ? ' vetoed' : ''}" data-choice="${esc(a.action)}">
+          <span>${esc(a.targetId ? `${a.action} → ${a.targetId}` : a.action)}</span>
+          <div class="bar"><div style="width:${(100 * Math.min(1, a.score)).toFixed(1)}%"></div></div>
+          <span>${a.score.toFixed(3)}</span></div>`).join('');
+      extra += `<details open><summary class="muted">scores</summary>${rows}</details>`;
+    }
+    const kids = nodeChildren(n, kinds).map(draw).join('');
+    return `<li class="node st-${status}" data-node="${id}" data-kind="${esc(kind)}"
+      data-name="${esc(name)}"><span class="label">${esc(name || kind)}
+      <span class="kind">${esc(kind)}</span> · ${status}</span>${extra}
+      ${kids ? `<ul>${kids}</ul>` : ''}</li>`;
+  };
+  return `<ul>${draw(tree)}</ul>`;
+}
+
+const leafText = (l) => (l.targetId ? `${l.action} → ${l.targetId}` : l.action);
+
+// The tick's leaves: what runs (and starts), what was halted, the root's
+// status, and a state reset when there was one.
+export function treeLeavesHtml(d) {
+  const run = (d.runLeaves || []).map((l) => leafText(l) + (l.started ? ' (starts)' : ''));
+  const halted = (d.haltedLeaves || []).map(leafText);
+  return `run: <b id="tree-run">${esc(run.join(', ') || 'nothing')}</b>` +
+    ` · halted: <b id="tree-halted">${esc(halted.join(', ') || 'nothing')}</b>` +
+    ` · root ${esc(STATUS[d.treeStatus] || 'idle')}` +
+    (d.treeReset ? ` · state reset: ${esc(d.treeReset)}` : '');
+}
+
+// A choice of outcome for each running leaf, sent with the next tick.
+export function treeOutcomesHtml(d) {
+  return (d.runLeaves || []).map((l) =>
+    `<label>${esc(leafText(l))} <select data-leaf="${l.node || 0}">
+      <option value="NODE_STATUS_RUNNING">running</option>
+      <option value="NODE_STATUS_SUCCESS">success</option>
+      <option value="NODE_STATUS_FAILURE">failure</option></select></label>`).join('');
 }

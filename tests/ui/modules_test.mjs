@@ -14,7 +14,9 @@ import {
 } from '../../server/ui/candidate_view.js';
 import { feedQuery, feedRowsHtml, feedText } from '../../server/ui/feed_view.js';
 import { esc, fmt, short } from '../../server/ui/text.js';
-import { STATUS, nodeChildren, nodeKindOf } from '../../server/ui/tree_view.js';
+import {
+  STATUS, nodeChildren, nodeKindOf, treeHtml, treeLeavesHtml, treeOutcomesHtml,
+} from '../../server/ui/tree_view.js';
 import { yamlDocument, yamlLines } from '../../server/ui/yaml.js';
 
 test('esc makes text safe for HTML and attributes', () => {
@@ -255,4 +257,44 @@ test('a feed row shows its agent, action and target, score and switch', () => {
   assert.match(html, /<td>wait<\/td>\s*<td>0.250<\/td><td><\/td>/);
   assert.match(feedText([{}]), /Click a row/);
   assert.match(feedText([]), /No sampled decisions yet/);
+});
+
+test('a tick draws the tree in pre-order with each node\'s status and scores', () => {
+  const kinds = [{ name: 'fallback', jsonName: 'fallback' },
+    { name: 'condition', jsonName: 'condition' }, { name: 'utility', jsonName: 'utility' },
+    { name: 'action', jsonName: 'action' }];
+  const tree = { fallback: { children: [
+    { name: 'hurt', condition: { factor: 'health' } },
+    { utility: { children: [{ action: 'attack' }, { action: 'flee' }] } },
+  ] } };
+  const d = { treePath: [
+    { status: 'NODE_STATUS_RUNNING' },
+    { node: 1, status: 'NODE_STATUS_FAILURE', value: 0.25 },
+    { node: 2, status: 'NODE_STATUS_RUNNING', utility: { actions: [
+      { action: 'attack', targetId: 'goblin<1>', score: 0.75 },
+      { action: 'flee', score: 0.125, vetoed: true }] } },
+    { node: 3, status: 'NODE_STATUS_RUNNING' },
+  ] };
+  const html = treeHtml(tree, d, kinds);
+  const nodes = [...html.matchAll(/class="node st-(\w+)" data-node="(\d)" data-kind="(\w+)"/g)]
+    .map((m) => `${m[2]}:${m[3]}:${m[1]}`);
+  assert.deepEqual(nodes, ['0:fallback:running', '1:condition:failure', '2:utility:running',
+    '3:action:running', '4:action:idle']);
+  assert.match(html, /data-name="hurt"[\s\S]*<span class="muted">0.250<\/span>/);
+  assert.match(html, /attack → goblin&lt;1&gt;<\/span>[\s\S]*width:75.0%[\s\S]*0.750/);
+  assert.match(html, /class="choice vetoed" data-choice="flee"/);
+});
+
+test('a tick\'s leaves and the outcomes offered for the running ones', () => {
+  const d = { runLeaves: [{ node: 3, action: 'attack', targetId: 'g1', started: true }],
+    haltedLeaves: [{ action: 'flee' }], treeStatus: 'NODE_STATUS_RUNNING',
+    treeReset: 'TREE_RESET_VERSION' };
+  assert.equal(treeLeavesHtml(d), 'run: <b id="tree-run">attack → g1 (starts)</b>' +
+    ' · halted: <b id="tree-halted">flee</b> · root running · state reset: TREE_RESET_VERSION');
+  assert.equal(treeLeavesHtml({}), 'run: <b id="tree-run">nothing</b>' +
+    ' · halted: <b id="tree-halted">nothing</b> · root idle');
+  const outcomes = treeOutcomesHtml(d);
+  assert.match(outcomes, /<label>attack → g1 <select data-leaf="3">/);
+  assert.equal((outcomes.match(/<option /g) || []).length, 3);
+  assert.equal(treeOutcomesHtml({}), '');
 });
