@@ -7,7 +7,8 @@
 import { createAnalysisView } from './analysis_view.js';
 import { createCandidateView } from './candidate_view.js';
 import { createFeedView } from './feed_view.js';
-import { esc, fmt, short } from './text.js';
+import { crossingText, sensitivityLine, sensitivityOf } from './sensitivity_view.js';
+import { esc, fmt } from './text.js';
 import { treeHtml, treeLeavesHtml, treeOutcomesHtml } from './tree_view.js';
 import { yamlDocument } from './yaml.js';
 
@@ -259,40 +260,26 @@ async function rescore() {
 
 // ---- what would change it ------------------------------------------------------
 
-// One side of a factor's sensitivity as words: "flee at ≤ 31.5 hp".
-function crossingText(s, side) {
-  const c = s[side];
-  if (!c) return '';
-  const who = (c.action || '(no action)') + (c.targetId ? '@' + c.targetId : '');
-  return `${who} at ${side === 'below' ? '≤' : '≥'} ${short(c.value || 0)} ${s.unit || ''}`.trim();
-}
-
-
-// The sensitivity entry of a slider's factor (agent factor, or a target
-// factor of the chosen target), or undefined.
-function sensitivityOf(d, kind, name, targetIndex) {
-  return ((d && d.sensitivity) || []).find((s) => s.factor === name &&
-    (kind === 'a' ? !s.targetId
-      : state.snapshot.targets[targetIndex] && s.targetId === state.snapshot.targets[targetIndex].id));
-}
-
 // Under each slider, what its factor would have to be for the decision to
-// change (the server's sensitivity: exact, not sampled).
+// change (sensitivity_view.js says it).
 function renderSensitivity(d) {
+  const all = d && d.sensitivity;
   for (const el of document.querySelectorAll('.slider')) {
     const input = el.querySelector('input');
     const sens = el.querySelector('.sens');
-    const s = input.dataset.factor !== undefined
-      ? sensitivityOf(d, 'a', input.dataset.factor)
-      : sensitivityOf(d, 't', input.dataset.targetFactor, Number(input.dataset.target));
+    let s;
+    if (input.dataset.factor !== undefined) {
+      s = sensitivityOf(all, input.dataset.factor);
+    } else {
+      const target = state.snapshot.targets[Number(input.dataset.target)];
+      s = target && sensitivityOf(all, input.dataset.targetFactor, target.id);
+    }
     if (!s) { sens.textContent = ''; sens.title = ''; continue; }
-    const parts = [crossingText(s, 'below'), crossingText(s, 'above')].filter((x) => x);
-    sens.textContent = parts.length ? parts.join(' · ')
-      : `no change within ${short(s.rangeMin || 0)}..${short(s.rangeMax || 0)} ${s.unit || ''}`.trim();
-    sens.title = ['below', 'above'].filter((k) => s[k])
-      .map((k) => `${k}: exactly ${s[k].value || 0} (change ${s[k].change || 0})`).join('\n');
-    sens.dataset.below = s.below ? String(s.below.value || 0) : '';
-    sens.dataset.above = s.above ? String(s.above.value || 0) : '';
+    const line = sensitivityLine(s);
+    sens.textContent = line.text;
+    sens.title = line.title;
+    sens.dataset.below = line.below;
+    sens.dataset.above = line.above;
   }
 }
 
@@ -490,7 +477,10 @@ async function refreshSweep() {
       : state.snapshot.targets[0].factors[name];
     // The exact crossings nearest the current value (the sweep varies the
     // first target's factors).
-    const sens = sensitivityOf(state.decision, kind, name, 0);
+    const all = state.decision && state.decision.sensitivity;
+    const first = state.snapshot.targets[0];
+    const sens = kind === 'a' ? sensitivityOf(all, name)
+      : first && sensitivityOf(all, name, first.id);
     const near = [];
     for (const side of ['below', 'above']) {
       if (!sens || !sens[side]) continue;

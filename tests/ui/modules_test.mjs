@@ -1,5 +1,6 @@
 // The inspector's modules (server/ui/text.js, tree_view.js, yaml.js,
-// candidate_view.js, analysis_view.js, feed_view.js)
+// candidate_view.js, analysis_view.js, feed_view.js,
+// sensitivity_view.js)
 // under Node's own test runner; the page as a whole is tests/browser's.
 //   node tests/ui/modules_test.mjs
 import { test } from 'node:test';
@@ -13,6 +14,9 @@ import {
   candidateSummary, createCandidateView, movedTransitions, sideText,
 } from '../../server/ui/candidate_view.js';
 import { feedQuery, feedRowsHtml, feedText } from '../../server/ui/feed_view.js';
+import {
+  crossingText, sensitivityLine, sensitivityOf,
+} from '../../server/ui/sensitivity_view.js';
 import { esc, fmt, short } from '../../server/ui/text.js';
 import {
   STATUS, nodeChildren, nodeKindOf, treeHtml, treeLeavesHtml, treeOutcomesHtml,
@@ -297,4 +301,25 @@ test('a tick\'s leaves and the outcomes offered for the running ones', () => {
   assert.match(outcomes, /<label>attack → g1 <select data-leaf="3">/);
   assert.equal((outcomes.match(/<option /g) || []).length, 3);
   assert.equal(treeOutcomesHtml({}), '');
+});
+
+test('a factor\'s sensitivity reads as the crossing on each side, or none', () => {
+  const all = [
+    { factor: 'health', unit: 'hp', rangeMin: 0, rangeMax: 100,
+      below: { action: 'flee', value: 31.5, change: 0.2 } },
+    { factor: 'distance', targetId: 'g1', unit: 'm', rangeMin: 0, rangeMax: 50,
+      above: { action: 'attack', targetId: 'g1', value: 12 } },
+    { factor: 'mana', rangeMin: 0, rangeMax: 1 },
+  ];
+  assert.equal(sensitivityOf(all, 'health'), all[0]);
+  assert.equal(sensitivityOf(all, 'distance'), undefined);
+  assert.equal(sensitivityOf(all, 'distance', 'g1'), all[1]);
+  assert.equal(sensitivityOf(all, 'distance', 'g2'), undefined);
+  assert.equal(crossingText(all[0], 'below'), 'flee at ≤ 31.5 hp');
+  assert.equal(crossingText(all[0], 'above'), '');
+  assert.deepEqual(sensitivityLine(all[0]), {
+    text: 'flee at ≤ 31.5 hp', title: 'below: exactly 31.5 (change 0.2)',
+    below: '31.5', above: '' });
+  assert.equal(sensitivityLine(all[1]).text, 'attack@g1 at ≥ 12 m');
+  assert.equal(sensitivityLine(all[2]).text, 'no change within 0..1');
 });
