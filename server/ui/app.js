@@ -8,6 +8,7 @@ import { createAnalysisView } from './analysis_view.js';
 import { createCandidateView } from './candidate_view.js';
 import { createFeedView } from './feed_view.js';
 import { crossingText, sensitivityLine, sensitivityOf } from './sensitivity_view.js';
+import { curveSvg } from './plot.js';
 import { esc, fmt } from './text.js';
 import { treeHtml, treeLeavesHtml, treeOutcomesHtml } from './tree_view.js';
 import { yamlDocument } from './yaml.js';
@@ -349,26 +350,6 @@ function tickTree() {
 }
 
 // ---- drawing ------------------------------------------------------------------
-
-function curveSvg(points, x, range, w, h) {
-  if (!points || !points.length) return '';
-  const lo = range[0], hi = range[1];
-  const sx = (v) => 4 + (w - 8) * (v - lo) / ((hi - lo) || 1);
-  const sy = (v) => h - 12 - (h - 16) * v;
-  const path = points.filter(Boolean).map((p, i) =>
-    `${i ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join('');
-  let marker = '';
-  if (Number.isFinite(x)) {
-    const cx = sx(Math.min(Math.max(x, Math.min(lo, hi)), Math.max(lo, hi)));
-    marker = `<line class="marker" x1="${cx}" x2="${cx}" y1="2" y2="${h - 12}"/>`;
-  }
-  return `<svg width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">
-    <line class="axis" x1="4" x2="${w - 4}" y1="${h - 12}" y2="${h - 12}"/>
-    <line class="axis" x1="4" x2="4" y1="2" y2="${h - 12}"/>
-    <path class="curve" d="${path}"/>${marker}
-    <text x="4" y="${h - 1}">${fmt(lo)}</text>
-    <text x="${w - 4}" y="${h - 1}" text-anchor="end">${fmt(hi)}</text></svg>`;
-}
 
 function factorDef(def) {
   const list = def.perTarget ? targetFactorList() : factorList();

@@ -1,6 +1,6 @@
 // The inspector's modules (server/ui/text.js, tree_view.js, yaml.js,
 // candidate_view.js, analysis_view.js, feed_view.js,
-// sensitivity_view.js)
+// sensitivity_view.js, plot.js)
 // under Node's own test runner; the page as a whole is tests/browser's.
 //   node tests/ui/modules_test.mjs
 import { test } from 'node:test';
@@ -13,6 +13,7 @@ import {
 import {
   candidateSummary, createCandidateView, movedTransitions, sideText,
 } from '../../server/ui/candidate_view.js';
+import { curveSvg } from '../../server/ui/plot.js';
 import { feedQuery, feedRowsHtml, feedText } from '../../server/ui/feed_view.js';
 import {
   crossingText, sensitivityLine, sensitivityOf,
@@ -322,4 +323,14 @@ test('a factor\'s sensitivity reads as the crossing on each side, or none', () =
     below: '31.5', above: '' });
   assert.equal(sensitivityLine(all[1]).text, 'attack@g1 at ≥ 12 m');
   assert.equal(sensitivityLine(all[2]).text, 'no change within 0..1');
+});
+
+test('a curve plot draws its points over the range and marks the agent', () => {
+  assert.equal(curveSvg([], 0.5, [0, 1], 100, 50), '');
+  const svg = curveSvg([[0, 0], undefined, [10, 1]], 20, [0, 10], 108, 66);
+  // x: 4 + 100 * v / 10; y: 54 - 50 * output.
+  assert.match(svg, /<path class="curve" d="M4.0,54.0L104.0,4.0"\/>/);
+  assert.match(svg, /<line class="marker" x1="104" x2="104"/);  // clamped to hi
+  assert.match(svg, /<text x="4" y="65">0.000<\/text>[\s\S]*text-anchor="end">10.0</);
+  assert.doesNotMatch(curveSvg([[0, 0], [1, 1]], NaN, [0, 1], 100, 50), /marker/);
 });
