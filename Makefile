@@ -48,12 +48,13 @@ test-container: build
 # The suite under AddressSanitizer and UndefinedBehaviorSanitizer (GCC), in
 # its own build tree. Left out: what runs none of the project's C++ under
 # them (repository checks, the engine-only build, the Go, C# and TypeScript
-# SDKs' builds and suites, the inspector's Node unit tests); the install
+# SDKs' builds and suites, the inspector's Node unit tests, the Node block
+# test, which needs the TypeScript SDK built); the install
 # tests (they link outside, uninstrumented projects against the
 # instrumented libraries); and the TypeScript conformance suite, whose
 # scenarios the C++ SDK's suite drives through the same sanitized server.
 SANITIZE_DIR ?= build-sanitize
-SANITIZE_SKIP := install_find_package_consumer|install_client_sdk|go_.*|conformance_go|csharp_.*|conformance_cs|conformance_ts|engine_builds_with_abseil_only|layers_depend_only_downward|product_functions_within_100_lines|tests_readme_names_every_suite|inspector_modules|ts_sdk_.*|colyseus_.*
+SANITIZE_SKIP := install_find_package_consumer|install_client_sdk|go_.*|conformance_go|csharp_.*|conformance_cs|conformance_ts|engine_builds_with_abseil_only|layers_depend_only_downward|product_functions_within_100_lines|tests_readme_names_every_suite|inspector_modules|node_grpc_blocks|ts_sdk_.*|colyseus_.*
 test-sanitize: deps
 	@cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
 	  -DUTILITYD_BUILD_BENCH=OFF \
