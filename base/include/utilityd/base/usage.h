@@ -14,8 +14,9 @@
 
 namespace utilityd {
 
-// `main_file`: the defining file's path from the source root, e.g.
-// "server/src/main.cc"; `program`: the name --help shows for it.
+// `main_file`: the path, from the source root, of the file defining the
+// flags --help lists, e.g. "server/src/flags.cc"; `program`: the name
+// --help shows for it.
 inline void SetUsage(const char* main_file, const char* program,
                      absl::string_view message) {
   absl::FlagsUsageConfig usage;
