@@ -2,7 +2,7 @@
 // (spans into the parsed message; factor-major factors are the engine's
 // working columns as they stand; a copy only of cooldown clocks that say
 // "never" with NaN), one engine pass per block, and the answer written as
-// view.
+// columns.
 #include "blocks.h"
 
 #include <algorithm>
@@ -311,7 +311,7 @@ absl::Status RowInputs(const loader::LoadedSet& set,
 }
 
 // The rows of a set with a tree: each row ticked alone (each walks its own
-// path, as snapshots do), its tick written as view.
+// path, as snapshots do), its tick written as columns.
 void TickRows(const BlockView& view, const v1::AgentBlock& block,
               BlockWork& work, v1::DecisionBlock* out,
               BatchObserver* observer) {
