@@ -1,31 +1,33 @@
 // utilityd inspector. The page scores nothing itself: every number comes
 // from the server's /api/v1 (the same engine as gRPC). Curves are drawn from
 // the server's own breakdowns of a sweep of the factor across its range.
-// An ES module; its pure parts and the candidate view are modules of their
-// own (text.js, tree_view.js, yaml.js, candidate_view.js), unit-tested
-// under Node.
+// This module holds the page's state and wires the panels together; each
+// panel and each pure piece is a module of its own (see server/README.md),
+// unit-tested under Node (tests/ui/modules_test.mjs).
+import { actionsHtml } from './actions_view.js';
 import { createAnalysisView } from './analysis_view.js';
+import { createApi } from './api.js';
 import { createCandidateView } from './candidate_view.js';
+import { createEditorView } from './editor_view.js';
 import { createFeedView } from './feed_view.js';
-import { crossingText, sensitivityLine, sensitivityOf } from './sensitivity_view.js';
 import { curveSvg } from './plot.js';
+import { sensitivityLine, sensitivityOf } from './sensitivity_view.js';
+import {
+  agentOf as snapshotAgent, defaultSnapshot, factorOf, factorsOf, scenarioSnapshot,
+  targetFactorsOf,
+} from './snapshot.js';
+import { addSweepCurves, sweepChart, sweepXs } from './sweep_view.js';
 import { esc, fmt } from './text.js';
 import { treeHtml, treeLeavesHtml, treeOutcomesHtml } from './tree_view.js';
 import { yamlDocument } from './yaml.js';
 
 const $ = (id) => document.getElementById(id);
-const SWEEP_POINTS = 41;
-// Curve kind (JSON name) -> its parameters [{name, type, default}], from the
-// engine's registry (/api/v1/curves).
-let CURVE_KINDS = {};
-// The format's node kinds ({name, jsonName}) and compensations, from the
-// server's schema (/api/v1/format).
-let NODE_KINDS = [];
-let COMPENSATIONS = [];
-const COLORS = ['#3d7ab8', '#c0392b', '#1f8a4c', '#8e44ad', '#e0a100',
-  '#16a085', '#d35400', '#2c3e50', '#7f8c8d', '#b03a82'];
 
 const state = {
+  // What the server's engine knows: curve kind (JSON name) -> its
+  // parameters [{name, type, default}] (/api/v1/curves); the format's node
+  // kinds ({name, jsonName}) and compensations (/api/v1/format).
+  format: { curveKinds: {}, nodeKinds: [], compensations: [] },
   sets: [],          // summaries
   summary: null,     // of the chosen set
   loaded: null,      // the set as the server has it (defaults applied)
@@ -33,61 +35,37 @@ const state = {
   edited: false,
   snapshot: null,    // {factors: {name: v}, targets: [{id, factors}], ...}
   decision: null,    // last decision for the snapshot
+  scoring: null,     // the newest scoring call's ticket (older answers are dropped)
   curves: {},        // "action/consideration" -> [[x, output], ...]
-  editing: null,     // {action, consideration} being edited
   tree: null,        // sets with a tree: {prev, time, outcomes} of this tick
   token: sessionStorage.getItem('utilityd-token') || '',
 };
 
-// ---- server calls ---------------------------------------------------------
-
-// body[data-busy] counts calls in flight (tests wait for 0).
-let busy = 0;
-function setBusy(delta) {
-  busy += delta;
-  document.body.dataset.busy = String(busy);
-}
-
-async function api(path, body) {
-  setBusy(1);
-  try {
-    return await apiCall(path, body);
-  } finally {
-    setBusy(-1);
-  }
-}
-
-async function apiCall(path, body) {
-  const init = { headers: {} };
-  if (state.token) init.headers.Authorization = 'Bearer ' + state.token;
-  if (body !== undefined) {
-    init.method = 'POST';
-    init.headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(body);
-  }
-  const res = await fetch(path, init);
-  if (res.status === 401) {
-    $('token-box').hidden = false;
-    throw new Error('This server needs its admin token (--admin_token).');
-  }
-  const json = await res.json();
-  if (!res.ok) throw new Error(json.message || res.statusText);
-  return json;
-}
+const api = createApi({
+  fetchFn: (path, init) => fetch(path, init),
+  token: () => state.token,
+  onUnauthorized: () => { $('token-box').hidden = false; },
+  onBusy: (n) => { document.body.dataset.busy = String(n); },
+});
 
 function showError(e) {
   $('error').hidden = !e;
   $('error').textContent = e ? String(e.message || e) : '';
 }
 
+// The page's set (its edits included) as the API takes it.
+function editedCopy() {
+  const copy = JSON.parse(JSON.stringify(state.work));
+  delete copy.revision;
+  return copy;
+}
+
 // Decides agents with the loaded set, or with the edited copy (what-if).
 // `extra` adds request fields, e.g. {sensitivity: true}.
 async function decide(agents, extra = {}) {
   if (state.edited) {
-    const copy = JSON.parse(JSON.stringify(state.work));
-    delete copy.revision;
     return api('/api/v1/whatif', {
-      behaviourSet: copy,
+      behaviourSet: editedCopy(),
       request: { agents: agents.map((a) => ({ ...a, behaviourSet: '' })),
                  explain: 'EXPLAIN_FULL', ...extra },
     });
@@ -95,67 +73,23 @@ async function decide(agents, extra = {}) {
   return api('/api/v1/decide', { agents, explain: 'EXPLAIN_FULL', ...extra });
 }
 
-// ---- the snapshot -----------------------------------------------------------
+// ---- the snapshot: snapshot.js ---------------------------------------------
 
-function factorList() { return state.work.factors || []; }
-function targetFactorList() { return state.work.targetFactors || []; }
-
-function agentOf(snapshot, overrides = {}) {
-  const factors = factorList().map((f) =>
-    overrides.factor === f.name ? overrides.value : snapshot.factors[f.name]);
-  const targets = snapshot.targets.map((t, i) => ({
-    targetId: t.id,
-    factors: targetFactorList().map((f) =>
-      (i === 0 && overrides.targetFactor === f.name)
-        ? overrides.value : t.factors[f.name]),
-  }));
-  const agent = {
-    agentId: 'inspector', behaviourSet: state.work.name, factors, targets,
-    currentAction: snapshot.currentAction || '',
-    personality: snapshot.personality || '',
-  };
-  if (snapshot.secondsSinceAction)
-    agent.secondsSinceAction = snapshot.secondsSinceAction;
-  if (state.tree) {
-    agent.treeState = state.tree.prev;
-    agent.gameTime = state.tree.time;
-    agent.leafOutcomes = Object.entries(state.tree.outcomes).map(
-      ([leaf, status]) => ({ leaf: Number(leaf), status }));
-  }
-  return agent;
-}
-
-function defaultSnapshot() {
-  const factors = {};
-  for (const f of factorList()) factors[f.name] = (f.min + f.max) / 2;
-  const targets = targetFactorList().length ? [{ id: 'target-1', factors: {} }] : [];
-  for (const t of targets)
-    for (const f of targetFactorList()) t.factors[f.name] = (f.min + f.max) / 2;
-  return { factors, targets, currentAction: '', personality: '' };
-}
-
-function scenarioSnapshot(s) {
-  const snap = defaultSnapshot();
-  Object.assign(snap.factors, s.factors || {});
-  snap.targets = (s.targets || []).map((t) => {
-    const tf = {};
-    for (const f of targetFactorList()) tf[f.name] = (f.min + f.max) / 2;
-    return { id: t.id, factors: Object.assign(tf, t.factors || {}) };
-  });
-  snap.currentAction = s.currentAction || '';
-  snap.personality = s.personality || '';
-  snap.secondsSinceAction = s.secondsSinceAction;
-  return snap;
-}
+const factorList = () => factorsOf(state.work);
+const targetFactorList = () => targetFactorsOf(state.work);
+const agentOf = (snapshot, overrides) =>
+  snapshotAgent(state.work, snapshot, state.tree, overrides);
 
 // ---- loading a set ------------------------------------------------------------
 
 async function loadSets() {
   const curves = await api('/api/v1/curves');
-  CURVE_KINDS = Object.fromEntries(curves.kinds.map((k) => [k.name, k.params]));
   const format = await api('/api/v1/format');
-  NODE_KINDS = format.nodeKinds;
-  COMPENSATIONS = format.compensations;
+  state.format = {
+    curveKinds: Object.fromEntries(curves.kinds.map((k) => [k.name, k.params])),
+    nodeKinds: format.nodeKinds,
+    compensations: format.compensations,
+  };
   const list = await api('/api/v1/sets');
   state.sets = list.behaviourSets || [];
   $('set').innerHTML = state.sets.map((s) =>
@@ -175,8 +109,7 @@ async function chooseSet(name, snapshot) {
   // this set's first decision (the curves may be drawn before it).
   state.decision = null;
   state.edited = false;
-  state.editing = null;
-  $('editor').hidden = true;
+  editor.close();
   state.tree = state.work.tree ? { prev: '', time: 0, outcomes: {} } : null;
   $('tree-box').hidden = !state.tree;
   $('set').value = name;
@@ -186,7 +119,7 @@ async function chooseSet(name, snapshot) {
   $('scenario').innerHTML = '<option value="">(free)</option>' + scenarios.map(
     (s, i) => `<option value="${i}">${esc(s.name)}</option>`).join('');
   state.snapshot = snapshot || (scenarios.length
-    ? scenarioSnapshot(scenarios[0]) : defaultSnapshot());
+    ? scenarioSnapshot(state.work, scenarios[0]) : defaultSnapshot(state.work));
   $('scenario').value = snapshot ? '' : (scenarios.length ? '0' : '');
   renderSetControls();
   renderInputs();
@@ -202,7 +135,7 @@ function renderSetControls() {
     w.actions.map((a) => `<option>${esc(a.name)}</option>`).join('');
   $('personality').innerHTML = '<option value="">(none)</option>' +
     (w.personalities || []).map((p) => `<option>${esc(p.name)}</option>`).join('');
-  $('compensation').innerHTML = COMPENSATIONS.map((c) =>
+  $('compensation').innerHTML = state.format.compensations.map((c) =>
     `<option value="${c}">${c.replace('COMPENSATION_', '').toLowerCase()}</option>`).join('');
   $('compensation').value = (w.scoring || {}).compensation || 'COMPENSATION_NONE';
   $('commitment').value = (w.selection || {}).commitmentBonus || 0;
@@ -240,14 +173,21 @@ function renderInputs() {
         `data-target="${i}" data-target-factor="${esc(f.name)}"`)).join('')).join('');
 }
 
+// Loads `snapshot` as the page's agent (a scenario left unchosen).
+function loadSnapshot(snapshot) {
+  state.snapshot = snapshot;
+  $('scenario').value = '';
+  renderInputs();
+  rescore();
+}
+
 // ---- scoring ------------------------------------------------------------------
 
-let pending = null;
 async function rescore() {
-  const ticket = pending = {};
+  const ticket = state.scoring = {};
   try {
     const res = await decide([agentOf(state.snapshot)], { sensitivity: true });
-    if (ticket !== pending) return;  // a newer change is on its way
+    if (ticket !== state.scoring) return;  // a newer change is on its way
     const d = res.decisions[0];
     if (d.error && d.error.message) throw new Error(d.error.message);
     state.decision = d;
@@ -259,7 +199,11 @@ async function rescore() {
   } catch (e) { showError(e); }
 }
 
-// ---- what would change it ------------------------------------------------------
+function renderActions() {
+  if (!state.decision) return;
+  $('summary').textContent = (state.decision.explanation || {}).summary || '';
+  $('actions').innerHTML = actionsHtml(state.work, state.decision, state.curves);
+}
 
 // Under each slider, what its factor would have to be for the decision to
 // change (sensitivity_view.js says it).
@@ -284,53 +228,67 @@ function renderSensitivity(d) {
   }
 }
 
-// One batch per factor sweep: the agent with that factor stepped across its
-// range, scored by the server with full breakdowns.
-async function sweepAgents(kind, name) {
-  const list = kind === 'a' ? factorList() : targetFactorList();
-  const f = list.find((x) => x.name === name);
-  const xs = [];
-  for (let i = 0; i < SWEEP_POINTS; i++)
-    xs.push(f.min + (f.max - f.min) * i / (SWEEP_POINTS - 1));
+// ---- sweeps: sweep_view.js ----------------------------------------------------
+
+// One batch per factor sweep: the agent with that factor ('a') or its first
+// target's ('t') stepped across its range, scored with full breakdowns.
+async function sweep(kind, name) {
+  const f = (kind === 'a' ? factorList() : targetFactorList()).find((x) => x.name === name);
+  const xs = sweepXs(f);
   const agents = xs.map((x) => agentOf(state.snapshot,
     kind === 'a' ? { factor: name, value: x } : { targetFactor: name, value: x }));
   const res = await decide(agents);
-  return { f, xs, decisions: res.decisions };
+  return { kind, f, xs, decisions: res.decisions };
 }
 
+// Every consideration's curve, from a sweep of each factor.
 async function refreshCurves() {
   const curves = {};
+  const first = state.snapshot.targets.length ? state.snapshot.targets[0].id : '';
   try {
-    const jobs = [];
-    for (const f of factorList()) jobs.push(sweepAgents('a', f.name).then((r) => ['a', r]));
-    if (state.snapshot.targets.length)
-      for (const f of targetFactorList()) jobs.push(sweepAgents('t', f.name).then((r) => ['t', r]));
-    for (const [kind, r] of await Promise.all(jobs)) {
-      r.decisions.forEach((d, i) => {
-        for (const a of (d.explanation || {}).actions || []) {
-          const action = state.work.actions[a.actionIndex];
-          for (const c of a.considerations || []) {
-            const def = action.considerations.find((x) => x.name === c.consideration);
-            if (!def || def.factor !== r.f.name || !!def.perTarget !== (kind === 't')) continue;
-            const key = action.name + '/' + c.consideration;
-            if (a.targetId && state.snapshot.targets.length &&
-                a.targetId !== state.snapshot.targets[0].id) continue;
-            (curves[key] = curves[key] || [])[i] = [r.xs[i], c.output];
-          }
-        }
-      });
-    }
+    const jobs = factorList().map((f) => sweep('a', f.name));
+    if (first) jobs.push(...targetFactorList().map((f) => sweep('t', f.name)));
+    for (const r of await Promise.all(jobs)) addSweepCurves(curves, state.work, r, first);
   } catch (e) { showError(e); }
   state.curves = curves;
   renderActions();
 }
 
-// ---- the tree view ----------------------------------------------------------------
+// The chosen factor's sweep of every action, with the exact crossings
+// nearest the current value (the sweep varies the first target's factors).
+async function refreshSweep() {
+  const choice = $('sweep-factor').value;
+  if (!choice || !state.decision) return;
+  const [kind, name] = [choice[0], choice.slice(2)];
+  const first = state.snapshot.targets[0];
+  if (kind === 't' && !first) return;
+  try {
+    const r = await sweep(kind, name);
+    const all = state.decision && state.decision.sensitivity;
+    const chart = sweepChart(r, state.work.actions.map((a) => a.name),
+      kind === 'a' ? state.snapshot.factors[name] : first.factors[name],
+      kind === 'a' ? sensitivityOf(all, name) : sensitivityOf(all, name, first.id));
+    $('sweep').innerHTML = chart.html;
+    $('sweep-text').textContent = chart.text;
+  } catch (e) { showError(e); }
+}
 
-// The set's tree in this tick (tree_view.js draws it), its leaves and the
-// outcomes to send with the next.
+function openPlot(key, raw, def) {
+  const f = factorOf(state.work, def);
+  $('modal-body').innerHTML = `<h2>${esc(key)} <span class="muted">(${esc(def.factor)})</span></h2>` +
+    curveSvg(state.curves[key], raw, [f.min, f.max], 640, 320) +
+    `<p class="muted">Output of the consideration across ${esc(def.factor)}'s range
+    (${fmt(f.min)}..${fmt(f.max)} ${esc(f.unit || '')}), as the server scores it;
+    the line marks the current value. Click to close.</p>`;
+  $('modal').hidden = false;
+}
+
+// ---- the tree view: tree_view.js ------------------------------------------------
+
+// The set's tree in this tick, its leaves and the outcomes to send with the
+// next.
 function renderTree(d) {
-  $('tree').innerHTML = treeHtml(state.work.tree, d, NODE_KINDS);
+  $('tree').innerHTML = treeHtml(state.work.tree, d, state.format.nodeKinds);
   $('tree-time').textContent = `game time ${fmt(state.tree.time)} s`;
   $('tree-leaves').innerHTML = treeLeavesHtml(d);
   $('tree-outcomes').innerHTML = treeOutcomesHtml(d);
@@ -349,145 +307,7 @@ function tickTree() {
   rescore();
 }
 
-// ---- drawing ------------------------------------------------------------------
-
-function factorDef(def) {
-  const list = def.perTarget ? targetFactorList() : factorList();
-  return list.find((f) => f.name === def.factor) || { min: 0, max: 1 };
-}
-
-function renderActions() {
-  const d = state.decision;
-  if (!d) return;
-  const ex = d.explanation || {};
-  $('summary').textContent = ex.summary || '';
-  const rows = (ex.actions || []).slice();
-  const ranks = [...new Set(rows.map((a) => a.rank || 0))].sort((a, b) => b - a);
-  let html = '';
-  for (const rank of ranks) {
-    html += `<div class="rank"><div class="rank-title">rank ${rank}${
-      rank === (ex.rank || 0) ? ' (competing)' : ''}</div>`;
-    for (const a of rows.filter((r) => (r.rank || 0) === rank)) {
-      const action = state.work.actions[a.actionIndex];
-      const label = a.targetId ? `${a.action} → ${a.targetId}` : a.action;
-      const win = a.action === d.action && (a.targetId || '') === (d.targetId || '');
-      const runner = a.action === ex.runnerUpAction &&
-        (a.targetId || '') === (ex.runnerUpTarget || '');
-      const cls = ['action', win ? 'winner' : '', a.vetoed ? 'vetoed' : ''].join(' ');
-      html += `<div class="${cls}" data-action="${esc(a.action)}" data-target="${esc(a.targetId || '')}">
-        <div class="head"><span class="title">${esc(label)}</span>
-        <div class="bar"><div style="width:${(100 * Math.min(1, a.score)).toFixed(1)}%"></div></div>
-        <span class="score">${a.score.toFixed(3)}</span>
-        ${win ? `<span class="tag win">winner${!ex.runnerUpAction ? ''
-          : ex.margin >= 0 ? ` by ${Number(ex.margin).toFixed(3)}`
-          : ' (higher rank)'}</span>` : ''}
-        ${runner ? '<span class="tag runner">runner-up</span>' : ''}
-        ${a.vetoed ? `<span class="veto">vetoed by <span class="vetoed-by">${esc(a.vetoedBy)}</span></span>` : ''}
-        </div><div class="muted">weight ${fmt(action.weight)} · aggregate ${fmt(a.aggregate)}
-          · compensated ${fmt(a.compensated)}${a.commitmentFactor && a.commitmentFactor !== 1
-          ? ` · commitment ×${fmt(a.commitmentFactor)}` : ''}
-          <button class="edit-action" data-action="${esc(action.name)}">edit</button></div>
-        <div class="cons">${(a.considerations || []).map((c) => {
-          const def = action.considerations.find((x) => x.name === c.consideration) || {};
-          const f = factorDef(def);
-          const key = action.name + '/' + c.consideration;
-          const vetoing = a.vetoed && a.vetoedBy === c.consideration;
-          return `<div class="con${vetoing ? ' vetoing' : ''}" data-key="${esc(key)}"
-            data-consideration="${esc(c.consideration)}">
-            <div class="cname"><span>${esc(c.consideration)}</span>
-            <span class="muted">${esc(def.factor || '')}</span></div>
-            ${curveSvg(state.curves[key], c.raw, [f.min, f.max], 190, 56)}
-            <div class="vals"><span>raw</span><span>${fmt(c.raw)} ${esc(f.unit || '')}</span>
-            <span>normalised</span><span>${fmt(c.normalised)}</span>
-            <span>curved</span><span>${fmt(c.curved)}</span>
-            <span>output</span><span class="output">${fmt(c.output)}</span>
-            <span>contribution</span><span class="contribution">${fmt(c.contribution)}</span></div>
-            <button class="edit-con">edit curve</button></div>`;
-        }).join('')}</div></div>`;
-    }
-    html += '</div>';
-  }
-  $('actions').innerHTML = html;
-}
-
-function openPlot(key, raw, def) {
-  const f = factorDef(def);
-  $('modal-body').innerHTML = `<h2>${esc(key)} <span class="muted">(${esc(def.factor)})</span></h2>` +
-    curveSvg(state.curves[key], raw, [f.min, f.max], 640, 320) +
-    `<p class="muted">Output of the consideration across ${esc(def.factor)}'s range
-    (${fmt(f.min)}..${fmt(f.max)} ${esc(f.unit || '')}), as the server scores it;
-    the line marks the current value. Click to close.</p>`;
-  $('modal').hidden = false;
-}
-
-async function refreshSweep() {
-  const choice = $('sweep-factor').value;
-  if (!choice || !state.decision) return;
-  const [kind, name] = [choice[0], choice.slice(2)];
-  if (kind === 't' && !state.snapshot.targets.length) return;
-  try {
-    const r = await sweepAgents(kind, name);
-    const w = 360, h = 200;
-    const sx = (v) => 30 + (w - 40) * (v - r.f.min) / ((r.f.max - r.f.min) || 1);
-    const sy = (v) => h - 20 - (h - 30) * Math.min(1, v);
-    const names = state.work.actions.map((a) => a.name);
-    const best = names.map(() => []);
-    let winners = [];
-    r.decisions.forEach((d, i) => {
-      const top = {};
-      for (const a of (d.explanation || {}).actions || []) {
-        top[a.actionIndex] = Math.max(top[a.actionIndex] || 0, a.score);
-      }
-      names.forEach((_, k) => best[k].push([r.xs[i], top[k] || 0]));
-      winners.push(d.action || '(none)');
-    });
-    let lines = '';
-    best.forEach((pts, k) => {
-      lines += `<path fill="none" stroke="${COLORS[k % COLORS.length]}" stroke-width="1.5"
-        d="${pts.map((p, i) => `${i ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join('')}"/>`;
-    });
-    const changes = [];
-    for (let i = 1; i < winners.length; i++) {
-      if (winners[i] !== winners[i - 1]) {
-        const x = (r.xs[i] + r.xs[i - 1]) / 2;
-        changes.push(`${winners[i - 1]} → ${winners[i]} near ${fmt(x)}`);
-        lines += `<line class="marker" x1="${sx(x)}" x2="${sx(x)}" y1="10" y2="${h - 20}" stroke-dasharray="3,3"/>`;
-      }
-    }
-    const cur = kind === 'a' ? state.snapshot.factors[name]
-      : state.snapshot.targets[0].factors[name];
-    // The exact crossings nearest the current value (the sweep varies the
-    // first target's factors).
-    const all = state.decision && state.decision.sensitivity;
-    const first = state.snapshot.targets[0];
-    const sens = kind === 'a' ? sensitivityOf(all, name)
-      : first && sensitivityOf(all, name, first.id);
-    const near = [];
-    for (const side of ['below', 'above']) {
-      if (!sens || !sens[side]) continue;
-      const x = sens[side].value || 0;
-      near.push(crossingText(sens, side));
-      lines += `<line class="crossing" data-side="${side}" data-value="${x}" x1="${sx(x)}" x2="${sx(x)}"
-        y1="10" y2="${h - 20}"/>`;
-    }
-    $('sweep').innerHTML = `<svg width="${w}" height="${h}">
-      <line class="axis" x1="30" x2="${w - 10}" y1="${h - 20}" y2="${h - 20}"/>
-      <line class="axis" x1="30" x2="30" y1="10" y2="${h - 20}"/>
-      <text x="26" y="${sy(1) + 4}" text-anchor="end">1</text>
-      <text x="26" y="${sy(0)}" text-anchor="end">0</text>
-      <text x="30" y="${h - 5}">${fmt(r.f.min)}</text>
-      <text x="${w - 10}" y="${h - 5}" text-anchor="end">${fmt(r.f.max)} ${esc(r.f.unit || '')}</text>
-      ${lines}<circle class="dot" cx="${sx(cur)}" cy="${h - 20}" r="4"/></svg>
-      <div class="legend">${names.map((n, k) =>
-        `<span style="color:${COLORS[k % COLORS.length]}">■ ${esc(n)}</span>`).join('')}</div>`;
-    $('sweep-text').textContent = (changes.length
-      ? 'Winner changes: ' + changes.join('; ')
-      : `${winners[0]} wins across the whole range`) + '.' +
-      (near.length ? ` Nearest change (exact): ${near.join('; ')}.` : '');
-  } catch (e) { showError(e); }
-}
-
-// ---- the what-if editor -----------------------------------------------------------
+// ---- the what-if editor: editor_view.js -----------------------------------------
 
 function markEdited() {
   state.edited = true;
@@ -497,88 +317,9 @@ function markEdited() {
   refreshCurves();
 }
 
-function numberField(label, value, onchange, placeholder = 'default') {
-  const id = 'f' + Math.random().toString(36).slice(2);
-  setTimeout(() => {
-    const el = $(id);
-    if (el) el.addEventListener('change', () => onchange(el.value === '' ? undefined : Number(el.value)));
-  });
-  return `<label>${esc(label)} <input id="${id}" type="number" step="any"
-    data-field="${esc(label)}" value="${value === undefined ? '' : value}" placeholder="${placeholder}"></label>`;
-}
-
-function openEditor(actionName, conName) {
-  state.editing = { action: actionName, consideration: conName };
-  const action = state.work.actions.find((a) => a.name === actionName);
-  const con = conName && action.considerations.find((c) => c.name === conName);
-  $('editor').hidden = false;
-  $('editor-title').textContent = con ? `${actionName} / ${conName}` : actionName;
-  let html = numberField('action weight', action.weight, (v) => {
-    action.weight = v; markEdited();
-  });
-  if (con) {
-    con.curve = con.curve || {};
-    const kind = Object.keys(CURVE_KINDS).find((k) => con.curve[k]) || 'linear';
-    html += `<label>curve <select id="curve-kind" data-field="curve">${Object.keys(CURVE_KINDS).map((k) =>
-      `<option ${k === kind ? 'selected' : ''}>${k}</option>`).join('')}</select></label>`;
-    const params = con.curve[kind] || {};
-    for (const p of CURVE_KINDS[kind]) {
-      if (p.type === 'flag') {
-        html += `<label>${esc(p.name)} <input class="curve-flag" data-param="${esc(p.name)}" type="checkbox" ${
-          params[p.name] ? 'checked' : ''}></label>`;
-      } else if (p.type === 'points') {
-        html += `<label>${esc(p.name)} (x,y; x,y …)</label><textarea class="curve-points" data-param="${
-          esc(p.name)}" rows="2">${
-          (params[p.name] || []).map((q) => `${q.x || 0},${q.y || 0}`).join('; ')}</textarea>`;
-      } else {
-        html += numberField(p.name, params[p.name], (v) => {
-          con.curve[kind] = con.curve[kind] || {};
-          if (v === undefined) delete con.curve[kind][p.name]; else con.curve[kind][p.name] = v;
-          markEdited();
-        }, `default ${p.default}`);
-      }
-    }
-    html += `<label>invert <input id="curve-invert" type="checkbox" ${con.curve.invert ? 'checked' : ''}></label>`;
-    con.range = con.range || {};
-    con.output = con.output || {};
-    html += numberField('range min', con.range.min, (v) => { con.range.min = v; markEdited(); });
-    html += numberField('range max', con.range.max, (v) => { con.range.max = v; markEdited(); });
-    html += numberField('output floor (min)', con.output.min, (v) => { con.output.min = v; markEdited(); });
-    html += numberField('output max', con.output.max, (v) => { con.output.max = v; markEdited(); });
-    html += numberField('consideration weight', con.weight, (v) => { con.weight = v; markEdited(); });
-  }
-  $('editor-fields').innerHTML = html;
-  if (!con) return;
-  $('curve-kind').addEventListener('change', (e) => {
-    const invert = con.curve.invert;
-    con.curve = { [e.target.value]: {} };
-    if (invert) con.curve.invert = true;
-    markEdited();
-    openEditor(actionName, conName);
-  });
-  $('curve-invert').addEventListener('change', (e) => { con.curve.invert = e.target.checked; markEdited(); });
-  const kind = Object.keys(CURVE_KINDS).find((k) => con.curve[k]) || 'linear';
-  for (const el of document.querySelectorAll('#editor-fields .curve-flag')) {
-    el.addEventListener('change', (e) => {
-      con.curve[kind] = con.curve[kind] || {};
-      con.curve[kind][el.dataset.param] = e.target.checked;
-      markEdited();
-    });
-  }
-  for (const el of document.querySelectorAll('#editor-fields .curve-points')) {
-    el.addEventListener('change', (e) => {
-      con.curve[kind] = con.curve[kind] || {};
-      con.curve[kind][el.dataset.param] = e.target.value.split(';').filter((s) => s.trim()).map((s) => {
-        const [x, y] = s.split(',').map(Number);
-        return { x, y };
-      });
-      markEdited();
-    });
-  }
-}
-
-// ---- export -------------------------------------------------------------------
-
+const editor = createEditorView({
+  $, set: () => state.work, kinds: () => state.format.curveKinds, onEdit: markEdited,
+});
 
 function exportYaml() {
   const text = yamlDocument(state.work, state.edited);
@@ -591,23 +332,15 @@ function exportYaml() {
   a.remove();
 }
 
-// ---- live feed: feed_view.js -------------------------------------------------
+// ---- live feed, analysis and candidates: their views -----------------------------
 
 // A feed entry loaded as the page's agent (its set chosen first).
 async function loadFeedRow(e) {
-  const snapshotFor = () => {
-    const snap = defaultSnapshot();
-    Object.assign(snap.factors, e.factors || {});
-    snap.currentAction = e.currentAction || '';
-    return snap;
-  };
-  if (!state.work || e.behaviourSet !== state.work.name) {
-    await chooseSet(e.behaviourSet);
-  }
-  state.snapshot = snapshotFor();
-  $('scenario').value = '';
-  renderInputs();
-  rescore();
+  if (!state.work || e.behaviourSet !== state.work.name) await chooseSet(e.behaviourSet);
+  const snap = defaultSnapshot(state.work);
+  Object.assign(snap.factors, e.factors || {});
+  snap.currentAction = e.currentAction || '';
+  loadSnapshot(snap);
 }
 
 const feed = createFeedView({
@@ -615,30 +348,13 @@ const feed = createFeedView({
   onRow: loadFeedRow, showError,
 });
 
-// ---- analysis: analysis_view.js ------------------------------------------------
-
-// The page's set (its edits included) as the API takes it.
-function editedCopy() {
-  const copy = JSON.parse(JSON.stringify(state.work));
-  delete copy.revision;
-  return copy;
-}
-
-// A witness (a snapshot the analysis found) loaded as the page's agent.
-async function loadWitness(witness) {
-  state.snapshot = scenarioSnapshot(witness);
-  $('scenario').value = '';
-  renderInputs();
-  rescore();
-}
-
 const analysisView = createAnalysisView({
   $, api, set: editedCopy, factors: factorList, targetFactors: targetFactorList,
-  onWitness: loadWitness, compare: (name, set) => candidate.compare(name, set),
+  // A witness (a snapshot the analysis found) loads as the page's agent.
+  onWitness: async (w) => loadSnapshot(scenarioSnapshot(state.work, w)),
+  compare: (name, set) => candidate.compare(name, set),
   showError,
 });
-
-// ---- candidate view: candidate_view.js -----------------------------------------
 
 const candidate = createCandidateView({ $, api });
 
@@ -649,12 +365,10 @@ function compareCandidate(useEdits) {
 
 // ---- wiring --------------------------------------------------------------------
 
-
-function wire() {
-  $('set').addEventListener('change', (e) => chooseSet(e.target.value).catch(showError));
+function wireSnapshot() {
   $('scenario').addEventListener('change', (e) => {
     const s = (state.work.scenarios || [])[e.target.value];
-    if (s) state.snapshot = scenarioSnapshot(s);
+    if (s) state.snapshot = scenarioSnapshot(state.work, s);
     if (state.tree) state.tree = { prev: '', time: 0, outcomes: {} };
     renderInputs();
     rescore();
@@ -664,16 +378,6 @@ function wire() {
   });
   $('personality').addEventListener('change', (e) => {
     state.snapshot.personality = e.target.value; rescore();
-  });
-  $('commitment').addEventListener('change', (e) => {
-    state.work.selection = state.work.selection || {};
-    state.work.selection.commitmentBonus = Number(e.target.value);
-    markEdited();
-  });
-  $('compensation').addEventListener('change', (e) => {
-    state.work.scoring = state.work.scoring || {};
-    state.work.scoring.compensation = e.target.value;
-    markEdited();
   });
   document.body.addEventListener('input', (e) => {
     const t = e.target;
@@ -685,18 +389,31 @@ function wire() {
     t.closest('.slider').querySelector('.value').textContent = fmt(Number(t.value));
     rescore();
   });
+}
+
+function wireSetEdits() {
+  $('commitment').addEventListener('change', (e) => {
+    state.work.selection = state.work.selection || {};
+    state.work.selection.commitmentBonus = Number(e.target.value);
+    markEdited();
+  });
+  $('compensation').addEventListener('change', (e) => {
+    state.work.scoring = state.work.scoring || {};
+    state.work.scoring.compensation = e.target.value;
+    markEdited();
+  });
   $('actions').addEventListener('click', (e) => {
-    const act = e.target.closest('.action');
     if (e.target.classList.contains('edit-action')) {
-      openEditor(e.target.dataset.action, null);
+      editor.open(e.target.dataset.action, null);
       return;
     }
+    const act = e.target.closest('.action');
     const con = e.target.closest('.con');
     if (!con || !act) return;
     const action = state.work.actions.find((a) => a.name === act.dataset.action);
     const name = con.dataset.consideration;
     if (e.target.classList.contains('edit-con')) {
-      openEditor(action.name, name);
+      editor.open(action.name, name);
       return;
     }
     const def = action.considerations.find((c) => c.name === name);
@@ -704,14 +421,21 @@ function wire() {
     const c = vals.find((x) => x.consideration === name) || {};
     openPlot(con.dataset.key, c.raw, def);
   });
+  editor.wire();
+  $('revert').addEventListener('click', () => chooseSet(state.work.name, state.snapshot).catch(showError));
+  $('export').addEventListener('click', exportYaml);
+}
+
+function wire() {
+  $('set').addEventListener('change', (e) => chooseSet(e.target.value).catch(showError));
+  wireSnapshot();
+  wireSetEdits();
   $('modal').addEventListener('click', () => { $('modal').hidden = true; });
   $('tree-tick').addEventListener('click', tickTree);
   $('tree-restart').addEventListener('click', () => {
     state.tree = { prev: '', time: 0, outcomes: {} };
     rescore();
   });
-  $('revert').addEventListener('click', () => chooseSet(state.work.name, state.snapshot).catch(showError));
-  $('export').addEventListener('click', exportYaml);
   $('sweep-factor').addEventListener('change', refreshSweep);
   feed.wire();
   analysisView.wire();

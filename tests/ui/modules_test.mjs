@@ -1,23 +1,34 @@
-// The inspector's modules (server/ui/text.js, tree_view.js, yaml.js,
-// candidate_view.js, analysis_view.js, feed_view.js,
-// sensitivity_view.js, plot.js)
+// The inspector's modules (server/ui/text.js, api.js, snapshot.js,
+// tree_view.js, yaml.js, plot.js, and the actions, sweep, editor,
+// candidate, analysis, feed and sensitivity views)
 // under Node's own test runner; the page as a whole is tests/browser's.
 //   node tests/ui/modules_test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+import { actionsHtml } from '../../server/ui/actions_view.js';
 import {
   analysisActionsHtml, applyParam, findingsHtml, findingsSummary, MAP_COLOURS,
   tunedSet, tuneText, winnerMapHtml,
 } from '../../server/ui/analysis_view.js';
+import { createApi } from '../../server/ui/api.js';
 import {
   candidateSummary, createCandidateView, movedTransitions, sideText,
 } from '../../server/ui/candidate_view.js';
+import {
+  applyEdit, curveKindOf, editorFieldsHtml, parsePoints, pointsText,
+} from '../../server/ui/editor_view.js';
 import { curveSvg } from '../../server/ui/plot.js';
 import { feedQuery, feedRowsHtml, feedText } from '../../server/ui/feed_view.js';
 import {
   crossingText, sensitivityLine, sensitivityOf,
 } from '../../server/ui/sensitivity_view.js';
+import {
+  agentOf, defaultSnapshot, factorOf, scenarioSnapshot,
+} from '../../server/ui/snapshot.js';
+import {
+  addSweepCurves, bestScores, sweepChart, sweepXs, winnerChanges,
+} from '../../server/ui/sweep_view.js';
 import { esc, fmt, short } from '../../server/ui/text.js';
 import {
   STATUS, nodeChildren, nodeKindOf, treeHtml, treeLeavesHtml, treeOutcomesHtml,
@@ -333,4 +344,242 @@ test('a curve plot draws its points over the range and marks the agent', () => {
   assert.match(svg, /<line class="marker" x1="104" x2="104"/);  // clamped to hi
   assert.match(svg, /<text x="4" y="65">0.000<\/text>[\s\S]*text-anchor="end">10.0</);
   assert.doesNotMatch(curveSvg([[0, 0], [1, 1]], NaN, [0, 1], 100, 50), /marker/);
+});
+
+// ---- api.js -------------------------------------------------------------------
+
+// A stand-in for the browser's fetch: answers from `reply(path, init)`.
+function fakeFetch(reply) {
+  const calls = [];
+  const fn = async (path, init) => {
+    calls.push([path, init]);
+    const [status, json] = reply(path, init);
+    return { status, ok: status >= 200 && status < 300, statusText: 'status ' + status,
+             json: async () => json };
+  };
+  return { fn, calls };
+}
+
+test('api calls send the token and JSON, and count the calls in flight', async () => {
+  const busy = [];
+  const f = fakeFetch(() => [200, { ok: 1 }]);
+  let token = '';
+  const api = createApi({ fetchFn: f.fn, token: () => token,
+    onUnauthorized: () => assert.fail('not a 401'), onBusy: (n) => busy.push(n) });
+  assert.deepEqual(await api('/api/v1/sets'), { ok: 1 });
+  assert.deepEqual(f.calls[0], ['/api/v1/sets', { headers: {} }]);
+  token = 'secret';
+  await Promise.all([api('/api/v1/decide', { agents: [] }), api('/api/v1/curves')]);
+  assert.deepEqual(f.calls[1][1], { method: 'POST', body: '{"agents":[]}',
+    headers: { Authorization: 'Bearer secret', 'Content-Type': 'application/json' } });
+  assert.equal(f.calls[2][1].headers.Authorization, 'Bearer secret');
+  assert.deepEqual(busy, [1, 0, 1, 2, 1, 0]);
+});
+
+test('api errors carry the server\'s message, and a 401 asks for the token', async () => {
+  let asked = 0;
+  const busy = [];
+  const f = fakeFetch((path) => path === '/locked' ? [401, {}]
+    : path === '/bad' ? [400, { message: 'actions[0]: no such factor "hp"' }] : [503, {}]);
+  const api = createApi({ fetchFn: f.fn, token: () => '', onUnauthorized: () => asked++,
+    onBusy: (n) => busy.push(n) });
+  await assert.rejects(api('/locked'), /needs its admin token \(--admin_token\)/);
+  assert.equal(asked, 1);
+  await assert.rejects(api('/bad'), /^Error: actions\[0\]: no such factor "hp"$/);
+  await assert.rejects(api('/down'), /^Error: status 503$/);
+  assert.equal(asked, 1);
+  assert.equal(busy.at(-1), 0);  // failures end their count too
+});
+
+// ---- snapshot.js --------------------------------------------------------------
+
+const SET = {
+  name: 'guard',
+  factors: [{ name: 'health', min: 0, max: 100 }, { name: 'alarm', min: 1, max: 0 }],
+  targetFactors: [{ name: 'distance', min: 0, max: 40, unit: 'm' }],
+  actions: [
+    { name: 'attack', weight: 1, considerations: [
+      { name: 'close', factor: 'distance', perTarget: true },
+      { name: 'healthy', factor: 'health' }] },
+    { name: 'flee', weight: 2, considerations: [{ name: 'hurt', factor: 'health' }] },
+  ],
+};
+
+test('a default snapshot puts every factor mid-range, with one target', () => {
+  assert.deepEqual(defaultSnapshot(SET), { factors: { health: 50, alarm: 0.5 },
+    targets: [{ id: 'target-1', factors: { distance: 20 } }], currentAction: '', personality: '' });
+  assert.deepEqual(defaultSnapshot({ name: 'x', factors: [] }).targets, []);
+});
+
+test('a scenario snapshot keeps what the scenario gives, mid-range the rest', () => {
+  const snap = scenarioSnapshot(SET, { factors: { health: 10 }, currentAction: 'flee',
+    targets: [{ id: 'g1', factors: {} }, { id: 'g2', factors: { distance: 3 } }],
+    secondsSinceAction: 4 });
+  assert.deepEqual(snap, { factors: { health: 10, alarm: 0.5 },
+    targets: [{ id: 'g1', factors: { distance: 20 } }, { id: 'g2', factors: { distance: 3 } }],
+    currentAction: 'flee', personality: '', secondsSinceAction: 4 });
+  assert.deepEqual(scenarioSnapshot(SET, {}).targets, []);
+});
+
+test('the agent lists factors in the set\'s order, overrides one, carries the tree', () => {
+  const snap = { factors: { alarm: 1, health: 30 }, currentAction: 'attack', personality: '',
+    targets: [{ id: 'g1', factors: { distance: 5 } }, { id: 'g2', factors: { distance: 9 } }] };
+  const agent = agentOf(SET, snap, null);
+  assert.deepEqual(agent, { agentId: 'inspector', behaviourSet: 'guard', factors: [30, 1],
+    targets: [{ targetId: 'g1', factors: [5] }, { targetId: 'g2', factors: [9] }],
+    currentAction: 'attack', personality: '' });
+  assert.deepEqual(agentOf(SET, snap, null, { factor: 'alarm', value: 0 }).factors, [30, 0]);
+  const swept = agentOf(SET, snap, null, { targetFactor: 'distance', value: 33 });
+  assert.deepEqual(swept.targets.map((t) => t.factors[0]), [33, 9]);  // the first target only
+  const ticked = agentOf(SET, { ...snap, secondsSinceAction: 2 },
+    { prev: 'abc', time: 1.5, outcomes: { 3: 'NODE_STATUS_SUCCESS' } });
+  assert.equal(ticked.secondsSinceAction, 2);
+  assert.equal(ticked.treeState, 'abc');
+  assert.equal(ticked.gameTime, 1.5);
+  assert.deepEqual(ticked.leafOutcomes, [{ leaf: 3, status: 'NODE_STATUS_SUCCESS' }]);
+});
+
+test('a consideration\'s factor is the agent\'s or the target\'s, 0..1 when unknown', () => {
+  assert.equal(factorOf(SET, { factor: 'distance', perTarget: true }).unit, 'm');
+  assert.deepEqual(factorOf(SET, { factor: 'distance' }), { min: 0, max: 1 });
+  assert.equal(factorOf(SET, { factor: 'health' }).max, 100);
+});
+
+// ---- sweep_view.js ------------------------------------------------------------
+
+// A decision with `actions` rows [actionIndex, score, targetId, {consideration: output}].
+function swept(action, rows) {
+  return { action, explanation: { actions: rows.map(([i, score, targetId, cons]) => ({
+    actionIndex: i, score, targetId,
+    considerations: Object.entries(cons || {}).map(([c, output]) => ({ consideration: c, output })),
+  })) } };
+}
+
+test('a sweep steps a factor evenly from its min to its max', () => {
+  assert.deepEqual(sweepXs({ min: 0, max: 10 }, 3), [0, 5, 10]);
+  assert.deepEqual(sweepXs({ min: 1, max: 0 }, 5), [1, 0.75, 0.5, 0.25, 0]);
+  assert.equal(sweepXs({ min: 0, max: 1 }).length, 41);
+});
+
+test('sweep curves keep the considerations of the swept factor, first target only', () => {
+  const sweep = { kind: 't', f: SET.targetFactors[0], xs: [0, 40], decisions: [
+    swept('attack', [[0, 0.9, 'g1', { close: 1, healthy: 0.5 }], [0, 0.1, 'g2', { close: 0 }],
+                     [1, 0.2, '', { hurt: 0.3 }]]),
+    swept('flee', [[0, 0.1, 'g1', { close: 0.25, healthy: 0.5 }]]),
+  ] };
+  assert.deepEqual(addSweepCurves({}, SET, sweep, 'g1'),
+    { 'attack/close': [[0, 1], [40, 0.25]] });
+  // The agent's own factor: a per-target consideration of the same name does not count.
+  const own = { kind: 'a', f: SET.factors[0], xs: [0], decisions: [
+    swept('flee', [[0, 0.5, 'g1', { healthy: 0.5 }], [1, 0.7, '', { hurt: 0.7 }]])] };
+  assert.deepEqual(addSweepCurves({}, SET, own, 'g1'),
+    { 'attack/healthy': [[0, 0.5]], 'flee/hurt': [[0, 0.7]] });
+});
+
+test('a sweep\'s winner changes fall midway, best scores per action per step', () => {
+  const sweep = { f: { name: 'health', min: 0, max: 100, unit: 'hp' }, xs: [0, 50, 100],
+    decisions: [swept('flee', [[1, 0.8], [0, 0.2, 'g1'], [0, 0.4, 'g2']]),
+                swept('attack', [[0, 0.6, 'g1'], [1, 0.5]]), swept('', [])] };
+  assert.deepEqual(winnerChanges(sweep).changes, [
+    { from: 'flee', to: 'attack', x: 25 }, { from: 'attack', to: '(none)', x: 75 }]);
+  assert.deepEqual(bestScores(sweep, 2), [[[0, 0.4], [50, 0.6], [100, 0]],
+                                          [[0, 0.8], [50, 0.5], [100, 0]]]);
+  const sens = { factor: 'health', unit: 'hp', below: { action: 'flee', value: 31.5 } };
+  const chart = sweepChart(sweep, ['attack', 'flee'], 50, sens);
+  assert.equal(chart.text, 'Winner changes: flee → attack near 25.0; attack → (none) near 75.0.' +
+    ' Nearest change (exact): flee at ≤ 31.5 hp.');
+  assert.match(chart.html, /class="crossing" data-side="below" data-value="31.5"/);
+  assert.equal((chart.html.match(/class="marker"/g) || []).length, 2);
+  assert.match(chart.html, /■ attack<\/span><span style="color:#c0392b">■ flee/);
+  const flat = { ...sweep, decisions: [swept('idle', []), swept('idle', [])], xs: [0, 100] };
+  assert.equal(sweepChart(flat, ['idle'], 0, undefined).text, 'idle wins across the whole range.');
+});
+
+// ---- actions_view.js ----------------------------------------------------------
+
+test('action cards go by rank, highest first, with winner, runner-up and veto', () => {
+  const d = { action: 'flee', explanation: { rank: 1, runnerUpAction: 'attack',
+    runnerUpTarget: 'g1', margin: 0.125, actions: [
+      { action: 'attack', actionIndex: 0, targetId: 'g1', rank: 0, score: 0.4,
+        considerations: [{ consideration: 'close', raw: 5, output: 0.9 }] },
+      { action: 'flee', actionIndex: 1, rank: 1, score: 1.2, commitmentFactor: 1.5,
+        considerations: [{ consideration: 'hurt', raw: 30, output: 0 }],
+        vetoed: false },
+      { action: 'attack', actionIndex: 0, targetId: 'g2', rank: 0, score: 0,
+        vetoed: true, vetoedBy: 'close', considerations: [{ consideration: 'close', output: 0 }] },
+    ] } };
+  const html = actionsHtml(SET, d, { 'attack/close': [[0, 1], [40, 0]] });
+  const ranks = [...html.matchAll(/rank-title">([^<]*)</g)].map((m) => m[1]);
+  assert.deepEqual(ranks, ['rank 1 (competing)', 'rank 0']);
+  assert.match(html, /class="action winner " data-action="flee"[\s\S]*winner by 0.125/);
+  assert.match(html, /width:100.0%/);  // a score above 1 fills the bar
+  assert.match(html, /commitment ×1.500\n/);
+  assert.match(html, /attack → g1[\s\S]*runner-up/);
+  assert.match(html, /class="action  vetoed" data-action="attack" data-target="g2"[\s\S]*vetoed by <span class="vetoed-by">close/);
+  assert.match(html, /class="con vetoing" data-key="attack\/close"/);
+  assert.match(html, /<span>5.000 m<\/span>/);  // the target factor's unit
+  assert.equal((html.match(/<path class="curve"/g) || []).length, 2);  // attack/close's cards
+  const higher = { ...d, explanation: { ...d.explanation, margin: -1 } };
+  assert.match(actionsHtml(SET, higher, {}), /winner \(higher rank\)/);
+});
+
+// ---- editor_view.js -----------------------------------------------------------
+
+const CURVE_KINDS = {
+  linear: [{ name: 'slope', type: 'number', default: 1 }],
+  logistic: [{ name: 'steepness', type: 'number', default: 10 },
+             { name: 'midpoint', type: 'number', default: 0.5 }],
+  piecewise_linear: [{ name: 'points', type: 'points' }, { name: 'step', type: 'flag' }],
+};
+
+// An editor input as the page has it.
+function input({ id = '', value = '', checked = false, field, param, cls = '' }) {
+  return { id, value, checked, dataset: { field, param },
+    classList: { contains: (c) => cls.split(' ').includes(c) } };
+}
+
+test('the editor names the curve kind, its parameters with defaults, and points', () => {
+  assert.equal(curveKindOf({ logistic: {} }, CURVE_KINDS), 'logistic');
+  assert.equal(curveKindOf(undefined, CURVE_KINDS), 'linear');
+  const con = { curve: { logistic: { midpoint: 0.3 }, invert: true }, range: { min: 2 } };
+  const html = editorFieldsHtml({ weight: 2 }, con, CURVE_KINDS);
+  assert.match(html, /data-field="action weight"\s+value="2"/);
+  assert.match(html, /<option selected>logistic<\/option>/);
+  assert.match(html, /data-param="steepness" value="" placeholder="default 10"/);
+  assert.match(html, /data-param="midpoint" value="0.3"/);
+  assert.match(html, /id="curve-invert" type="checkbox" checked/);
+  assert.match(html, /data-field="range min"\s+value="2"/);
+  assert.doesNotMatch(editorFieldsHtml({}, null, CURVE_KINDS), /curve-kind/);
+  assert.deepEqual(parsePoints('0,0; 0.5,1;'), [{ x: 0, y: 0 }, { x: 0.5, y: 1 }]);
+  assert.equal(pointsText([{ x: 0, y: 0 }, { x: 0.5, y: 1 }]), '0,0; 0.5,1');
+  const pw = editorFieldsHtml({}, { curve: { piecewise_linear: { points: [{ x: 1, y: 1 }] } } },
+    CURVE_KINDS);
+  assert.match(pw, /class="curve-points" data-param="points" rows="2">1,1</);
+  assert.match(pw, /class="curve-flag" data-param="step" type="checkbox" >/);
+});
+
+test('editor edits change the working copy, clear to the default, reopen on a new kind', () => {
+  const action = { weight: 1 };
+  const con = { curve: { logistic: { midpoint: 0.3 }, invert: true } };
+  assert.equal(applyEdit(action, con, CURVE_KINDS,
+    input({ field: 'action weight', value: '3' })), 'edited');
+  assert.equal(action.weight, 3);
+  applyEdit(action, con, CURVE_KINDS, input({ field: 'midpoint', param: 'midpoint', cls: 'curve-param' }));
+  assert.deepEqual(con.curve.logistic, {});  // cleared: the default applies
+  applyEdit(action, con, CURVE_KINDS, input({ field: 'steepness', param: 'steepness', cls: 'curve-param', value: '4' }));
+  assert.deepEqual(con.curve.logistic, { steepness: 4 });
+  applyEdit(action, con, CURVE_KINDS, input({ field: 'range min', value: '10' }));
+  applyEdit(action, con, CURVE_KINDS, input({ field: 'output floor (min)', value: '0.1' }));
+  applyEdit(action, con, CURVE_KINDS, input({ field: 'consideration weight', value: '0.5' }));
+  assert.deepEqual([con.range, con.output, con.weight], [{ min: 10 }, { min: 0.1 }, 0.5]);
+  assert.equal(applyEdit(action, con, CURVE_KINDS,
+    input({ id: 'curve-kind', field: 'curve', value: 'piecewise_linear' })), 'reopen');
+  assert.deepEqual(con.curve, { piecewise_linear: {}, invert: true });  // invert kept
+  applyEdit(action, con, CURVE_KINDS, input({ param: 'points', cls: 'curve-points', value: '0,1;1,0' }));
+  applyEdit(action, con, CURVE_KINDS, input({ param: 'step', cls: 'curve-flag', checked: true }));
+  applyEdit(action, con, CURVE_KINDS, input({ id: 'curve-invert', checked: false }));
+  assert.deepEqual(con.curve, { piecewise_linear:
+    { points: [{ x: 0, y: 1 }, { x: 1, y: 0 }], step: true }, invert: false });
+  assert.equal(applyEdit(action, con, CURVE_KINDS, input({ field: 'something else' })), '');
+  assert.equal(applyEdit(action, null, CURVE_KINDS, input({ field: 'range min', value: '1' })), '');
 });

@@ -1,0 +1,70 @@
+// The decision's actions as cards, by rank: each action's score, weight,
+// aggregate and commitment, whether it won, ran up or was vetoed, and each
+// consideration's curve with the values along its way (raw, normalised,
+// curved, output, contribution). Pure functions, unit-tested under Node
+// (tests/ui/modules_test.mjs); app.js puts the markup on the page.
+import { curveSvg } from './plot.js';
+import { factorOf } from './snapshot.js';
+import { esc, fmt } from './text.js';
+
+function sameRow(action, target, otherAction, otherTarget) {
+  return action === otherAction && (target || '') === (otherTarget || '');
+}
+
+function winTag(ex) {
+  if (!ex.runnerUpAction) return 'winner';
+  return ex.margin >= 0 ? `winner by ${Number(ex.margin).toFixed(3)}` : 'winner (higher rank)';
+}
+
+function considerationHtml(set, action, a, c, curves) {
+  const def = action.considerations.find((x) => x.name === c.consideration) || {};
+  const f = factorOf(set, def);
+  const key = action.name + '/' + c.consideration;
+  const vetoing = a.vetoed && a.vetoedBy === c.consideration;
+  return `<div class="con${vetoing ? ' vetoing' : ''}" data-key="${esc(key)}"
+            data-consideration="${esc(c.consideration)}">
+            <div class="cname"><span>${esc(c.consideration)}</span>
+            <span class="muted">${esc(def.factor || '')}</span></div>
+            ${curveSvg(curves[key], c.raw, [f.min, f.max], 190, 56)}
+            <div class="vals"><span>raw</span><span>${fmt(c.raw)} ${esc(f.unit || '')}</span>
+            <span>normalised</span><span>${fmt(c.normalised)}</span>
+            <span>curved</span><span>${fmt(c.curved)}</span>
+            <span>output</span><span class="output">${fmt(c.output)}</span>
+            <span>contribution</span><span class="contribution">${fmt(c.contribution)}</span></div>
+            <button class="edit-con">edit curve</button></div>`;
+}
+
+function actionHtml(set, d, a, curves) {
+  const ex = d.explanation || {};
+  const action = set.actions[a.actionIndex];
+  const label = a.targetId ? `${a.action} → ${a.targetId}` : a.action;
+  const win = sameRow(a.action, a.targetId, d.action, d.targetId);
+  const runner = sameRow(a.action, a.targetId, ex.runnerUpAction, ex.runnerUpTarget);
+  const cls = ['action', win ? 'winner' : '', a.vetoed ? 'vetoed' : ''].join(' ');
+  const commitment = a.commitmentFactor && a.commitmentFactor !== 1
+    ? ` · commitment ×${fmt(a.commitmentFactor)}` : '';
+  return `<div class="${cls}" data-action="${esc(a.action)}" data-target="${esc(a.targetId || '')}">
+        <div class="head"><span class="title">${esc(label)}</span>
+        <div class="bar"><div style="width:${(100 * Math.min(1, a.score)).toFixed(1)}%"></div></div>
+        <span class="score">${a.score.toFixed(3)}</span>
+        ${win ? `<span class="tag win">${winTag(ex)}</span>` : ''}
+        ${runner ? '<span class="tag runner">runner-up</span>' : ''}
+        ${a.vetoed ? `<span class="veto">vetoed by <span class="vetoed-by">${esc(a.vetoedBy)}</span></span>` : ''}
+        </div><div class="muted">weight ${fmt(action.weight)} · aggregate ${fmt(a.aggregate)}
+          · compensated ${fmt(a.compensated)}${commitment}
+          <button class="edit-action" data-action="${esc(action.name)}">edit</button></div>
+        <div class="cons">${(a.considerations || []).map((c) =>
+          considerationHtml(set, action, a, c, curves)).join('')}</div></div>`;
+}
+
+// Decision `d` of `set` (the page's working copy) as cards, highest rank
+// first; `curves` are the sweeps' points by "action/consideration".
+export function actionsHtml(set, d, curves) {
+  const ex = d.explanation || {};
+  const rows = ex.actions || [];
+  const ranks = [...new Set(rows.map((a) => a.rank || 0))].sort((a, b) => b - a);
+  return ranks.map((rank) => `<div class="rank"><div class="rank-title">rank ${rank}${
+      rank === (ex.rank || 0) ? ' (competing)' : ''}</div>${
+      rows.filter((r) => (r.rank || 0) === rank).map((a) => actionHtml(set, d, a, curves)).join('')
+    }</div>`).join('');
+}

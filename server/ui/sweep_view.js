@@ -1,0 +1,101 @@
+// Sweeps: one factor stepped across its range, each step scored by the
+// server with full breakdowns. From a sweep come each consideration's curve
+// (drawn on its card) and the chart of every action's best score with the
+// winner changes. Pure functions, unit-tested under Node
+// (tests/ui/modules_test.mjs); app.js asks the server for the sweeps.
+import { crossingText } from './sensitivity_view.js';
+import { esc, fmt } from './text.js';
+
+export const SWEEP_POINTS = 41;
+export const COLORS = ['#3d7ab8', '#c0392b', '#1f8a4c', '#8e44ad', '#e0a100',
+  '#16a085', '#d35400', '#2c3e50', '#7f8c8d', '#b03a82'];
+
+// `n` evenly spaced values of factor `f` from its min to its max.
+export function sweepXs(f, n = SWEEP_POINTS) {
+  const xs = [];
+  for (let i = 0; i < n; i++) xs.push(f.min + (f.max - f.min) * i / (n - 1));
+  return xs;
+}
+
+// Adds to `curves` ("action/consideration" -> [[x, output], ...]) the
+// points of every consideration that reads the swept factor. `sweep` is
+// {kind: 'a' (the agent's) or 't' (the first target's), f, xs, decisions};
+// `firstTarget` is the id whose rows count ('' when there are no targets).
+export function addSweepCurves(curves, set, sweep, firstTarget) {
+  sweep.decisions.forEach((d, i) => {
+    for (const a of (d.explanation || {}).actions || []) {
+      if (a.targetId && firstTarget && a.targetId !== firstTarget) continue;
+      const action = set.actions[a.actionIndex];
+      for (const c of a.considerations || []) {
+        const def = action.considerations.find((x) => x.name === c.consideration);
+        if (!def || def.factor !== sweep.f.name || !!def.perTarget !== (sweep.kind === 't'))
+          continue;
+        const key = action.name + '/' + c.consideration;
+        (curves[key] = curves[key] || [])[i] = [sweep.xs[i], c.output];
+      }
+    }
+  });
+  return curves;
+}
+
+// The winner of each step, and where it changes (midway between steps).
+export function winnerChanges(sweep) {
+  const winners = sweep.decisions.map((d) => d.action || '(none)');
+  const changes = [];
+  for (let i = 1; i < winners.length; i++) {
+    if (winners[i] !== winners[i - 1])
+      changes.push({ from: winners[i - 1], to: winners[i],
+                     x: (sweep.xs[i] + sweep.xs[i - 1]) / 2 });
+  }
+  return { winners, changes };
+}
+
+// Each action's best score (over its targets) at each step, in set order.
+export function bestScores(sweep, actionCount) {
+  const best = Array.from({ length: actionCount }, () => []);
+  sweep.decisions.forEach((d, i) => {
+    const top = {};
+    for (const a of (d.explanation || {}).actions || [])
+      top[a.actionIndex] = Math.max(top[a.actionIndex] || 0, a.score);
+    best.forEach((pts, k) => pts.push([sweep.xs[i], top[k] || 0]));
+  });
+  return best;
+}
+
+// The sweep chart and its sentence. `names` are the set's actions,
+// `current` the agent's value of the factor, `sens` the decision's exact
+// sensitivity entry for it (or none).
+export function sweepChart(sweep, names, current, sens) {
+  const w = 360, h = 200, f = sweep.f;
+  const sx = (v) => 30 + (w - 40) * (v - f.min) / ((f.max - f.min) || 1);
+  const sy = (v) => h - 20 - (h - 30) * Math.min(1, v);
+  const vertical = (cls, x, extra = '') =>
+    `<line class="${cls}"${extra} x1="${sx(x)}" x2="${sx(x)}" y1="10" y2="${h - 20}"/>`;
+  let lines = bestScores(sweep, names.length).map((pts, k) =>
+    `<path fill="none" stroke="${COLORS[k % COLORS.length]}" stroke-width="1.5"
+        d="${pts.map((p, i) => `${i ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join('')}"/>`).join('');
+  const { winners, changes } = winnerChanges(sweep);
+  for (const c of changes) lines += vertical('marker', c.x, ' stroke-dasharray="3,3"');
+  const near = [];
+  for (const side of ['below', 'above']) {
+    if (!sens || !sens[side]) continue;
+    const x = sens[side].value || 0;
+    near.push(crossingText(sens, side));
+    lines += vertical('crossing', x, ` data-side="${side}" data-value="${x}"`);
+  }
+  const html = `<svg width="${w}" height="${h}">
+      <line class="axis" x1="30" x2="${w - 10}" y1="${h - 20}" y2="${h - 20}"/>
+      <line class="axis" x1="30" x2="30" y1="10" y2="${h - 20}"/>
+      <text x="26" y="${sy(1) + 4}" text-anchor="end">1</text>
+      <text x="26" y="${sy(0)}" text-anchor="end">0</text>
+      <text x="30" y="${h - 5}">${fmt(f.min)}</text>
+      <text x="${w - 10}" y="${h - 5}" text-anchor="end">${fmt(f.max)} ${esc(f.unit || '')}</text>
+      ${lines}<circle class="dot" cx="${sx(current)}" cy="${h - 20}" r="4"/></svg>
+      <div class="legend">${names.map((n, k) =>
+        `<span style="color:${COLORS[k % COLORS.length]}">■ ${esc(n)}</span>`).join('')}</div>`;
+  const text = (changes.length
+    ? 'Winner changes: ' + changes.map((c) => `${c.from} → ${c.to} near ${fmt(c.x)}`).join('; ')
+    : `${winners[0]} wins across the whole range`) + '.' +
+    (near.length ? ` Nearest change (exact): ${near.join('; ')}.` : '');
+  return { html, text };
+}
