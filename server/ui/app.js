@@ -13,9 +13,10 @@ import { createFeedView } from './feed_view.js';
 import { curveSvg } from './plot.js';
 import { sensitivityLine, sensitivityOf } from './sensitivity_view.js';
 import {
-  agentOf as snapshotAgent, defaultSnapshot, factorOf, factorsOf, scenarioSnapshot,
+  agentOf as snapshotAgent, carriedSnapshot, defaultSnapshot, factorOf, factorsOf, loggedSnapshot, scenarioSnapshot,
   targetFactorsOf,
 } from './snapshot.js';
+import { exportRefusal, revisionChange, staleText } from './revision.js';
 import { addSweepCurves, sweepChart, sweepXs } from './sweep_view.js';
 import { esc, fmt } from './text.js';
 import { treeHtml, treeLeavesHtml, treeOutcomesHtml } from './tree_view.js';
@@ -33,6 +34,7 @@ const state = {
   loaded: null,      // the set as the server has it (defaults applied)
   work: null,        // the working copy the what-if editor changes
   edited: false,
+  stale: '',         // why the page's copy is behind the server's, or ''
   snapshot: null,    // {factors: {name: v}, targets: [{id, factors}], ...}
   decision: null,    // last decision for the snapshot
   scoring: null,     // the newest scoring call's ticket (older answers are dropped)
@@ -99,6 +101,9 @@ async function loadSets() {
   await chooseSet($('set').value);
 }
 
+// Loads set `name` as the server has it now. `snapshot` (of this set,
+// perhaps of an older revision) is kept where it still fits; without one
+// the set's first scenario, or every factor mid-range, is the agent.
 async function chooseSet(name, snapshot) {
   delete document.body.dataset.set;
   const got = await api('/api/v1/sets/' + encodeURIComponent(name));
@@ -109,6 +114,7 @@ async function chooseSet(name, snapshot) {
   // this set's first decision (the curves may be drawn before it).
   state.decision = null;
   state.edited = false;
+  showStale('');
   editor.close();
   state.tree = state.work.tree ? { prev: '', time: 0, outcomes: {} } : null;
   $('tree-box').hidden = !state.tree;
@@ -118,7 +124,7 @@ async function chooseSet(name, snapshot) {
   const scenarios = state.work.scenarios || [];
   $('scenario').innerHTML = '<option value="">(free)</option>' + scenarios.map(
     (s, i) => `<option value="${i}">${esc(s.name)}</option>`).join('');
-  state.snapshot = snapshot || (scenarios.length
+  state.snapshot = snapshot ? carriedSnapshot(state.work, snapshot) : (scenarios.length
     ? scenarioSnapshot(state.work, scenarios[0]) : defaultSnapshot(state.work));
   $('scenario').value = snapshot ? '' : (scenarios.length ? '0' : '');
   renderSetControls();
@@ -127,6 +133,29 @@ async function chooseSet(name, snapshot) {
   await Promise.all([rescore(), refreshCurves()]);
   document.body.dataset.set = name;
   feed.refresh();
+}
+
+// ---- following the server's reloads: revision.js ----------------------------
+
+function showStale(text) {
+  state.stale = text;
+  $('stale').hidden = !text;
+  $('stale').textContent = text;
+  $('export').disabled = !!text;
+  $('export').title = text || 'Download the edited set as YAML';
+}
+
+// Polled with the feed: a new revision of the page's set is loaded when the
+// page has no edits (the agent kept), and refused for export over edits.
+async function followRevision() {
+  if (!state.work || !document.body.dataset.set) return;  // a load is under way
+  const name = state.work.name, shown = state.summary.revision;
+  const list = await api('/api/v1/sets');
+  if (!state.work || state.work.name !== name || state.summary.revision !== shown) return;
+  state.sets = list.behaviourSets || [];
+  const change = revisionChange(state.sets, name, shown, state.edited);
+  if (change.kind === 'reload') await chooseSet(name, state.snapshot);
+  else showStale(change.kind === 'same' ? '' : staleText(change, name, shown));
 }
 
 function renderSetControls() {
@@ -321,7 +350,15 @@ const editor = createEditorView({
   $, set: () => state.work, kinds: () => state.format.curveKinds, onEdit: markEdited,
 });
 
-function exportYaml() {
+// Downloads the page's copy as YAML, unless the server's revision moved on
+// since the copy was loaded (checked right before writing).
+async function exportYaml() {
+  const list = await api('/api/v1/sets');
+  const refusal = exportRefusal(list.behaviourSets, state.work.name, state.summary.revision);
+  if (refusal) {
+    showStale(refusal);
+    throw new Error(refusal);
+  }
   const text = yamlDocument(state.work, state.edited);
   const blob = new Blob([text], { type: 'application/yaml' });
   const a = document.createElement('a');
@@ -334,13 +371,13 @@ function exportYaml() {
 
 // ---- live feed, analysis and candidates: their views -----------------------------
 
-// A feed entry loaded as the page's agent (its set chosen first).
+// A feed entry loaded as the page's agent, exactly as the game sent it (its
+// set chosen first).
 async function loadFeedRow(e) {
   if (!state.work || e.behaviourSet !== state.work.name) await chooseSet(e.behaviourSet);
-  const snap = defaultSnapshot(state.work);
-  Object.assign(snap.factors, e.factors || {});
-  snap.currentAction = e.currentAction || '';
-  loadSnapshot(snap);
+  const { snapshot, tree } = loggedSnapshot(state.work, e);
+  state.tree = tree;
+  loadSnapshot(snapshot);
 }
 
 const feed = createFeedView({
@@ -423,7 +460,7 @@ function wireSetEdits() {
   });
   editor.wire();
   $('revert').addEventListener('click', () => chooseSet(state.work.name, state.snapshot).catch(showError));
-  $('export').addEventListener('click', exportYaml);
+  $('export').addEventListener('click', () => exportYaml().catch(showError));
 }
 
 function wire() {
@@ -451,12 +488,15 @@ function wire() {
     $('token-box').hidden = true;
     loadSets().catch(showError);
   });
-  setInterval(feed.refresh, 2000);
+  setInterval(() => {
+    feed.refresh();
+    followRevision().catch(showError);
+  }, 2000);
 }
 
 // What the browser test (tests/browser/inspector_test.mjs) reads of the
 // page: a module's names are not globals.
-window.inspector = { state, agentOf };
+window.inspector = { state, agentOf, loadFeedRow };
 
 wire();
 loadSets().catch(showError);

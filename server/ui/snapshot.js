@@ -27,6 +27,20 @@ export function defaultSnapshot(set) {
   return { factors: midpoints(factorsOf(set)), targets, currentAction: '', personality: '' };
 }
 
+// `old` (a snapshot of an earlier revision of the set) carried over to
+// `set`: the values of factors both have, the middle of the range for new
+// ones; the targets, current action and the rest as they were.
+export function carriedSnapshot(set, old) {
+  const keep = (list, values) => Object.fromEntries(list.map((f) =>
+    [f.name, f.name in values ? values[f.name] : (f.min + f.max) / 2]));
+  return {
+    ...old,
+    factors: keep(factorsOf(set), old.factors),
+    targets: old.targets.map((t) => ({ id: t.id, factors: keep(targetFactorsOf(set), t.factors) })),
+    currentAction: set.actions.some((a) => a.name === old.currentAction) ? old.currentAction : '',
+  };
+}
+
 // A scenario (or a witness the analysis found) as a snapshot: what it
 // gives, the middle of the range for what it leaves out.
 export function scenarioSnapshot(set, s) {
@@ -40,6 +54,43 @@ export function scenarioSnapshot(set, s) {
     personality: s.personality || '',
     secondsSinceAction: s.secondsSinceAction,
   };
+}
+
+// A factor list's values by name from a logged snapshot's `factors` (in the
+// set's order) or `namedFactors`.
+function valuesByName(list, values, named) {
+  if (named && Object.keys(named).length) return { ...named };
+  return Object.fromEntries(list.map((f, i) => [f.name, (values || [])[i]]));
+}
+
+// What the game sent for a live-feed entry (its `snapshot`, as the server
+// received it), exactly: factors, targets (none when it sent none), current
+// action and target, cooldown clocks, seed, personality, held resources, and
+// for sets with a tree the tree's state, game time and leaf outcomes.
+// Returns {snapshot, tree} (tree null for flat sets).
+export function loggedSnapshot(set, entry) {
+  const sent = entry.snapshot || {};
+  const snapshot = {
+    factors: valuesByName(factorsOf(set), sent.factors, sent.namedFactors),
+    targets: (sent.targets || []).map((t) => ({
+      id: t.targetId || '',
+      factors: valuesByName(targetFactorsOf(set), t.factors, t.namedFactors),
+    })),
+    currentAction: sent.currentAction || '',
+    personality: sent.personality || '',
+    secondsSinceAction: sent.secondsSinceAction,
+    currentTarget: sent.currentTarget || '',
+    seed: sent.seed,
+    held: sent.held,
+    // The game's id (masked when the server masks ids): a canary routes by it.
+    agentId: sent.agentId || entry.agentId || '',
+  };
+  const tree = set.tree ? {
+    prev: sent.treeState || '',
+    time: sent.gameTime || 0,
+    outcomes: Object.fromEntries((sent.leafOutcomes || []).map((o) => [o.leaf || 0, o.status])),
+  } : null;
+  return { snapshot, tree };
 }
 
 // The agent for `snapshot` in the API's form. `overrides` replaces one
@@ -56,12 +107,14 @@ export function agentOf(set, snapshot, tree, overrides = {}) {
         ? overrides.value : t.factors[f.name]),
   }));
   const agent = {
-    agentId: 'inspector', behaviourSet: set.name, factors, targets,
+    agentId: snapshot.agentId || 'inspector', behaviourSet: set.name, factors, targets,
     currentAction: snapshot.currentAction || '',
     personality: snapshot.personality || '',
   };
-  if (snapshot.secondsSinceAction)
-    agent.secondsSinceAction = snapshot.secondsSinceAction;
+  // What only a logged snapshot carries (loggedSnapshot), sent as it came.
+  for (const key of ['secondsSinceAction', 'currentTarget', 'seed', 'held']) {
+    if (snapshot[key] !== undefined && snapshot[key] !== '') agent[key] = snapshot[key];
+  }
   if (tree) {
     agent.treeState = tree.prev;
     agent.gameTime = tree.time;

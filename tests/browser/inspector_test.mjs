@@ -423,6 +423,113 @@ try {
       document.getElementById('candidate-text').textContent));
     assert.deepEqual(problems, []);
   });
+
+  await check('a feed row loads exactly what the game sent, and decides as it was decided', async () => {
+    // What games send: targets or none, current action and target, cooldown
+    // clocks, seeds, personalities, and a tree agent's state between ticks.
+    const request = (agents) => {
+      const file = path.join(work, 'feed_request.json');
+      fs.writeFileSync(file, JSON.stringify({ explain: 'full', agents }));
+      return JSON.parse(execFileSync(utilityctl, ['decide', '--target', `127.0.0.1:${grpc}`,
+        '--input', file], { encoding: 'utf8' }));
+    };
+    const arena = JSON.parse(fs.readFileSync(
+      path.join(sourceDir, 'examples/requests/arena_decide.json'), 'utf8')).agents;
+    request([...arena, {
+      // No goblin in sight and no targets: attack is vetoed, nothing invented.
+      agent_id: 'mage-no-targets', behaviour_set: 'arena_mage', current_action: 'patrol',
+      named_factors: { health: 90, charges: 3, crystals: 2, enemy_distance: 40,
+        enemies_visible: 0, damage_taken: 0, in_cover: 0, has_potion: 0,
+        potion_at_shrine: 0, shrine_distance: 30 },
+    }]);
+    const guard = { agent_id: 'guard-feed', behaviour_set: 'guard_tree',
+      named_factors: { player_visible: 1, player_distance: 12, health: 60, mana: 40 } };
+    const tick0 = request([{ ...guard, game_time: 1 }]);
+    request([{ ...guard, game_time: 1.5, tree_state: tick0.decisions[0].treeState,
+      leaf_outcomes: (tick0.decisions[0].runLeaves || []).map((l) =>
+        ({ leaf: l.node || 0, status: 'NODE_STATUS_SUCCESS' })) }]);
+    const res = await fetch(`${base}/api/v1/decisions/recent?limit=200`);
+    const entries = (await res.json()).decisions;
+    // The rows above, and a seeded pick of the random mages bench sent.
+    const named = ['mage-1', 'villager-7', 'forager-3', 'mage-no-targets', 'guard-feed'];
+    const picked = entries.filter((e) => named.includes(e.agentId));
+    assert.equal(picked.filter((e) => e.agentId === 'guard-feed').length, 2);
+    let seed = 7;
+    const others = entries.filter((e) => !named.includes(e.agentId));
+    for (let i = 0; i < 8 && others.length; i++) {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      picked.push(others.splice(seed % others.length, 1)[0]);
+    }
+    for (const e of picked) {
+      await page.evaluate((entry) => window.inspector.loadFeedRow(entry), e);
+      await page.waitForFunction((id) => {
+        const s = window.inspector.state;
+        return s.decision && s.snapshot.agentId === id && document.body.dataset.busy === '0';
+      }, e.agentId);
+      const got = await page.evaluate(() => {
+        const s = window.inspector.state;
+        return { action: s.decision.action, targetId: s.decision.targetId || '',
+          score: s.decision.score, targets: s.snapshot.targets.map((t) => t.id),
+          agent: window.inspector.agentOf(s.snapshot) };
+      });
+      const what = `${e.agentId} (${e.behaviourSet})`;
+      assert.deepEqual([got.action, got.targetId, got.score],
+        [e.action, e.targetId || '', e.score], what);
+      assert.deepEqual(got.targets, (e.snapshot.targets || []).map((t) => t.targetId), what);
+      for (const key of ['currentAction', 'currentTarget', 'personality', 'seed',
+                         'secondsSinceAction', 'treeState', 'gameTime']) {
+        assert.deepEqual(got.agent[key] || undefined, e.snapshot[key] || undefined, `${what}: ${key}`);
+      }
+    }
+    // The row without targets shows none and no invented target.
+    await page.evaluate((entry) => window.inspector.loadFeedRow(entry),
+      entries.find((e) => e.agentId === 'mage-no-targets'));
+    await settled(page);
+    assert.equal(await page.locator('#targets h3').count(), 0);
+    assert.equal(await page.locator('.action[data-target="target-1"]').count(), 0);
+    assert.deepEqual(problems, []);
+  });
+
+  await check('the page follows a reload, and refuses to export edits over it', async () => {
+    await page.selectOption('#set', 'arena_mage');
+    await page.waitForSelector('body[data-set="arena_mage"]');
+    await settled(page);
+    const revision = () => page.evaluate(() => window.inspector.state.summary.revision);
+    const serverRevision = async () => (await (await fetch(`${base}/api/v1/sets`)).json())
+      .behaviourSets.find((s) => s.name === 'arena_mage').revision;
+    const before = await revision();
+    const file = path.join(setsDir, 'arena_mage.yaml');
+    const original = fs.readFileSync(file, 'utf8');
+    const rewrite = (description) => fs.writeFileSync(file, original.replace(
+      /^description: .*$/m, `description: ${description}`));
+    // No edits: the page loads the new revision by itself.
+    rewrite('Reloaded once.');
+    await page.waitForFunction((r) => window.inspector.state.summary.revision !== r,
+      before, { timeout: 20000 });
+    assert.equal(await revision(), await serverRevision());
+    assert.match(await page.locator('#set-info').textContent(), new RegExp(await revision()));
+    // Edits over a revision that then changes on disk: said, and export refused.
+    await page.locator('.edit-action').first().click();
+    await page.locator('#editor-fields input[data-field="action weight"]').fill('0.5');
+    await page.locator('#editor-fields input[data-field="action weight"]').press('Enter');
+    await page.waitForSelector('#edited:not([hidden])');
+    const edited = await revision();
+    rewrite('Reloaded twice.');
+    await page.waitForSelector('#stale:not([hidden])', { timeout: 20000 });
+    const text = await page.locator('#stale').textContent();
+    assert.match(text, new RegExp(`now serves revision ${await serverRevision()}`));
+    assert.match(text, new RegExp(`your edits are over revision ${edited}`));
+    assert.equal(await page.locator('#export').isDisabled(), true);
+    await page.screenshot({ path: path.join(outDir, 'inspector-stale.png') });
+    // Revert loads the new revision and export works again.
+    await page.click('#revert');
+    await page.waitForSelector('#stale[hidden]', { state: 'attached' });
+    await settled(page);
+    assert.equal(await revision(), await serverRevision());
+    assert.equal(await page.locator('#export').isDisabled(), false);
+    fs.writeFileSync(file, original);
+    assert.deepEqual(problems, []);
+  });
 } catch (e) {
   failed = true;
   if (!String(e.stack).includes('FAIL')) console.log(String(e.stack || e));

@@ -24,8 +24,9 @@ import {
   crossingText, sensitivityLine, sensitivityOf,
 } from '../../server/ui/sensitivity_view.js';
 import {
-  agentOf, defaultSnapshot, factorOf, scenarioSnapshot,
+  agentOf, carriedSnapshot, defaultSnapshot, factorOf, loggedSnapshot, scenarioSnapshot,
 } from '../../server/ui/snapshot.js';
+import { exportRefusal, revisionChange, staleText } from '../../server/ui/revision.js';
 import {
   addSweepCurves, bestScores, sweepChart, sweepXs, winnerChanges,
 } from '../../server/ui/sweep_view.js';
@@ -582,4 +583,54 @@ test('editor edits change the working copy, clear to the default, reopen on a ne
     { points: [{ x: 0, y: 1 }, { x: 1, y: 0 }], step: true }, invert: false });
   assert.equal(applyEdit(action, con, CURVE_KINDS, input({ field: 'something else' })), '');
   assert.equal(applyEdit(action, null, CURVE_KINDS, input({ field: 'range min', value: '1' })), '');
+});
+
+test('a logged snapshot loads as sent: no invented target, clocks, seed, tree state', () => {
+  const entry = { agentId: 'mage-13', snapshot: { agentId: 'mage-13', factors: [12, 1],
+    currentAction: 'patrol', seed: '42', secondsSinceAction: { heal: 3 },
+    held: [{ resource: 'shrine' }] } };
+  const { snapshot, tree } = loggedSnapshot(SET, entry);
+  assert.deepEqual(snapshot.targets, []);
+  assert.deepEqual(snapshot.factors, { health: 12, alarm: 1 });
+  assert.equal(tree, null);
+  const agent = agentOf(SET, snapshot, tree);
+  assert.deepEqual(agent, { agentId: 'mage-13', behaviourSet: 'guard', factors: [12, 1],
+    targets: [], currentAction: 'patrol', personality: '',
+    secondsSinceAction: { heal: 3 }, seed: '42', held: [{ resource: 'shrine' }] });
+  // Named factors and targets, a current target, and a tree's state.
+  const named = loggedSnapshot({ ...SET, tree: {} }, { snapshot: {
+    namedFactors: { alarm: 0, health: 70 }, currentTarget: 'g2', treeState: 'AAE=',
+    gameTime: 2.5, leafOutcomes: [{ leaf: 4, status: 'NODE_STATUS_FAILURE' }, { status: 'NODE_STATUS_SUCCESS' }],
+    targets: [{ targetId: 'g2', namedFactors: { distance: 7 } }, { targetId: 'g3', factors: [9] }] } });
+  assert.deepEqual(named.tree, { prev: 'AAE=', time: 2.5,
+    outcomes: { 4: 'NODE_STATUS_FAILURE', 0: 'NODE_STATUS_SUCCESS' } });
+  const tagent = agentOf(SET, named.snapshot, named.tree);
+  assert.deepEqual([tagent.agentId, tagent.factors, tagent.currentTarget, tagent.targets],
+    ['inspector', [70, 0], 'g2', [{ targetId: 'g2', factors: [7] }, { targetId: 'g3', factors: [9] }]]);
+  assert.equal(tagent.treeState, 'AAE=');
+  assert.equal(tagent.gameTime, 2.5);
+});
+
+test('a snapshot carries over to a new revision where its factors still fit', () => {
+  const old = { factors: { health: 10, gone: 3 }, targets: [{ id: 'g1', factors: { distance: 5 } }],
+    currentAction: 'removed', personality: 'brave', seed: '9' };
+  const next = { ...SET, factors: [...SET.factors, { name: 'fresh', min: 0, max: 4 }] };
+  assert.deepEqual(carriedSnapshot(next, old), { factors: { health: 10, alarm: 0.5, fresh: 2 },
+    targets: [{ id: 'g1', factors: { distance: 5 } }], currentAction: '', personality: 'brave',
+    seed: '9' });
+  assert.equal(carriedSnapshot(SET, { ...old, currentAction: 'flee' }).currentAction, 'flee');
+});
+
+test('a new revision reloads a page without edits, and is stale under edits', () => {
+  const sets = [{ name: 'guard', revision: 'r2' }, { name: 'mage', revision: 'm1' }];
+  assert.deepEqual(revisionChange(sets, 'guard', 'r2', true), { kind: 'same' });
+  assert.deepEqual(revisionChange(sets, 'guard', 'r1', false), { kind: 'reload', revision: 'r2' });
+  assert.deepEqual(revisionChange(sets, 'guard', 'r1', true), { kind: 'stale', revision: 'r2' });
+  assert.deepEqual(revisionChange(sets, 'gone', 'g1', false), { kind: 'gone' });
+  assert.match(staleText({ kind: 'stale', revision: 'r2' }, 'guard', 'r1'),
+    /^guard changed on the server: it now serves revision r2, and your edits are over revision r1\. Export is refused/);
+  assert.match(staleText({ kind: 'gone' }, 'guard', 'r1'), /no longer has guard/);
+  assert.equal(exportRefusal(sets, 'guard', 'r2'), '');
+  assert.match(exportRefusal(sets, 'guard', 'r1'), /now serves revision r2/);
+  assert.match(exportRefusal(sets, 'gone', 'r1'), /Export is refused/);
 });
