@@ -342,8 +342,10 @@ absl::Status Format(HttpResponse& res) {
 }
 
 // GET /api/v1/curves: the engine's curve kinds with their parameters and
-// defaults, under their JSON names, so that the inspector's editor offers
-// exactly what the format accepts.
+// defaults, under their JSON names (what the set's JSON holds) and the
+// format's names (what a designer writes in YAML), so that the inspector's
+// editor offers exactly what the format accepts, named as the format names
+// it.
 absl::Status Curves(HttpResponse& res) {
   const engine::CurveDefinition defaults;
   const google::protobuf::Descriptor* curve = v1::Curve::descriptor();
@@ -354,12 +356,14 @@ absl::Status Curves(HttpResponse& res) {
     if (field == nullptr) return absl::InternalError("unregistered curve kind");
     if (json.back() == '}') json += ",";
     absl::StrAppend(&json, "{\"name\":", JsonString(field->json_name()),
+                    ",\"formatName\":", JsonString(field->name()),
                     ",\"params\":[");
     for (const engine::CurveParam& p : engine::CurveParams(kind)) {
       const google::protobuf::FieldDescriptor* f =
           field->message_type()->FindFieldByName(p.name);
       if (json.back() == '}') json += ",";
-      absl::StrAppend(&json, "{\"name\":", JsonString(f->json_name()));
+      absl::StrAppend(&json, "{\"name\":", JsonString(f->json_name()),
+                      ",\"formatName\":", JsonString(f->name()));
       if (p.number != nullptr) {
         absl::StrAppend(
             &json, ",\"type\":\"number\",\"default\":", defaults.*p.number);

@@ -1,4 +1,4 @@
-// The decision's actions as cards, by rank: each action's score, weight,
+// The decision's actions as cards, the winner first: each action's score, weight,
 // aggregate and commitment, whether it won, ran up or was vetoed, and each
 // consideration's curve with the values along its way (raw, normalised,
 // curved, output, contribution). Pure functions, unit-tested under Node
@@ -57,14 +57,30 @@ function actionHtml(set, d, a, curves) {
           considerationHtml(set, action, a, c, curves)).join('')}</div></div>`;
 }
 
-// Decision `d` of `set` (the page's working copy) as cards, highest rank
-// first; `curves` are the sweeps' points by "action/consideration".
-export function actionsHtml(set, d, curves) {
+// The order the cards are shown in, so the answer comes first: the
+// competing rank, then the others from the highest; in a rank the winner,
+// then the runner-up, then by score, vetoed rows last. Returns [rank,
+// rows] pairs.
+export function cardOrder(d) {
   const ex = d.explanation || {};
   const rows = ex.actions || [];
-  const ranks = [...new Set(rows.map((a) => a.rank || 0))].sort((a, b) => b - a);
-  return ranks.map((rank) => `<div class="rank"><div class="rank-title">rank ${rank}${
-      rank === (ex.rank || 0) ? ' (competing)' : ''}</div>${
-      rows.filter((r) => (r.rank || 0) === rank).map((a) => actionHtml(set, d, a, curves)).join('')
-    }</div>`).join('');
+  const competing = ex.rank || 0;
+  const ranks = [...new Set(rows.map((a) => a.rank || 0))]
+    .sort((a, b) => (b === competing) - (a === competing) || b - a);
+  const place = (a) => sameRow(a.action, a.targetId, d.action, d.targetId) ? 0
+    : sameRow(a.action, a.targetId, ex.runnerUpAction, ex.runnerUpTarget) ? 1
+    : a.vetoed ? 3 : 2;
+  return ranks.map((rank) => [rank, rows.filter((r) => (r.rank || 0) === rank)
+    .map((a, i) => ({ a, i }))
+    .sort((x, y) => place(x.a) - place(y.a) || y.a.score - x.a.score || x.i - y.i)
+    .map((x) => x.a)]);
+}
+
+// Decision `d` of `set` (the page's working copy) as cards (in
+// `cardOrder`); `curves` are the sweeps' points by "action/consideration".
+export function actionsHtml(set, d, curves) {
+  const competing = (d.explanation || {}).rank || 0;
+  return cardOrder(d).map(([rank, rows]) => `<div class="rank"><div class="rank-title">rank ${rank}${
+      rank === competing ? ' (competing)' : ''}</div>${
+      rows.map((a) => actionHtml(set, d, a, curves)).join('')}</div>`).join('');
 }

@@ -25,8 +25,8 @@ import { yamlDocument } from './yaml.js';
 const $ = (id) => document.getElementById(id);
 
 const state = {
-  // What the server's engine knows: curve kind (JSON name) -> its
-  // parameters [{name, type, default}] (/api/v1/curves); the format's node
+  // What the server's engine knows: curve kind (JSON name) -> {formatName,
+  // params: [{name, formatName, type, default}]} (/api/v1/curves); the format's node
   // kinds ({name, jsonName}) and compensations (/api/v1/format).
   format: { curveKinds: {}, nodeKinds: [], compensations: [] },
   sets: [],          // summaries
@@ -88,7 +88,7 @@ async function loadSets() {
   const curves = await api('/api/v1/curves');
   const format = await api('/api/v1/format');
   state.format = {
-    curveKinds: Object.fromEntries(curves.kinds.map((k) => [k.name, k.params])),
+    curveKinds: Object.fromEntries(curves.kinds.map((k) => [k.name, k])),
     nodeKinds: format.nodeKinds,
     compensations: format.compensations,
   };
@@ -308,7 +308,7 @@ function openPlot(key, raw, def) {
     curveSvg(state.curves[key], raw, [f.min, f.max], 640, 320) +
     `<p class="muted">Output of the consideration across ${esc(def.factor)}'s range
     (${fmt(f.min)}..${fmt(f.max)} ${esc(f.unit || '')}), as the server scores it;
-    the line marks the current value. Click to close.</p>`;
+    the line marks the current value. Click or press Esc to close.</p>`;
   $('modal').hidden = false;
 }
 
@@ -468,6 +468,9 @@ function wire() {
   wireSnapshot();
   wireSetEdits();
   $('modal').addEventListener('click', () => { $('modal').hidden = true; });
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && !$('modal').hidden) $('modal').hidden = true;
+  });
   $('tree-tick').addEventListener('click', tickTree);
   $('tree-restart').addEventListener('click', () => {
     state.tree = { prev: '', time: 0, outcomes: {} };

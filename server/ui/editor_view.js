@@ -41,17 +41,19 @@ function curveFieldsHtml(con, kinds) {
   const kind = curveKindOf(con.curve, kinds);
   const params = (con.curve || {})[kind] || {};
   let html = `<label>curve <select id="curve-kind" data-field="curve">${Object.keys(kinds).map((k) =>
-    `<option ${k === kind ? 'selected' : ''}>${k}</option>`).join('')}</select></label>`;
-  for (const p of kinds[kind]) {
+    `<option value="${esc(k)}" ${k === kind ? 'selected' : ''}>${esc(kinds[k].formatName || k)}</option>`)
+    .join('')}</select></label>`;
+  for (const p of kinds[kind].params) {
+    const label = p.formatName || p.name;
     if (p.type === 'flag') {
-      html += `<label>${esc(p.name)} <input class="curve-flag" data-param="${esc(p.name)}" type="checkbox" ${
+      html += `<label>${esc(label)} <input class="curve-flag" data-param="${esc(p.name)}" type="checkbox" ${
         params[p.name] ? 'checked' : ''}></label>`;
     } else if (p.type === 'points') {
-      html += `<label>${esc(p.name)} (x,y; x,y …)</label><textarea class="curve-points" data-param="${
+      html += `<label>${esc(label)} (x,y; x,y …)</label><textarea class="curve-points" data-param="${
         esc(p.name)}" rows="2">${pointsText(params[p.name])}</textarea>`;
     } else {
-      html += `<label>${esc(p.name)} <input type="number" step="any" class="curve-param" data-field="${
-        esc(p.name)}" data-param="${esc(p.name)}" value="${params[p.name] === undefined ? ''
+      html += `<label>${esc(label)} <input type="number" step="any" class="curve-param" data-field="${
+        esc(label)}" data-param="${esc(p.name)}" value="${params[p.name] === undefined ? ''
         : params[p.name]}" placeholder="default ${esc(String(p.default))}"></label>`;
     }
   }
@@ -63,7 +65,10 @@ function curveFieldsHtml(con, kinds) {
 }
 
 // The editor's fields for `action` and, when given, its consideration
-// `con`; `kinds` are the curve kinds with their parameters.
+// `con`. `kinds` are the curve kinds by JSON name, each {formatName,
+// params: [{name, formatName, type, default}]} as /api/v1/curves serves
+// them: the set's JSON is edited under the JSON names, the fields are
+// labelled with the format's (YAML) names.
 export function editorFieldsHtml(action, con, kinds) {
   return numberField('action weight', action.weight) + (con ? curveFieldsHtml(con, kinds) : '');
 }

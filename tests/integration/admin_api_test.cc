@@ -165,7 +165,7 @@ TEST_F(AdminApiTest, BadInputGetsTheGrpcPathsErrorText) {
 }
 
 // The editor's curve kinds come from the engine's registry, under the
-// format's JSON names, with their defaults.
+// format's JSON names and its YAML names, with their defaults.
 TEST_F(AdminApiTest, CurvesListTheEnginesKindsWithDefaults) {
   Start();
   auto res = http_->Get("/api/v1/curves");
@@ -180,6 +180,9 @@ TEST_F(AdminApiTest, CurvesListTheEnginesKindsWithDefaults) {
         &k.struct_value();
   }
   ASSERT_TRUE(by_name.count("inverseQuadratic"));
+  EXPECT_EQ(
+      by_name["inverseQuadratic"]->fields().at("formatName").string_value(),
+      "inverse_quadratic");
   ASSERT_TRUE(by_name.count("piecewiseLinear"));
   ASSERT_TRUE(by_name.count("logistic"));
   const auto& params =
@@ -187,6 +190,7 @@ TEST_F(AdminApiTest, CurvesListTheEnginesKindsWithDefaults) {
   ASSERT_EQ(params.size(), 3);
   const auto& steepness = params[0].struct_value().fields();
   EXPECT_EQ(steepness.at("name").string_value(), "steepness");
+  EXPECT_EQ(steepness.at("formatName").string_value(), "steepness");
   EXPECT_EQ(steepness.at("type").string_value(), "number");
   EXPECT_EQ(steepness.at("default").number_value(),
             engine::CurveDefinition().steepness);

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { actionsHtml } from '../../server/ui/actions_view.js';
+import { actionsHtml, cardOrder } from '../../server/ui/actions_view.js';
 import {
   analysisActionsHtml, applyParam, findingsHtml, findingsSummary, MAP_COLOURS,
   tunedSet, tuneText, winnerMapHtml,
@@ -512,6 +512,7 @@ test('action cards go by rank, highest first, with winner, runner-up and veto', 
   const html = actionsHtml(SET, d, { 'attack/close': [[0, 1], [40, 0]] });
   const ranks = [...html.matchAll(/rank-title">([^<]*)</g)].map((m) => m[1]);
   assert.deepEqual(ranks, ['rank 1 (competing)', 'rank 0']);
+  assert.ok(html.indexOf('data-target="g1"') < html.indexOf('data-target="g2"'));  // runner-up first
   assert.match(html, /class="action winner " data-action="flee"[\s\S]*winner by 0.125/);
   assert.match(html, /width:100.0%/);  // a score above 1 fills the bar
   assert.match(html, /commitment ×1.500\n/);
@@ -527,10 +528,13 @@ test('action cards go by rank, highest first, with winner, runner-up and veto', 
 // ---- editor_view.js -----------------------------------------------------------
 
 const CURVE_KINDS = {
-  linear: [{ name: 'slope', type: 'number', default: 1 }],
-  logistic: [{ name: 'steepness', type: 'number', default: 10 },
-             { name: 'midpoint', type: 'number', default: 0.5 }],
-  piecewise_linear: [{ name: 'points', type: 'points' }, { name: 'step', type: 'flag' }],
+  linear: { formatName: 'linear', params: [{ name: 'slope', type: 'number', default: 1 }] },
+  logistic: { formatName: 'logistic', params: [
+    { name: 'steepness', type: 'number', default: 10 },
+    { name: 'midpoint', type: 'number', default: 0.5 }] },
+  piecewiseLinear: { formatName: 'piecewise_linear', params: [
+    { name: 'points', type: 'points' },
+    { name: 'stepAt', formatName: 'step_at', type: 'flag' }] },
 };
 
 // An editor input as the page has it.
@@ -545,7 +549,9 @@ test('the editor names the curve kind, its parameters with defaults, and points'
   const con = { curve: { logistic: { midpoint: 0.3 }, invert: true }, range: { min: 2 } };
   const html = editorFieldsHtml({ weight: 2 }, con, CURVE_KINDS);
   assert.match(html, /data-field="action weight"\s+value="2"/);
-  assert.match(html, /<option selected>logistic<\/option>/);
+  assert.match(html, /<option value="logistic" selected>logistic<\/option>/);
+  // Kinds and parameters are labelled as the format (YAML) names them.
+  assert.match(html, /<option value="piecewiseLinear" >piecewise_linear<\/option>/);
   assert.match(html, /data-param="steepness" value="" placeholder="default 10"/);
   assert.match(html, /data-param="midpoint" value="0.3"/);
   assert.match(html, /id="curve-invert" type="checkbox" checked/);
@@ -553,10 +559,10 @@ test('the editor names the curve kind, its parameters with defaults, and points'
   assert.doesNotMatch(editorFieldsHtml({}, null, CURVE_KINDS), /curve-kind/);
   assert.deepEqual(parsePoints('0,0; 0.5,1;'), [{ x: 0, y: 0 }, { x: 0.5, y: 1 }]);
   assert.equal(pointsText([{ x: 0, y: 0 }, { x: 0.5, y: 1 }]), '0,0; 0.5,1');
-  const pw = editorFieldsHtml({}, { curve: { piecewise_linear: { points: [{ x: 1, y: 1 }] } } },
+  const pw = editorFieldsHtml({}, { curve: { piecewiseLinear: { points: [{ x: 1, y: 1 }] } } },
     CURVE_KINDS);
   assert.match(pw, /class="curve-points" data-param="points" rows="2">1,1</);
-  assert.match(pw, /class="curve-flag" data-param="step" type="checkbox" >/);
+  assert.match(pw, /<label>step_at <input class="curve-flag" data-param="stepAt" type="checkbox" >/);
 });
 
 test('editor edits change the working copy, clear to the default, reopen on a new kind', () => {
@@ -574,13 +580,13 @@ test('editor edits change the working copy, clear to the default, reopen on a ne
   applyEdit(action, con, CURVE_KINDS, input({ field: 'consideration weight', value: '0.5' }));
   assert.deepEqual([con.range, con.output, con.weight], [{ min: 10 }, { min: 0.1 }, 0.5]);
   assert.equal(applyEdit(action, con, CURVE_KINDS,
-    input({ id: 'curve-kind', field: 'curve', value: 'piecewise_linear' })), 'reopen');
-  assert.deepEqual(con.curve, { piecewise_linear: {}, invert: true });  // invert kept
+    input({ id: 'curve-kind', field: 'curve', value: 'piecewiseLinear' })), 'reopen');
+  assert.deepEqual(con.curve, { piecewiseLinear: {}, invert: true });  // invert kept
   applyEdit(action, con, CURVE_KINDS, input({ param: 'points', cls: 'curve-points', value: '0,1;1,0' }));
-  applyEdit(action, con, CURVE_KINDS, input({ param: 'step', cls: 'curve-flag', checked: true }));
+  applyEdit(action, con, CURVE_KINDS, input({ param: 'stepAt', cls: 'curve-flag', checked: true }));
   applyEdit(action, con, CURVE_KINDS, input({ id: 'curve-invert', checked: false }));
-  assert.deepEqual(con.curve, { piecewise_linear:
-    { points: [{ x: 0, y: 1 }, { x: 1, y: 0 }], step: true }, invert: false });
+  assert.deepEqual(con.curve, { piecewiseLinear:
+    { points: [{ x: 0, y: 1 }, { x: 1, y: 0 }], stepAt: true }, invert: false });
   assert.equal(applyEdit(action, con, CURVE_KINDS, input({ field: 'something else' })), '');
   assert.equal(applyEdit(action, null, CURVE_KINDS, input({ field: 'range min', value: '1' })), '');
 });
@@ -633,4 +639,22 @@ test('a new revision reloads a page without edits, and is stale under edits', ()
   assert.equal(exportRefusal(sets, 'guard', 'r2'), '');
   assert.match(exportRefusal(sets, 'guard', 'r1'), /now serves revision r2/);
   assert.match(exportRefusal(sets, 'gone', 'r1'), /Export is refused/);
+});
+
+test('cards put the answer first: competing rank, winner, runner-up, vetoed last', () => {
+  const row = (action, score, rank, extra = {}) => ({ action, score, rank, ...extra });
+  const d = { action: 'heal', explanation: { rank: 1, runnerUpAction: 'attack', runnerUpTarget: 'g2',
+    actions: [
+      row('flee', 0, 2, { vetoed: true }),  // a higher rank, all vetoed: not competing
+      row('patrol', 0.9, 1, { vetoed: true }),
+      row('attack', 0.5, 1, { targetId: 'g1' }),
+      row('idle', 0.6, 1),
+      row('attack', 0.4, 1, { targetId: 'g2' }),
+      row('heal', 0.3, 1),  // wins on commitment or a tie rule the engine applied
+      row('sleep', 0.1, 0),
+      row('wave', 0.2, 0),
+    ] } };
+  assert.deepEqual(cardOrder(d).map(([rank, rows]) =>
+    [rank, rows.map((a) => a.action + (a.targetId ? '@' + a.targetId : ''))]),
+  [[1, ['heal', 'attack@g2', 'idle', 'attack@g1', 'patrol']], [2, ['flee']], [0, ['wave', 'sleep']]]);
 });
