@@ -18,7 +18,7 @@ import {
 } from './snapshot.js';
 import { exportRefusal, revisionChange, staleText } from './revision.js';
 import { addSweepCurves, sweepChart, sweepXs } from './sweep_view.js';
-import { esc, fmt } from './text.js';
+import { esc, fmt, namePaths } from './text.js';
 import { treeHtml, treeLeavesHtml, treeOutcomesHtml } from './tree_view.js';
 import { yamlDocument } from './yaml.js';
 
@@ -50,9 +50,11 @@ const api = createApi({
   onBusy: (n) => { document.body.dataset.busy = String(n); },
 });
 
+// Shows what went wrong (with the set's items named, not numbered), or
+// clears it.
 function showError(e) {
   $('error').hidden = !e;
-  $('error').textContent = e ? String(e.message || e) : '';
+  $('error').textContent = e ? namePaths(state.work, e.message || e) : '';
 }
 
 // The page's set (its edits included) as the API takes it.
@@ -221,11 +223,20 @@ async function rescore() {
     if (d.error && d.error.message) throw new Error(d.error.message);
     state.decision = d;
     showError(null);
+    $('actions').classList.remove('stale');
+    $('actions').title = '';
     if (state.tree) renderTree(d);
     renderActions();
     renderSensitivity(d);
     refreshSweep();
-  } catch (e) { showError(e); }
+  } catch (e) {
+    // The scores on show are from before the change that failed: say so
+    // rather than leave them looking current.
+    if (ticket !== state.scoring) return;
+    showError(e);
+    $('actions').classList.add('stale');
+    $('actions').title = 'These scores are from before the change that failed (see the error above).';
+  }
 }
 
 function renderActions() {
@@ -278,7 +289,10 @@ async function refreshCurves() {
     const jobs = factorList().map((f) => sweep('a', f.name));
     if (first) jobs.push(...targetFactorList().map((f) => sweep('t', f.name)));
     for (const r of await Promise.all(jobs)) addSweepCurves(curves, state.work, r, first);
-  } catch (e) { showError(e); }
+  } catch (e) {
+    showError(e);  // the curves on show stay, like the scores
+    return;
+  }
   state.curves = curves;
   renderActions();
 }

@@ -530,6 +530,35 @@ try {
     fs.writeFileSync(file, original);
     assert.deepEqual(problems, []);
   });
+
+  await check('an invalid edit names the action and consideration, and greys the old scores', async () => {
+    await settled(page);
+    const card = page.locator('.action.winner .con').first();
+    const action = await page.locator('.action.winner').first().getAttribute('data-action');
+    const con = await card.getAttribute('data-consideration');
+    const curves = () => page.locator('#actions path.curve').count();
+    const drawn = await curves();
+    assert.ok(drawn > 0);
+    await card.locator('.edit-con').click();
+    // Bookends equal: the server refuses the set.
+    for (const field of ['range min', 'range max']) {
+      await page.locator(`#editor-fields input[data-field="${field}"]`).fill('5');
+      await page.locator(`#editor-fields input[data-field="${field}"]`).press('Enter');
+    }
+    await page.waitForSelector('#actions.stale');
+    await settled(page);
+    const error = await page.locator('#error').textContent();
+    assert.match(error, new RegExp(`actions\\[${action}\\]\\.considerations\\[${con}\\]\\.range`), error);
+    assert.doesNotMatch(error, /actions\[\d+\]/);
+    assert.equal(await curves(), drawn, 'the last good curves stay');
+    await page.screenshot({ path: path.join(outDir, 'inspector-invalid-edit.png') });
+    await page.locator('#editor-fields input[data-field="range max"]').fill('');
+    await page.locator('#editor-fields input[data-field="range max"]').press('Enter');
+    await page.waitForSelector('#actions:not(.stale)');
+    await page.waitForSelector('#error', { state: 'hidden' });
+    // Chromium logs the refused what-if calls (400) itself; nothing else.
+    assert.deepEqual(problems.filter((p) => !/status of 400 \(Bad Request\)/.test(p)), []);
+  });
 } catch (e) {
   failed = true;
   if (!String(e.stack).includes('FAIL')) console.log(String(e.stack || e));

@@ -30,7 +30,7 @@ import { exportRefusal, revisionChange, staleText } from '../../server/ui/revisi
 import {
   addSweepCurves, bestScores, sweepChart, sweepXs, winnerChanges,
 } from '../../server/ui/sweep_view.js';
-import { esc, fmt, short } from '../../server/ui/text.js';
+import { esc, fmt, namePaths, short } from '../../server/ui/text.js';
 import {
   STATUS, nodeChildren, nodeKindOf, treeHtml, treeLeavesHtml, treeOutcomesHtml,
 } from '../../server/ui/tree_view.js';
@@ -657,4 +657,18 @@ test('cards put the answer first: competing rank, winner, runner-up, vetoed last
   assert.deepEqual(cardOrder(d).map(([rank, rows]) =>
     [rank, rows.map((a) => a.action + (a.targetId ? '@' + a.targetId : ''))]),
   [[1, ['heal', 'attack@g2', 'idle', 'attack@g1', 'patrol']], [2, ['flee']], [0, ['wave', 'sleep']]]);
+});
+
+test('messages name list items instead of their positions', () => {
+  const set = { actions: [{ name: 'attack', considerations: [{ name: 'close' }, { name: 'healthy' }],
+    uses: [{ resource: 'slot' }] }], targetFactors: [{ name: 'distance' }] };
+  assert.equal(namePaths(set, 'behaviour set "guard": actions[0].considerations[1].range: ' +
+    'min must be below max, got min 5, max 5'),
+  'behaviour set "guard": actions[attack].considerations[healthy].range: ' +
+    'min must be below max, got min 5, max 5');
+  assert.equal(namePaths(set, 'target_factors[0].name: duplicate'), 'target_factors[distance].name: duplicate');
+  // Unnamed items and positions past the end stay positions.
+  assert.equal(namePaths(set, 'actions[0].uses[0].resource: is required; actions[4].weight'),
+    'actions[attack].uses[0].resource: is required; actions[4].weight');
+  assert.equal(namePaths(null, 'actions[0]'), 'actions[0]');
 });
