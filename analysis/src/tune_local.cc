@@ -10,9 +10,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "tune_internal.h"
@@ -484,6 +487,39 @@ double Descend(const Search& search, std::vector<double>* y,
   return violation;
 }
 
+// Why the local search found nothing, and what could still help: what is
+// still locked (never "unlock more" when everything is unlocked), and the
+// weights-only tuning, which names the scenarios that conflict. Says no
+// flag: the CLI and the inspector both show it.
+std::string NoLocalChange(const loader::LoadedSet& set, const TuneOptions& o,
+                          const std::vector<bool>& actions) {
+  std::vector<std::string> locked;
+  if (!o.action_weights) locked.push_back("action weights");
+  if (!o.consideration_weights) locked.push_back("consideration weights");
+  if (!o.bookends) locked.push_back("bookends");
+  if (!o.curves) locked.push_back("curves");
+  std::vector<std::string> actions_locked;
+  for (size_t a = 0; a < actions.size(); ++a) {
+    if (!actions[a]) {
+      actions_locked.push_back(set.compiled.actions()[a].name);
+    }
+  }
+  std::string text =
+      "no change of the unlocked weights and parameters near the set makes "
+      "every scenario pass (a local search, which can miss a change far "
+      "from the set)";
+  if (!locked.empty() || !actions_locked.empty()) {
+    absl::StrAppend(&text, "; still locked: ", absl::StrJoin(locked, ", "),
+                    locked.empty() || actions_locked.empty() ? "" : "; ",
+                    actions_locked.empty() ? "" : "the actions ",
+                    absl::StrJoin(actions_locked, ", "));
+  }
+  absl::StrAppend(&text,
+                  "; tuning the action weights alone gives an exact answer "
+                  "that names the scenarios which conflict");
+  return text;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::TuneReport> LocalTune(const loader::LoadedSet& set,
@@ -516,10 +552,7 @@ absl::StatusOr<v1::TuneReport> LocalTune(const loader::LoadedSet& set,
   const double violation = Descend(search, &y, &t, &scored);
   if (violation > 0) {
     report.set_feasible(false);
-    report.add_conflicts(
-        "no change of the unlocked weights and parameters near the set makes "
-        "every scenario pass (a local search: unlock more, or see the "
-        "conflicts `--unlock action_weights` names)");
+    report.add_conflicts(NoLocalChange(set, o, actions));
     return report;
   }
   // Rounded as a designer would write them, while every scenario passes.

@@ -117,11 +117,13 @@ export function tunedSet(set, r) {
 // The panel. `set()` returns the page's set as the API takes it (a copy);
 // `factors()` and `targetFactors()` the set's factor lists; `onWitness`
 // loads a witness snapshot into the page; `compare(name, set)` shows a
-// tuned set in the candidate view; `showError` reports a failed call.
+// tuned set in the candidate view; `onApply(set)` makes a tuned set the
+// page's working copy; `showError` reports a failed call.
 export function createAnalysisView({
-  $, api, set, factors, targetFactors, onWitness, compare, showError,
+  $, api, set, factors, targetFactors, onWitness, compare, onApply, showError,
 }) {
   let analysis = null;
+  let tuned = null;  // the last tuning's set, until applied or replaced
 
   function render() {
     const a = analysis;
@@ -156,6 +158,8 @@ export function createAnalysisView({
     $('analysis-findings').innerHTML = $('analysis-map').innerHTML = '';
     $('analysis-text').textContent = '';
     $('analysis-actions').hidden = $('analysis-tune-out').hidden = true;
+    tuned = null;
+    $('analysis-apply').hidden = true;
   }
 
   async function run() {
@@ -170,7 +174,10 @@ export function createAnalysisView({
       analysis = await api('/api/v1/analysis', body);
       render();
     } catch (e) {
+      // Nothing of an earlier analysis stays on show beside the error.
       analysis = null;
+      $('analysis-findings').innerHTML = $('analysis-map').innerHTML = '';
+      $('analysis-actions').hidden = true;
       $('analysis-text').textContent = String(e.message || e);
     }
   }
@@ -179,6 +186,8 @@ export function createAnalysisView({
     const out = $('analysis-tune-out');
     out.hidden = false;
     out.textContent = 'tuning…';
+    tuned = null;
+    $('analysis-apply').hidden = true;
     try {
       const margin = Number($('analysis-margin').value);
       const r = await api('/api/v1/tune', {
@@ -189,7 +198,8 @@ export function createAnalysisView({
                           (r.params || []).length === 0)) return;
       // The change's churn on the live feed: the candidate view, with the
       // tuned set.
-      const tuned = tunedSet(set(), r);
+      tuned = tunedSet(set(), r);
+      $('analysis-apply').hidden = false;
       await compare(tuned.name, tuned);
     } catch (e) {
       out.textContent = String(e.message || e);
@@ -205,6 +215,12 @@ export function createAnalysisView({
   function wire() {
     $('analysis-run').addEventListener('click', run);
     $('analysis-tune').addEventListener('click', tune);
+    $('analysis-apply').addEventListener('click', () => {
+      if (!tuned) return;
+      onApply(tuned);
+      tuned = null;
+      $('analysis-apply').hidden = true;
+    });
     $('analysis-findings').addEventListener('click', (e) => {
       const li = e.target.closest('.finding');
       if (li && analysis) witnessOf(analysis.findings[Number(li.dataset.index)].subject);

@@ -404,6 +404,13 @@ const analysisView = createAnalysisView({
   // A witness (a snapshot the analysis found) loads as the page's agent.
   onWitness: async (w) => loadSnapshot(scenarioSnapshot(state.work, w)),
   compare: (name, set) => candidate.compare(name, set),
+  // The tuner's change becomes the page's what-if edit (the revision it was
+  // tuned over kept, so a reload since then is still caught).
+  onApply: (tuned) => {
+    state.work = { ...tuned, revision: state.work.revision };
+    renderSetControls();
+    markEdited();
+  },
   showError,
 });
 

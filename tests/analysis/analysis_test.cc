@@ -630,6 +630,34 @@ TEST(TuneTest, ContradictingScenariosAreNamed) {
   EXPECT_THAT(r->conflicts(0), Not(HasSubstr("c at low x")));
 }
 
+// Two scenarios with one situation and two expected actions: no change
+// passes both. The local search says what is still locked, only when
+// something is, and names no command-line flag (the inspector shows it too).
+TEST(TuneTest, ALocalSearchThatFindsNothingSaysWhatIsStillLocked) {
+  auto set = Load(std::string(kTrio) + R"(
+  - {name: b again at high y, factors: {x: 0.7, y: 0.6}, expected_action: a}
+)");
+  ASSERT_NE(set, nullptr);
+  TuneOptions all;
+  all.consideration_weights = all.bookends = all.curves = true;
+  auto r = Tune(*set, all);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->feasible());
+  ASSERT_EQ(r->conflicts_size(), 1);
+  EXPECT_THAT(r->conflicts(0), Not(HasSubstr("still locked")));
+  EXPECT_THAT(r->conflicts(0), Not(HasSubstr("--")));
+  EXPECT_THAT(r->conflicts(0), HasSubstr("action weights alone"));
+  TuneOptions some;
+  some.consideration_weights = true;
+  some.unlock = {"a"};
+  r = Tune(*set, some);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->feasible());
+  ASSERT_EQ(r->conflicts_size(), 1);
+  EXPECT_THAT(r->conflicts(0),
+              HasSubstr("still locked: bookends, curves; the actions b, c"));
+}
+
 TEST(TuneTest, AVetoNoWeightCanLiftIsNamed) {
   auto set = Load(R"(
 name: vetoed

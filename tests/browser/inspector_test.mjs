@@ -402,6 +402,23 @@ try {
     // The churn of the tuned set on the recent decisions, in the candidate view.
     await page.waitForFunction(() => /recent decisions change/.test(
       document.getElementById('candidate-text').textContent));
+    // Apply: the change becomes the page's edit, and the scenario the tuner
+    // said flee wins now shows flee winning.
+    const weight = Number(text.match(/take_cover: weight 1\.000 → (1\.0\d\d)/)[1]);
+    await page.click('#analysis-apply');
+    await page.waitForSelector('#edited:not([hidden])');
+    await page.waitForSelector('#analysis-apply', { state: 'hidden' });
+    const applied = await page.evaluate(() =>
+      window.inspector.state.work.actions.find((a) => a.name === 'take_cover').weight);
+    assert.ok(Math.abs(applied - weight) < 0.0006, `${applied} vs ${weight}`);
+    const scenario = await page.locator('#scenario option', { hasText: 'Nearly dead, surrounded' })
+      .getAttribute('value');
+    await page.selectOption('#scenario', scenario);
+    await settled(page);
+    assert.equal(await pageWinner(page), 'flee');
+    await page.click('#revert');
+    await page.waitForSelector('#edited', { state: 'hidden' });
+    await settled(page);
     assert.deepEqual(problems, []);
   });
 
