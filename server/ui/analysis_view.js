@@ -5,10 +5,9 @@
 // feed. The text and markup come from pure functions (unit-tested under
 // Node); the view takes the page's element lookup, API call and callbacks,
 // and holds no page state but the analysis on show.
+import { actionColour } from './plot.js';
 import { esc, fmt } from './text.js';
 
-export const MAP_COLOURS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759',
-  '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
 
 // "No findings.", or how many there are and how many the set has not
 // accepted.
@@ -32,7 +31,7 @@ export function findingsHtml(findings) {
 export function analysisActionsHtml(actions) {
   return actions.map((x, i) =>
     `<tr class="analysis-action" data-index="${i}" data-testid="analysis-action">
-       <td><span class="swatch" style="background:${MAP_COLOURS[i % MAP_COLOURS.length]}"></span>${esc(x.action)}</td>
+       <td><span class="swatch" style="background:${actionColour(i)}"></span>${esc(x.action)}</td>
        <td>${esc((x.reach || '').replace('REACH_', '').toLowerCase())}</td>
        <td>${fmt(100 * (x.coverage || 0))}%</td></tr>`).join('');
 }
@@ -50,7 +49,7 @@ export function winnerMapHtml(coverage, actions, factors, targetFactors) {
   actions.forEach((x, i) => { index[x.action] = i; });
   const cell = (ch) => {
     const name = legend[ch];
-    return name in index ? MAP_COLOURS[index[name] % MAP_COLOURS.length] : '#eee';
+    return name in index ? actionColour(index[name]) : '#eee';
   };
   const dim = (name) => name.startsWith('target.')
     ? targetFactors.find((f) => 'target.' + f.name === name)

@@ -3,12 +3,11 @@
 // (drawn on its card) and the chart of every action's best score with the
 // winner changes. Pure functions, unit-tested under Node
 // (tests/ui/modules_test.mjs); app.js asks the server for the sweeps.
+import { actionColour, actionDash, actionKey } from './plot.js';
 import { crossingText } from './sensitivity_view.js';
 import { esc, fmt } from './text.js';
 
 export const SWEEP_POINTS = 41;
-export const COLORS = ['#3d7ab8', '#c0392b', '#1f8a4c', '#8e44ad', '#e0a100',
-  '#16a085', '#d35400', '#2c3e50', '#7f8c8d', '#b03a82'];
 
 // `n` evenly spaced values of factor `f` from its min to its max.
 export function sweepXs(f, n = SWEEP_POINTS) {
@@ -72,8 +71,8 @@ export function sweepChart(sweep, names, current, sens) {
   const vertical = (cls, x, extra = '') =>
     `<line class="${cls}"${extra} x1="${sx(x)}" x2="${sx(x)}" y1="10" y2="${h - 20}"/>`;
   let lines = bestScores(sweep, names.length).map((pts, k) =>
-    `<path fill="none" stroke="${COLORS[k % COLORS.length]}" stroke-width="1.5"
-        d="${pts.map((p, i) => `${i ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join('')}"/>`).join('');
+    `<path fill="none" stroke="${actionColour(k)}" stroke-width="2"
+        stroke-dasharray="${actionDash(k)}" data-action="${esc(names[k])}" d="${pts.map((p, i) => `${i ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join('')}"/>`).join('');
   const { winners, changes } = winnerChanges(sweep);
   for (const c of changes) lines += vertical('marker', c.x, ' stroke-dasharray="3,3"');
   const near = [];
@@ -92,7 +91,7 @@ export function sweepChart(sweep, names, current, sens) {
       <text x="${w - 10}" y="${h - 5}" text-anchor="end">${fmt(f.max)} ${esc(f.unit || '')}</text>
       ${lines}<circle class="dot" cx="${sx(current)}" cy="${h - 20}" r="4"/></svg>
       <div class="legend">${names.map((n, k) =>
-        `<span style="color:${COLORS[k % COLORS.length]}">■ ${esc(n)}</span>`).join('')}</div>`;
+        `<span>${actionKey(k)} ${esc(n)}</span>`).join('')}</div>`;
   const text = (changes.length
     ? 'Winner changes: ' + changes.map((c) => `${c.from} → ${c.to} near ${fmt(c.x)}`).join('; ')
     : `${winners[0]} wins across the whole range`) + '.' +

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 
 import { actionsHtml, cardOrder } from '../../server/ui/actions_view.js';
 import {
-  analysisActionsHtml, applyParam, findingsHtml, findingsSummary, MAP_COLOURS,
+  analysisActionsHtml, applyParam, findingsHtml, findingsSummary,
   tunedSet, tuneText, winnerMapHtml,
 } from '../../server/ui/analysis_view.js';
 import { createApi } from '../../server/ui/api.js';
@@ -18,7 +18,8 @@ import {
 import {
   applyEdit, curveKindOf, editorFieldsHtml, parsePoints, pointsText,
 } from '../../server/ui/editor_view.js';
-import { curveSvg } from '../../server/ui/plot.js';
+import { ACTION_COLOURS, actionColour, curveSvg } from '../../server/ui/plot.js';
+const MAP_COLOURS = ACTION_COLOURS;
 import { feedQuery, feedRowsHtml, feedText } from '../../server/ui/feed_view.js';
 import {
   crossingText, sensitivityLine, sensitivityOf,
@@ -491,7 +492,9 @@ test('a sweep\'s winner changes fall midway, best scores per action per step', (
     ' Nearest change (exact): flee at ≤ 31.5 hp.');
   assert.match(chart.html, /class="crossing" data-side="below" data-value="31.5"/);
   assert.equal((chart.html.match(/class="marker"/g) || []).length, 2);
-  assert.match(chart.html, /■ attack<\/span><span style="color:#c0392b">■ flee/);
+  // Each action in its colour and its own dash pattern, named in the legend.
+  assert.match(chart.html, new RegExp(`stroke="${actionColour(1)}" stroke-width="2"\\s+stroke-dasharray="7,3" data-action="flee"`));
+  assert.match(chart.html, /stroke-dasharray="7,3"\/><\/svg> flee<\/span>/);
   const flat = { ...sweep, decisions: [swept('idle', []), swept('idle', [])], xs: [0, 100] };
   assert.equal(sweepChart(flat, ['idle'], 0, undefined).text, 'idle wins across the whole range.');
 });
@@ -671,4 +674,10 @@ test('messages name list items instead of their positions', () => {
   assert.equal(namePaths(set, 'actions[0].uses[0].resource: is required; actions[4].weight'),
     'actions[attack].uses[0].resource: is required; actions[4].weight');
   assert.equal(namePaths(null, 'actions[0]'), 'actions[0]');
+});
+
+test('one colour per action, none of them the veto red, and a pattern beside it', () => {
+  assert.equal(new Set(ACTION_COLOURS).size, ACTION_COLOURS.length);
+  assert.ok(!ACTION_COLOURS.includes('#c0392b'));
+  assert.equal(actionColour(ACTION_COLOURS.length + 2), actionColour(2));
 });
