@@ -537,6 +537,7 @@ try {
     assert.match(text, new RegExp(`now serves revision ${await serverRevision()}`));
     assert.match(text, new RegExp(`your edits are over revision ${edited}`));
     assert.equal(await page.locator('#export').isDisabled(), true);
+    await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: path.join(outDir, 'inspector-stale.png') });
     // Revert loads the new revision and export works again.
     await page.click('#revert');
@@ -568,6 +569,7 @@ try {
     assert.match(error, new RegExp(`actions\\[${action}\\]\\.considerations\\[${con}\\]\\.range`), error);
     assert.doesNotMatch(error, /actions\[\d+\]/);
     assert.equal(await curves(), drawn, 'the last good curves stay');
+    await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: path.join(outDir, 'inspector-invalid-edit.png') });
     await page.locator('#editor-fields input[data-field="range max"]').fill('');
     await page.locator('#editor-fields input[data-field="range max"]').press('Enter');
