@@ -18,9 +18,30 @@ export function findingsSummary(findings) {
     `${open} not accepted by the set.`;
 }
 
-export function findingsHtml(findings) {
+// What clicking finding `f` of `set` loads: an action's witness (the
+// situation where it wins), a scenario, or a consideration's curve in the
+// editor; null when the finding names nothing the page can show (a tree
+// node).
+export function findingTarget(f, set) {
+  const actions = (set && set.actions) || [];
+  const action = actions.find((a) => a.name === f.subject);
+  if (action) return { kind: 'witness', action: action.name };
+  const scenario = ((set && set.scenarios) || []).findIndex((x) => x.name === f.subject);
+  if (scenario >= 0) return { kind: 'scenario', index: scenario };
+  const dot = f.subject.indexOf('.');
+  if (dot > 0) {
+    const owner = actions.find((a) => a.name === f.subject.slice(0, dot));
+    const name = f.subject.slice(dot + 1);
+    if (owner && (owner.considerations || []).some((c) => c.name === name))
+      return { kind: 'consideration', action: owner.name, consideration: name };
+  }
+  return null;
+}
+
+export function findingsHtml(findings, set) {
   return findings.map((f, i) =>
-    `<li class="finding ${f.accepted ? 'accepted' : ''}" data-index="${i}"
+    `<li class="${['finding', f.accepted ? 'accepted' : '', findingTarget(f, set) ? '' : 'inert']
+      .filter(Boolean).join(' ')}" data-index="${i}"
          data-kind="${esc(f.kind)}" data-testid="finding">
        <b>${esc(f.kind)}</b> ${esc(f.subject)}: ${esc(f.message)}
        ${f.accepted ? `<span class="muted">(accepted: ${esc(f.accepted)})</span>` : ''}
@@ -117,9 +138,12 @@ export function tunedSet(set, r) {
 // `factors()` and `targetFactors()` the set's factor lists; `onWitness`
 // loads a witness snapshot into the page; `compare(name, set)` shows a
 // tuned set in the candidate view; `onApply(set)` makes a tuned set the
-// page's working copy; `showError` reports a failed call.
+// page's working copy; `onScenario(index)` loads a scenario of the set and
+// `onConsideration(action, consideration)` opens one in the editor (what
+// findings load); `showError` reports a failed call.
 export function createAnalysisView({
-  $, api, set, factors, targetFactors, onWitness, compare, onApply, showError,
+  $, api, set, factors, targetFactors, onWitness, compare, onApply, onScenario,
+  onConsideration, showError,
 }) {
   let analysis = null;
   let tuned = null;  // the last tuning's set, until applied or replaced
@@ -128,7 +152,7 @@ export function createAnalysisView({
     const a = analysis;
     const findings = a.findings || [];
     $('analysis-text').textContent = findingsSummary(findings);
-    $('analysis-findings').innerHTML = findingsHtml(findings);
+    $('analysis-findings').innerHTML = findingsHtml(findings, set());
     const actions = a.actions || [];
     $('analysis-actions').hidden = actions.length === 0;
     $('analysis-actions').querySelector('tbody').innerHTML =
@@ -222,7 +246,12 @@ export function createAnalysisView({
     });
     $('analysis-findings').addEventListener('click', (e) => {
       const li = e.target.closest('.finding');
-      if (li && analysis) witnessOf(analysis.findings[Number(li.dataset.index)].subject);
+      if (!li || !analysis) return;
+      const target = findingTarget(analysis.findings[Number(li.dataset.index)], set());
+      if (!target) return;
+      if (target.kind === 'witness') witnessOf(target.action);
+      else if (target.kind === 'scenario') onScenario(target.index);
+      else onConsideration(target.action, target.consideration);
     });
     $('analysis-actions').addEventListener('click', (e) => {
       const row = e.target.closest('.analysis-action');

@@ -411,6 +411,16 @@ const analysisView = createAnalysisView({
     renderSetControls();
     markEdited();
   },
+  onScenario: (index) => {
+    $('scenario').value = String(index);
+    $('scenario').dispatchEvent(new Event('change'));
+  },
+  onConsideration: (action, consideration) => {
+    editor.open(action, consideration);
+    const card = document.querySelector(
+      `.action[data-action="${CSS.escape(action)}"] .con[data-consideration="${CSS.escape(consideration)}"]`);
+    if (card) card.scrollIntoView({ block: 'center' });
+  },
   showError,
 });
 

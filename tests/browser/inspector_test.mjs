@@ -577,6 +577,26 @@ try {
     await page.waitForSelector('#error', { state: 'hidden' });
     // Chromium logs the refused what-if calls (400) itself; nothing else.
     assert.deepEqual(problems.filter((p) => !/status of 400 \(Bad Request\)/.test(p)), []);
+    problems.length = 0;  // those, and only those, were expected
+  });
+
+  await check('findings load what they name: a fragile scenario, a plateau\'s curve', async () => {
+    await page.selectOption('#set', 'arena_mage');
+    await page.waitForSelector('body[data-set="arena_mage"]');
+    await settled(page);
+    await page.click('#analysis-run');
+    await page.waitForSelector('.finding[data-kind="fragile_scenario"]');
+    await page.locator('.finding[data-kind="fragile_scenario"]').first().click();
+    await page.waitForFunction(() => document.getElementById('scenario').selectedOptions[0]
+      .textContent === 'Badly hurt, shrine empty');
+    await settled(page);
+    assert.equal(await pageWinner(page), 'attack');  // as the finding says
+    await page.locator('.finding[data-kind="plateau"]', { hasText: 'take_cover.threat' }).click();
+    await page.waitForSelector('#editor:not([hidden])');
+    assert.equal(await page.locator('#editor-title').textContent(), 'take_cover / threat');
+    assert.equal(await page.locator('#editor-fields input[data-field="range max"]').inputValue(), '3');
+    assert.equal(await page.locator('.finding.inert').count(), 0, 'every arena finding acts');
+    assert.deepEqual(problems, []);
   });
 
   await check('no text under 12 px, and text contrast at least 4.5:1 (WCAG AA)', async () => {

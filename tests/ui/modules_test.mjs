@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 
 import { actionsHtml, cardOrder } from '../../server/ui/actions_view.js';
 import {
-  analysisActionsHtml, applyParam, findingsHtml, findingsSummary,
+  analysisActionsHtml, applyParam, findingsHtml, findingsSummary, findingTarget,
   tunedSet, tuneText, winnerMapHtml,
 } from '../../server/ui/analysis_view.js';
 import { createApi } from '../../server/ui/api.js';
@@ -193,7 +193,7 @@ test('findings are summed up, listed with their kind, the accepted muted', () =>
   ];
   assert.equal(findingsSummary(findings), '2 findings, 1 not accepted by the set.');
   assert.equal(findingsSummary(findings.slice(0, 1)), '1 finding, 1 not accepted by the set.');
-  const html = findingsHtml(findings);
+  const html = findingsHtml(findings, { actions: [{ name: 'hide' }, { name: 'eat' }] });
   assert.match(html, /data-index="0"[\s\S]*<b>dead_action<\/b> hide: never wins/);
   assert.match(html, /class="finding accepted" data-index="1"/);
   assert.match(html, /by &lt;sleep&gt;/);
@@ -680,4 +680,20 @@ test('one colour per action, none of them the veto red, and a pattern beside it'
   assert.equal(new Set(ACTION_COLOURS).size, ACTION_COLOURS.length);
   assert.ok(!ACTION_COLOURS.includes('#c0392b'));
   assert.equal(actionColour(ACTION_COLOURS.length + 2), actionColour(2));
+});
+
+test('a finding loads its action\'s witness, its scenario or its consideration', () => {
+  const set = { actions: [{ name: 'eat', considerations: [{ name: 'hunger' }] }, { name: 'hide' }],
+    scenarios: [{ name: 'Starving' }, { name: 'Chased' }] };
+  assert.deepEqual(findingTarget({ kind: 'dead', subject: 'hide' }, set), { kind: 'witness', action: 'hide' });
+  assert.deepEqual(findingTarget({ kind: 'fragile_scenario', subject: 'Chased' }, set),
+    { kind: 'scenario', index: 1 });
+  assert.deepEqual(findingTarget({ kind: 'plateau', subject: 'eat.hunger' }, set),
+    { kind: 'consideration', action: 'eat', consideration: 'hunger' });
+  assert.equal(findingTarget({ kind: 'never_entered', subject: 'combat' }, set), null);
+  assert.equal(findingTarget({ kind: 'plateau', subject: 'eat.thirst' }, set), null);
+  const html = findingsHtml([{ kind: 'dead', subject: 'hide', message: 'm' },
+    { kind: 'never_entered', subject: 'combat', message: 'm' }], set);
+  assert.match(html, /class="finding" data-index="0"/);
+  assert.match(html, /class="finding inert" data-index="1"/);
 });
