@@ -108,6 +108,21 @@ export function applyParam(set, path, value) {
   at[camel(rest[rest.length - 1])] = value;
 }
 
+// The tuner's `unlock` for what may change (`what`: action_weights,
+// weights, …) with the actions in `locked` kept fixed (their weights and
+// considerations); null when every action is locked.
+export function unlockSpec(what, actions, locked) {
+  const free = actions.filter((a) => !locked.includes(a));
+  if (free.length === 0) return null;
+  return free.length === actions.length ? what : `${what}:${free.join(',')}`;
+}
+
+// One checkbox per action, to keep it fixed while tuning.
+export function locksHtml(actions) {
+  return actions.map((a) => `<label class="lock"><input type="checkbox" data-lock="${esc(a)}"> ${
+    esc(a)}</label>`).join('');
+}
+
 // What the tuner's answer `r` says: the conflicts, nothing to change, or
 // each change and each scenario's winner after it.
 export function tuneText(r) {
@@ -177,6 +192,7 @@ export function createAnalysisView({
   // A new set: its axes, and nothing analysed yet.
   function reset() {
     factorsChanged();
+    $('analysis-locks').innerHTML = locksHtml((set().actions || []).map((a) => a.name));
     analysis = null;
     $('analysis-findings').innerHTML = $('analysis-map').innerHTML = '';
     $('analysis-text').textContent = '';
@@ -213,8 +229,17 @@ export function createAnalysisView({
     $('analysis-apply').hidden = true;
     try {
       const margin = Number($('analysis-margin').value);
+      const locked = [...$('analysis-locks').querySelectorAll('input:checked')]
+        .map((el) => el.dataset.lock);
+      const unlock = unlockSpec($('analysis-unlock').value,
+        (set().actions || []).map((a) => a.name), locked);
+      if (!unlock) {
+        out.textContent = 'Every action is kept fixed: the tuner may change nothing. ' +
+          'Untick an action under "keep actions fixed".';
+        return;
+      }
       const r = await api('/api/v1/tune', {
-        behaviourSet: set(), unlock: $('analysis-unlock').value,
+        behaviourSet: set(), unlock,
         ...(margin >= 0 ? { margin } : {}) });
       out.textContent = tuneText(r);
       if (!r.feasible || ((r.changes || []).length === 0 &&

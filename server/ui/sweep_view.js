@@ -93,7 +93,8 @@ export function sweepChart(sweep, names, current, sens) {
       <div class="legend">${names.map((n, k) =>
         `<span>${actionKey(k)} ${esc(n)}</span>`).join('')}</div>`;
   const text = (changes.length
-    ? 'Winner changes: ' + changes.map((c) => `${c.from} → ${c.to} near ${fmt(c.x)}`).join('; ')
+    ? 'Winner changes: ' + changes.map((c) =>
+      `${c.from} → ${c.to} near ${fmt(c.x)}${f.unit ? ' ' + f.unit : ''}`).join('; ')
     : `${winners[0]} wins across the whole range`) + '.' +
     (near.length ? ` Nearest change (exact): ${near.join('; ')}.` : '');
   return { html, text };

@@ -422,6 +422,23 @@ try {
     assert.deepEqual(problems, []);
   });
 
+  await check('an action kept fixed is left alone by the tuner', async () => {
+    await page.selectOption('#analysis-unlock', 'action_weights');
+    await page.fill('#analysis-margin', '0.1');
+    await page.locator('#analysis-locks-box summary').click();
+    await page.locator('#analysis-locks input[data-lock="take_cover"]').check();
+    await page.evaluate(() => { document.getElementById('analysis-tune-out').textContent = ''; });
+    await page.click('#analysis-tune');
+    await page.waitForFunction(() => /\S/.test(
+      document.getElementById('analysis-tune-out').textContent) &&
+      !/tuning…/.test(document.getElementById('analysis-tune-out').textContent));
+    const text = await page.locator('#analysis-tune-out').textContent();
+    assert.doesNotMatch(text, /take_cover: weight/, text);
+    assert.match(text, /weight|No change/, text);
+    await page.locator('#analysis-locks input[data-lock="take_cover"]').uncheck();
+    await settled(page);
+  });
+
   await check('the tuner may move bookends and curves too', async () => {
     await page.selectOption('#analysis-unlock', 'weights+bookends+curves');
     await page.fill('#analysis-margin', '0.1');

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 
 import { actionsHtml, cardOrder } from '../../server/ui/actions_view.js';
 import {
-  analysisActionsHtml, applyParam, findingsHtml, findingsSummary, findingTarget,
+  analysisActionsHtml, applyParam, findingsHtml, findingsSummary, findingTarget, locksHtml,
+  unlockSpec,
   tunedSet, tuneText, winnerMapHtml,
 } from '../../server/ui/analysis_view.js';
 import { createApi } from '../../server/ui/api.js';
@@ -488,7 +489,7 @@ test('a sweep\'s winner changes fall midway, best scores per action per step', (
                                           [[0, 0.8], [50, 0.5], [100, 0]]]);
   const sens = { factor: 'health', unit: 'hp', below: { action: 'flee', value: 31.5 } };
   const chart = sweepChart(sweep, ['attack', 'flee'], 50, sens);
-  assert.equal(chart.text, 'Winner changes: flee → attack near 25.0; attack → (none) near 75.0.' +
+  assert.equal(chart.text, 'Winner changes: flee → attack near 25.0 hp; attack → (none) near 75.0 hp.' +
     ' Nearest change (exact): flee at ≤ 31.5 hp.');
   assert.match(chart.html, /class="crossing" data-side="below" data-value="31.5"/);
   assert.equal((chart.html.match(/class="marker"/g) || []).length, 2);
@@ -696,4 +697,12 @@ test('a finding loads its action\'s witness, its scenario or its consideration',
     { kind: 'never_entered', subject: 'combat', message: 'm' }], set);
   assert.match(html, /class="finding" data-index="0"/);
   assert.match(html, /class="finding inert" data-index="1"/);
+});
+
+test('actions kept fixed leave the tuner the others, or nothing to change', () => {
+  const actions = ['eat', 'hide', 'wander'];
+  assert.equal(unlockSpec('weights', actions, []), 'weights');
+  assert.equal(unlockSpec('weights+bookends', actions, ['hide']), 'weights+bookends:eat,wander');
+  assert.equal(unlockSpec('action_weights', actions, actions), null);
+  assert.match(locksHtml(['eat', '<b>']), /data-lock="eat"> eat<\/label>.*data-lock="&lt;b&gt;"/s);
 });
