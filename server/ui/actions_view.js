@@ -76,6 +76,54 @@ export function cardOrder(d) {
     .map((x) => x.a)]);
 }
 
+// A row's considerations from the one pulling its score down most (lowest
+// output) up.
+function weakest(row) {
+  return (row.considerations || []).slice().sort((x, y) => (x.output || 0) - (y.output || 0));
+}
+
+function rowLabel(action, target) { return target ? `${action} → ${target}` : action; }
+
+// The answer pinned above the cards: who won, over whom and by how much, in
+// words (a negative margin is a win by rank; a score above 1 is the
+// commitment bonus), and the considerations that separate the two — each
+// side's weakest, since a product or mean is held down by its lowest.
+export function duelText(d) {
+  const ex = d.explanation || {};
+  const rows = ex.actions || [];
+  const find = (action, target) => rows.find((a) => sameRow(a.action, a.targetId, action, target));
+  const win = find(d.action, d.targetId);
+  if (!win) return { head: d.action ? `${d.action} wins.` : 'No action can be chosen.', lines: [] };
+  const run = ex.runnerUpAction ? find(ex.runnerUpAction, ex.runnerUpTarget) : null;
+  let head = `${rowLabel(win.action, win.targetId)} wins with ${win.score.toFixed(3)}`;
+  if (!run) head += ', unopposed.';
+  else if (ex.margin >= 0) {
+    head += ` over ${rowLabel(run.action, run.targetId)} (${run.score.toFixed(3)}), by ${Number(ex.margin).toFixed(3)}.`;
+  } else {
+    head += `, by rank: it is in rank ${win.rank || 0}, where it competes; ` +
+      `${rowLabel(run.action, run.targetId)} scores more (${run.score.toFixed(3)}) in rank ${run.rank || 0}.`;
+  }
+  const lines = [];
+  if (win.score > 1 && win.commitmentFactor > 1) {
+    lines.push(`Its score is above 1 because it is the current action: ` +
+      `the commitment bonus multiplies it by ${fmt(win.commitmentFactor)}.`);
+  }
+  for (const [who, row] of [['winner', win], ['runner-up', run]]) {
+    const low = row && weakest(row)[0];
+    if (low) {
+      lines.push(`The ${who}'s weakest consideration: ${low.consideration} ` +
+        `(output ${fmt(low.output)}).`);
+    }
+  }
+  return { head, lines };
+}
+
+export function duelHtml(d) {
+  const t = duelText(d);
+  return `<p class="duel-head">${esc(t.head)}</p>` +
+    (t.lines.length ? `<ul>${t.lines.map((l) => `<li>${esc(l)}</li>`).join('')}</ul>` : '');
+}
+
 // Decision `d` of `set` (the page's working copy) as cards (in
 // `cardOrder`); `curves` are the sweeps' points by "action/consideration".
 export function actionsHtml(set, d, curves) {

@@ -4,7 +4,7 @@
 // This module holds the page's state and wires the panels together; each
 // panel and each pure piece is a module of its own (see server/README.md),
 // unit-tested under Node (tests/ui/modules_test.mjs).
-import { actionsHtml } from './actions_view.js';
+import { actionsHtml, duelHtml } from './actions_view.js';
 import { createAnalysisView } from './analysis_view.js';
 import { createApi } from './api.js';
 import { createCandidateView } from './candidate_view.js';
@@ -242,6 +242,7 @@ async function rescore() {
 function renderActions() {
   if (!state.decision) return;
   $('summary').textContent = (state.decision.explanation || {}).summary || '';
+  $('duel').innerHTML = duelHtml(state.decision);
   $('actions').innerHTML = actionsHtml(state.work, state.decision, state.curves);
 }
 

@@ -135,6 +135,13 @@ try {
     const attack = page.locator('.action[data-action="attack"]').first();
     assert.match(await attack.getAttribute('class'), /vetoed/);
     assert.equal(await attack.locator('.vetoed-by').textContent(), 'charges_left');
+    // The answer is pinned above the cards, and the winner's card comes first.
+    await settled(page);
+    const d = await page.evaluate(() => window.inspector.state.decision);
+    const head = await page.locator('#duel .duel-head').textContent();
+    assert.ok(head.startsWith(`recharge wins with ${d.score.toFixed(3)} over ${d.explanation.runnerUpAction}`), head);
+    assert.equal(await page.locator('.rank').first().locator('.action').first().getAttribute('data-action'),
+      'recharge');
     // Curves are drawn from the server's sweep.
     await page.waitForSelector('.con svg path.curve');
     await page.screenshot({ path: path.join(outDir, 'inspector-scores.png') });

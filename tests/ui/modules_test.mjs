@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { actionsHtml, cardOrder } from '../../server/ui/actions_view.js';
+import { actionsHtml, cardOrder, duelHtml, duelText } from '../../server/ui/actions_view.js';
 import {
   analysisActionsHtml, applyParam, findingsHtml, findingsSummary, findingTarget, locksHtml,
   unlockSpec,
@@ -705,4 +705,26 @@ test('actions kept fixed leave the tuner the others, or nothing to change', () =
   assert.equal(unlockSpec('weights+bookends', actions, ['hide']), 'weights+bookends:eat,wander');
   assert.equal(unlockSpec('action_weights', actions, actions), null);
   assert.match(locksHtml(['eat', '<b>']), /data-lock="eat"> eat<\/label>.*data-lock="&lt;b&gt;"/s);
+});
+
+test('the pinned answer says who won over whom, by rank when the margin is negative', () => {
+  const cons = (pairs) => pairs.map(([c, output]) => ({ consideration: c, output }));
+  const d = { action: 'flee', explanation: { runnerUpAction: 'attack', runnerUpTarget: 'g1', margin: 0.125,
+    actions: [
+      { action: 'flee', score: 1.2, commitmentFactor: 1.5, considerations: cons([['hurt', 0.9], ['far', 0.4]]) },
+      { action: 'attack', targetId: 'g1', score: 0.8, considerations: cons([['close', 0.2], ['healthy', 1]]) },
+    ] } };
+  assert.deepEqual(duelText(d), {
+    head: 'flee wins with 1.200 over attack → g1 (0.800), by 0.125.',
+    lines: ['Its score is above 1 because it is the current action: the commitment bonus multiplies it by 1.500.',
+      "The winner's weakest consideration: far (output 0.400).",
+      "The runner-up's weakest consideration: close (output 0.200)."] });
+  const byRank = { ...d, explanation: { ...d.explanation, margin: -0.2, actions: [
+    { action: 'flee', score: 0.6, rank: 2 }, { action: 'attack', targetId: 'g1', score: 0.8, rank: 1 }] } };
+  assert.equal(duelText(byRank).head, 'flee wins with 0.600, by rank: it is in rank 2, where it ' +
+    'competes; attack → g1 scores more (0.800) in rank 1.');
+  assert.equal(duelText({ action: 'idle', explanation: { actions: [{ action: 'idle', score: 0.1 }] } }).head,
+    'idle wins with 0.100, unopposed.');
+  assert.equal(duelText({ action: '', explanation: {} }).head, 'No action can be chosen.');
+  assert.match(duelHtml(d), /<p class="duel-head">flee wins with 1.200 over attack → g1/);
 });
