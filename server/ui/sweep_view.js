@@ -5,7 +5,7 @@
 // (tests/ui/modules_test.mjs); app.js asks the server for the sweeps.
 import { actionColour, actionDash, actionKey } from './plot.js';
 import { crossingText } from './sensitivity_view.js';
-import { esc, fmt } from './text.js';
+import { esc, fmt, short } from './text.js';
 
 export const SWEEP_POINTS = 41;
 
@@ -44,7 +44,8 @@ export function winnerChanges(sweep) {
   for (let i = 1; i < winners.length; i++) {
     if (winners[i] !== winners[i - 1])
       changes.push({ from: winners[i - 1], to: winners[i],
-                     x: (sweep.xs[i] + sweep.xs[i - 1]) / 2 });
+                     x: (sweep.xs[i] + sweep.xs[i - 1]) / 2,
+                     between: [sweep.xs[i - 1], sweep.xs[i]] });
   }
   return { winners, changes };
 }
@@ -92,9 +93,15 @@ export function sweepChart(sweep, names, current, sens) {
       ${lines}<circle class="dot" cx="${sx(current)}" cy="${h - 20}" r="4"/></svg>
       <div class="legend">${names.map((n, k) =>
         `<span>${actionKey(k)} ${esc(n)}</span>`).join('')}</div>`;
+  const unit = f.unit ? ' ' + f.unit : '';
+  // A sampled change with the exact crossing between its two steps is
+  // said at the exact value, so one crossing never reads as two numbers.
+  const exact = (c) => ['below', 'above'].map((side) => sens && sens[side])
+    .find((x) => x && (x.value || 0) >= Math.min(...c.between) && (x.value || 0) <= Math.max(...c.between));
   const text = (changes.length
-    ? 'Winner changes: ' + changes.map((c) =>
-      `${c.from} → ${c.to} near ${fmt(c.x)}${f.unit ? ' ' + f.unit : ''}`).join('; ')
+    ? 'Winner changes: ' + changes.map((c) => exact(c)
+      ? `${c.from} → ${c.to} at ${short(exact(c).value || 0)}${unit} (exact)`
+      : `${c.from} → ${c.to} near ${fmt(c.x)}${unit}`).join('; ')
     : `${winners[0]} wins across the whole range`) + '.' +
     (near.length ? ` Nearest change (exact): ${near.join('; ')}.` : '');
   return { html, text };

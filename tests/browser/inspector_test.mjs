@@ -249,6 +249,8 @@ try {
     assert.equal(Number(await page.locator('#sweep line.crossing[data-side="below"]')
       .getAttribute('data-value')), health.below.value);
     assert.match(await page.locator('#sweep-text').textContent(), /Nearest change \(exact\): heal at ≤ 37\.53 hp/);
+    // The sampled change at that crossing is said at the exact value too.
+    assert.match(await page.locator('#sweep-text').textContent(), /heal → \w+ at 37\.53 hp \(exact\)/);
     // Just above the crossing the winner holds; at the slider's step below
     // it, heal wins, on the page as in the API.
     await page.locator('input[data-factor="health"]').fill('38');

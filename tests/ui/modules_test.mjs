@@ -484,12 +484,14 @@ test('a sweep\'s winner changes fall midway, best scores per action per step', (
     decisions: [swept('flee', [[1, 0.8], [0, 0.2, 'g1'], [0, 0.4, 'g2']]),
                 swept('attack', [[0, 0.6, 'g1'], [1, 0.5]]), swept('', [])] };
   assert.deepEqual(winnerChanges(sweep).changes, [
-    { from: 'flee', to: 'attack', x: 25 }, { from: 'attack', to: '(none)', x: 75 }]);
+    { from: 'flee', to: 'attack', x: 25, between: [0, 50] },
+    { from: 'attack', to: '(none)', x: 75, between: [50, 100] }]);
   assert.deepEqual(bestScores(sweep, 2), [[[0, 0.4], [50, 0.6], [100, 0]],
                                           [[0, 0.8], [50, 0.5], [100, 0]]]);
   const sens = { factor: 'health', unit: 'hp', below: { action: 'flee', value: 31.5 } };
   const chart = sweepChart(sweep, ['attack', 'flee'], 50, sens);
-  assert.equal(chart.text, 'Winner changes: flee → attack near 25.0 hp; attack → (none) near 75.0 hp.' +
+  // The first change has the exact crossing (31.5) between its steps.
+  assert.equal(chart.text, 'Winner changes: flee → attack at 31.5 hp (exact); attack → (none) near 75.0 hp.' +
     ' Nearest change (exact): flee at ≤ 31.5 hp.');
   assert.match(chart.html, /class="crossing" data-side="below" data-value="31.5"/);
   assert.equal((chart.html.match(/class="marker"/g) || []).length, 2);
