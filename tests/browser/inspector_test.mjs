@@ -571,7 +571,19 @@ try {
     await settled(page);
     assert.equal(await revision(), await serverRevision());
     assert.equal(await page.locator('#export').isDisabled(), false);
+    // The file as it was; the page follows that reload too before the next
+    // check, so no reload lands in the middle of it.
+    const twice = await serverRevision();
     fs.writeFileSync(file, original);
+    let restored = twice;
+    for (let i = 0; i < 200 && restored === twice; i++) {
+      await sleep(100);
+      restored = await serverRevision();
+    }
+    assert.notEqual(restored, twice, 'the server reloads the restored file');
+    await page.waitForFunction((r) => window.inspector.state.summary.revision === r,
+      restored, { timeout: 20000 });
+    await settled(page);
     assert.deepEqual(problems, []);
   });
 
