@@ -13,8 +13,8 @@ import { createFeedView } from './feed_view.js';
 import { curveSvg } from './plot.js';
 import { sensitivityLine, sensitivityOf } from './sensitivity_view.js';
 import {
-  agentOf as snapshotAgent, carriedSnapshot, defaultSnapshot, factorOf, factorsOf, loggedSnapshot, scenarioSnapshot,
-  targetFactorsOf,
+  agentOf as snapshotAgent, carriedSnapshot, defaultSnapshot, factorOf, factorsOf, factorStep,
+  loggedSnapshot, scenarioSnapshot, targetFactorsOf,
 } from './snapshot.js';
 import { exportRefusal, revisionChange, staleText } from './revision.js';
 import { addSweepCurves, sweepChart, sweepXs } from './sweep_view.js';
@@ -180,13 +180,15 @@ function renderSetControls() {
   $('revert').hidden = !state.edited;
 }
 
-function slider(f, value, attrs) {
-  const step = (Math.abs(f.max - f.min) / 200) || 0.01;
+// A factor's slider, named by the factor (and its unit) for screen readers,
+// its description as the tooltip.
+function slider(f, value, attrs, label = f.name) {
   const lo = Math.min(f.min, f.max), hi = Math.max(f.min, f.max);
   return `<div class="slider"><div class="name"><span>${esc(f.name)}</span>
     <span><b class="value">${fmt(value)}</b> ${esc(f.unit || '')}</span></div>
-    <input type="range" min="${lo}" max="${hi}" step="${step}" value="${value}"
-      ${attrs} title="${esc(f.description || '')}">
+    <input type="range" min="${lo}" max="${hi}" step="${factorStep(f)}" value="${value}"
+      ${attrs} aria-label="${esc(label + (f.unit ? ` (${f.unit})` : ''))}"
+      title="${esc(f.description || '')}">
     <div class="sens"></div></div>`;
 }
 
@@ -201,7 +203,8 @@ function renderInputs() {
   $('targets').innerHTML = snap.targets.map((t, i) =>
     `<h3>Target ${esc(t.id)}</h3>` + targetFactorList().map((f) =>
       slider(f, t.factors[f.name],
-        `data-target="${i}" data-target-factor="${esc(f.name)}"`)).join('')).join('');
+        `data-target="${i}" data-target-factor="${esc(f.name)}"`,
+        `${t.id} ${f.name}`)).join('')).join('');
 }
 
 // Loads `snapshot` as the page's agent (a scenario left unchosen).

@@ -15,6 +15,17 @@ export function factorOf(set, def) {
   return list.find((f) => f.name === def.factor) || { min: 0, max: 1 };
 }
 
+// A slider's step for factor `f`: about 1/200 of its range, rounded to
+// 1, 2 or 5 times a power of ten, so that round values (4, 0.5, 37.5) can
+// be reached exactly rather than as 3.99.
+export function factorStep(f) {
+  const raw = Math.abs(f.max - f.min) / 200;
+  if (!(raw > 0) || !Number.isFinite(raw)) return 0.01;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  const m = raw / p;
+  return Number(((m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p).toPrecision(1));
+}
+
 function midpoints(list) {
   return Object.fromEntries(list.map((f) => [f.name, (f.min + f.max) / 2]));
 }

@@ -135,6 +135,10 @@ try {
     const attack = page.locator('.action[data-action="attack"]').first();
     assert.match(await attack.getAttribute('class'), /vetoed/);
     assert.equal(await attack.locator('.vetoed-by').textContent(), 'charges_left');
+    // Sliders are named by their factor and unit, and step by round values.
+    const health = page.getByRole('slider', { name: 'health (hp)', exact: true });
+    assert.equal(await health.getAttribute('step'), '0.5');
+    assert.equal(await page.getByRole('slider', { name: 'goblin-1 distance (m)' }).count(), 1);
     // The answer is pinned above the cards, and the winner's card comes first.
     await settled(page);
     const d = await page.evaluate(() => window.inspector.state.decision);

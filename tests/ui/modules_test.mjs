@@ -26,7 +26,7 @@ import {
   crossingText, sensitivityLine, sensitivityOf,
 } from '../../server/ui/sensitivity_view.js';
 import {
-  agentOf, carriedSnapshot, defaultSnapshot, factorOf, loggedSnapshot, scenarioSnapshot,
+  agentOf, carriedSnapshot, defaultSnapshot, factorOf, factorStep, loggedSnapshot, scenarioSnapshot,
 } from '../../server/ui/snapshot.js';
 import { exportRefusal, revisionChange, staleText } from '../../server/ui/revision.js';
 import {
@@ -729,4 +729,15 @@ test('the pinned answer says who won over whom, by rank when the margin is negat
     'idle wins with 0.100, unopposed.');
   assert.equal(duelText({ action: '', explanation: {} }).head, 'No action can be chosen.');
   assert.match(duelHtml(d), /<p class="duel-head">flee wins with 1.200 over attack → g1/);
+});
+
+test('a slider steps by a round fraction of its range, so round values are reachable', () => {
+  assert.equal(factorStep({ min: 0, max: 100 }), 0.5);
+  assert.equal(factorStep({ min: 0, max: 10 }), 0.05);
+  assert.equal(factorStep({ min: 0, max: 6 }), 0.05);
+  assert.equal(factorStep({ min: 0, max: 1.33 }), 0.01);
+  assert.equal(factorStep({ min: 40, max: 0 }), 0.2);
+  assert.equal(factorStep({ min: 0, max: 0 }), 0.01);
+  // 4 on a 0..6 slider is a whole number of steps.
+  assert.equal(Number.isInteger(Math.round(4 / factorStep({ min: 0, max: 6 }) * 1e9) / 1e9), true);
 });
