@@ -25,11 +25,16 @@ export function actionKey(i) {
 // `points` are [x, output] pairs (gaps allowed) over `range` ([lo, hi],
 // either order); `x` marks the agent's value, clamped into the range, when
 // it is a finite number. Empty for no points.
+// A plot 120 px or taller (the large one) also labels its output axis
+// 0, 0.5 and 1, in a left margin.
 export function curveSvg(points, x, range, w, h) {
   if (!points || !points.length) return '';
   const lo = range[0], hi = range[1];
-  const sx = (v) => 4 + (w - 8) * (v - lo) / ((hi - lo) || 1);
+  const left = h >= 120 ? 28 : 4;
+  const sx = (v) => left + (w - left - 4) * (v - lo) / ((hi - lo) || 1);
   const sy = (v) => h - 12 - (h - 16) * v;
+  const yAxis = left > 4 ? [0, 0.5, 1].map((v) =>
+    `<text class="y" x="${left - 4}" y="${(sy(v) + 4).toFixed(1)}" text-anchor="end">${v}</text>`).join('') : '';
   const path = points.filter(Boolean).map((p, i) =>
     `${i ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join('');
   let marker = '';
@@ -38,9 +43,9 @@ export function curveSvg(points, x, range, w, h) {
     marker = `<line class="marker" x1="${cx}" x2="${cx}" y1="2" y2="${h - 12}"/>`;
   }
   return `<svg width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">
-    <line class="axis" x1="4" x2="${w - 4}" y1="${h - 12}" y2="${h - 12}"/>
-    <line class="axis" x1="4" x2="4" y1="2" y2="${h - 12}"/>
-    <path class="curve" d="${path}"/>${marker}
-    <text x="4" y="${h - 1}">${fmt(lo)}</text>
+    <line class="axis" x1="${left}" x2="${w - 4}" y1="${h - 12}" y2="${h - 12}"/>
+    <line class="axis" x1="${left}" x2="${left}" y1="2" y2="${h - 12}"/>
+    <path class="curve" d="${path}"/>${marker}${yAxis}
+    <text x="${left}" y="${h - 1}">${fmt(lo)}</text>
     <text x="${w - 4}" y="${h - 1}" text-anchor="end">${fmt(hi)}</text></svg>`;
 }

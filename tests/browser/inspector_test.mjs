@@ -149,6 +149,12 @@ try {
     // Curves are drawn from the server's sweep.
     await page.waitForSelector('.con svg path.curve');
     await page.screenshot({ path: path.join(outDir, 'inspector-scores.png') });
+    // The large plot labels its output axis, and Esc closes it.
+    await page.locator('.action.winner .con svg').first().click();
+    await page.waitForSelector('#modal:not([hidden])');
+    assert.deepEqual(await page.locator('#modal-body svg text.y').allTextContents(), ['0', '0.5', '1']);
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('#modal', { state: 'hidden' });
   });
 
   await check('moving the health slider down changes the winner as the engine says', async () => {

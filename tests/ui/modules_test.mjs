@@ -347,6 +347,12 @@ test('a curve plot draws its points over the range and marks the agent', () => {
   assert.match(svg, /<line class="marker" x1="104" x2="104"/);  // clamped to hi
   assert.match(svg, /<text x="4" y="65">0.000<\/text>[\s\S]*text-anchor="end">10.0</);
   assert.doesNotMatch(curveSvg([[0, 0], [1, 1]], NaN, [0, 1], 100, 50), /marker/);
+  // The large plot labels its output axis in a left margin.
+  assert.doesNotMatch(svg, /class="y"/);
+  const big = curveSvg([[0, 0], [10, 1]], 5, [0, 10], 640, 320);
+  assert.match(big, /<path class="curve" d="M28.0,308.0L636.0,4.0"\/>/);
+  assert.deepEqual([...big.matchAll(/<text class="y" x="24" y="([\d.]+)" text-anchor="end">([\d.]+)</g)]
+    .map((m) => [m[1], m[2]]), [['312.0', '0'], ['160.0', '0.5'], ['8.0', '1']]);
 });
 
 // ---- api.js -------------------------------------------------------------------
