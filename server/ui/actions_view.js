@@ -70,10 +70,9 @@ export function cardOrder(d) {
   const place = (a) => sameRow(a.action, a.targetId, d.action, d.targetId) ? 0
     : sameRow(a.action, a.targetId, ex.runnerUpAction, ex.runnerUpTarget) ? 1
     : a.vetoed ? 3 : 2;
+  // Array sort is stable: equal scores keep the server's order.
   return ranks.map((rank) => [rank, rows.filter((r) => (r.rank || 0) === rank)
-    .map((a, i) => ({ a, i }))
-    .sort((x, y) => place(x.a) - place(y.a) || y.a.score - x.a.score || x.i - y.i)
-    .map((x) => x.a)]);
+    .sort((x, y) => place(x) - place(y) || y.score - x.score)]);
 }
 
 // A row's considerations from the one pulling its score down most (lowest

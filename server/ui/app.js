@@ -34,7 +34,6 @@ const state = {
   loaded: null,      // the set as the server has it (defaults applied)
   work: null,        // the working copy the what-if editor changes
   edited: false,
-  stale: '',         // why the page's copy is behind the server's, or ''
   snapshot: null,    // {factors: {name: v}, targets: [{id, factors}], ...}
   decision: null,    // last decision for the snapshot
   scoring: null,     // the newest scoring call's ticket (older answers are dropped)
@@ -139,12 +138,14 @@ async function chooseSet(name, snapshot) {
 
 // ---- following the server's reloads: revision.js ----------------------------
 
+// Says why the page's copy is behind the server's (and refuses Export), or
+// clears that ('').
+const EXPORT_TITLE = $('export').title;
 function showStale(text) {
-  state.stale = text;
   $('stale').hidden = !text;
   $('stale').textContent = text;
   $('export').disabled = !!text;
-  $('export').title = text || 'Download the edited set as YAML';
+  $('export').title = text || EXPORT_TITLE;
 }
 
 // Polled with the feed: a new revision of the page's set is loaded when the

@@ -98,10 +98,11 @@ export function sweepChart(sweep, names, current, sens) {
   // said at the exact value, so one crossing never reads as two numbers.
   const exact = (c) => ['below', 'above'].map((side) => sens && sens[side])
     .find((x) => x && (x.value || 0) >= Math.min(...c.between) && (x.value || 0) <= Math.max(...c.between));
+  const said = (c, at = exact(c)) => at
+    ? `${c.from} → ${c.to} at ${short(at.value || 0)}${unit} (exact)`
+    : `${c.from} → ${c.to} near ${fmt(c.x)}${unit}`;
   const text = (changes.length
-    ? 'Winner changes: ' + changes.map((c) => exact(c)
-      ? `${c.from} → ${c.to} at ${short(exact(c).value || 0)}${unit} (exact)`
-      : `${c.from} → ${c.to} near ${fmt(c.x)}${unit}`).join('; ')
+    ? 'Winner changes: ' + changes.map((c) => said(c)).join('; ')
     : `${winners[0]} wins across the whole range`) + '.' +
     (near.length ? ` Nearest change (exact): ${near.join('; ')}.` : '');
   return { html, text };
