@@ -198,6 +198,15 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
       s->decision_log_.get(), s->recent_.get(), s->shadow_.get(),
       s->canary_.get());
 
+  // The sets are loaded before the port opens: a client whose stream was
+  // waiting for this address (a replica restarting) is answered, not
+  // refused as not ready, as soon as it connects. A load that fails still
+  // opens the port, serving nothing and NOT_SERVING until a good reload.
+  UtilitydServer* raw = s.get();
+  s->store_->SetListener(
+      [raw](const ReloadOutcome& outcome) { raw->OnReload(outcome); });
+  (void)s->store_->Reload();
+
   grpc::EnableDefaultHealthCheckService(true);
   if (options.reflection)
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -218,12 +227,7 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
     return absl::UnavailableError(
         absl::StrCat("grpc_address: cannot listen on ", options.grpc_address));
   }
-  s->SetServing(false);
-
-  UtilitydServer* raw = s.get();
-  s->store_->SetListener(
-      [raw](const ReloadOutcome& outcome) { raw->OnReload(outcome); });
-  (void)s->store_->Reload();
+  s->SetServing(s->store_->Current() != nullptr);
   s->watcher_ =
       std::make_unique<ConfigWatcher>(s->store_.get(), options.reload_interval);
   s->watcher_->Start();
@@ -372,6 +376,7 @@ UtilitydServer::~UtilitydServer() {
 }
 
 void UtilitydServer::SetServing(bool serving) {
+  if (server_ == nullptr) return;  // the first load: Start sets it after
   grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
   if (health == nullptr) return;
   health->SetServingStatus("", serving);

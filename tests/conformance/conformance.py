@@ -18,6 +18,8 @@ and on stdout, one JSON object a line:
    "attempts": n, "replica": "host:port", "error": "..."}
                                     when a batch settles (ms: Unix epoch)
   {"end": true}                     after the last batch settled
+With --wait_ready=false the driver sends its first batches without a
+readiness wait.
 Each tick the driver submits B batches, slot s holding agents s, s+B, ...
 (an agent is always in the same slot), with named factors of
 eat_hide_wander. SCENARIOS=a,b runs only those; MODES=stream likewise.
@@ -59,7 +61,7 @@ class Replica:
                      "--reload_interval=1h", "--log_level=warning"] + flags
         self.proc = None
 
-    def start(self, wait=True):
+    def start(self, wait=True, serving=True):
         with open(self.log, "a") as log:
             self.proc = subprocess.Popen(self.args, stdout=log, stderr=log)
         if wait:
@@ -74,6 +76,8 @@ class Replica:
                     if time.time() > deadline or self.proc.poll() is not None:
                         raise RuntimeError("utilityd did not listen: see " + self.log)
                     time.sleep(0.01)
+            if not serving:
+                return
             channel = grpc.insecure_channel("127.0.0.1:%d" % self.port)
             wait_serving(channel, time.time() + 20)
             channel.close()
@@ -183,22 +187,34 @@ def reorder_factors(config_dir):
 def run(scenario, mode, work):
     config_dir = os.path.join(work, "sets")
     shutil.copytree(os.path.join(REPO, "examples", "behaviour_sets"), config_dir)
+    # A replica 0 without sets listens, refuses every batch as not ready
+    # (UNAVAILABLE) and answers health probes NOT_SERVING until its sets
+    # arrive (heal "sets").
+    no_sets = scenario.get("replica0_sets") == "none"
+    first_dir = os.path.join(work, "sets0") if no_sets else config_dir
+    if no_sets:
+        os.mkdir(first_dir)
     replicas = []
     for i in range(scenario["replicas"]):
         flags = list(scenario["replica_flags"])
         if i == 0:
             flags += scenario.get("replica0_flags", [])
-        replicas.append(Replica(work, i, config_dir, flags))
-    for r in replicas:
-        r.start()
+        replicas.append(Replica(work, i, first_dir if i == 0 else config_dir, flags))
+    for i, r in enumerate(replicas):
+        r.start(serving=not (no_sets and i == 0))
     proxy = BlackHole(replicas[0].port) if scenario["fault"] == "blackhole" else None
     addresses = ["127.0.0.1:%d" % r.port for r in replicas]
     if proxy:
         addresses[0] = "127.0.0.1:%d" % proxy.port
+    if no_sets:
+        # Every SDK starts its round robin at the first address, where the
+        # driver's schema call goes: the replica without sets is last, so
+        # batches reach it before anything has told the SDK it serves none.
+        addresses = addresses[1:] + addresses[:1]
     args = DRIVER + ["--target=" + ",".join(addresses), "--agents=%d" % scenario["agents"],
                      "--batches=%d" % scenario["batches_per_tick"],
                      "--tick_ms=%d" % scenario["tick_ms"], "--ticks=%d" % scenario["ticks"],
-                     "--mode=" + mode]
+                     "--mode=" + mode] + scenario.get("driver_flags", [])
     driver = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ticks, batches, ended = {}, [], False
     fault_at = heal_at = serving_again = None
@@ -240,6 +256,11 @@ def run(scenario, mode, work):
                     serving_again = time.time() * 1000
                 elif heal == "unblock":
                     proxy.unblock()
+                    serving_again = time.time() * 1000
+                elif heal == "sets":
+                    shutil.rmtree(first_dir)
+                    shutil.copytree(config_dir, first_dir)
+                    first.signal(signal.SIGHUP)
                     serving_again = time.time() * 1000
         driver.wait(timeout=60)
     finally:

@@ -28,6 +28,9 @@ ABSL_FLAG(int, batches, 4, "Batches a tick (an agent is always in one).");
 ABSL_FLAG(int, tick_ms, 100, "The AI tick.");
 ABSL_FLAG(int, ticks, 60, "Ticks to run.");
 ABSL_FLAG(std::string, mode, "stream", "stream or unary.");
+ABSL_FLAG(bool, wait_ready, true,
+          "false: the first batches go out before any replica was asked "
+          "whether it serves.");
 
 namespace utilityd::conformance {
 namespace {
@@ -91,7 +94,8 @@ int Main() {
     return 2;
   }
   std::unique_ptr<client::Client> client = std::move(*connected);
-  if (!client->WaitForReady(absl::Seconds(10))) {
+  if (absl::GetFlag(FLAGS_wait_ready) &&
+      !client->WaitForReady(absl::Seconds(10))) {
     std::cerr << "no replica ready\n";
     return 2;
   }

@@ -19,6 +19,9 @@ const batches = Number(arg("batches", 4));
 const tickMs = Number(arg("tick_ms", 100));
 const ticks = Number(arg("ticks", 60));
 const streamed = arg("mode", "stream") === "stream";
+// false: the first batches go out before any replica was asked whether it
+// serves (a game server that starts sending at once).
+const waitReady = arg("wait_ready", "true") !== "false";
 
 const emit = (o) => process.stdout.write(JSON.stringify(o) + "\n");
 // Wall-clock milliseconds with sub-millisecond precision, as the C++ driver.
@@ -44,7 +47,7 @@ function batch(slot, tick) {
 
 const client = sdk.UtilitydClient.connect({ target, aiTickMs: tickMs });
 try {
-  await client.waitForReady(10000);
+  if (waitReady) await client.waitForReady(10000);
   await client.schema("eat_hide_wander"); // warm, as a game server does at start
 } catch (e) {
   process.stderr.write(`${e.message}\n`);

@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/child_process.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
@@ -471,6 +472,45 @@ TEST_F(ServiceTest, NotServingUntilSetsLoadThenServing) {
   EXPECT_TRUE(Decide(request, &response).ok());
   EXPECT_THAT(server_->Log(), HasSubstr("event=config_rejected"));
   EXPECT_THAT(server_->Log(), HasSubstr("event=config_loaded"));
+}
+
+TEST_F(ServiceTest, SetsLoadBeforeThePortOpens) {
+  // Eighty copies of the arena set, so loading takes a while. A call that
+  // waits for the address (a client whose replica is restarting) is
+  // decided as soon as the port accepts it, never refused as not ready.
+  const std::string arena = ReadText(fs::path(kExamples) / "arena_mage.yaml");
+  ASSERT_THAT(arena, HasSubstr("\nname: arena_mage\n"));
+  for (int i = 0; i < 80; ++i) {
+    WriteText(config_.path() / absl::StrCat("arena_", i, ".yaml"),
+              absl::StrReplaceAll(arena,
+                                  {{"\nname: arena_mage\n",
+                                    absl::StrCat("\nname: arena_", i, "\n")}}));
+  }
+  const int port = testing::PickFreePort();
+  UtilitydProcess server({config_.flag()}, port);
+  // Reconnect attempts every 10 ms: the call connects within a few
+  // milliseconds of the port opening.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 10);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 10);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 10);
+  auto stub = v1::DecisionService::NewStub(grpc::CreateCustomChannel(
+      server.address(), grpc::InsecureChannelCredentials(), args));
+  v1::DecideRequest request;
+  *request.add_agents() = ArenaScenario("Quiet arena");
+  request.mutable_agents(0)->set_behaviour_set("arena_79");
+  grpc::ClientContext context;
+  context.set_wait_for_ready(true);
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(20));
+  v1::DecideResponse response;
+  std::thread start([&] { EXPECT_THAT(server.Start(), IsOk()); });
+  const grpc::Status status = stub->Decide(&context, request, &response);
+  start.join();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.decisions_size(), 1);
+  EXPECT_FALSE(response.decisions(0).has_error())
+      << response.decisions(0).error().message();
 }
 
 // Polls until the arena set's revision differs from `old` or time runs out.

@@ -7,7 +7,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { type Answer, type DecideInput, decodeResponse } from "./block.js";
 import { UtilitydError } from "./errors.js";
-import { ErrorReason } from "./gen/utilityd/v1/decision_service.js";
+import { ErrorCode, ErrorReason } from "./gen/utilityd/v1/decision_service.js";
 import { exhausted, onFailure, plainWhy, type Replica, type ReplicaPool } from "./replicas.js";
 
 /** How one batch went: its attempts and the replica that answered. */
@@ -155,6 +155,8 @@ interface Batch {
   attempts: Array<{ sub: Sub | undefined; replica: Replica }>;
   failures: Array<[string, string]>;
   lastCode: number;
+  /** When the batch fails unanswered (ms since the epoch). */
+  deadlineAt: number;
   deadline?: NodeJS.Timeout;
   hedge?: NodeJS.Timeout;
   sendAt?: NodeJS.Timeout;
@@ -224,6 +226,7 @@ export class DecisionStream {
       const b: Batch = {
         id, bytes: prepared.bytes, repair: prepared.repair, resolve, reject,
         attempts: [], failures: [], lastCode: grpc.status.UNAVAILABLE,
+        deadlineAt: Date.now() + this.host.deadlineMs,
       };
       this.pending.set(id, b);
       b.deadline = setTimeout(
@@ -276,10 +279,7 @@ export class DecisionStream {
     if (pick === undefined) return false;
     const wait = pick.notBefore - Date.now();
     if (wait > 0) {
-      b.sendAt = setTimeout(() => {
-        b.sendAt = undefined;
-        if (this.pending.get(b.id) === b && !this.dispatch(b)) this.retry(b);
-      }, wait);
+      this.sendLater(b, wait);
       return true;
     }
     const sub = this.subs.get(pick.replica) ?? this.open(pick.replica);
@@ -288,6 +288,15 @@ export class DecisionStream {
     clearTimeout(b.hedge);
     b.hedge = setTimeout(() => this.hedge(b), pool.attemptDeadlineMs);
     return true;
+  }
+
+  /** Dispatches `b` again after `ms`. */
+  private sendLater(b: Batch, ms: number): void {
+    clearTimeout(b.sendAt);
+    b.sendAt = setTimeout(() => {
+      b.sendAt = undefined;
+      if (this.pending.get(b.id) === b && !this.dispatch(b)) this.retry(b);
+    }, ms);
   }
 
   /** Another attempt of `b` if maxAttempts and the budget allow; else it fails once none is out. */
@@ -330,8 +339,11 @@ export class DecisionStream {
 
   private answer(sub: Sub, a: Answer): void {
     const pool = this.host.pool;
+    // A refusal for overload, or a replica not serving, proves it alive but
+    // not available.
     const overloaded = a.error?.reason === ErrorReason.ERROR_REASON_OVERLOADED;
-    if (!overloaded) pool.answeredBy(sub.replica);
+    const unavailable = a.error?.code === ErrorCode.ERROR_CODE_UNAVAILABLE;
+    if (!overloaded && !unavailable) pool.answeredBy(sub.replica);
     const b = this.pending.get(a.requestId);
     if (b === undefined) return; // answered already (a hedge's twin)
     for (const at of b.attempts) if (at.replica === sub.replica) at.sub = undefined;
@@ -342,6 +354,17 @@ export class DecisionStream {
         if (onFailure(pool, sub.replica, a.error.code, a.error.message, Number(a.error.retryAfterMs)) === "retry") {
           return this.retry(b);
         }
+      }
+      if (unavailable && Date.now() + pool.attemptDeadlineMs < b.deadlineAt) {
+        // A replica not serving yet (loading its sets) or any more: the
+        // batch was not decided. It goes again after an attempt deadline,
+        // to another replica if one serves, uncharged.
+        b.lastCode = a.error.code;
+        b.failures.push([sub.replica.address, a.error.message]);
+        pool.eject(sub.replica, a.error.message);
+        clearTimeout(b.hedge);
+        b.hedge = undefined;
+        return this.sendLater(b, pool.attemptDeadlineMs);
       }
       return this.settle(b, UtilitydError.fromMessage(a.error));
     }

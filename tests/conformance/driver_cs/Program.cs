@@ -15,6 +15,9 @@ using Utilityd.V1;
 var flags = new Dictionary<string, string>
 {
     ["target"] = "", ["agents"] = "64", ["batches"] = "4", ["tick_ms"] = "100", ["ticks"] = "60", ["mode"] = "stream",
+    // false: the first batches go out before any replica was asked whether
+    // it serves (a game server that starts sending at once).
+    ["wait_ready"] = "true",
 };
 foreach (var arg in args)
 {
@@ -76,7 +79,7 @@ try
 {
     client = UtilitydClient.Connect(new ClientOptions { Target = flags["target"], AiTick = tick });
     using var ready = new CancellationTokenSource(TimeSpan.FromSeconds(10));
-    await client.WaitForReadyAsync(ready.Token);
+    if (flags["wait_ready"] != "false") await client.WaitForReadyAsync(ready.Token);
     // Warm the schema cache, as a game server does at start.
     await client.GetSchemaAsync("eat_hide_wander");
 }

@@ -24,6 +24,9 @@ var (
 	tickMs  = flag.Int("tick_ms", 100, "The AI tick.")
 	ticks   = flag.Int("ticks", 60, "Ticks to run.")
 	mode    = flag.String("mode", "stream", "stream or unary.")
+	// false: the first batches go out before any replica was asked whether
+	// it serves (a game server that starts sending at once).
+	waitReady = flag.Bool("wait_ready", true, "Wait for a replica that serves first.")
 )
 
 var outMu sync.Mutex
@@ -75,9 +78,11 @@ func main() {
 	ctx := context.Background()
 	ready, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := client.WaitForReady(ready); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+	if *waitReady {
+		if err := client.WaitForReady(ready); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
 	}
 	// Warm the schema cache, as a game server does at start.
 	if _, err := client.Schema(ctx, "eat_hide_wander"); err != nil {

@@ -179,6 +179,7 @@ test("a stream loses its replica to kill -9 and every batch settles once, on the
   }));
   let b: Replica | undefined;
   const results = new Map<bigint, number>();
+  const failed: string[] = [];
   try {
     const batches: Array<Promise<void>> = [];
     for (let k = 0; k < 60; ++k) {
@@ -187,16 +188,22 @@ test("a stream loses its replica to kill -9 and every batch settles once, on the
         await a.stop("SIGKILL");
       }
       const id = BigInt(k + 1);
+      // Caught at once, not at Promise.all: the loop may still be waiting
+      // for the restart when a batch fails.
       batches.push(
-        stream.submit({ requestId: id, agents }).then((answer) => {
-          assert.equal(answer.requestId, id);
-          assert.equal(answer.decisions.length, agents.length);
-          assert.ok(answer.decisions.every((d) => d.error === undefined && d.action !== ""));
-          results.set(id, (results.get(id) ?? 0) + 1);
-        }),
+        stream
+          .submit({ requestId: id, agents })
+          .then((answer) => {
+            assert.equal(answer.requestId, id);
+            assert.equal(answer.decisions.length, agents.length);
+            assert.ok(answer.decisions.every((d) => d.error === undefined && d.action !== ""));
+            results.set(id, (results.get(id) ?? 0) + 1);
+          })
+          .catch((e: unknown) => void failed.push(`batch ${id}: ${String(e)}`)),
       );
     }
     await Promise.all(batches);
+    assert.deepEqual(failed, []);
     assert.equal(results.size, 60);
     assert.ok([...results.values()].every((n) => n === 1));
     // The stream was on the only replica there was: it had to reconnect.
