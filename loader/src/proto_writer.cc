@@ -84,8 +84,9 @@ class Writer {
 
  private:
   // A map entry's key and value, or a message short and flat enough for
-  // one line: "{a: 1, b: x}"; empty when it is not.
-  static std::string Flow(const Message& m) {
+  // one line: "{a: 1, b: x}"; empty when it is not. `whole`: any message,
+  // lists of messages included, however long the line.
+  static std::string Flow(const Message& m, bool whole = false) {
     std::vector<const FieldDescriptor*> fields;
     m.GetReflection()->ListFields(m, &fields);
     std::vector<std::string> parts;
@@ -96,28 +97,39 @@ class Writer {
         parts.push_back(absl::StrCat(f->name(), ": ", map));
         continue;
       }
-      if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && !whole) {
         if (f->is_repeated()) return "";
         const std::string inner = Flow(m.GetReflection()->GetMessage(m, f));
         if (inner.empty()) return "";
         parts.push_back(absl::StrCat(f->name(), ": ", inner));
         continue;
       }
-      if (f->is_repeated()) {
-        std::vector<std::string> items;
-        for (int i = 0; i < m.GetReflection()->FieldSize(m, f); ++i) {
-          items.push_back(Scalar(m, f, i));
-        }
-        parts.push_back(
-            absl::StrCat(f->name(), ": [", absl::StrJoin(items, ", "), "]"));
-        continue;
-      }
-      parts.push_back(absl::StrCat(f->name(), ": ", Scalar(m, f, 0)));
+      parts.push_back(absl::StrCat(f->name(), ": ", Value(m, f)));
     }
     std::string s = absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
-    return s.size() <= 72 ? s : "";
+    return whole || s.size() <= 72 ? s : "";
   }
 
+ public:
+  static std::string Whole(const Message& m) { return Flow(m, true); }
+
+  // A field's whole value on one line: a scalar, "[...]", "{...}".
+  static std::string Value(const Message& m, const FieldDescriptor* f) {
+    if (f->is_map()) return FlowMap(m, f);
+    const Reflection* r = m.GetReflection();
+    const bool message = f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE;
+    if (!f->is_repeated()) {
+      return message ? Flow(r->GetMessage(m, f), true) : Scalar(m, f, 0);
+    }
+    std::vector<std::string> items;
+    for (int i = 0; i < r->FieldSize(m, f); ++i) {
+      items.push_back(message ? Flow(r->GetRepeatedMessage(m, f, i), true)
+                              : Scalar(m, f, i));
+    }
+    return absl::StrCat("[", absl::StrJoin(items, ", "), "]");
+  }
+
+ private:
   static std::string FlowMap(const Message& m, const FieldDescriptor* f) {
     const Reflection* r = m.GetReflection();
     std::vector<std::string> parts;
@@ -195,6 +207,22 @@ class Writer {
 
 std::string WriteMessageYaml(const Message& message) {
   return Writer().Write(message);
+}
+
+std::string WriteFieldYaml(const Message& message, const FieldDescriptor* field,
+                           int index) {
+  if (index >= 0) {
+    if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {
+      return Scalar(message, field, index);
+    }
+    return WriteFieldYaml(
+        message.GetReflection()->GetRepeatedMessage(message, field, index));
+  }
+  return Writer::Value(message, field);
+}
+
+std::string WriteFieldYaml(const Message& message) {
+  return Writer::Whole(message);
 }
 
 }  // namespace utilityd::loader

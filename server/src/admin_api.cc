@@ -3,6 +3,9 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -20,6 +23,7 @@
 #include "utilityd/engine/tree.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/loader/set_loader.h"
+#include "utilityd/loader/set_patch.h"
 #include "utilityd/replay/replay.h"
 #include "utilityd/v1/decision_log.pb.h"
 
@@ -40,6 +44,8 @@ int HttpStatus(absl::StatusCode code) {
       return 403;
     case absl::StatusCode::kNotFound:
       return 404;
+    case absl::StatusCode::kAborted:  // the file moved on under the edits
+      return 409;
     case absl::StatusCode::kResourceExhausted:
       return 413;
     case absl::StatusCode::kUnavailable:
@@ -168,6 +174,49 @@ absl::Status GetSet(DecisionServiceImpl* service, const HttpRequest& req,
   v1::GetBehaviourSetResponse response;
   UTILITYD_RETURN_IF_ERROR(service->GetSet(request, &response));
   SendMessage(response, res);
+  return absl::OkStatus();
+}
+
+// POST /api/v1/sets/<name>/export?base=<revision>, the edited set as the
+// body: the file the set came from with the edits written into it
+// (loader::PatchSetText), beside the file as it is. Refused (409) when the
+// file on disk is no longer the revision the page's edits started from.
+absl::Status ExportSet(DecisionServiceImpl* service, const HttpRequest& req,
+                       HttpResponse& res) {
+  v1::BehaviourSet edited;
+  UTILITYD_RETURN_IF_ERROR(ReadBody(req, "behaviourSet", &edited));
+  const std::shared_ptr<const Generation> g = service->store().Current();
+  const auto set = g == nullptr ? nullptr : g->catalog.Find(req.captures[0]);
+  if (set == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("name: no loaded set is called ", req.captures[0]));
+  }
+  std::ifstream in(set->source, std::ios::binary);
+  std::ostringstream disk;
+  disk << in.rdbuf();
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat(set->name(), ": its file ",
+                                            set->source, " cannot be read"));
+  }
+  const std::string original = disk.str();
+  absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> now =
+      loader::LoadSetText(original, set->source);
+  const std::string base = req.param("base");
+  const std::string file =
+      std::filesystem::path(set->source).filename().string();
+  if (!now.ok() || (*now)->definition.revision() != base) {
+    return absl::AbortedError(absl::StrCat(
+        file, " changed since these edits began (revision ", base, ", now ",
+        now.ok() ? (*now)->definition.revision() : "not loadable",
+        "): reload the set and make the edits again"));
+  }
+  absl::StatusOr<std::string> text =
+      loader::PatchSetText(original, set->source, edited);
+  if (!text.ok()) return text.status();
+  res.Set(absl::StrCat("{\"fileName\":", JsonString(file), ",\"revision\":",
+                       JsonString(base), ",\"original\":", JsonString(original),
+                       ",\"text\":", JsonString(*text), "}\n"),
+          "application/json");
   return absl::OkStatus();
 }
 
@@ -695,6 +744,9 @@ std::vector<ApiRoute> ApiRoutes(DecisionServiceImpl* service,
        [service](Req, Res res) { return ListSets(service, res); }, kWorker},
       {"GET", "/api/v1/sets/{name}",
        [service](Req req, Res res) { return GetSet(service, req, res); },
+       kWorker},
+      {"POST", "/api/v1/sets/{name}/export",
+       [service](Req req, Res res) { return ExportSet(service, req, res); },
        kWorker},
       {"POST", "/api/v1/decide",
        [service, budget](Req req, Res res) {

@@ -7,6 +7,7 @@
 import { actionsHtml, duelHtml } from './actions_view.js';
 import { createAnalysisView } from './analysis_view.js';
 import { createApi } from './api.js';
+import { diffHunks, diffSummary, lineDiff } from './diff.js';
 import { createCandidateView } from './candidate_view.js';
 import { createEditorView } from './editor_view.js';
 import { createFeedView } from './feed_view.js';
@@ -16,11 +17,10 @@ import {
   agentOf as snapshotAgent, carriedSnapshot, defaultSnapshot, factorOf, factorsOf, factorStep,
   loggedSnapshot, scenarioSnapshot, targetFactorsOf,
 } from './snapshot.js';
-import { exportRefusal, revisionChange, staleText } from './revision.js';
+import { revisionChange, staleText } from './revision.js';
 import { addSweepCurves, sweepChart, sweepXs } from './sweep_view.js';
 import { esc, fmt, namePaths } from './text.js';
 import { treeHtml, treeLeavesHtml, treeOutcomesHtml } from './tree_view.js';
-import { yamlDocument } from './yaml.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -39,6 +39,7 @@ const state = {
   scoring: null,     // the newest scoring call's ticket (older answers are dropped)
   curves: {},        // "action/consideration" -> [[x, output], ...]
   tree: null,        // sets with a tree: {prev, time, outcomes} of this tick
+  exported: null,    // the last export: {fileName, original, text}
   token: sessionStorage.getItem('utilityd-token') || '',
 };
 
@@ -369,20 +370,34 @@ const editor = createEditorView({
   $, set: () => state.work, kinds: () => state.format.curveKinds, onEdit: markEdited,
 });
 
-// Downloads the page's copy as YAML, unless the server's revision moved on
-// since the copy was loaded (checked right before writing).
-async function exportYaml() {
-  const list = await api('/api/v1/sets');
-  const refusal = exportRefusal(list.behaviourSets, state.work.name, state.summary.revision);
-  if (refusal) {
-    showStale(refusal);
-    throw new Error(refusal);
-  }
-  const text = yamlDocument(state.work, state.edited);
-  const blob = new Blob([text], { type: 'application/yaml' });
+// Export: the server writes the page's edits into the set's own file, and
+// refuses when that file moved on since the page loaded it
+// (POST /api/v1/sets/{name}/export); the diff is shown before the download.
+async function exportSet() {
+  const name = state.work.name;
+  const answer = await api(`/api/v1/sets/${encodeURIComponent(name)}/export?base=` +
+    encodeURIComponent(state.summary.revision), state.work);
+  const lines = lineDiff(answer.original, answer.text);
+  state.exported = answer;
+  $('export-file').textContent = answer.fileName;
+  $('export-summary').textContent = diffSummary(lines);
+  $('export-diff').replaceChildren(...diffHunks(lines).map((l) => {
+    const row = document.createElement('span');
+    row.className = { '+': 'added', '-': 'removed', '…': 'gap' }[l.kind] || '';
+    const number = l.kind === '+' ? l.newLine : l.oldLine;
+    row.textContent = l.kind === '…' ? '…\n'
+      : `${String(number || '').padStart(4)} ${l.kind} ${l.text}\n`;
+    return row;
+  }));
+  $('export-download').disabled = answer.text === answer.original;
+  $('export-view').showModal();
+}
+
+function downloadExport() {
+  const { fileName, text } = state.exported;
   const a = document.createElement('a');
-  a.href = URL.createObjectURL(blob);
-  a.download = state.work.name + '.yaml';
+  a.href = URL.createObjectURL(new Blob([text], { type: 'application/yaml' }));
+  a.download = fileName;
   document.body.appendChild(a);
   a.click();
   a.remove();
@@ -496,7 +511,9 @@ function wireSetEdits() {
   });
   editor.wire();
   $('revert').addEventListener('click', () => chooseSet(state.work.name, state.snapshot).catch(showError));
-  $('export').addEventListener('click', () => exportYaml().catch(showError));
+  $('export').addEventListener('click', () => exportSet().catch(showError));
+  $('export-download').addEventListener('click', downloadExport);
+  $('export-close').addEventListener('click', () => $('export-view').close());
 }
 
 function wire() {

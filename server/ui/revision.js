@@ -29,10 +29,3 @@ export function staleText(change, name, shown) {
     'overwrite the newer file; revert to load the new revision (your edits are dropped), ' +
     'or make them again there.';
 }
-
-// Why Export must refuse, or '' when it may write: the server's revision of
-// the set right before writing against the one the page's copy came from.
-export function exportRefusal(summaries, name, shown) {
-  const change = revisionChange(summaries, name, shown, true);
-  return change.kind === 'same' ? '' : staleText(change, name, shown);
-}

@@ -221,15 +221,30 @@ try {
     await page.screenshot({ path: path.join(outDir, 'inspector-whatif.png') });
   });
 
-  await check('export round-trips through utilityctl validate', async () => {
+  await check('export writes the one edit into the author\'s file, shows the diff, and validates', async () => {
+    await page.click('#export');
+    await page.waitForSelector('#export-view[open]');
+    const original = fs.readFileSync(path.join(setsDir, 'arena_mage.yaml'), 'utf8');
+    // The curve edited above is the only line that differs.
+    const added = await page.locator('#export-diff .added').allTextContents();
+    const removed = await page.locator('#export-diff .removed').allTextContents();
+    assert.equal(added.length, 1, added.join(''));
+    assert.match(added[0], /curve: \{polynomial: \{exponent: 4\}\}/);
+    assert.ok(removed.length >= 1, 'the old curve is shown removed');
+    assert.match(await page.locator('#export-summary').textContent(), /line/);
+    await page.screenshot({ path: path.join(outDir, 'inspector-export-diff.png') });
     const [download] = await Promise.all([
-      page.waitForEvent('download'), page.click('#export')]);
+      page.waitForEvent('download'), page.click('#export-download')]);
     const file = path.join(work, 'arena_mage.yaml');
     await download.saveAs(file);
     const text = fs.readFileSync(file, 'utf8');
-    assert.match(text, /exponent: 4/);
+    const comments = (t) => t.split('\n').filter((l) => l.includes('#'));
+    assert.deepEqual(comments(text), comments(original), 'every comment is kept');
+    assert.equal(text.split('\n').length, original.split('\n').length - removed.length + 1);
     const out = execFileSync(utilityctl, ['validate', file], { encoding: 'utf8' });
     assert.match(out, /arena_mage/);
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('#export-view:not([open])', { state: 'attached' });
   });
 
   await check('the sweep shows where the winner changes', async () => {
@@ -573,6 +588,14 @@ try {
     assert.match(text, new RegExp(`now serves revision ${await serverRevision()}`));
     assert.match(text, new RegExp(`your edits are over revision ${edited}`));
     assert.equal(await page.locator('#export').isDisabled(), true);
+    // The server refuses too: the file moved past the edits' revision.
+    const refused = await fetch(`${base}/api/v1/sets/arena_mage/export?base=${edited}`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(await page.evaluate(() => window.inspector.state.work)),
+    });
+    assert.equal(refused.status, 409);
+    assert.match((await refused.json()).message,
+      new RegExp(`arena_mage.yaml changed since these edits began \\(revision ${edited}, now`));
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: path.join(outDir, 'inspector-stale.png') });
     // Revert loads the new revision and export works again.

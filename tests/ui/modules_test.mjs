@@ -1,5 +1,5 @@
 // The inspector's modules (server/ui/text.js, api.js, snapshot.js,
-// tree_view.js, yaml.js, plot.js, and the actions, sweep, editor,
+// tree_view.js, diff.js, plot.js, and the actions, sweep, editor,
 // candidate, analysis, feed and sensitivity views)
 // under Node's own test runner; the page as a whole is tests/browser's.
 //   node tests/ui/modules_test.mjs
@@ -28,7 +28,7 @@ import {
 import {
   agentOf, carriedSnapshot, defaultSnapshot, factorOf, factorStep, loggedSnapshot, scenarioSnapshot,
 } from '../../server/ui/snapshot.js';
-import { exportRefusal, revisionChange, staleText } from '../../server/ui/revision.js';
+import { revisionChange, staleText } from '../../server/ui/revision.js';
 import {
   addSweepCurves, bestScores, sweepChart, sweepXs, winnerChanges,
 } from '../../server/ui/sweep_view.js';
@@ -36,7 +36,7 @@ import { esc, fmt, namePaths, short } from '../../server/ui/text.js';
 import {
   STATUS, nodeChildren, nodeKindOf, treeHtml, treeLeavesHtml, treeOutcomesHtml,
 } from '../../server/ui/tree_view.js';
-import { yamlDocument, yamlLines } from '../../server/ui/yaml.js';
+import { diffHunks, diffSummary, lineDiff } from '../../server/ui/diff.js';
 
 test('esc makes text safe for HTML and attributes', () => {
   assert.equal(esc(`<a href="x">Tom's & co</a>`),
@@ -94,38 +94,32 @@ test('STATUS maps the trace statuses the tree view colours', () => {
   assert.equal(STATUS.NODE_STATUS_IDLE, undefined);
 });
 
-test('yamlDocument writes snake_case keys, keeps map keys, drops the revision', () => {
-  const set = {
-    name: 'guard',
-    revision: 'abc123',
-    factors: [{ name: 'health', min: 0, max: 100 }],
-    actions: [{ name: 'attack', considerations: [
-      { factor: 'health', curve: { linear: { slope: -1, intercept: 1 } } }] }],
-    selection: { strategy: 'STRATEGY_TOP_K', topK: 2 },
-    personalities: [{ name: 'bold', actionWeights: { attackHard: 2 } }],
-    tags: [],
-  };
-  const text = yamlDocument(set, false);
-  const lines = text.split('\n');
-  assert.equal(lines[0], '# Exported from the utilityd inspector');
-  assert.ok(!text.includes('abc123'), 'the revision is left out');
-  assert.ok(lines.includes('name: "guard"'));
-  assert.ok(lines.includes('  top_k: 2'), text);
-  assert.ok(lines.includes('  strategy: "STRATEGY_TOP_K"'));
-  assert.ok(lines.includes('    action_weights:'), text);
-  assert.ok(lines.includes('      "attackHard": 2'), 'map keys stay as written');
-  assert.ok(lines.includes('tags: []'));
-  assert.ok(lines.includes('  - name: "attack"'), text);
-  assert.ok(lines.includes('            slope: -1'), text);
-  assert.ok(text.endsWith('\n'));
-  assert.equal(set.revision, 'abc123', 'the set itself is not changed');
-  assert.match(yamlDocument(set, true).split('\n')[0], /with what-if edits/);
+test('lineDiff marks one changed line, numbered in both files; hunks keep 3 lines of context', () => {
+  const before = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].join('\n');
+  const after = ['a', 'b', 'c', 'd', 'E', 'f', 'g', 'h', 'i'].join('\n');
+  const lines = lineDiff(before, after);
+  assert.deepEqual(lines.filter((l) => l.kind !== ' '), [
+    { kind: '-', text: 'e', oldLine: 5, newLine: 0 },
+    { kind: '+', text: 'E', oldLine: 0, newLine: 5 },
+  ]);
+  assert.equal(lines.length, 10);
+  assert.deepEqual(diffHunks(lines).map((l) => l.text), ['b', 'c', 'd', 'e', 'E', 'f', 'g', 'h']);
+  assert.equal(diffSummary(lines), '1 line changed');
 });
 
-test('yamlLines writes lists of scalars and of objects in block style', () => {
-  assert.deepEqual(yamlLines([1, 'a', true], 0, false), ['- 1', '- "a"', '- true']);
-  assert.deepEqual(yamlLines([{ x: 1, y: 2 }, {}], 1, false),
-    ['  - x: 1', '    y: 2', '  - {}']);
+test('lineDiff finds an added line and two changes apart; a gap between hunks', () => {
+  const base = Array.from({ length: 20 }, (_, k) => `line ${k}`);
+  const edited = base.slice();
+  edited.splice(3, 0, '    weight: 2');
+  edited[15] = 'line 14 edited';
+  const lines = lineDiff(base.join('\n'), edited.join('\n'));
+  assert.deepEqual(lines.filter((l) => l.kind === '+').map((l) => [l.text, l.newLine]),
+    [['    weight: 2', 4], ['line 14 edited', 16]]);
+  assert.deepEqual(lines.filter((l) => l.kind === '-').map((l) => [l.text, l.oldLine]), [['line 14', 15]]);
+  assert.equal(diffHunks(lines, 1).filter((l) => l.kind === '…').length, 1);
+  assert.equal(diffSummary(lines), '2 lines added, 1 line removed');
+  assert.deepEqual(diffHunks(lineDiff('x\ny', 'x\ny')), []);
+  assert.match(diffSummary(lineDiff('x', 'x')), /^No change/);
 });
 
 test('sideText names the action and its target, or none', () => {
@@ -648,9 +642,6 @@ test('a new revision reloads a page without edits, and is stale under edits', ()
   assert.match(staleText({ kind: 'stale', revision: 'r2' }, 'guard', 'r1'),
     /^guard changed on the server: it now serves revision r2, and your edits are over revision r1\. Export is refused/);
   assert.match(staleText({ kind: 'gone' }, 'guard', 'r1'), /no longer has guard/);
-  assert.equal(exportRefusal(sets, 'guard', 'r2'), '');
-  assert.match(exportRefusal(sets, 'guard', 'r1'), /now serves revision r2/);
-  assert.match(exportRefusal(sets, 'gone', 'r1'), /Export is refused/);
 });
 
 test('cards put the answer first: competing rank, winner, runner-up, vetoed last', () => {
