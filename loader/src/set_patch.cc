@@ -486,28 +486,26 @@ Path Writable(const YAML::Node& root, const Path& path) {
   return path;
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> PatchSetText(absl::string_view text,
-                                         absl::string_view source,
-                                         const v1::BehaviourSet& edited) {
-  if (absl::EndsWith(source, ".json")) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        source, ": a JSON file is not patched; only YAML keeps its layout"));
-  }
-  absl::StatusOr<std::shared_ptr<const LoadedSet>> original =
+// The set `text` loads as, without its revision.
+absl::StatusOr<v1::BehaviourSet> Loaded(absl::string_view text,
+                                        absl::string_view source) {
+  absl::StatusOr<std::shared_ptr<const LoadedSet>> set =
       LoadSetText(text, source);
-  if (!original.ok()) return original.status();
-  absl::StatusOr<std::shared_ptr<const LoadedSet>> wanted =
-      LoadSetProto(edited, "behaviourSet");
-  if (!wanted.ok()) return wanted.status();
-  v1::BehaviourSet before = (*original)->definition;
-  v1::BehaviourSet after = (*wanted)->definition;
-  before.clear_revision();
-  after.clear_revision();
+  if (!set.ok()) return set.status();
+  v1::BehaviourSet out = (*set)->definition;
+  out.clear_revision();
+  return out;
+}
+
+// `text` with the values where `now` (what it loads as) differs from
+// `after` written in.
+absl::StatusOr<std::string> Patch(absl::string_view text,
+                                  absl::string_view source,
+                                  const v1::BehaviourSet& now,
+                                  const v1::BehaviourSet& after) {
   std::vector<Path> changes;
   Path at;
-  Diff(before, after, &at, &changes);
+  Diff(now, after, &at, &changes);
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -531,30 +529,52 @@ absl::StatusOr<std::string> PatchSetText(absl::string_view text,
   std::string out(text);
   size_t floor = out.size() + 1;
   for (const Edit& e : edits) {
-    if (e.end > floor) {
-      return absl::InternalError("two edits of the same text");
-    }
+    if (e.end > floor) return absl::InternalError("two edits of the same text");
     out.replace(e.begin, e.end - e.begin, e.text);
     floor = e.begin;
   }
-  // The text written must load as exactly the edited set.
-  absl::StatusOr<std::shared_ptr<const LoadedSet>> check =
-      LoadSetText(out, source);
-  if (!check.ok()) {
-    return absl::InternalError(absl::StrCat("the patched file does not load: ",
-                                            check.status().message()));
-  }
-  v1::BehaviourSet got = (*check)->definition;
-  got.clear_revision();
-  std::vector<Path> left;
-  Path at2;
-  Diff(got, after, &at2, &left);
-  if (!left.empty()) {
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> PatchSetText(absl::string_view text,
+                                         absl::string_view source,
+                                         const v1::BehaviourSet& edited) {
+  if (absl::EndsWith(source, ".json")) {
     return absl::FailedPreconditionError(absl::StrCat(
-        PathName(after, left.front()), ": this edit cannot be written into ",
-        source,
-        " keeping its layout (a subtree it reuses, or a list whose length "
-        "changed)"));
+        source, ": a JSON file is not patched; only YAML keeps its layout"));
+  }
+  absl::StatusOr<std::shared_ptr<const LoadedSet>> wanted =
+      LoadSetProto(edited, "behaviourSet");
+  if (!wanted.ok()) return wanted.status();
+  v1::BehaviourSet after = (*wanted)->definition;
+  after.clear_revision();
+  absl::StatusOr<v1::BehaviourSet> now = Loaded(text, source);
+  if (!now.ok()) return now.status();
+  // A value written can move a default that follows it (a factor's range
+  // is its considerations' bookends): the next pass writes those out.
+  std::string out(text);
+  for (int pass = 0; pass < 3; ++pass) {
+    absl::StatusOr<std::string> next = Patch(out, source, *now, after);
+    if (!next.ok()) return next.status();
+    out = *std::move(next);
+    now = Loaded(out, source);
+    if (!now.ok()) {
+      return absl::InternalError(absl::StrCat(
+          "the patched file does not load: ", now.status().message()));
+    }
+    std::vector<Path> left;
+    Path at;
+    Diff(*now, after, &at, &left);
+    if (left.empty()) return out;
+    if (pass == 2) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          PathName(after, left.front()), ": this edit cannot be written into ",
+          source,
+          " keeping its layout (a subtree it reuses, or a list whose length "
+          "changed)"));
+    }
   }
   return out;
 }

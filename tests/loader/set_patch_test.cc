@@ -228,6 +228,28 @@ TEST(PatchSetText, ACurveOfAnotherKindIsWrittenWithOnlyWhatDiffers) {
                                   "  - name: idle\n"));
 }
 
+TEST(PatchSetText, FindsValuesAfterTextThatIsNotAsciiAndKeepsDerivedDefaults) {
+  const std::string text =
+      "name: cafe\n"
+      "factors:\n"
+      "  - {name: faim, description: \"café ☕ — faim\", max: 4}\n"
+      "actions:\n"
+      "  - {name: manger, description: ☕☕, considerations: [{name: f, "
+      "factor: faim, weight: 0.5}]}\n";
+  auto loaded = LoadSetText(text, "cafe.yaml");
+  ASSERT_THAT(loaded, IsOk());
+  v1::BehaviourSet edited = (*loaded)->definition;
+  edited.mutable_factors(0)->set_max(8);
+  edited.mutable_actions(0)->mutable_considerations(0)->set_weight(0.25);
+  absl::StatusOr<std::string> patched = PatchSetText(text, "cafe.yaml", edited);
+  ASSERT_THAT(patched, IsOk());
+  EXPECT_THAT(*patched, HasSubstr("\"café ☕ — faim\", max: 8}\n"));
+  // The factor's new max would move the bookend its consideration took
+  // from it: the consideration keeps the one it had, written out.
+  EXPECT_THAT(*patched,
+              HasSubstr("factor: faim, weight: 0.25, range: {max: 4}}]}\n"));
+}
+
 TEST(PatchSetText, RefusesJsonAndNamesWhatItCannotWrite) {
   EXPECT_THAT(
       PatchSetText("{}", "x.json", v1::BehaviourSet()).status().message(),
