@@ -20,6 +20,7 @@
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/definition.h"
 #include "utilityd/engine/error_reason.h"
+#include "utilityd/engine/scoring_rules.h"
 #include "utilityd/engine/tree.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/loader/set_loader.h"
@@ -220,6 +221,58 @@ absl::Status ExportSet(DecisionServiceImpl* service, const HttpRequest& req,
   return absl::OkStatus();
 }
 
+// POST /api/v1/curve?action=A&consideration=C&samples=N, the set as the
+// body: that consideration's output across its factor's range (widened to
+// its bookends) at N evenly spaced values (default 121, 2..1001), as the
+// engine computes it — the curve editor's plot, redrawn while a handle
+// moves.
+absl::Status CurvePoints(const HttpRequest& req, HttpResponse& res) {
+  v1::BehaviourSet body;
+  UTILITYD_RETURN_IF_ERROR(ReadBody(req, "behaviourSet", &body));
+  absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> set =
+      loader::LoadSetProto(std::move(body), "behaviourSet");
+  if (!set.ok()) return set.status();
+  const engine::CompiledBehaviourSet& compiled = (*set)->compiled;
+  const engine::CompiledConsideration* con = nullptr;
+  for (const engine::CompiledAction& a : compiled.actions()) {
+    if (a.name != req.param("action")) continue;
+    for (uint32_t k = 0; k < a.consideration_count; ++k) {
+      const auto& c = compiled.considerations()[a.first_consideration + k];
+      if (c.name == req.param("consideration")) con = &c;
+    }
+  }
+  if (con == nullptr) {
+    return absl::NotFoundError(absl::StrCat("action ", req.param("action"),
+                                            " has no consideration called ",
+                                            req.param("consideration")));
+  }
+  const engine::FactorDefinition& factor =
+      (con->per_target ? compiled.target_factors()
+                       : compiled.factors())[con->factor];
+  const double lo = std::min({factor.min, double{con->range_lo},
+                              double{con->range_lo + con->range_span}});
+  const double hi = std::max({factor.max, double{con->range_lo},
+                              double{con->range_lo + con->range_span}});
+  int64_t samples = 121;
+  if (req.has_param("samples") &&
+      (!absl::SimpleAtoi(req.param("samples"), &samples) || samples < 2 ||
+       samples > 1001)) {
+    return absl::InvalidArgumentError("samples: give 2 to 1001");
+  }
+  std::string json =
+      absl::StrCat("{\"factor\":", JsonString(factor.name), ",\"from\":", lo,
+                   ",\"to\":", hi, ",\"points\":[");
+  for (int64_t i = 0; i < samples; ++i) {
+    const double x = lo + (hi - lo) * static_cast<double>(i) /
+                              static_cast<double>(samples - 1);
+    const float y = engine::ConsiderationOutput(*con, static_cast<float>(x),
+                                                compiled.curve_points());
+    absl::StrAppend(&json, i ? "," : "", "[", x, ",", y, "]");
+  }
+  res.Set(json + "]}\n", "application/json");
+  return absl::OkStatus();
+}
+
 // The considerations deciding one agent of `set` with `targets` targets
 // scores: each action's, per target for per-target ones, plus one for the
 // action itself; for a tree, one per node and its utility nodes' choices.
@@ -414,8 +467,9 @@ absl::Status Curves(HttpResponse& res) {
       absl::StrAppend(&json, "{\"name\":", JsonString(f->json_name()),
                       ",\"formatName\":", JsonString(f->name()));
       if (p.number != nullptr) {
-        absl::StrAppend(
-            &json, ",\"type\":\"number\",\"default\":", defaults.*p.number);
+        absl::StrAppend(&json,
+                        ",\"type\":\"number\",\"default\":", defaults.*p.number,
+                        ",\"onInput\":", p.on_input ? "true" : "false");
       } else if (p.flag != nullptr) {
         absl::StrAppend(&json, ",\"type\":\"flag\",\"default\":",
                         defaults.*p.flag ? "true" : "false");
@@ -760,6 +814,8 @@ std::vector<ApiRoute> ApiRoutes(DecisionServiceImpl* service,
        kWorker},
       {"GET", "/api/v1/curves", [](Req, Res res) { return Curves(res); },
        kEvent},
+      {"POST", "/api/v1/curve",
+       [](Req req, Res res) { return CurvePoints(req, res); }, kWorker},
       {"GET", "/api/v1/format", [](Req, Res res) { return Format(res); },
        kEvent},
       {"GET", "/api/v1/decisions/recent",

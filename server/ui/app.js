@@ -366,8 +366,23 @@ function markEdited() {
   refreshCurves();
 }
 
+// A consideration's factor for the curve editor: its unit, and the agent's
+// value (the first target's for a per-target factor).
+function editedFactor(con) {
+  const values = con.perTarget ? (state.snapshot.targets[0] || {}).factors || {} : state.snapshot.factors;
+  return { unit: factorOf(state.work, con).unit || '', value: values[con.factor] };
+}
+
 const editor = createEditorView({
   $, set: () => state.work, kinds: () => state.format.curveKinds, onEdit: markEdited,
+  onDrag: () => {
+    state.edited = true;
+    rescore();
+  },
+  fetchCurve: (set, action, consideration) => api(`/api/v1/curve?action=${encodeURIComponent(action)}` +
+    `&consideration=${encodeURIComponent(consideration)}`, set),
+  original: () => state.loaded,
+  factorOf: editedFactor,
 });
 
 // Export: the server writes the page's edits into the set's own file, and

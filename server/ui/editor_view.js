@@ -4,13 +4,12 @@
 // copy of the set in place; the page then scores with the edited copy. The
 // markup and the edits are pure functions, unit-tested under Node
 // (tests/ui/modules_test.mjs).
+import {
+  applyHandle, curveKindOf, dragValue, handlesOf, keyValue, plotSvg, presetsOf, readout, scales,
+} from './curve_editor.js';
 import { esc } from './text.js';
 
-// The curve kind a consideration's curve names (its one kind field), or
-// linear, the format's default.
-export function curveKindOf(curve, kinds) {
-  return Object.keys(kinds).find((k) => curve && curve[k]) || 'linear';
-}
+export { curveKindOf };
 
 // Piecewise points as typed ("x,y; x,y") and back.
 export function parsePoints(text) {
@@ -108,9 +107,16 @@ export function applyEdit(action, con, kinds, el) {
 }
 
 // The view: `set()` is the page's working copy, `kinds()` the curve kinds,
-// `onEdit()` runs after each edit.
-export function createEditorView({ $, set, kinds, onEdit }) {
+// `onEdit()` runs after each edit, `onDrag()` while a handle moves (the
+// scores follow), `fetchCurve(set, action, consideration)` gets a curve's
+// samples from the engine, `original()` is the set as loaded (the ghost),
+// `factorOf(con)` the consideration's factor: {unit, value} (the agent's).
+export function createEditorView({ $, set, kinds, onEdit, onDrag, fetchCurve, original, factorOf }) {
   let editing = null;  // {action, consideration} being edited
+  let plot = null;     // {from, to, factor, points, ghost}
+  let ticket = null;   // the newest curve call's (older answers are dropped)
+  let drag = null;     // {handle, start} while a handle moves
+  let undo = [];       // snapshots of the action and consideration
 
   function target() {
     const action = set().actions.find((a) => a.name === editing.action);
@@ -119,28 +125,178 @@ export function createEditorView({ $, set, kinds, onEdit }) {
     return { action, con };
   }
 
-  function open(actionName, conName) {
-    editing = { action: actionName, consideration: conName };
+  function handles() {
+    const { con } = target();
+    return handlesOf(con, kinds(), plot.from, plot.to, plot.points);
+  }
+
+  function drawPlot() {
+    const { con } = target();
+    if (!con || !plot) return;
+    const focused = document.activeElement?.closest?.('.handle')?.dataset.handle;
+    const f = factorOf(con);
+    $('curve-plot-box').innerHTML = plotSvg({ ...plot, unit: f.unit, handles: handles(), agentX: f.value });
+    if (focused) $('curve-plot-box').querySelector(`[data-handle="${focused}"]`)?.focus();
+    $('curve-undo').disabled = !undo.length;
+  }
+
+  // The engine's samples of the edited curve (`ghost`: of the loaded one).
+  async function refreshPlot(ghost = false) {
     const { action, con } = target();
+    const from = ghost ? original() : set();
+    const mine = ghost ? null : (ticket = {});
+    try {
+      const r = await fetchCurve(from, action.name, con.name);
+      if (!editing || (!ghost && mine !== ticket)) return;
+      if (ghost) plot.ghost = r.points;
+      else Object.assign(plot, { from: r.from, to: r.to, factor: r.factor, points: r.points });
+      drawPlot();
+    } catch {
+      // An edit the engine refuses: the page's error says why; the plot stays.
+    }
+  }
+
+  function snapshot() {
+    const { action, con } = target();
+    undo.push({ weight: action.weight, con: con && JSON.parse(JSON.stringify(con)) });
+    if (undo.length > 100) undo.shift();
+  }
+
+  function undoLast() {
+    const last = undo.pop();
+    if (!last || !editing) return;
+    const { action, con } = target();
+    setOrClear(action, 'weight', last.weight);
+    if (con) {
+      for (const k of Object.keys(con)) delete con[k];
+      Object.assign(con, last.con);
+    }
+    changed('reopen');
+  }
+
+  function changed(result) {
+    onEdit();
+    if (result === 'reopen') fields();
+    if (target().con) refreshPlot();
+  }
+
+  function fields() {
+    const { action, con } = target();
+    $('editor-fields').innerHTML = editorFieldsHtml(action, con, kinds());
+  }
+
+  function open(actionName, conName) {
+    const same = editing && editing.action === actionName && editing.consideration === conName;
+    editing = { action: actionName, consideration: conName };
+    if (!same) undo = [];
+    const { con } = target();
     $('editor').hidden = false;
     $('editor-title').textContent = con ? `${actionName} / ${conName}` : actionName;
-    $('editor-fields').innerHTML = editorFieldsHtml(action, con, kinds());
+    fields();
+    $('curve-editor').hidden = !con;
+    if (!con) return;
+    $('curve-presets').innerHTML = presetsOf(kinds()).map((p) =>
+      `<button type="button" data-preset="${esc(p.name)}">${esc(p.name)}</button>`).join('');
+    plot = { from: 0, to: 1, factor: con.factor, points: [], ghost: [] };
+    refreshPlot();
+    refreshPlot(true);
   }
 
   function close() {
     editing = null;
+    plot = null;
     $('editor').hidden = true;
+  }
+
+  // Plot coordinates of a pointer event.
+  function at(e) {
+    const r = $('curve-plot-box').querySelector('svg').getBoundingClientRect();
+    return { x: e.clientX - r.left, y: e.clientY - r.top };
+  }
+
+  function moveHandle(h, value, yValue) {
+    applyHandle(target().con, kinds(), h, value, yValue);
+    drawPlot();
+    refreshPlot();
+  }
+
+  function wirePlot() {
+    const box = $('curve-plot-box');
+    box.addEventListener('pointerdown', (e) => {
+      const g = e.target.closest('.handle');
+      if (!g || !editing) return;
+      e.preventDefault();
+      g.focus();
+      snapshot();
+      drag = { handle: handles().find((h) => h.id === g.dataset.handle), start: at(e), asked: 0 };
+      box.setPointerCapture(e.pointerId);
+    });
+    box.addEventListener('pointermove', (e) => {
+      if (!editing || !plot) return;
+      if (!drag) {
+        const out = box.querySelector('#curve-readout');
+        if (out) out.textContent = readout(plot.points, plot.from, plot.to, factorOf(target().con).unit, at(e).x);
+        return;
+      }
+      const s = scales(plot.from, plot.to);
+      const v = dragValue(target().con, drag.handle, drag.start, at(e), s);
+      applyHandle(target().con, kinds(), drag.handle, v.value, v.yValue);
+      drawPlot();
+      // The engine is asked at most every 40 ms while the pointer moves.
+      if (e.timeStamp - drag.asked < 40) return;
+      drag.asked = e.timeStamp;
+      refreshPlot();
+      onDrag();
+    });
+    const end = () => {
+      if (!drag) return;
+      drag = null;
+      changed('reopen');
+    };
+    box.addEventListener('pointerup', end);
+    box.addEventListener('pointercancel', end);
+    box.addEventListener('keydown', (e) => {
+      const g = e.target.closest('.handle');
+      if (!g || !editing) return;
+      const h = handles().find((x) => x.id === g.dataset.handle);
+      const v = h && keyValue(h, e.key, e.shiftKey);
+      if (!v) return;
+      e.preventDefault();
+      snapshot();
+      moveHandle(h, v.value, v.yValue);
+      onEdit();
+      fields();
+    });
+    $('curve-presets').addEventListener('click', (e) => {
+      const name = e.target.dataset.preset;
+      const preset = name && presetsOf(kinds()).find((p) => p.name === name);
+      if (!preset || !editing) return;
+      snapshot();
+      target().con.curve = JSON.parse(JSON.stringify(preset.curve));
+      changed('reopen');
+    });
+    $('curve-undo').addEventListener('click', undoLast);
+    $('editor').addEventListener('keydown', (e) => {
+      if ((e.ctrlKey || e.metaKey) && e.key === 'z' && e.target.tagName !== 'INPUT') {
+        e.preventDefault();
+        undoLast();
+      }
+    });
   }
 
   function wire() {
     $('editor-fields').addEventListener('change', (e) => {
       if (!editing) return;
       const { action, con } = target();
+      snapshot();
       const result = applyEdit(action, con, kinds(), e.target);
-      if (!result) return;
-      onEdit();
-      if (result === 'reopen') open(editing.action, editing.consideration);
+      if (!result) {
+        undo.pop();
+        return;
+      }
+      changed(result);
     });
+    wirePlot();
   }
 
   return { open, close, wire };

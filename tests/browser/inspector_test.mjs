@@ -247,6 +247,70 @@ try {
     await page.waitForSelector('#export-view:not([open])', { state: 'attached' });
   });
 
+  await check('the curve editor: a dragged handle moves the curve and every score; keys, undo, presets', async () => {
+    await page.selectOption('#scenario', { label: 'Staff empty, in cover' });
+    await settled(page);
+    const con = page.locator('.action[data-action="take_cover"] .con[data-consideration="hurt"]');
+    await con.locator('.edit-con').click();
+    await page.waitForSelector('#curve-plot .curve-main[d^="M"]');
+    await page.waitForSelector('#curve-plot .ghost[d^="M"]');
+    await settled(page);
+    assert.match(await page.locator('#curve-plot').textContent(), /health \(hp\)/);
+    const work = () => page.evaluate(() => window.inspector.state.work.actions
+      .find((a) => a.name === 'take_cover').considerations.find((c) => c.name === 'hurt'));
+    const score = async () => Number(await page.locator('.action[data-action="take_cover"] .score')
+      .first().textContent());
+    const before = await score();
+    const curveBefore = await page.locator('#curve-plot .curve-main').getAttribute('d');
+    // Drag the output max handle down by a third of the plot.
+    const knob = page.locator('#curve-plot [data-handle="output.max"]');
+    const box = await knob.boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.down();
+    for (let i = 1; i <= 6; i++) await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2 + i * 11);
+    await page.mouse.up();
+    await page.waitForFunction((d) =>
+      document.querySelector('#curve-plot .curve-main').getAttribute('d') !== d, curveBefore);
+    await settled(page);
+    const dragged = (await work()).output.max;
+    assert.ok(dragged < 0.9 && dragged > 0.5, `output max ${dragged}`);
+    const after = await score();
+    assert.notEqual(after, before);
+    // The page's score is the engine's for the edited set.
+    const set = await page.evaluate(() => window.inspector.state.work);
+    delete set.revision;
+    const res = await fetch(`${base}/api/v1/whatif`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ behaviourSet: set, request: { agents: [{ ...(await pageAgent()), behaviourSet: '' }] } }),
+    });
+    const engine = (await res.json()).decisions[0].explanation.actions.find((a) => a.action === 'take_cover');
+    assert.equal(after.toFixed(3), engine.score.toFixed(3));
+    // Keys: the focused handle steps by 0.01; Undo takes each step back.
+    await knob.focus();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.waitForFunction((v) => window.inspector.state.work.actions.find((a) => a.name === 'take_cover')
+      .considerations.find((c) => c.name === 'hurt').output.max < v - 0.015, dragged);
+    assert.equal((await work()).output.max, Number((dragged - 0.02).toFixed(2)));
+    await page.click('#curve-undo');
+    await page.click('#curve-undo');
+    await settled(page);
+    assert.equal((await work()).output.max, dragged);
+    // The readout under the pointer is in the factor's unit.
+    const plot = await page.locator('#curve-plot').boundingBox();
+    await page.mouse.move(plot.x + plot.width / 2, plot.y + plot.height / 2);
+    assert.match(await page.locator('#curve-readout').textContent(), /^[0-9.]+ hp → [0-9.]+$/);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: path.join(outDir, 'inspector-curve-editor.png') });
+    // A preset replaces the shape with one of the engine's kinds.
+    await page.click('#curve-presets [data-preset="bell"]');
+    await settled(page);
+    assert.ok((await work()).curve.normal, JSON.stringify((await work()).curve));
+    assert.equal(await page.locator('#curve-kind').inputValue(), 'normal');
+    await page.click('#revert');
+    await settled(page);
+  });
+
   await check('the sweep shows where the winner changes', async () => {
     await page.selectOption('#sweep-factor', 'a:health');
     await page.waitForFunction(() =>

@@ -196,6 +196,43 @@ TEST_F(AdminApiTest, CurvesListTheEnginesKindsWithDefaults) {
             engine::CurveDefinition().steepness);
   EXPECT_EQ(params[2].struct_value().fields().at("type").string_value(),
             "flag");
+  // The midpoint is a place on the input; the steepness is not.
+  EXPECT_FALSE(steepness.at("onInput").bool_value());
+  EXPECT_TRUE(params[1].struct_value().fields().at("onInput").bool_value());
+}
+
+// The curve editor's plot: a consideration's output across its factor as
+// the engine computes it. food_near falls from 1 at 0 m to its floor 0.4 at
+// 25 m (range 25..0, linear, output floor 0.4).
+TEST_F(AdminApiTest, CurveIsTheEnginesOutputAcrossTheFactor) {
+  Start();
+  auto res = http_->Get("/api/v1/sets/eat_hide_wander");
+  ASSERT_TRUE(res);
+  const std::string set =
+      ToJson(FromJson<v1::GetBehaviourSetResponse>(res->body).behaviour_set());
+  res = Post("/api/v1/curve?action=eat&consideration=food_near&samples=6", set);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto curve = FromJson<google::protobuf::Struct>(res->body);
+  EXPECT_EQ(curve.fields().at("factor").string_value(), "food_distance");
+  EXPECT_EQ(curve.fields().at("from").number_value(), 0);
+  EXPECT_EQ(curve.fields().at("to").number_value(), 25);
+  const auto& points = curve.fields().at("points").list_value().values();
+  ASSERT_EQ(points.size(), 6);
+  for (int i = 0; i < 6; ++i) {
+    const auto& p = points[i].list_value().values();
+    EXPECT_DOUBLE_EQ(p[0].number_value(), 5.0 * i);
+    EXPECT_NEAR(p[1].number_value(), 1.0 - 0.6 * (5.0 * i / 25.0), 1e-6);
+  }
+  res = Post("/api/v1/curve?action=eat&consideration=nope", set);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404);
+  EXPECT_THAT(res->body,
+              HasSubstr("action eat has no consideration called nope"));
+  res = Post("/api/v1/curve?action=eat&consideration=hunger&samples=1", set);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_THAT(res->body, HasSubstr("samples: give 2 to 1001"));
 }
 
 // The inspector's other vocabularies come from the schema: every node kind

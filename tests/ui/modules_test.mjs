@@ -37,6 +37,10 @@ import {
   STATUS, nodeChildren, nodeKindOf, treeHtml, treeLeavesHtml, treeOutcomesHtml,
 } from '../../server/ui/tree_view.js';
 import { diffHunks, diffSummary, lineDiff } from '../../server/ui/diff.js';
+import {
+  applyHandle, dragValue, handlesOf, keyValue, outputAt, plotSvg, presetsOf, readout, roundTo, scales,
+  ticks,
+} from '../../server/ui/curve_editor.js';
 
 test('esc makes text safe for HTML and attributes', () => {
   assert.equal(esc(`<a href="x">Tom's & co</a>`),
@@ -737,4 +741,111 @@ test('a slider steps by a round fraction of its range, so round values are reach
   assert.equal(factorStep({ min: 0, max: 0 }), 0.01);
   // 4 on a 0..6 slider is a whole number of steps.
   assert.equal(Number.isInteger(Math.round(4 / factorStep({ min: 0, max: 6 }) * 1e9) / 1e9), true);
+});
+
+// ---- the curve editor (curve_editor.js) ----
+
+const EDIT_KINDS = {
+  linear: { formatName: 'linear', params: [
+    { name: 'slope', type: 'number', default: 1 }, { name: 'intercept', type: 'number', default: 0 }] },
+  logistic: { formatName: 'logistic', params: [
+    { name: 'steepness', type: 'number', default: 10 },
+    { name: 'midpoint', type: 'number', default: 0.5, onInput: true },
+    { name: 'rescale', type: 'flag', default: false }] },
+  piecewiseLinear: { formatName: 'piecewise_linear', params: [{ name: 'points', type: 'points' }] },
+  smoothstep: { formatName: 'smoothstep', params: [] },
+};
+
+test('scales map factor values and outputs to the plot and back; ticks are round values', () => {
+  const s = scales(0, 100);
+  assert.equal(s.sx(0), s.x0);
+  assert.equal(s.sx(100), s.x1);
+  assert.equal(s.sy(0), s.y0);
+  assert.equal(s.sy(1), s.y1);
+  assert.ok(Math.abs(s.ix(s.sx(37.5)) - 37.5) < 1e-9);
+  assert.ok(Math.abs(s.iy(s.sy(0.3)) - 0.3) < 1e-9);
+  assert.deepEqual(ticks(0, 100), [0, 20, 40, 60, 80, 100]);
+  assert.deepEqual(ticks(0, 6), [0, 2, 4, 6]);
+  assert.deepEqual(ticks(0, 1), [0, 0.2, 0.4, 0.6, 0.8, 1]);
+  assert.equal(roundTo(3.98765, 0.01), 3.99);
+});
+
+test('outputAt reads between samples, rising or falling', () => {
+  const pts = [[0, 0], [10, 1], [20, 0.5]];
+  assert.equal(outputAt(pts, 5), 0.5);
+  assert.equal(outputAt(pts, 15), 0.75);
+  assert.equal(outputAt([[20, 1], [0, 0]], 10), 0.5);
+});
+
+test('handles: bookends, output range, the midpoint along the input, steepness up and down, points', () => {
+  const con = { range: { min: 0, max: 50 }, output: { min: 0.2, max: 1 },
+    curve: { logistic: { steepness: 8, midpoint: 0.4 } } };
+  const pts = [[0, 0.2], [100, 1]];
+  const hs = handlesOf(con, EDIT_KINDS, 0, 100, pts);
+  const by = Object.fromEntries(hs.map((h) => [h.id, h]));
+  assert.deepEqual(Object.keys(by), ['range.min', 'range.max', 'output.min', 'output.max',
+    'param.steepness', 'param.midpoint']);
+  assert.equal(by['range.max'].x, 50);
+  assert.equal(by['output.min'].value, 0.2);
+  assert.equal(by['param.midpoint'].axis, 'x');
+  assert.equal(by['param.midpoint'].x, 20, 'midpoint 0.4 of the bookends 0..50');
+  assert.equal(by['param.steepness'].axis, 'y');
+  const pw = handlesOf({ range: { min: 0, max: 10 }, curve: { piecewiseLinear: {
+    points: [{ x: 0, y: 1 }, { x: 0.5, y: 0.25 }] } } }, EDIT_KINDS, 0, 10, pts);
+  assert.deepEqual(pw.filter((h) => h.axis === 'xy').map((h) => [h.x, h.y]), [[0, 1], [5, 0.25]]);
+});
+
+test('a drag moves what its handle edits: bookend, midpoint, steepness, a point', () => {
+  const con = { range: { min: 0, max: 50 }, output: { min: 0, max: 1 },
+    curve: { logistic: { steepness: 8, midpoint: 0.4 } } };
+  const s = scales(0, 100);
+  const hs = handlesOf(con, EDIT_KINDS, 0, 100, [[0, 0], [100, 1]]);
+  const h = (id) => hs.find((x) => x.id === id);
+  let v = dragValue(con, h('range.max'), { x: 0, y: 0 }, { x: s.sx(62), y: 0 }, s);
+  assert.equal(v.value, 62);
+  v = dragValue(con, h('param.midpoint'), { x: 0, y: 0 }, { x: s.sx(25), y: 0 }, s);
+  assert.equal(v.value, 0.5, 'halfway between the bookends');
+  v = dragValue(con, h('param.steepness'), { x: 0, y: 100 }, { x: 0, y: 40 }, s);
+  assert.equal(v.value, 21.7, 'up 60 px: times e (8e = 21.75), to a tenth');
+  v = dragValue(con, h('output.max'), { x: 0, y: 0 }, { x: 0, y: s.sy(0.8) }, s);
+  assert.equal(v.value, 0.8);
+  applyHandle(con, EDIT_KINDS, h('param.midpoint'), 0.5);
+  applyHandle(con, EDIT_KINDS, h('range.max'), 62);
+  assert.deepEqual(con, { range: { min: 0, max: 62 }, output: { min: 0, max: 1 },
+    curve: { logistic: { steepness: 8, midpoint: 0.5 } } });
+  const pw = { range: { min: 0, max: 10 }, curve: { piecewiseLinear: { points: [{ x: 0, y: 1 }, { x: 1, y: 0 }] } } };
+  const ph = handlesOf(pw, EDIT_KINDS, 0, 10, [[0, 1], [10, 0]])[5];
+  const s10 = scales(0, 10);
+  v = dragValue(pw, ph, { x: 0, y: 0 }, { x: s10.sx(3), y: s10.sy(0.5) }, s10);
+  assert.deepEqual(v, { value: 0.3, yValue: 0.5 });
+  applyHandle(pw, EDIT_KINDS, ph, v.value, v.yValue);
+  assert.deepEqual(pw.curve.piecewiseLinear.points, [{ x: 0, y: 1 }, { x: 0.3, y: 0.5 }]);
+});
+
+test('arrow keys step each handle; shift takes ten steps; other keys do nothing', () => {
+  const con = { range: { min: 0, max: 100 }, curve: { logistic: { steepness: 10, midpoint: 0.5 } } };
+  const hs = handlesOf(con, EDIT_KINDS, 0, 100, [[0, 0], [100, 1]]);
+  const h = (id) => hs.find((x) => x.id === id);
+  assert.deepEqual(keyValue(h('range.min'), 'ArrowRight', false), { value: 1 });
+  assert.deepEqual(keyValue(h('range.max'), 'ArrowLeft', true), { value: 90 });
+  assert.deepEqual(keyValue(h('param.midpoint'), 'ArrowRight', false), { value: 0.51 });
+  assert.deepEqual(keyValue(h('param.steepness'), 'ArrowUp', false), { value: 11 });
+  assert.deepEqual(keyValue(h('output.max'), 'ArrowDown', false), { value: 0.99 });
+  assert.equal(keyValue(h('range.min'), 'Enter', false), null);
+});
+
+test('presets are the engine\'s kinds only; the plot names every handle and labels its axes', () => {
+  assert.deepEqual(presetsOf(EDIT_KINDS).map((p) => p.name), ['rises', 'falls', 'S-curve', 'ease in-out']);
+  const con = { range: { min: 0, max: 100 }, curve: { logistic: { steepness: 10, midpoint: 0.5 } } };
+  const pts = [[0, 0], [50, 0.5], [100, 1]];
+  const svg = plotSvg({ points: pts, ghost: pts, from: 0, to: 100, unit: 'hp', factor: 'health',
+    handles: handlesOf(con, EDIT_KINDS, 0, 100, pts), agentX: 30 });
+  for (const label of ['range min (bookend)', 'range max (bookend)', 'output min', 'output max',
+    'steepness', 'midpoint']) {
+    assert.match(svg, new RegExp(`role="slider"\\s+aria-label="${label.replace(/[()]/g, '\\$&')}"`));
+  }
+  assert.match(svg, />health \(hp\)</);
+  assert.match(svg, />60</);
+  assert.match(svg, /class="ghost"/);
+  assert.equal(readout(pts, 0, 100, 'hp', scales(0, 100).sx(25)), '25 hp → 0.250');
 });

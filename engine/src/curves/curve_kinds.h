@@ -194,7 +194,7 @@ struct LogisticCurve {
   static constexpr const char* kName = "logistic";
   static constexpr std::array<CurveParam, 3> kParams = {
       {{"steepness", &CurveDefinition::steepness},
-       {"midpoint", &CurveDefinition::midpoint},
+       {"midpoint", &CurveDefinition::midpoint, nullptr, nullptr, true},
        {"rescale", nullptr, &CurveDefinition::rescale}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
     ValidateSigmoid(d, issues);
@@ -234,7 +234,7 @@ struct LogitCurve {
   static constexpr const char* kName = "logit";
   static constexpr std::array<CurveParam, 2> kParams = {
       {{"steepness", &CurveDefinition::steepness},
-       {"midpoint", &CurveDefinition::midpoint}}};
+       {"midpoint", &CurveDefinition::midpoint, nullptr, nullptr, true}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
     ValidateSigmoid(d, issues);
   }
@@ -259,7 +259,8 @@ struct NormalCurve {
   static constexpr CurveKind kKind = CurveKind::kNormal;
   static constexpr const char* kName = "normal";
   static constexpr std::array<CurveParam, 2> kParams = {
-      {{"mean", &CurveDefinition::mean}, {"stddev", &CurveDefinition::stddev}}};
+      {{"mean", &CurveDefinition::mean, nullptr, nullptr, true},
+       {"stddev", &CurveDefinition::stddev}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
     issues.Finite("mean", d.mean);
     issues.Positive("stddev", d.stddev, "");
@@ -338,7 +339,7 @@ struct StepCurve {
   static constexpr CurveKind kKind = CurveKind::kStep;
   static constexpr const char* kName = "step";
   static constexpr std::array<CurveParam, 1> kParams = {
-      {{"threshold", &CurveDefinition::threshold}}};
+      {{"threshold", &CurveDefinition::threshold, nullptr, nullptr, true}}};
   static void Validate(const CurveDefinition& d, CurveIssues& issues) {
     if (issues.Finite("threshold", d.threshold) &&
         (d.threshold < 0 || d.threshold > 1)) {

@@ -72,6 +72,9 @@ struct CurveParam {
   double CurveDefinition::*number = nullptr;
   bool CurveDefinition::*flag = nullptr;
   std::vector<CurvePoint> CurveDefinition::*points = nullptr;
+  // A place on the normalised input (a midpoint, a mean, a threshold): the
+  // curve editor drags it along the factor's axis.
+  bool on_input = false;
 };
 
 // Returns the format's name of a curve kind, e.g. "piecewise_linear" (the
