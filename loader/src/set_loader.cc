@@ -1,9 +1,12 @@
 #include "utilityd/loader/set_loader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -108,6 +111,65 @@ void ValidateScenarios(const v1::BehaviourSet& set,
   }
 }
 
+// A factor's kind holds: a flag's range is 0..1, a count's bounds are whole
+// numbers, and the scenarios give each a value it can take.
+void ValidateFactorKinds(const v1::BehaviourSet& set,
+                         std::vector<engine::ValidationIssue>* issues) {
+  const auto whole = [](double v) { return std::floor(v) == v; };
+  // What is wrong with `v` for a factor of kind `kind`, or "".
+  const auto wrong = [&](v1::FactorKind kind, double v) -> std::string {
+    if (kind == v1::FACTOR_KIND_FLAG && v != 0 && v != 1) {
+      return absl::StrCat("a flag is 0 or 1, got ", v);
+    }
+    if (kind == v1::FACTOR_KIND_COUNT && !whole(v)) {
+      return absl::StrCat("a count is a whole number, got ", v);
+    }
+    return "";
+  };
+  absl::flat_hash_map<std::string, v1::FactorKind> kinds, target_kinds;
+  for (const auto& [list, field, out] :
+       {std::tuple{&set.factors(), "factors", &kinds},
+        std::tuple{&set.target_factors(), "target_factors", &target_kinds}}) {
+    for (int i = 0; i < list->size(); ++i) {
+      const v1::Factor& f = list->Get(i);
+      (*out)[f.name()] = f.kind();
+      const std::string at = absl::StrCat(field, "[", i, "]");
+      if (f.kind() == v1::FACTOR_KIND_FLAG && (f.min() != 0 || f.max() != 1)) {
+        issues->push_back({at, absl::StrCat("a flag's range is 0..1, got ",
+                                            f.min(), "..", f.max())});
+      }
+      for (double bound : {f.min(), f.max()}) {
+        const std::string why = wrong(f.kind(), bound);
+        if (f.kind() == v1::FACTOR_KIND_COUNT && !why.empty()) {
+          issues->push_back({at, absl::StrCat("bounds: ", why)});
+        }
+      }
+    }
+  }
+  const auto check =
+      [&](const std::string& at,
+          const google::protobuf::Map<std::string, double>& v,
+          const absl::flat_hash_map<std::string, v1::FactorKind>& of) {
+        for (const auto& [name, value] : v) {
+          const auto k = of.find(name);
+          if (k == of.end()) continue;  // ValidateScenarios names it
+          const std::string why = wrong(k->second, value);
+          if (!why.empty()) {
+            issues->push_back({absl::StrCat(at, "[\"", name, "\"]"), why});
+          }
+        }
+      };
+  for (int i = 0; i < set.scenarios_size(); ++i) {
+    const v1::Scenario& s = set.scenarios(i);
+    const std::string at = absl::StrCat("scenarios[", i, "]");
+    check(at + ".factors", s.factors(), kinds);
+    for (int t = 0; t < s.targets_size(); ++t) {
+      check(absl::StrCat(at, ".targets[", t, "].factors"),
+            s.targets(t).factors(), target_kinds);
+    }
+  }
+}
+
 // Each accepted analysis finding says what it is and why it is kept.
 void ValidateAnalysisNotes(const v1::BehaviourSet& set,
                            std::vector<engine::ValidationIssue>* issues) {
@@ -135,6 +197,7 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
     def = ToDefinition(set);
     issues = engine::Validate(def);
     ValidateScenarios(set, &issues);
+    ValidateFactorKinds(set, &issues);
     ValidateAnalysisNotes(set, &issues);
   }
   if (!issues.empty()) {

@@ -14,9 +14,10 @@ import { createFeedView } from './feed_view.js';
 import { curveSvg } from './plot.js';
 import { sensitivityLine, sensitivityOf } from './sensitivity_view.js';
 import {
-  agentOf as snapshotAgent, carriedSnapshot, defaultSnapshot, factorOf, factorsOf, factorStep,
-  loggedSnapshot, scenarioSnapshot, targetFactorsOf,
+  agentOf as snapshotAgent, carriedSnapshot, defaultSnapshot, factorOf, factorsOf, kindOf,
+  loggedSnapshot, newTarget, scenarioSnapshot, targetFactorsOf,
 } from './snapshot.js';
+import { factorInputHtml, inputValue, targetsHtml } from './inputs_view.js';
 import { revisionChange, staleText } from './revision.js';
 import { addSweepCurves, sweepChart, sweepXs } from './sweep_view.js';
 import { esc, fmt, namePaths } from './text.js';
@@ -182,18 +183,6 @@ function renderSetControls() {
   $('revert').hidden = !state.edited;
 }
 
-// A factor's slider, named by the factor (and its unit) for screen readers,
-// its description as the tooltip.
-function slider(f, value, attrs, label = f.name) {
-  const lo = Math.min(f.min, f.max), hi = Math.max(f.min, f.max);
-  return `<div class="slider"><div class="name"><span>${esc(f.name)}</span>
-    <span><b class="value">${fmt(value)}</b> ${esc(f.unit || '')}</span></div>
-    <input type="range" min="${lo}" max="${hi}" step="${factorStep(f)}" value="${value}"
-      ${attrs} aria-label="${esc(label + (f.unit ? ` (${f.unit})` : ''))}"
-      title="${esc(f.description || '')}">
-    <div class="sens"></div></div>`;
-}
-
 function renderInputs() {
   const snap = state.snapshot;
   $('current-action').value = snap.currentAction || '';
@@ -201,12 +190,8 @@ function renderInputs() {
   const scen = (state.work.scenarios || [])[$('scenario').value];
   $('scenario-text').textContent = scen ? (scen.description || '') : '';
   $('factors').innerHTML = factorList().map((f) =>
-    slider(f, snap.factors[f.name], `data-factor="${esc(f.name)}"`)).join('');
-  $('targets').innerHTML = snap.targets.map((t, i) =>
-    `<h3>Target ${esc(t.id)}</h3>` + targetFactorList().map((f) =>
-      slider(f, t.factors[f.name],
-        `data-target="${i}" data-target-factor="${esc(f.name)}"`,
-        `${t.id} ${f.name}`)).join('')).join('');
+    factorInputHtml(f, snap.factors[f.name], { factor: f.name })).join('');
+  $('targets').innerHTML = targetsHtml(snap.targets, targetFactorList());
 }
 
 // Loads `snapshot` as the page's agent (a scenario left unchosen).
@@ -256,17 +241,19 @@ function renderActions() {
 function renderSensitivity(d) {
   const all = d && d.sensitivity;
   for (const el of document.querySelectorAll('.slider')) {
-    const input = el.querySelector('input');
+    const input = el.querySelector('input[data-factor], input[data-target-factor]');
     const sens = el.querySelector('.sens');
-    let s;
+    let s, f;
     if (input.dataset.factor !== undefined) {
       s = sensitivityOf(all, input.dataset.factor);
+      f = factorList().find((x) => x.name === input.dataset.factor);
     } else {
       const target = state.snapshot.targets[Number(input.dataset.target)];
       s = target && sensitivityOf(all, input.dataset.targetFactor, target.id);
+      f = targetFactorList().find((x) => x.name === input.dataset.targetFactor);
     }
     if (!s) { sens.textContent = ''; sens.title = ''; continue; }
-    const line = sensitivityLine(s);
+    const line = sensitivityLine(s, kindOf(f));
     sens.textContent = line.text;
     sens.title = line.title;
     sens.dataset.below = line.below;
@@ -482,15 +469,30 @@ function wireSnapshot() {
   $('personality').addEventListener('change', (e) => {
     state.snapshot.personality = e.target.value; rescore();
   });
-  document.body.addEventListener('input', (e) => {
-    const t = e.target;
-    if (t.dataset.factor !== undefined) {
-      state.snapshot.factors[t.dataset.factor] = Number(t.value);
-    } else if (t.dataset.targetFactor !== undefined) {
-      state.snapshot.targets[Number(t.dataset.target)].factors[t.dataset.targetFactor] = Number(t.value);
-    } else return;
-    t.closest('.slider').querySelector('.value').textContent = fmt(Number(t.value));
+  // A slider, a typed value or a checkbox: the snapshot takes its value,
+  // and the slider and the box beside it show it.
+  const onInput = (e) => {
+    const t = e.target, d = t.dataset;
+    const factor = d.factor ?? d.typedFactor, targetFactor = d.targetFactor ?? d.typedTargetFactor;
+    const value = inputValue(t);
+    if ((factor === undefined && targetFactor === undefined) || !Number.isFinite(value)) return;
+    if (factor !== undefined) state.snapshot.factors[factor] = value;
+    else state.snapshot.targets[Number(d.target ?? d.typedTarget)].factors[targetFactor] = value;
+    for (const other of t.closest('.slider').querySelectorAll('input')) {
+      if (other !== t && other.type !== 'checkbox') other.value = String(value);
+    }
     rescore();
+  };
+  $('factors').addEventListener('input', onInput);
+  $('targets').addEventListener('input', onInput);
+  $('targets').addEventListener('click', (e) => {
+    const remove = e.target.dataset.removeTarget;
+    if (remove !== undefined) state.snapshot.targets.splice(Number(remove), 1);
+    else if (e.target.id === 'add-target') state.snapshot.targets.push(newTarget(state.work, state.snapshot));
+    else return;
+    renderInputs();
+    rescore();
+    refreshCurves();
   });
 }
 

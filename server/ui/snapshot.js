@@ -15,10 +15,18 @@ export function factorOf(set, def) {
   return list.find((f) => f.name === def.factor) || { min: 0, max: 1 };
 }
 
-// A slider's step for factor `f`: about 1/200 of its range, rounded to
-// 1, 2 or 5 times a power of ten, so that round values (4, 0.5, 37.5) can
-// be reached exactly rather than as 3.99.
+// What factor `f`'s values are (its `kind` in the format): 'flag' (0 or
+// 1), 'count' (whole numbers) or 'number'.
+export function kindOf(f) {
+  return { FACTOR_KIND_FLAG: 'flag', FACTOR_KIND_COUNT: 'count' }[f && f.kind] || 'number';
+}
+
+// A slider's step for factor `f`: whole steps for a flag or a count, else
+// about 1/200 of its range, rounded to 1, 2 or 5 times a power of ten, so
+// that round values (4, 0.5, 37.5) can be reached exactly rather than as
+// 3.99.
 export function factorStep(f) {
+  if (kindOf(f) !== 'number') return 1;
   const raw = Math.abs(f.max - f.min) / 200;
   if (!(raw > 0) || !Number.isFinite(raw)) return 0.01;
   const p = 10 ** Math.floor(Math.log10(raw));
@@ -26,8 +34,20 @@ export function factorStep(f) {
   return Number(((m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p).toPrecision(1));
 }
 
+// The middle of each factor's range: 0 for a flag, a whole one for a count.
 function midpoints(list) {
-  return Object.fromEntries(list.map((f) => [f.name, (f.min + f.max) / 2]));
+  const middle = (f) => ({ flag: 0, count: Math.round((f.min + f.max) / 2) })[kindOf(f)] ??
+    (f.min + f.max) / 2;
+  return Object.fromEntries(list.map((f) => [f.name, middle(f)]));
+}
+
+// A new target for `snapshot`: the first unused id target-N, every factor
+// at the middle of its range.
+export function newTarget(set, snapshot) {
+  const ids = new Set(snapshot.targets.map((t) => t.id));
+  let n = 1;
+  while (ids.has(`target-${n}`)) ++n;
+  return { id: `target-${n}`, factors: midpoints(targetFactorsOf(set)) };
 }
 
 // Every factor at the middle of its range; one target when the set has

@@ -311,6 +311,55 @@ try {
     await settled(page);
   });
 
+  await check('inputs as the game has them: a checkbox for a flag, whole steps for a count, typed values, targets added and removed', async () => {
+    await page.selectOption('#scenario', { label: 'Staff empty, in the open' });
+    await settled(page);
+    const agent = () => page.evaluate(() => window.inspector.state.snapshot);
+    // A flag is a checkbox; ticking it sends 1 and the engine's answer moves
+    // as /api/v1/decide says.
+    const cover = page.locator('input[data-factor="in_cover"]');
+    assert.equal(await cover.getAttribute('type'), 'checkbox');
+    assert.equal(await cover.isChecked(), false);
+    await cover.check();
+    await settled(page);
+    assert.equal((await agent()).factors.in_cover, 1);
+    assert.equal(await pageWinner(page), (await apiDecide(await pageAgent())).action);
+    assert.match(await page.locator('input[data-factor="in_cover"]').locator('xpath=../..').textContent(), /in_cover/);
+    await cover.uncheck();
+    await settled(page);
+    // A count steps by whole numbers; its sensitivity names whole values.
+    const charges = page.locator('input[type="range"][data-factor="charges"]');
+    assert.equal(await charges.getAttribute('step'), '1');
+    const chargesSens = await page.locator('input[data-factor="charges"] ~ .sens').textContent();
+    assert.doesNotMatch(chargesSens, /\d\.\d/, chargesSens);
+    // A typed value sets the factor and moves its slider.
+    const typed = page.locator('input[data-typed-factor="health"]');
+    await typed.fill('42');
+    await typed.press('Tab');
+    await settled(page);
+    assert.equal((await agent()).factors.health, 42);
+    assert.equal(await page.locator('input[type="range"][data-factor="health"]').inputValue(), '42');
+    // Finer than the slider's step: the agent takes it exactly.
+    await typed.fill('37.25');
+    await typed.press('Tab');
+    await settled(page);
+    assert.equal((await agent()).factors.health, 37.25);
+    // Targets: add one, then remove the first; each change is scored.
+    const before = (await agent()).targets.map((t) => t.id);
+    await page.click('#add-target');
+    await settled(page);
+    const added = (await agent()).targets.map((t) => t.id);
+    assert.equal(added.length, before.length + 1);
+    assert.ok(await page.locator(`#targets h3:has-text("Target ${added[added.length - 1]}")`).count());
+    await page.click('[data-remove-target="0"]');
+    await settled(page);
+    assert.deepEqual((await agent()).targets.map((t) => t.id), added.slice(1));
+    const engine = await apiDecide(await pageAgent());
+    assert.equal(await pageWinner(page), engine.action);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: path.join(outDir, 'inspector-inputs.png') });
+  });
+
   await check('the sweep shows where the winner changes', async () => {
     await page.selectOption('#sweep-factor', 'a:health');
     await page.waitForFunction(() =>
@@ -373,7 +422,7 @@ try {
     // patrol and the guard moves in.
     await page.click('#tree-tick');
     await settled(page);
-    await page.locator('input[data-factor="player_visible"]').fill('1');
+    await page.locator('input[data-factor="player_visible"]').check();
     await page.waitForFunction(() =>
       document.getElementById('tree-halted')?.textContent === 'patrol');
     await settled(page);

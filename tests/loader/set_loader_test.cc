@@ -5,6 +5,7 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
@@ -332,6 +333,44 @@ TEST(LoadSetTextTest, ValidatesScenarios) {
                           "\"haal\" (did you mean \"heal\"?)"),
                 HasSubstr("scenarios[1].personality: unknown personality"),
                 HasSubstr("seconds_since_action[\"heal\"]: must be >= 0"))));
+}
+
+TEST(LoadSetTextTest, FactorKindsHoldForRangesAndScenarioValues) {
+  constexpr char kKinds[] = R"(name: kinds
+factors:
+  - {name: seen, kind: flag}
+  - {name: goblins, kind: count, min: 0, max: 10}
+  - {name: lit, kind: flag, max: 2}
+  - {name: arrows, kind: count, min: 0, max: 2.5}
+actions:
+  - name: act
+    considerations: [{name: c, factor: goblins}]
+scenarios:
+  - name: Odd
+    factors: {seen: 0.5, goblins: 2.5, lit: 1, arrows: 1}
+)";
+  EXPECT_THAT(
+      LoadSetText(kKinds, "k.yaml"),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("k.yaml:5:5: factors[2]: a flag's range is "
+                               "0..1, got 0..2"),
+                     HasSubstr("factors[3]: bounds: a count is a whole "
+                               "number, got 2.5"),
+                     HasSubstr("scenarios[0].factors[\"seen\"]: a flag is 0 "
+                               "or 1, got 0.5"),
+                     HasSubstr("scenarios[0].factors[\"goblins\"]: a count "
+                               "is a whole number, got 2.5"))));
+  // Right, they load, and the kind is kept for tools.
+  std::string right = kKinds;
+  right = absl::StrReplaceAll(
+      right, {{"max: 2}", "max: 1}"},
+              {"max: 2.5}", "max: 3}"},
+              {"{seen: 0.5, goblins: 2.5,", "{seen: 1, goblins: 2,"}});
+  absl::StatusOr<std::shared_ptr<const LoadedSet>> set =
+      LoadSetText(right, "k.yaml");
+  ASSERT_THAT(set, IsOk());
+  EXPECT_EQ((*set)->definition.factors(0).kind(), v1::FACTOR_KIND_FLAG);
+  EXPECT_EQ((*set)->definition.factors(1).kind(), v1::FACTOR_KIND_COUNT);
 }
 
 TEST(LoadSetTextTest, ParseErrorsStopBeforeValidation) {

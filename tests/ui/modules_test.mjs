@@ -26,8 +26,10 @@ import {
   crossingText, sensitivityLine, sensitivityOf,
 } from '../../server/ui/sensitivity_view.js';
 import {
-  agentOf, carriedSnapshot, defaultSnapshot, factorOf, factorStep, loggedSnapshot, scenarioSnapshot,
+  agentOf, carriedSnapshot, defaultSnapshot, factorOf, factorStep, kindOf, loggedSnapshot, newTarget,
+  scenarioSnapshot,
 } from '../../server/ui/snapshot.js';
+import { factorInputHtml, inputValue, targetsHtml } from '../../server/ui/inputs_view.js';
 import { revisionChange, staleText } from '../../server/ui/revision.js';
 import {
   addSweepCurves, bestScores, sweepChart, sweepXs, winnerChanges,
@@ -848,4 +850,49 @@ test('presets are the engine\'s kinds only; the plot names every handle and labe
   assert.match(svg, />60</);
   assert.match(svg, /class="ghost"/);
   assert.equal(readout(pts, 0, 100, 'hp', scales(0, 100).sx(25)), '25 hp → 0.250');
+});
+
+// ---- inputs as the game has them (inputs_view.js, snapshot.js) ----
+
+test('factor kinds: a flag starts at 0 and a count at a whole middle, both in whole steps', () => {
+  const set = { factors: [
+    { name: 'seen', min: 0, max: 1, kind: 'FACTOR_KIND_FLAG' },
+    { name: 'goblins', min: 0, max: 5, kind: 'FACTOR_KIND_COUNT' },
+    { name: 'health', min: 0, max: 100 }] };
+  assert.deepEqual(set.factors.map(kindOf), ['flag', 'count', 'number']);
+  assert.deepEqual(set.factors.map(factorStep), [1, 1, 0.5]);
+  assert.deepEqual(defaultSnapshot(set).factors, { seen: 0, goblins: 3, health: 50 });
+});
+
+test('a flag is a checkbox; a number has a slider and a typed box; targets can be added and removed', () => {
+  const flag = factorInputHtml({ name: 'in_cover', min: 0, max: 1, kind: 'FACTOR_KIND_FLAG' }, 1,
+    { factor: 'in_cover' });
+  assert.match(flag, /type="checkbox" data-factor="in_cover"\s+checked/);
+  assert.doesNotMatch(flag, /type="range"/);
+  const count = factorInputHtml({ name: 'charges', min: 0, max: 6, unit: 'charges', kind: 'FACTOR_KIND_COUNT' }, 2,
+    { target: 1, factor: 'charges' }, 'g2 charges');
+  assert.match(count, /type="number" class="typed" data-typed-target="1" data-typed-target-factor="charges" step="1"/);
+  assert.match(count, /type="range" min="0" max="6" step="1" value="2" data-target="1" data-target-factor="charges"/);
+  assert.match(count, /aria-label="g2 charges \(charges\)"/);
+  assert.equal(inputValue({ type: 'checkbox', checked: true }), 1);
+  assert.equal(inputValue({ type: 'number', value: '37.25' }), 37.25);
+  assert.ok(Number.isNaN(inputValue({ type: 'number', value: '' })));
+  const tf = [{ name: 'distance', min: 0, max: 30 }];
+  const html = targetsHtml([{ id: 'g1', factors: { distance: 3 } }], tf);
+  assert.match(html, /Target g1/);
+  assert.match(html, /data-remove-target="0"/);
+  assert.match(html, /id="add-target"/);
+  assert.equal(targetsHtml([], []), '');
+  const snap = { targets: [{ id: 'target-1', factors: {} }, { id: 'target-3', factors: {} }] };
+  assert.deepEqual(newTarget({ targetFactors: tf }, snap), { id: 'target-2', factors: { distance: 15 } });
+});
+
+test('a count\'s crossing is the whole value that gets there; a flag\'s is 0 or 1', () => {
+  const s = { factor: 'charges', unit: 'charges',
+    below: { action: 'recharge', value: 0.4 }, above: { action: 'attack', targetId: 'g1', value: 1.221 } };
+  assert.equal(crossingText(s, 'above', 'count'), 'attack@g1 at ≥ 2 charges');
+  assert.equal(crossingText(s, 'below', 'count'), 'recharge at ≤ 0 charges');
+  assert.equal(crossingText(s, 'below', 'flag'), 'recharge at 0');
+  assert.equal(crossingText(s, 'above'), 'attack@g1 at ≥ 1.221 charges');
+  assert.equal(sensitivityLine(s, 'count').text, 'recharge at ≤ 0 charges · attack@g1 at ≥ 2 charges');
 });
