@@ -21,7 +21,10 @@ import { factorInputHtml, inputValue, targetsHtml } from './inputs_view.js';
 import { revisionChange, staleText } from './revision.js';
 import { addSweepCurves, sweepChart, sweepXs } from './sweep_view.js';
 import { esc, fmt, namePaths } from './text.js';
-import { treeHtml, treeLeavesHtml, treeOutcomesHtml } from './tree_view.js';
+import {
+  scenarioTick, stepMisses, tickLogEntry, tickLogHtml, treeHtml, treeLeavesHtml, treeNodes,
+  treeOutcomesHtml,
+} from './tree_view.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -119,7 +122,7 @@ async function chooseSet(name, snapshot) {
   state.edited = false;
   showStale('');
   editor.close();
-  state.tree = state.work.tree ? { prev: '', time: 0, outcomes: {} } : null;
+  state.tree = state.work.tree ? freshTree() : null;
   $('tree-box').hidden = !state.tree;
   $('set').value = name;
   $('set-info').textContent =
@@ -324,23 +327,76 @@ function openPlot(key, raw, def) {
 // The set's tree in this tick, its leaves and the outcomes to send with the
 // next.
 function renderTree(d) {
+  const play = state.tree.play;
   $('tree').innerHTML = treeHtml(state.work.tree, d, state.format.nodeKinds);
   $('tree-time').textContent = `game time ${fmt(state.tree.time)} s`;
   $('tree-leaves').innerHTML = treeLeavesHtml(d);
-  $('tree-outcomes').innerHTML = treeOutcomesHtml(d);
+  $('tree-outcomes').innerHTML = play ? '' : treeOutcomesHtml(d);
+  $('tree-log-box').innerHTML = tickLogHtml(state.tree.log || []);
+  $('tree-play').hidden = !play;
+  $('tree-step').textContent = !play ? ''
+    : play.done ? `scenario played: ${play.steps.length} ticks`
+      : `scenario tick ${play.next + 1} of ${play.steps.length}`;
+  $('tree-tick').disabled = !!(play && play.done);
 }
 
-// Moves on: this tick's answer becomes the state, the chosen outcomes go
-// with the next request, game time advances.
+// A tree with no state yet; `steps`: a tree scenario's ticks, to play.
+function freshTree(steps) {
+  return { prev: '', time: 0, outcomes: {}, log: [],
+    play: steps && steps.length ? { steps, next: 0, done: false } : null };
+}
+
+// Scenario tick `k` after the tick `d` sent on: its factors, game time,
+// the tree's state and its leaves' outcomes.
+function applyStep(k, d) {
+  const t = scenarioTick(treeNodes(state.work.tree, state.format.nodeKinds), state.tree.play.steps[k], d);
+  Object.assign(state.snapshot.factors, t.factors);
+  Object.assign(state.tree, { prev: t.prev, time: t.time, outcomes: t.outcomes });
+  state.tree.play.next = k;
+  renderInputs();
+}
+
+// Moves on: this tick goes into the log (checked against the scenario's
+// expectations when one is playing) and its answer becomes the state; the
+// next tick is the scenario's, or the outcomes chosen here half a second
+// later.
 function tickTree() {
   const d = state.decision;
   if (!state.tree || !d) return;
-  const outcomes = {};
-  for (const el of document.querySelectorAll('#tree-outcomes select')) {
-    if (el.value !== 'NODE_STATUS_RUNNING') outcomes[el.dataset.leaf] = el.value;
+  const play = state.tree.play;
+  if (play && play.done) return;
+  const entry = tickLogEntry(treeNodes(state.work.tree, state.format.nodeKinds), d, state.tree.time);
+  if (play) entry.misses = stepMisses(play.steps[play.next], entry);
+  state.tree.log = [...(state.tree.log || []), entry];
+  if (play && play.next + 1 < play.steps.length) {
+    applyStep(play.next + 1, d);
+  } else if (play) {
+    play.done = true;
+    stopPlaying();
+    renderTree(d);
+    return;
+  } else {
+    const outcomes = {};
+    for (const el of document.querySelectorAll('#tree-outcomes select')) {
+      if (el.value !== 'NODE_STATUS_RUNNING') outcomes[el.dataset.leaf] = el.value;
+    }
+    Object.assign(state.tree, { prev: d.treeState || '', time: state.tree.time + 0.5, outcomes });
   }
-  state.tree = { prev: d.treeState || '', time: state.tree.time + 0.5, outcomes };
   rescore();
+}
+
+// Plays the scenario's ticks one after another, each once its answer is in.
+let playing = null;
+function startPlaying() {
+  $('tree-play').textContent = 'Pause';
+  playing = setInterval(() => {
+    if (document.body.dataset.busy === '0') tickTree();
+  }, 600);
+}
+function stopPlaying() {
+  clearInterval(playing);
+  playing = null;
+  $('tree-play').textContent = 'Play scenario';
 }
 
 // ---- the what-if editor: editor_view.js -----------------------------------------
@@ -459,7 +515,10 @@ function wireSnapshot() {
   $('scenario').addEventListener('change', (e) => {
     const s = (state.work.scenarios || [])[e.target.value];
     if (s) state.snapshot = scenarioSnapshot(state.work, s);
-    if (state.tree) state.tree = { prev: '', time: 0, outcomes: {} };
+    if (state.tree) {
+      state.tree = freshTree(s && s.ticks);
+      if (state.tree.play) applyStep(0, null);
+    }
     renderInputs();
     rescore();
   });
@@ -543,9 +602,17 @@ function wire() {
   });
   $('tree-tick').addEventListener('click', tickTree);
   $('tree-restart').addEventListener('click', () => {
-    state.tree = { prev: '', time: 0, outcomes: {} };
+    const steps = state.tree.play && state.tree.play.steps;
+    stopPlaying();
+    state.tree = freshTree(steps);
+    if (steps) {
+      const s = (state.work.scenarios || [])[$('scenario').value];
+      if (s) state.snapshot = scenarioSnapshot(state.work, s);
+      applyStep(0, null);
+    }
     rescore();
   });
+  $('tree-play').addEventListener('click', () => (playing ? stopPlaying() : startPlaying()));
   $('sweep-factor').addEventListener('change', refreshSweep);
   feed.wire();
   analysisView.wire();

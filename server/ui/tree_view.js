@@ -3,7 +3,7 @@
 // The kinds come from the server (/api/v1/format: {name, jsonName} each),
 // never from this file. Pure functions, unit-tested under Node
 // (tests/ui/modules_test.mjs).
-import { esc, fmt } from './text.js';
+import { esc, fmt, short } from './text.js';
 
 // A tick trace's status enum -> the CSS class the tree view uses.
 export const STATUS = { NODE_STATUS_RUNNING: 'running', NODE_STATUS_SUCCESS: 'success',
@@ -57,13 +57,14 @@ export function treeHtml(tree, d, kinds) {
 
 const leafText = (l) => (l.targetId ? `${l.action} → ${l.targetId}` : l.action);
 
-// The tick's leaves: what runs (and starts), what was halted, the root's
-// status, and a state reset when there was one.
+// The tick on show (not yet sent on; the sliders change it): what runs (and
+// starts), what it halts, the root's status, and a state reset when there
+// was one. What earlier ticks did is in the tick log.
 export function treeLeavesHtml(d) {
   const run = (d.runLeaves || []).map((l) => leafText(l) + (l.started ? ' (starts)' : ''));
   const halted = (d.haltedLeaves || []).map(leafText);
-  return `run: <b id="tree-run">${esc(run.join(', ') || 'nothing')}</b>` +
-    ` · halted: <b id="tree-halted">${esc(halted.join(', ') || 'nothing')}</b>` +
+  return `this tick runs <b id="tree-run">${esc(run.join(', ') || 'nothing')}</b>` +
+    ` · halts <b id="tree-halted">${esc(halted.join(', ') || 'nothing')}</b>` +
     ` · root ${esc(STATUS[d.treeStatus] || 'idle')}` +
     (d.treeReset ? ` · state reset: ${esc(d.treeReset)}` : '');
 }
@@ -75,4 +76,76 @@ export function treeOutcomesHtml(d) {
       <option value="NODE_STATUS_RUNNING">running</option>
       <option value="NODE_STATUS_SUCCESS">success</option>
       <option value="NODE_STATUS_FAILURE">failure</option></select></label>`).join('');
+}
+
+// The tree's nodes in pre-order, numbered as the server numbers them: each
+// {kind, name}, the name a scenario uses for a leaf (its own, or its
+// action's).
+export function treeNodes(tree, kinds) {
+  const out = [];
+  const walk = (n) => {
+    const kind = (nodeKindOf(n, kinds) || { name: '?' }).name;
+    out.push({ kind, name: n.name || (kind === 'action' ? n.action : '') || kind });
+    nodeChildren(n, kinds).forEach(walk);
+  };
+  if (tree) walk(tree);
+  return out;
+}
+
+const leafName = (nodes, l) => (nodes[l.node || 0] || {}).name || l.action;
+
+// What tick `d` did at game time `time`, by leaf name: started, still
+// running, halted; the root's status.
+export function tickLogEntry(nodes, d, time) {
+  const run = d.runLeaves || [];
+  return {
+    time,
+    started: run.filter((l) => l.started).map((l) => leafName(nodes, l)),
+    running: run.filter((l) => !l.started).map((l) => leafName(nodes, l)),
+    halted: (d.haltedLeaves || []).map((l) => leafName(nodes, l)),
+    status: STATUS[d.treeStatus] || 'idle',
+  };
+}
+
+// How tick `entry` met a scenario tick's expectations (`step`, the set's
+// JSON): the misses as words, none when all held (or nothing is expected).
+export function stepMisses(step, entry) {
+  const misses = [];
+  const run = [...entry.started, ...entry.running];
+  const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+  if ((step.expectedRun || []).length && !same(run, step.expectedRun)) {
+    misses.push(`expected to run ${step.expectedRun.join(', ')}, ran ${run.join(', ') || 'nothing'}`);
+  }
+  if ((step.expectedHalted || []).length && !same(entry.halted, step.expectedHalted)) {
+    misses.push(`expected to halt ${step.expectedHalted.join(', ')}, halted ${entry.halted.join(', ') || 'nothing'}`);
+  }
+  const status = STATUS[step.expectedStatus];
+  if (status && status !== entry.status) misses.push(`expected the root ${status}, was ${entry.status}`);
+  return misses;
+}
+
+// The request for scenario tick `step` after tick `d` (null for the first):
+// its game time, the factors it changes, the tree's state from `d`, and
+// its outcomes for the leaves `d` ran, by node.
+export function scenarioTick(nodes, step, d) {
+  const outcomes = {};
+  for (const l of (d && d.runLeaves) || []) {
+    const status = (step.outcomes || {})[leafName(nodes, l)];
+    if (status && status !== 'NODE_STATUS_RUNNING') outcomes[l.node || 0] = status;
+  }
+  return { time: step.gameTime || 0, factors: step.factors || {}, prev: d ? d.treeState || '' : '', outcomes };
+}
+
+// The tick log, oldest first: what each tick started, left running and
+// halted, the root's status, and whether a scenario's expectations held.
+export function tickLogHtml(entries) {
+  if (!entries.length) return '';
+  const list = (what, names) => (names.length ? ` · ${what} ${esc(names.join(', '))}` : '');
+  return '<ol id="tree-log" aria-label="Tick log">' + entries.map((e, i) => {
+    const check = e.misses === undefined ? ''
+      : e.misses.length ? ` <span class="miss">✗ ${esc(e.misses.join('; '))}</span>`
+        : ' <span class="held">✓ as the scenario expects</span>';
+    return `<li data-tick="${i}">${short(e.time)} s${list('starts', e.started)}${list('runs', e.running)}` +
+      `${list('halts', e.halted)} · root ${esc(e.status)}${check}</li>`;
+  }).join('') + '</ol>';
 }

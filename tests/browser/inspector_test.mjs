@@ -360,6 +360,36 @@ try {
     await page.screenshot({ path: path.join(outDir, 'inspector-inputs.png') });
   });
 
+  await check('a tree scenario plays tick by tick, each checked in the tick log', async () => {
+    await page.selectOption('#set', 'guard_tree');
+    await page.waitForSelector('body[data-set="guard_tree"]');
+    await settled(page);
+    await page.selectOption('#scenario', { label: 'Spots the player, closes in, fights, loses sight' });
+    await settled(page);
+    assert.equal(await page.locator('#tree-step').textContent(), 'scenario tick 1 of 6');
+    await page.click('#tree-play');
+    await page.waitForFunction(() => /scenario played/.test(document.getElementById('tree-step').textContent),
+      null, { timeout: 20000 });
+    const log = await page.locator('#tree-log li').allTextContents();
+    assert.equal(log.length, 6, log.join('\n'));
+    for (const line of log) assert.match(line, /✓ as the scenario expects/, line);
+    assert.match(log[0], /^0 s · starts patrol · root running/);
+    assert.match(log[1], /^0\.5 s · starts move_to_player · halts patrol/);
+    assert.match(log[3], /starts fireball · halts move_to_player/);
+    assert.match(log[4], /root success/);
+    assert.equal(await page.locator('#tree-tick').isDisabled(), true);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: path.join(outDir, 'inspector-tree-play.png') });
+    // Restart plays it again from the first tick.
+    await page.click('#tree-restart');
+    await settled(page);
+    assert.equal(await page.locator('#tree-step').textContent(), 'scenario tick 1 of 6');
+    assert.equal(await page.locator('#tree-log li').count(), 0);
+    await page.selectOption('#set', 'arena_mage');
+    await page.waitForSelector('body[data-set="arena_mage"]');
+    await settled(page);
+  });
+
   await check('the sweep shows where the winner changes', async () => {
     await page.selectOption('#sweep-factor', 'a:health');
     await page.waitForFunction(() =>

@@ -36,7 +36,8 @@ import {
 } from '../../server/ui/sweep_view.js';
 import { esc, fmt, namePaths, short } from '../../server/ui/text.js';
 import {
-  STATUS, nodeChildren, nodeKindOf, treeHtml, treeLeavesHtml, treeOutcomesHtml,
+  STATUS, nodeChildren, nodeKindOf, scenarioTick, stepMisses, tickLogEntry, tickLogHtml, treeHtml,
+  treeLeavesHtml, treeNodes, treeOutcomesHtml,
 } from '../../server/ui/tree_view.js';
 import { diffHunks, diffSummary, lineDiff } from '../../server/ui/diff.js';
 import {
@@ -308,10 +309,10 @@ test('a tick\'s leaves and the outcomes offered for the running ones', () => {
   const d = { runLeaves: [{ node: 3, action: 'attack', targetId: 'g1', started: true }],
     haltedLeaves: [{ action: 'flee' }], treeStatus: 'NODE_STATUS_RUNNING',
     treeReset: 'TREE_RESET_VERSION' };
-  assert.equal(treeLeavesHtml(d), 'run: <b id="tree-run">attack → g1 (starts)</b>' +
-    ' · halted: <b id="tree-halted">flee</b> · root running · state reset: TREE_RESET_VERSION');
-  assert.equal(treeLeavesHtml({}), 'run: <b id="tree-run">nothing</b>' +
-    ' · halted: <b id="tree-halted">nothing</b> · root idle');
+  assert.equal(treeLeavesHtml(d), 'this tick runs <b id="tree-run">attack → g1 (starts)</b>' +
+    ' · halts <b id="tree-halted">flee</b> · root running · state reset: TREE_RESET_VERSION');
+  assert.equal(treeLeavesHtml({}), 'this tick runs <b id="tree-run">nothing</b>' +
+    ' · halts <b id="tree-halted">nothing</b> · root idle');
   const outcomes = treeOutcomesHtml(d);
   assert.match(outcomes, /<label>attack → g1 <select data-leaf="3">/);
   assert.equal((outcomes.match(/<option /g) || []).length, 3);
@@ -895,4 +896,43 @@ test('a count\'s crossing is the whole value that gets there; a flag\'s is 0 or 
   assert.equal(crossingText(s, 'below', 'flag'), 'recharge at 0');
   assert.equal(crossingText(s, 'above'), 'attack@g1 at ≥ 1.221 charges');
   assert.equal(sensitivityLine(s, 'count').text, 'recharge at ≤ 0 charges · attack@g1 at ≥ 2 charges');
+});
+
+// ---- playing a tree scenario (tree_view.js) ----
+
+const PLAY_KINDS = [{ name: 'reactive_fallback', jsonName: 'reactiveFallback' },
+  { name: 'action', jsonName: 'action' }, { name: 'condition', jsonName: 'condition' }];
+const PLAY_TREE = { name: 'root', reactiveFallback: { children: [
+  { name: 'sees', condition: { factor: 'seen' } },
+  { action: 'patrol' },
+  { name: 'cast', action: 'fireball' }] } };
+
+test('tree nodes are numbered as the server numbers them, leaves named as scenarios name them', () => {
+  assert.deepEqual(treeNodes(PLAY_TREE, PLAY_KINDS).map((n) => n.name), ['root', 'sees', 'patrol', 'cast']);
+});
+
+test('a scenario tick sends its factors, the last state and outcomes for the leaves that ran', () => {
+  const nodes = treeNodes(PLAY_TREE, PLAY_KINDS);
+  const d = { treeState: 'S1', runLeaves: [{ node: 3, action: 'fireball' }, { node: 2, action: 'patrol' }] };
+  const step = { gameTime: 2, factors: { seen: 1 }, outcomes: { cast: 'NODE_STATUS_SUCCESS', patrol: 'NODE_STATUS_RUNNING' } };
+  assert.deepEqual(scenarioTick(nodes, step, d),
+    { time: 2, factors: { seen: 1 }, prev: 'S1', outcomes: { 3: 'NODE_STATUS_SUCCESS' } });
+  assert.deepEqual(scenarioTick(nodes, { gameTime: 0 }, null), { time: 0, factors: {}, prev: '', outcomes: {} });
+});
+
+test('the tick log says what started, ran and halted, and whether the scenario held', () => {
+  const nodes = treeNodes(PLAY_TREE, PLAY_KINDS);
+  const d = { treeStatus: 'NODE_STATUS_RUNNING', runLeaves: [{ node: 3, action: 'fireball', started: true }],
+    haltedLeaves: [{ node: 2, action: 'patrol' }] };
+  const entry = tickLogEntry(nodes, d, 0.5);
+  assert.deepEqual(entry, { time: 0.5, started: ['cast'], running: [], halted: ['patrol'], status: 'running' });
+  assert.deepEqual(stepMisses({ expectedRun: ['cast'], expectedHalted: ['patrol'],
+    expectedStatus: 'NODE_STATUS_RUNNING' }, entry), []);
+  assert.deepEqual(stepMisses({ expectedRun: ['patrol'], expectedStatus: 'NODE_STATUS_SUCCESS' }, entry),
+    ['expected to run patrol, ran cast', 'expected the root success, was running']);
+  entry.misses = [];
+  const html = tickLogHtml([entry, { ...entry, misses: ['expected to run patrol, ran cast'] }]);
+  assert.match(html, /0\.5 s · starts cast · halts patrol · root running <span class="held">✓/);
+  assert.match(html, /<span class="miss">✗ expected to run patrol, ran cast<\/span>/);
+  assert.equal(tickLogHtml([]), '');
 });
