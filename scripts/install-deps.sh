@@ -109,6 +109,8 @@ fi
 # The browser tests run on Debian 12's own Node.js (18). playwright-core is
 # pinned by tests/browser/package-lock.json to 1.61, the last release that
 # supports Node 18; it drives Debian's Chromium and downloads no browser.
+# axe-core (its accessibility audit) comes from the same lock file; the
+# loop below checks for it, the newer of the two.
 node_major_needed=18
 node_version=$(node --version 2>/dev/null || echo none)
 node_major=${node_version#v}
@@ -124,7 +126,7 @@ fi
 # the Colyseus example that uses it (Colyseus 0.16, the line that runs on
 # Node 18), likewise; the SDK first, the example links it.
 repo="$(dirname "$0")/.."
-for dir_and_package in tests/browser:playwright-core tests/node:@grpc/grpc-js \
+for dir_and_package in tests/browser:axe-core tests/node:@grpc/grpc-js \
     client_sdk/typescript:ts-proto examples/colyseus:@colyseus/core; do
   dir=${dir_and_package%%:*}
   package=${dir_and_package#*:}

@@ -857,6 +857,47 @@ try {
     assert.deepEqual(found.small, [], 'text under 12 px');
     assert.deepEqual(found.faint, [], 'text under 4.5:1 contrast');
   });
+
+  await check('axe-core finds nothing against WCAG 2.1 A and AA, at 1,024 px too', async () => {
+    // Evaluated through the debugger: the page's Content-Security-Policy
+    // (default-src 'self') rightly refuses an injected script tag.
+    await page.evaluate(fs.readFileSync(
+      path.join(sourceDir, 'tests/browser/node_modules/axe-core/axe.min.js'), 'utf8'));
+    const audit = async () => page.evaluate(async () => {
+      const r = await window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] });
+      return r.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3)
+        .map((n) => n.target.join(' ')).join(', ')}${v.nodes.length > 3 ? ` and ${v.nodes.length - 3} more` : ''}`);
+    });
+    assert.deepEqual(await audit(), []);
+    await page.setViewportSize({ width: 1024, height: 900 });
+    await settled(page);
+    assert.deepEqual(await audit(), []);
+    // No two labels side by side run together or overlap, none is cut off.
+    const crowded = await page.evaluate(() => {
+      const out = [];
+      for (const box of document.querySelectorAll('.cname, .slider .name, .action .head, header')) {
+        const kids = [...box.children].filter((k) => k.getClientRects().length);
+        for (let i = 1; i < kids.length; i++) {
+          const a = kids[i - 1].getBoundingClientRect(), b = kids[i].getBoundingClientRect();
+          const sameLine = a.top < b.bottom - 2 && b.top < a.bottom - 2;
+          if (sameLine && b.left - a.right < 4) {
+            out.push(`${kids[i - 1].textContent.trim()} | ${kids[i].textContent.trim()}`);
+          }
+        }
+        const edge = box.getBoundingClientRect().right;
+        for (const k of kids) {
+          if (k.scrollWidth > k.clientWidth + 1 && getComputedStyle(k).overflow !== 'visible') {
+            out.push(`cut off: ${k.textContent.trim()}`);
+          }
+          if (k.getBoundingClientRect().right > edge + 1) out.push(`past its box: ${k.textContent.trim()}`);
+        }
+      }
+      return [...new Set(out)].slice(0, 10);
+    });
+    assert.deepEqual(crowded, []);
+    await page.screenshot({ path: path.join(outDir, 'inspector-1024.png') });
+    await page.setViewportSize({ width: 1500, height: 1000 });
+  });
 } catch (e) {
   failed = true;
   if (!String(e.stack).includes('FAIL')) console.log(String(e.stack || e));
