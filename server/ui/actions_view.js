@@ -117,10 +117,58 @@ export function duelText(d) {
   return { head, lines };
 }
 
-export function duelHtml(d) {
+// The winner's and the runner-up's considerations one against the other,
+// each side's by contribution, lowest (holding its score down most) first:
+// considerations that read the same factor on both sides share a row, so a
+// factor that favours one side shows against the other. Rows of
+// [winnerCell, factor, runnerCell] (a cell: {name, contribution} or null);
+// empty without a runner-up. `set` gives each consideration's factor.
+export function duelRows(set, d) {
+  const ex = d.explanation || {};
+  const rows = ex.actions || [];
+  const find = (action, target) => rows.find((a) => sameRow(a.action, a.targetId, action, target));
+  const win = find(d.action, d.targetId);
+  const run = ex.runnerUpAction ? find(ex.runnerUpAction, ex.runnerUpTarget) : null;
+  if (!win || !run) return [];
+  const cells = (row) => {
+    const def = (set.actions || []).find((a) => a.name === row.action) || { considerations: [] };
+    return (row.considerations || []).map((c) => ({
+      name: c.consideration, contribution: c.contribution ?? 1,
+      factor: ((def.considerations || []).find((x) => x.name === c.consideration) || {}).factor || '',
+    })).sort((x, y) => x.contribution - y.contribution);
+  };
+  const w = cells(win), r = cells(run);
+  const shared = w.filter((c) => r.some((o) => o.factor && o.factor === c.factor));
+  const out = shared.map((c) => {
+    const o = r.find((x) => x.factor === c.factor);
+    return { low: Math.min(c.contribution, o.contribution), row: [c, c.factor, o] };
+  }).sort((x, y) => x.low - y.low).map((x) => x.row);
+  const used = new Set(out.flatMap(([a, , b]) => [a, b]));
+  const restW = w.filter((c) => !used.has(c)), restR = r.filter((c) => !used.has(c));
+  for (let i = 0; i < Math.max(restW.length, restR.length); i++) {
+    out.push([restW[i] || null, '', restR[i] || null]);
+  }
+  return out;
+}
+
+function duelCell(c) {
+  if (!c) return '<td></td>';
+  return `<td><span class="duel-name">${esc(c.name)}</span> ${fmt(c.contribution)}
+    <div class="bar"><div style="width:${(100 * Math.min(1, Math.max(0, c.contribution))).toFixed(1)}%"></div></div></td>`;
+}
+
+export function duelHtml(d, set = { actions: [] }) {
   const t = duelText(d);
+  const rows = duelRows(set, d);
+  const ex = d.explanation || {};
+  const table = rows.length ? `<table class="duel-table"><caption>What separates them: each
+      consideration's contribution, lowest first; a row in the middle names a factor both read</caption>
+      <thead><tr><th scope="col">${esc(rowLabel(d.action, d.targetId))}</th><th scope="col">factor</th>
+      <th scope="col">${esc(rowLabel(ex.runnerUpAction, ex.runnerUpTarget))}</th></tr></thead><tbody>${
+      rows.map(([a, f, b]) => `<tr>${duelCell(a)}<td class="muted">${esc(f)}</td>${duelCell(b)}</tr>`).join('')
+    }</tbody></table>` : '';
   return `<p class="duel-head">${esc(t.head)}</p>` +
-    (t.lines.length ? `<ul>${t.lines.map((l) => `<li>${esc(l)}</li>`).join('')}</ul>` : '');
+    (t.lines.length ? `<ul>${t.lines.map((l) => `<li>${esc(l)}</li>`).join('')}</ul>` : '') + table;
 }
 
 // Decision `d` of `set` (the page's working copy) as cards (in

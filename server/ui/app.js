@@ -235,7 +235,7 @@ async function rescore() {
 function renderActions() {
   if (!state.decision) return;
   $('summary').textContent = (state.decision.explanation || {}).summary || '';
-  $('duel').innerHTML = duelHtml(state.decision);
+  $('duel').innerHTML = duelHtml(state.decision, state.work);
   $('actions').innerHTML = actionsHtml(state.work, state.decision, state.curves);
 }
 

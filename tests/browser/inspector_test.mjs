@@ -146,6 +146,16 @@ try {
     assert.ok(head.startsWith(`recharge wins with ${d.score.toFixed(3)} over ${d.explanation.runnerUpAction}`), head);
     assert.equal(await page.locator('.rank').first().locator('.action').first().getAttribute('data-action'),
       'recharge');
+    // The two sides' considerations one against the other, each side's as
+    // the engine gave them, lowest first.
+    const side = async (col) => page.locator(`#duel .duel-table tbody td:nth-child(${col}) .duel-name`)
+      .allTextContents();
+    const row = (action) => d.explanation.actions.find((a) => a.action === action && !a.targetId);
+    const lowestFirst = (r) => r.considerations.slice().sort((x, y) => x.contribution - y.contribution)
+      .map((c) => c.consideration);
+    assert.deepEqual((await side(1)).slice().sort(), lowestFirst(row('recharge')).slice().sort());
+    assert.deepEqual((await side(3)).slice().sort(),
+      lowestFirst(row(d.explanation.runnerUpAction)).slice().sort());
     // Curves are drawn from the server's sweep.
     await page.waitForSelector('.con svg path.curve');
     await page.screenshot({ path: path.join(outDir, 'inspector-scores.png') });

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { actionsHtml, cardOrder, duelHtml, duelText } from '../../server/ui/actions_view.js';
+import { actionsHtml, cardOrder, duelHtml, duelRows, duelText } from '../../server/ui/actions_view.js';
 import {
   analysisActionsHtml, applyParam, findingsHtml, findingsSummary, findingTarget, locksHtml,
   unlockSpec,
@@ -733,6 +733,27 @@ test('the pinned answer says who won over whom, by rank when the margin is negat
     'idle wins with 0.100, unopposed.');
   assert.equal(duelText({ action: '', explanation: {} }).head, 'No action can be chosen.');
   assert.match(duelHtml(d), /<p class="duel-head">flee wins with 1.200 over attack → g1/);
+});
+
+test('winner against runner-up: considerations lowest first, a shared factor on one row', () => {
+  const set = { actions: [
+    { name: 'heal', considerations: [{ name: 'hurt', factor: 'health' }, { name: 'potion', factor: 'has_potion' }] },
+    { name: 'flee', considerations: [{ name: 'desperate', factor: 'health' }, { name: 'outnumbered', factor: 'enemies' },
+      { name: 'far', factor: 'distance' }] }] };
+  const row = (action, list) => ({ action, score: 0.5, considerations: list.map(([consideration, contribution]) =>
+    ({ consideration, contribution })) });
+  const d = { action: 'heal', explanation: { runnerUpAction: 'flee', actions: [
+    row('heal', [['hurt', 0.6], ['potion', 1]]),
+    row('flee', [['desperate', 0.3], ['outnumbered', 0.9], ['far', 0.5]])] } };
+  const name = (c) => (c ? `${c.name} ${c.contribution}` : '');
+  assert.deepEqual(duelRows(set, d).map(([a, f, b]) => [name(a), f, name(b)]), [
+    ['hurt 0.6', 'health', 'desperate 0.3'],
+    ['potion 1', '', 'far 0.5'],
+    ['', '', 'outnumbered 0.9']]);
+  const html = duelHtml(d, set);
+  assert.match(html, /<caption>What separates them/);
+  assert.match(html, /<th scope="col">heal<\/th><th scope="col">factor<\/th>/);
+  assert.deepEqual(duelRows(set, { action: 'heal', explanation: { actions: [row('heal', [])] } }), []);
 });
 
 test('a slider steps by a round fraction of its range, so round values are reachable', () => {
