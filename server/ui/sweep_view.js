@@ -5,15 +5,24 @@
 // (tests/ui/modules_test.mjs); app.js asks the server for the sweeps.
 import { actionColour, actionDash, actionKey } from './plot.js';
 import { crossingText } from './sensitivity_view.js';
+import { kindOf } from './snapshot.js';
 import { esc, fmt, short } from './text.js';
 
 export const SWEEP_POINTS = 41;
 
 // `n` evenly spaced values of factor `f` from its min to its max.
+// A flag sweeps 0 and 1; a count its whole values (every one when they are
+// at most `n`, else `n` of them, rounded).
 export function sweepXs(f, n = SWEEP_POINTS) {
+  const kind = kindOf(f);
+  if (kind === 'flag') return [0, 1];
   const xs = [];
   for (let i = 0; i < n; i++) xs.push(f.min + (f.max - f.min) * i / (n - 1));
-  return xs;
+  if (kind !== 'count') return xs;
+  const whole = Math.abs(f.max - f.min) + 1 <= n
+    ? Array.from({ length: Math.abs(f.max - f.min) + 1 }, (_, i) => f.min + Math.sign(f.max - f.min) * i)
+    : xs.map(Math.round);
+  return [...new Set(whole)];
 }
 
 // Adds to `curves` ("action/consideration" -> [[x, output], ...]) the
@@ -51,15 +60,27 @@ export function winnerChanges(sweep) {
 }
 
 // Each action's best score (over its targets) at each step, in set order.
-export function bestScores(sweep, actionCount) {
-  const best = Array.from({ length: actionCount }, () => []);
+// A tree set's tick scores only the children of its utility nodes: their
+// rows are in the tree path (by action name; their index counts the
+// node's children). An action scored at no step (a tree's leaf that runs
+// without a score) has null for its line: it is not drawn. `names` are the
+// set's actions.
+export function bestScores(sweep, names) {
+  const best = names.map(() => []);
+  const scored = new Set();
   sweep.decisions.forEach((d, i) => {
     const top = {};
-    for (const a of (d.explanation || {}).actions || [])
-      top[a.actionIndex] = Math.max(top[a.actionIndex] || 0, a.score);
+    const rows = [...((d.explanation || {}).actions || []).map((a) => [a.actionIndex || 0, a.score]),
+      ...(d.treePath || []).flatMap((t) => (t.utility && t.utility.actions) || [])
+        .map((a) => [names.indexOf(a.action), a.score])];
+    for (const [k, score] of rows) {
+      if (k < 0) continue;
+      top[k] = Math.max(top[k] || 0, score || 0);
+      scored.add(k);
+    }
     best.forEach((pts, k) => pts.push([sweep.xs[i], top[k] || 0]));
   });
-  return best;
+  return best.map((pts, k) => (scored.has(k) ? pts : null));
 }
 
 // The sweep chart and its sentence. `names` are the set's actions,
@@ -71,9 +92,10 @@ export function sweepChart(sweep, names, current, sens) {
   const sy = (v) => h - 20 - (h - 30) * Math.min(1, v);
   const vertical = (cls, x, extra = '') =>
     `<line class="${cls}"${extra} x1="${sx(x)}" x2="${sx(x)}" y1="10" y2="${h - 20}"/>`;
-  let lines = bestScores(sweep, names.length).map((pts, k) =>
+  const best = bestScores(sweep, names);
+  let lines = best.map((pts, k) => (!pts ? '' :
     `<path fill="none" stroke="${actionColour(k)}" stroke-width="2"
-        stroke-dasharray="${actionDash(k)}" data-action="${esc(names[k])}" d="${pts.map((p, i) => `${i ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join('')}"/>`).join('');
+        stroke-dasharray="${actionDash(k)}" data-action="${esc(names[k])}" d="${pts.map((p, i) => `${i ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join('')}"/>`)).join('');
   const { winners, changes } = winnerChanges(sweep);
   for (const c of changes) lines += vertical('marker', c.x, ' stroke-dasharray="3,3"');
   const near = [];
@@ -91,8 +113,10 @@ export function sweepChart(sweep, names, current, sens) {
       <text x="30" y="${h - 5}">${fmt(f.min)}</text>
       <text x="${w - 10}" y="${h - 5}" text-anchor="end">${fmt(f.max)} ${esc(f.unit || '')}</text>
       ${lines}<circle class="dot" cx="${sx(current)}" cy="${h - 20}" r="4"/></svg>
-      <div class="legend">${names.map((n, k) =>
-        `<span>${actionKey(k)} ${esc(n)}</span>`).join('')}</div>`;
+      <div class="legend">${names.map((n, k) => (!best[k] ? ''
+        : `<span>${actionKey(k)} ${esc(n)}</span>`)).join('')}${best.some((b) => !b)
+        ? `<span class="muted">not scored (the tree runs it by its conditions): ${
+          esc(names.filter((n, k) => !best[k]).join(', '))}</span>` : ''}</div>`;
   const unit = f.unit ? ' ' + f.unit : '';
   // A sampled change with the exact crossing between its two steps is
   // said at the exact value, so one crossing never reads as two numbers.

@@ -468,6 +468,10 @@ function swept(action, rows) {
 test('a sweep steps a factor evenly from its min to its max', () => {
   assert.deepEqual(sweepXs({ min: 0, max: 10 }, 3), [0, 5, 10]);
   assert.deepEqual(sweepXs({ min: 1, max: 0 }, 5), [1, 0.75, 0.5, 0.25, 0]);
+  assert.deepEqual(sweepXs({ min: 0, max: 1, kind: 'FACTOR_KIND_FLAG' }), [0, 1]);
+  assert.deepEqual(sweepXs({ min: 0, max: 4, kind: 'FACTOR_KIND_COUNT' }), [0, 1, 2, 3, 4]);
+  assert.deepEqual(sweepXs({ min: 0, max: 100, kind: 'FACTOR_KIND_COUNT' }, 5), [0, 25, 50, 75, 100]);
+  assert.deepEqual(sweepXs({ min: 0, max: 10, kind: 'FACTOR_KIND_COUNT' }, 4), [0, 3, 7, 10]);
   assert.equal(sweepXs({ min: 0, max: 1 }).length, 41);
 });
 
@@ -493,7 +497,7 @@ test('a sweep\'s winner changes fall midway, best scores per action per step', (
   assert.deepEqual(winnerChanges(sweep).changes, [
     { from: 'flee', to: 'attack', x: 25, between: [0, 50] },
     { from: 'attack', to: '(none)', x: 75, between: [50, 100] }]);
-  assert.deepEqual(bestScores(sweep, 2), [[[0, 0.4], [50, 0.6], [100, 0]],
+  assert.deepEqual(bestScores(sweep, ['attack', 'flee']), [[[0, 0.4], [50, 0.6], [100, 0]],
                                           [[0, 0.8], [50, 0.5], [100, 0]]]);
   const sens = { factor: 'health', unit: 'hp', below: { action: 'flee', value: 31.5 } };
   const chart = sweepChart(sweep, ['attack', 'flee'], 50, sens);
@@ -507,6 +511,19 @@ test('a sweep\'s winner changes fall midway, best scores per action per step', (
   assert.match(chart.html, /stroke-dasharray="7,3"\/><\/svg> flee<\/span>/);
   const flat = { ...sweep, decisions: [swept('idle', []), swept('idle', [])], xs: [0, 100] };
   assert.equal(sweepChart(flat, ['idle'], 0, undefined).text, 'idle wins across the whole range.');
+});
+
+test('a tree set\'s sweep draws its utility nodes\' scores; leaves run unscored are named, not drawn flat', () => {
+  const tick = (action, score) => ({ action, explanation: {}, treePath: [{ node: 0 },
+    { node: 4, utility: { actions: [{ action: 'fireball', actionIndex: 0, score }] } }] });
+  const sweep = { f: { name: 'mana', min: 0, max: 100 }, xs: [0, 100],
+    decisions: [{ action: 'patrol', explanation: {}, treePath: [{ node: 0 }] }, tick('fireball', 0.7)] };
+  assert.deepEqual(bestScores(sweep, ['patrol', 'fireball']), [null, [[0, 0], [100, 0.7]]]);
+  const chart = sweepChart(sweep, ['patrol', 'fireball'], 50, undefined);
+  assert.doesNotMatch(chart.html, /data-action="patrol"/);
+  assert.match(chart.html, /data-action="fireball"/);
+  assert.match(chart.html, /not scored \(the tree runs it by its conditions\): patrol/);
+  assert.equal(chart.text, 'Winner changes: patrol → fireball near 50.0.');
 });
 
 // ---- actions_view.js ----------------------------------------------------------
