@@ -7,6 +7,7 @@
 // and holds no page state but the analysis on show.
 import { actionColour } from './plot.js';
 import { esc, fmt } from './text.js';
+import { treeNodes } from './tree_view.js';
 
 
 // "No findings.", or how many there are and how many the set has not
@@ -19,10 +20,11 @@ export function findingsSummary(findings) {
 }
 
 // What clicking finding `f` of `set` loads: an action's witness (the
-// situation where it wins), a scenario, or a consideration's curve in the
-// editor; null when the finding names nothing the page can show (a tree
-// node).
-export function findingTarget(f, set) {
+// situation where it wins), a scenario, a consideration's curve in the
+// editor, or a node of the set's tree (by its name, "node N", or a utility
+// node's choice "attack.fireball"; `kinds` are the tree's node kinds);
+// null when it names nothing the page can show.
+export function findingTarget(f, set, kinds = []) {
   const actions = (set && set.actions) || [];
   const action = actions.find((a) => a.name === f.subject);
   if (action) return { kind: 'witness', action: action.name };
@@ -35,12 +37,18 @@ export function findingTarget(f, set) {
     if (owner && (owner.considerations || []).some((c) => c.name === name))
       return { kind: 'consideration', action: owner.name, consideration: name };
   }
-  return null;
+  const nodes = set && set.tree ? treeNodes(set.tree, kinds) : [];
+  const numbered = /^node (\d+)$/.exec(f.subject);
+  if (numbered && Number(numbered[1]) < nodes.length) return { kind: 'node', index: Number(numbered[1]) };
+  const parent = dot > 0 ? nodes.findIndex((n) => n.name === f.subject.slice(0, dot)) : -1;
+  const child = parent >= 0 ? nodes.findIndex((n, i) => i > parent && n.name === f.subject.slice(dot + 1)) : -1;
+  const named = child >= 0 ? child : nodes.findIndex((n) => n.name === f.subject);
+  return named >= 0 ? { kind: 'node', index: named } : null;
 }
 
-export function findingsHtml(findings, set) {
+export function findingsHtml(findings, set, kinds = []) {
   return findings.map((f, i) =>
-    `<li class="${['finding', f.accepted ? 'accepted' : '', findingTarget(f, set) ? '' : 'inert']
+    `<li class="${['finding', f.accepted ? 'accepted' : '', findingTarget(f, set, kinds) ? '' : 'inert']
       .filter(Boolean).join(' ')}" data-index="${i}"
          data-kind="${esc(f.kind)}" data-testid="finding">
        <b>${esc(f.kind)}</b> ${esc(f.subject)}: ${esc(f.message)}
@@ -158,7 +166,7 @@ export function tunedSet(set, r) {
 // findings load); `showError` reports a failed call.
 export function createAnalysisView({
   $, api, set, factors, targetFactors, onWitness, compare, onApply, onScenario,
-  onConsideration, showError,
+  onConsideration, onNode, nodeKinds, showError,
 }) {
   let analysis = null;
   let tuned = null;  // the last tuning's set, until applied or replaced
@@ -167,7 +175,7 @@ export function createAnalysisView({
     const a = analysis;
     const findings = a.findings || [];
     $('analysis-text').textContent = findingsSummary(findings);
-    $('analysis-findings').innerHTML = findingsHtml(findings, set());
+    $('analysis-findings').innerHTML = findingsHtml(findings, set(), nodeKinds());
     const actions = a.actions || [];
     $('analysis-actions').hidden = actions.length === 0;
     $('analysis-actions').querySelector('tbody').innerHTML =
@@ -272,10 +280,11 @@ export function createAnalysisView({
     $('analysis-findings').addEventListener('click', (e) => {
       const li = e.target.closest('.finding');
       if (!li || !analysis) return;
-      const target = findingTarget(analysis.findings[Number(li.dataset.index)], set());
+      const target = findingTarget(analysis.findings[Number(li.dataset.index)], set(), nodeKinds());
       if (!target) return;
       if (target.kind === 'witness') witnessOf(target.action);
       else if (target.kind === 'scenario') onScenario(target.index);
+      else if (target.kind === 'node') onNode(target.index);
       else onConsideration(target.action, target.consideration);
     });
     $('analysis-actions').addEventListener('click', (e) => {

@@ -493,6 +493,15 @@ const analysisView = createAnalysisView({
     $('scenario').value = String(index);
     $('scenario').dispatchEvent(new Event('change'));
   },
+  // A tree node: shown in the tree view, marked for a moment.
+  onNode: (index) => {
+    const node = document.querySelector(`#tree .node[data-node="${index}"]`);
+    if (!node) return;
+    node.scrollIntoView({ block: 'center' });
+    node.classList.add('found');
+    setTimeout(() => node.classList.remove('found'), 2500);
+  },
+  nodeKinds: () => state.format.nodeKinds,
   onConsideration: (action, consideration) => {
     editor.open(action, consideration);
     const card = document.querySelector(

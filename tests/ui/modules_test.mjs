@@ -716,6 +716,16 @@ test('a finding loads its action\'s witness, its scenario or its consideration',
     { kind: 'consideration', action: 'eat', consideration: 'hunger' });
   assert.equal(findingTarget({ kind: 'never_entered', subject: 'combat' }, set), null);
   assert.equal(findingTarget({ kind: 'plateau', subject: 'eat.thirst' }, set), null);
+  // In a tree: a node by its name, by its number, or a utility node's choice.
+  const kinds = [{ name: 'sequence', jsonName: 'sequence' }, { name: 'utility', jsonName: 'utility' },
+    { name: 'action', jsonName: 'action' }];
+  const tree = { ...set, tree: { name: 'combat', sequence: { children: [
+    { name: 'attack', utility: { children: [{ action: 'eat' }, { action: 'hide' }] } }] } } };
+  assert.deepEqual(findingTarget({ kind: 'never_entered', subject: 'combat' }, tree, kinds), { kind: 'node', index: 0 });
+  assert.deepEqual(findingTarget({ kind: 'never_holds', subject: 'node 1' }, tree, kinds), { kind: 'node', index: 1 });
+  assert.deepEqual(findingTarget({ kind: 'never_chosen', subject: 'attack.hide' }, tree, kinds),
+    { kind: 'node', index: 3 });
+  assert.equal(findingTarget({ kind: 'never_holds', subject: 'node 9' }, tree, kinds), null);
   const html = findingsHtml([{ kind: 'dead', subject: 'hide', message: 'm' },
     { kind: 'never_entered', subject: 'combat', message: 'm' }], set);
   assert.match(html, /class="finding" data-index="0"/);
