@@ -155,15 +155,24 @@ function showStale(text) {
 
 // Polled with the feed: a new revision of the page's set is loaded when the
 // page has no edits (the agent kept), and refused for export over edits.
+// One poll at a time: under load a poll can outlast the 2 s between them,
+// and two that both saw the new revision would load it twice — the second
+// load closing an editor opened after the first.
+let following = false;
 async function followRevision() {
-  if (!state.work || !document.body.dataset.set) return;  // a load is under way
-  const name = state.work.name, shown = state.summary.revision;
-  const list = await api('/api/v1/sets');
-  if (!state.work || state.work.name !== name || state.summary.revision !== shown) return;
-  state.sets = list.behaviourSets || [];
-  const change = revisionChange(state.sets, name, shown, state.edited);
-  if (change.kind === 'reload') await chooseSet(name, state.snapshot);
-  else showStale(change.kind === 'same' ? '' : staleText(change, name, shown));
+  if (following || !state.work || !document.body.dataset.set) return;  // a load is under way
+  following = true;
+  try {
+    const name = state.work.name, shown = state.summary.revision;
+    const list = await api('/api/v1/sets');
+    if (!state.work || state.work.name !== name || state.summary.revision !== shown) return;
+    state.sets = list.behaviourSets || [];
+    const change = revisionChange(state.sets, name, shown, state.edited);
+    if (change.kind === 'reload') await chooseSet(name, state.snapshot);
+    else showStale(change.kind === 'same' ? '' : staleText(change, name, shown));
+  } finally {
+    following = false;
+  }
 }
 
 function renderSetControls() {
