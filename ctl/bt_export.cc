@@ -87,7 +87,7 @@ class Exporter {
         n.GetReflection()->GetOneofFieldDescriptor(
             n, v1::TreeNode::descriptor()->FindOneofByName("kind"));
     const std::string kind = f == nullptr ? "" : f->name();
-    for (const auto* kinds : {&ChildrenKinds(), &ChildKinds()}) {
+    for (const auto* kinds : {&ChildrenKinds(), &ChildKinds(), &LeafKinds()}) {
       for (const auto& [tag, k] : *kinds) {
         if (k != kind) continue;
         Open(p, tag, n);  // a kind without parameters: BT.CPP's name
@@ -129,6 +129,10 @@ class Exporter {
         Open(p, "Delay", n);
         Attr(p, "delay_msec",
              ShortestNumber(std::round(n.delay().seconds() * 1000)));
+        break;
+      case v1::TreeNode::kSleep:
+        Open(p, "Sleep", n);
+        Attr(p, "msec", ShortestNumber(std::round(n.sleep().seconds() * 1000)));
         break;
       case v1::TreeNode::kCooldown:
         Open(p, kCooldown, n);

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -159,6 +160,14 @@ class Importer {
       }
       *s->mutable_tree() = std::move(body);
     }
+    for (const XMLElement* use : uses_) {
+      const std::string id = use->Attribute("ID");
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
+        Unmapped(use, absl::StrCat("<SubTree ID=\"", id,
+                                   "\">: no <BehaviorTree> has that ID (",
+                                   absl::StrJoin(ids, ", "), ")"));
+      }
+    }
     Declare();
     return absl::OkStatus();
   }
@@ -236,7 +245,25 @@ class Importer {
     return true;
   }
 
+  // Converts `e` into `out`; then reads every child element the conversion
+  // did not (those of a refused element), so that each element with no
+  // counterpart is listed, however deep it lies.
   void Convert(const XMLElement* e, v1::TreeNode* out) {
+    visited_.insert(e);
+    ConvertNode(e, out);
+    ReadUnvisited(e);
+  }
+
+  void ReadUnvisited(const XMLElement* e) {
+    for (const XMLElement* c = e->FirstChildElement(); c != nullptr;
+         c = c->NextSiblingElement()) {
+      if (visited_.contains(c)) continue;
+      v1::TreeNode ignored;
+      Convert(c, &ignored);
+    }
+  }
+
+  void ConvertNode(const XMLElement* e, v1::TreeNode* out) {
     std::string tag = e->Name();
     std::string id = tag;
     if ((tag == "Action" || tag == "Condition" || tag == "Control" ||
@@ -266,6 +293,11 @@ class Importer {
     }
     if (auto k = ChildKinds().find(id); k != ChildKinds().end()) {
       OneChild(e, kids, Field(out, k->second));
+      return;
+    }
+    if (auto k = LeafKinds().find(id); k != LeafKinds().end()) {
+      Field(out, k->second);
+      NoChildren(e, kids);
       return;
     }
     if (Parametrised(e, id, ports, kids, out)) return;
@@ -342,7 +374,8 @@ class Importer {
   }
 
   // The built-ins with numeric parameters (Parallel, Repeat,
-  // RetryUntilSuccessful, Timeout, Delay, RunOnce); false for another id.
+  // RetryUntilSuccessful, Timeout, Delay, Sleep, RunOnce); false for another
+  // id.
   bool Parametrised(const XMLElement* e, const std::string& id,
                     const std::map<std::string, std::string>& ports,
                     const std::vector<const XMLElement*>& kids,
@@ -400,6 +433,20 @@ class Importer {
       OneChild(e, kids, t);
       return true;
     }
+    if (id == "Sleep") {
+      int ms = 0;
+      if (!Int(e, ports, "msec", -1, &ms)) return true;
+      if (ms < 0) {
+        Unmapped(e, "Sleep needs msec, 0 or more");
+      } else if (ms == 0) {
+        out->mutable_always_success();  // BT.CPP's Sleep of 0 succeeds at once
+        Mapped(e, "Sleep of 0 ms -> always_success");
+      } else {
+        out->mutable_sleep()->set_seconds(ms / 1000.0);
+      }
+      NoChildren(e, kids);
+      return true;
+    }
     if (id == "RunOnce") {
       if (absl::AsciiStrToLower(Get(ports, "then_skip")) != "false") {
         Unmapped(e,
@@ -432,6 +479,13 @@ class Importer {
       Convert(k,
               static_cast<v1::TreeNode*>(m->GetReflection()->AddMessage(m, f)));
     }
+  }
+
+  void NoChildren(const XMLElement* e,
+                  const std::vector<const XMLElement*>& kids) {
+    if (kids.empty()) return;
+    Unmapped(e, absl::StrCat("<", e->Name(), "> is a leaf, has ", kids.size(),
+                             kids.size() == 1 ? " child" : " children"));
   }
 
   void OneChild(const XMLElement* e, const std::vector<const XMLElement*>& kids,
@@ -489,6 +543,7 @@ class Importer {
     }
     v1::SubtreeNode* s = out->mutable_subtree();
     s->set_name(id);
+    uses_.push_back(e);
     for (const auto& [port, value] : Ports(e, "")) {
       const std::optional<std::string> key = BlackboardKey(value);
       if (!key) {
@@ -521,9 +576,11 @@ class Importer {
         continue;
       }
       // The scoring of a child that is not an action leaf.
+      visited_.insert(k);
       const XMLElement* inner = k->FirstChildElement();
       if (inner == nullptr || inner->NextSiblingElement() != nullptr) {
         Unmapped(k, "<UtilityChoice> wraps one child");
+        ReadUnvisited(k);
         continue;
       }
       Convert(inner, child);
@@ -726,6 +783,8 @@ class Importer {
   const Mapping map_;
   BtImport* out_;
   std::map<std::string, std::string> category_;
+  absl::flat_hash_set<const XMLElement*> visited_;  // converted or read
+  std::vector<const XMLElement*> uses_;             // <SubTree> elements
   std::map<std::string, std::map<std::string, std::string>> defaults_;
   std::map<std::string, std::pair<double, double>> factors_;
   std::vector<std::string> order_;

@@ -11,10 +11,6 @@ using engine::FactorComparison;
 // BT.CPP's built-ins without a counterpart, each with why.
 const std::map<std::string, std::string>& Unsupported() {
   static const auto* m = new std::map<std::string, std::string>{
-      {"AlwaysSuccess",
-       "utilityd has no constant leaf: use force_success over a condition"},
-      {"AlwaysFailure",
-       "utilityd has no constant leaf: use force_failure over a condition"},
       {"Script",
        "scripts write the blackboard; utilityd's factors come from the game"},
       {"SetBlackboard", "utilityd's factors come from the game, read-only"},
@@ -23,7 +19,6 @@ const std::map<std::string, std::string>& Unsupported() {
        "not imported yet: write it as an if_then_else over a condition"},
       {"ParallelAll", "not a utilityd node kind: use parallel"},
       {"ManualSelector", "needs a person at a terminal"},
-      {"Sleep", "a leaf that waits: use delay over the next node"},
       {"LoopString", "loops over blackboard queues, which factors are not"},
       {"LoopInt", "loops over blackboard queues, which factors are not"},
       {"LoopDouble", "loops over blackboard queues, which factors are not"},
@@ -49,6 +44,14 @@ const std::map<std::string, std::string>& ChildrenKinds() {
       {"SequenceWithMemory", "sequence_with_memory"},
       {"IfThenElse", "if_then_else"},
       {"WhileDoElse", "while_do_else"},
+  };
+  return *m;
+}
+
+const std::map<std::string, std::string>& LeafKinds() {
+  static const auto* m = new std::map<std::string, std::string>{
+      {"AlwaysSuccess", "always_success"},
+      {"AlwaysFailure", "always_failure"},
   };
   return *m;
 }

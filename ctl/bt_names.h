@@ -36,10 +36,11 @@ inline constexpr int kBtFailureCount = 1;
 // BT.CPP's built-ins without a counterpart, each with why.
 const std::map<std::string, std::string>& Unsupported();
 
-// BT.CPP's controls with children and its decorators with one child that
-// take no parameters, by BT.CPP name -> utilityd kind.
+// BT.CPP's controls with children, its decorators with one child and its
+// leaves that take no parameters, by BT.CPP name -> utilityd kind.
 const std::map<std::string, std::string>& ChildrenKinds();
 const std::map<std::string, std::string>& ChildKinds();
+const std::map<std::string, std::string>& LeafKinds();
 
 // Preconditions and postconditions of BT.CPP 4 that utilityd has no
 // counterpart for (any node's attributes), with why.

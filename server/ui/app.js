@@ -41,6 +41,8 @@ const state = {
   snapshot: null,    // {factors: {name: v}, targets: [{id, factors}], ...}
   decision: null,    // last decision for the snapshot
   scoring: null,     // the newest scoring call's ticket (older answers are dropped)
+  sweeping: null,    // the same for the sweep chart
+  curving: null,     // and for the cards' curves
   curves: {},        // "action/consideration" -> [[x, output], ...]
   tree: null,        // sets with a tree: {prev, time, outcomes} of this tick
   exported: null,    // the last export: {fileName, original, text}
@@ -287,15 +289,21 @@ async function sweep(kind, name) {
 }
 
 // Every consideration's curve, from a sweep of each factor.
+// Like rescore, each keeps a ticket and drops an answer a newer call has
+// superseded: a slow sweep of the agent before a scenario was chosen must
+// not draw over the sweep of the agent after.
 async function refreshCurves() {
+  const ticket = state.curving = {};
   const curves = {};
   const first = state.snapshot.targets.length ? state.snapshot.targets[0].id : '';
   try {
     const jobs = factorList().map((f) => sweep('a', f.name));
     if (first) jobs.push(...targetFactorList().map((f) => sweep('t', f.name)));
-    for (const r of await Promise.all(jobs)) addSweepCurves(curves, state.work, r, first);
+    const results = await Promise.all(jobs);
+    if (ticket !== state.curving) return;
+    for (const r of results) addSweepCurves(curves, state.work, r, first);
   } catch (e) {
-    showError(e);  // the curves on show stay, like the scores
+    if (ticket === state.curving) showError(e);  // the curves on show stay, like the scores
     return;
   }
   state.curves = curves;
@@ -310,15 +318,19 @@ async function refreshSweep() {
   const [kind, name] = [choice[0], choice.slice(2)];
   const first = state.snapshot.targets[0];
   if (kind === 't' && !first) return;
+  const ticket = state.sweeping = {};
   try {
     const r = await sweep(kind, name);
+    if (ticket !== state.sweeping) return;
     const all = state.decision && state.decision.sensitivity;
     const chart = sweepChart(r, state.work.actions.map((a) => a.name),
       kind === 'a' ? state.snapshot.factors[name] : first.factors[name],
       kind === 'a' ? sensitivityOf(all, name) : sensitivityOf(all, name, first.id));
     $('sweep').innerHTML = chart.html;
     $('sweep-text').textContent = chart.text;
-  } catch (e) { showError(e); }
+  } catch (e) {
+    if (ticket === state.sweeping) showError(e);
+  }
 }
 
 function openPlot(key, raw, def) {

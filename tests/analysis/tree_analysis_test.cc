@@ -259,6 +259,30 @@ TEST(TreeAnalysisTest, ARepeatOfZeroTimesNeverEntersItsChild) {
 
 // Found from outside: a precondition answers SUCCESS without ticking a
 // condition no value passes, so the sequence goes on to its action.
+// A constant leaf answers one status: what an always_success shuts out of
+// a fallback, or an always_failure out of a sequence, is never entered; a
+// sleep never fails.
+TEST(TreeAnalysisTest, ConstantLeavesAndSleepShutOutWhatTheyNeverAnswer) {
+  auto set = Load(TreeSet(R"(
+  sequence:
+    children:
+      - fallback: {children: [{name: yes, always_success: {}}, {action: fight}]}
+      - fallback: {children: [{sleep: {seconds: 1}}, {action: flee}]}
+      - sequence: {children: [{name: no, always_failure: {}}, {action: heal}]}
+      - action: idle
+)"));
+  ASSERT_NE(set, nullptr);
+  const v1::SetAnalysis a = Analysed(*set);
+  EXPECT_EQ(Node(a, "fight").reach(), v1::REACH_DEAD);
+  EXPECT_THAT(Node(a, "fight").reason(),
+              HasSubstr("yes never fails (always_success)"));
+  EXPECT_EQ(Node(a, "flee").reach(), v1::REACH_DEAD);
+  EXPECT_THAT(Node(a, "flee").reason(), HasSubstr("never fails (sleep)"));
+  EXPECT_EQ(Node(a, "heal").reach(), v1::REACH_DEAD);
+  EXPECT_THAT(Node(a, "heal").reason(),
+              HasSubstr("no never succeeds (always_failure)"));
+}
+
 TEST(TreeAnalysisTest, APreconditionCanPassAConditionNoValuePasses) {
   auto set = Load(TreeSet(R"(
   sequence:
@@ -298,7 +322,7 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
     return std::uniform_real_distribution<double>(lo, hi)(rng);
   };
   static const char* kActions[] = {"fight", "flee", "heal", "idle"};
-  const int kind = depth <= 0 ? 6 + pick(2) : pick(18);
+  const int kind = depth <= 0 ? 6 + pick(2) : pick(20);
   // A quarter of the nodes get a precondition, which answers for the node
   // without ticking it; some always hold (health >= 0), some never.
   std::string name = absl::StrCat("n", (*names)++);
@@ -392,6 +416,12 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
       return absl::StrFormat(
           "{name: %s, switch: {factor: danger, cases: [2, 5], children: %s}}",
           name, children(3));
+    case 18:
+      return absl::StrFormat("{name: %s, %s: {}}", name,
+                             pick(2) ? "always_success" : "always_failure");
+    case 19:
+      return absl::StrFormat("{name: %s, sleep: {seconds: %.1f}}", name,
+                             0.5 * (1 + pick(3)));
     case 9:
       return absl::StrFormat("{name: %s, %s: {seconds: %.1f, child: %s}}", name,
                              pick(2) ? "cooldown" : "timeout",

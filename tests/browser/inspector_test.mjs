@@ -86,6 +86,14 @@ async function settled(page) {
   await page.waitForSelector('body[data-busy="0"]');
 }
 
+// Polls `fn` (on the test's side, not the page's) until it holds, for up to 20 s.
+async function until(fn, what) {
+  for (const end = Date.now() + 20000; !fn();) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 async function pageWinner(page) {
   return page.locator('.action.winner').first().getAttribute('data-action');
 }
@@ -425,6 +433,34 @@ try {
     await page.waitForFunction(() =>
       /Winner changes|wins across/.test(document.getElementById('sweep-text').textContent));
     assert.ok(await page.locator('#sweep svg path').count() >= 7);
+  });
+
+  await check('a sweep a newer agent superseded never draws over that agent\'s', async () => {
+    // The sweep of one scenario is held back until the next scenario's has
+    // been drawn; then it answers, and must be dropped.
+    let hold = null;
+    let release;
+    const released = new Promise((r) => { release = r; });
+    await page.route('**/api/v1/decide*', async (route) => {
+      const body = route.request().postDataJSON();
+      if (!hold && body.agents.length > 1 && body.agents[0].currentAction === 'attack') {
+        hold = route;
+        await released;
+      }
+      await route.continue();
+    });
+    await page.selectOption('#scenario', { label: 'Under attack in the open' });
+    await page.waitForFunction(() => window.inspector.state.snapshot.factors.damage_taken === 14);
+    await until(() => hold !== null, 'the first scenario\'s sweep was sent');
+    await page.selectOption('#scenario', { label: 'Staff empty, in the open' });
+    await page.waitForFunction(() => /37\.53 hp \(exact\)/.test(document.getElementById('sweep-text').textContent),
+      null, { timeout: 20000 });
+    const drawn = await page.locator('#sweep').innerHTML();
+    release();
+    await settled(page);
+    await page.unroute('**/api/v1/decide*');
+    assert.equal(await page.locator('#sweep').innerHTML(), drawn);
+    assert.match(await page.locator('#sweep-text').textContent(), /heal → \w+ at 37\.53 hp \(exact\)/);
   });
 
   await check('each slider says what would change the decision, as the API does', async () => {

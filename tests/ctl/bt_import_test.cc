@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "ctl/commands.h"
@@ -107,19 +108,81 @@ TEST(ImportBt, ListsEveryElementItCannotImportWithItsLine) {
   EXPECT_THAT(r.out, IsEmpty());
   EXPECT_THAT(
       r.err,
-      AllOf(HasSubstr("unsupported.xml:6: <AlwaysSuccess>: utilityd has no "
-                      "constant leaf"),
-            HasSubstr("unsupported.xml:7: <Script>: scripts write the "
+      AllOf(HasSubstr("unsupported.xml:7: <SetBlackboard>: utilityd's "
+                      "factors come from the game"),
+            HasSubstr("unsupported.xml:8: <Script>: scripts write the "
                       "blackboard"),
-            HasSubstr("unsupported.xml:8: RunOnce with then_skip true"),
-            HasSubstr("unsupported.xml:11: _skipIf=\"tired\": answers "
+            HasSubstr("unsupported.xml:9: RunOnce with then_skip true"),
+            HasSubstr("unsupported.xml:12: _skipIf=\"tired\": answers "
                       "SKIPPED"),
-            HasSubstr("unsupported.xml:12: \"a == b\": a condition imports "
+            HasSubstr("unsupported.xml:13: \"a == b\": a condition imports "
                       "as `factor OP number`"),
-            HasSubstr("unsupported.xml:13: <SmartSelector> is a custom node "
+            HasSubstr("unsupported.xml:14: <SmartSelector> is a custom node "
                       "with children"),
-            HasSubstr("unsupported.xml:16: Repeat for ever (-1)"),
-            HasSubstr("7 element(s) cannot be imported; nothing written")));
+            HasSubstr("unsupported.xml:17: Repeat for ever (-1)"),
+            HasSubstr("9 element(s) cannot be imported; nothing written")));
+  // Inside refused elements: their children are read all the same, and an
+  // unknown subtree is named at its own line.
+  EXPECT_THAT(r.err,
+              AllOf(HasSubstr("unsupported.xml:15: <Script>: scripts write"),
+                    HasSubstr("unsupported.xml:18: <SubTree ID=\"Nowhere\">: "
+                              "no <BehaviorTree> has that ID (Busy)")));
+}
+
+// A tree of actions and controls, with BT.CPP's constant leaves and Sleep,
+// imports as written (no factor to declare), serves and sleeps in game
+// time; export writes the same built-ins back.
+TEST(ImportBt, ATreeWithoutConditionsImportsWithConstantsAndSleep) {
+  const std::string xml = Temp("plain.xml");
+  std::ofstream(xml) << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="Idle">
+    <Sequence>
+      <AlwaysSuccess/>
+      <Sleep msec="500"/>
+      <Fallback>
+        <AlwaysFailure name="never"/>
+        <Sleep msec="0"/>
+      </Fallback>
+      <Wander/>
+    </Sequence>
+  </BehaviorTree>
+</root>)";
+  const Result r = Ctl({"import-bt", xml});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("- {always_success: {}}"),
+                           HasSubstr("- {sleep: {seconds: 0.5}}"),
+                           HasSubstr("- {name: never, always_failure: {}}"),
+                           HasSubstr("line 8: Sleep of 0 ms -> always_success"),
+                           testing::Not(HasSubstr("factors:"))));
+  auto set = loader::LoadSetText(r.out, "plain.yaml");
+  ASSERT_TRUE(set.ok()) << set.status();
+  const engine::CompiledBehaviourSet& c = (*set)->compiled;
+  EXPECT_EQ(c.factor_count(), 0);
+  std::string state;
+  auto tick = [&](double time) {
+    engine::TreeTick t;
+    EXPECT_TRUE(engine::TickTree(c, engine::AgentInput{},
+                                 {.game_time = time, .state = state},
+                                 engine::ExplainLevel::kNone, &t)
+                    .ok());
+    state = t.state;
+    std::string run = engine::NodeStatusName(t.status);
+    for (const engine::TreeLeaf& l : t.run) {
+      absl::StrAppend(&run, " ", c.actions()[l.action].name);
+    }
+    return run;
+  };
+  EXPECT_EQ(tick(0), "running");
+  EXPECT_EQ(tick(0.4), "running");
+  EXPECT_EQ(tick(0.5), "running Wander");
+  const std::string yaml = Temp("plain.yaml");
+  std::ofstream(yaml) << r.out;
+  const Result x = Ctl({"export-bt", yaml});
+  ASSERT_EQ(x.code, 0) << x.err;
+  EXPECT_THAT(x.out, AllOf(HasSubstr("<AlwaysSuccess/>"),
+                           HasSubstr("<Sleep msec=\"500\"/>"),
+                           HasSubstr("<AlwaysFailure name=\"never\"/>")));
+  for (const auto& f : {xml, yaml}) std::filesystem::remove(f);
 }
 
 TEST(ImportBt, MalformedXmlIsAnErrorWithItsLine) {

@@ -61,6 +61,8 @@ tree:
           children:
             - run_once: {child: {action: y}}
             - subtree: {name: pair, remap: {p: b}}
+            - fallback: {children: [{always_failure: {}}, {always_success: {}}]}
+            - sleep: {seconds: 1.5}
             - action: x
 subtrees:
   - name: pair

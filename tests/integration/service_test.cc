@@ -526,6 +526,56 @@ std::string AwaitRevisionChange(ServiceTest* t, const std::string& old,
   return old;
 }
 
+// A tree of actions and controls reads no factor: its set declares none,
+// and the real server ticks it for an agent that sends none, a sleep
+// counting the request's game time.
+TEST_F(ServiceTest, ATreeWithoutFactorsIsServed) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  WriteText(config_.path() / "idle.yaml", R"(name: idle
+actions: [{name: wander}, {name: look_around}]
+tree:
+  sequence:
+    children:
+      - fallback: {children: [{always_failure: {}}, {sleep: {seconds: 2}}]}
+      - action: wander
+      - always_success: {}
+      - action: look_around
+)");
+  ASSERT_FALSE(
+      AwaitRevisionChange(this, "", [&] { return Revision("idle"); }).empty())
+      << server_->Log();
+  std::string state;
+  int running = -1;  // the leaf the last tick ran
+  auto tick = [&](double t, bool succeeded = false) {
+    v1::DecideRequest request;
+    v1::AgentSnapshot* a = request.add_agents();
+    a->set_agent_id("npc-1");
+    a->set_behaviour_set("idle");
+    a->set_tree_state(state);
+    a->set_game_time(t);
+    if (succeeded) {
+      v1::LeafOutcome* o = a->add_leaf_outcomes();
+      o->set_leaf(running);
+      o->set_status(v1::NODE_STATUS_SUCCESS);
+    }
+    v1::DecideResponse response;
+    EXPECT_TRUE(Decide(request, &response).ok());
+    const v1::Decision& d = response.decisions(0);
+    EXPECT_FALSE(d.has_error()) << d.error().message();
+    state = d.tree_state();
+    if (d.run_leaves_size() > 0) running = d.run_leaves(0).node();
+    std::string out = v1::NodeStatus_Name(d.tree_status());
+    for (const v1::TreeLeaf& l : d.run_leaves()) {
+      absl::StrAppend(&out, " ", l.action(), l.started() ? "+" : "");
+    }
+    return out;
+  };
+  EXPECT_EQ(tick(0), "NODE_STATUS_RUNNING");
+  EXPECT_EQ(tick(1.9), "NODE_STATUS_RUNNING");
+  EXPECT_EQ(tick(2), "NODE_STATUS_RUNNING wander+");
+  EXPECT_EQ(tick(2.5, true), "NODE_STATUS_RUNNING look_around+");
+}
+
 TEST_F(ServiceTest, HotReloadSwapsGoodFilesAndKeepsServingOnBadOnes) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   const fs::path arena = config_.path() / "arena_mage.yaml";

@@ -631,6 +631,57 @@ INSTANTIATE_TEST_SUITE_P(
               {"", "x=success", "", "", S::kSuccess, 14},
               {"", "", "", "", S::kRunning, 15},
               {"", "", "x+", "", S::kRunning, 17}}},
+        // always_success, always_failure: the status, nothing run.
+        Case{"constant_leaves",
+             R"(
+  sequence:
+    children:
+      - fallback: {children: [{always_failure: {}}, {always_success: {}}]}
+      - inverter: {child: {always_failure: {}}}
+      - action: x
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kSuccess}}},
+        // gtest_reactive.cpp, Reactive TestLogging (TestA, a synchronous
+        // action there, is a condition here): every tick ticks the
+        // condition and AlwaysSuccess again while Sleep runs; the sequence
+        // succeeds when it wakes.
+        Case{"reactive_test_logging",
+             R"(
+  reactive_sequence:
+    children:
+      - condition: {factor: a}
+      - always_success: {}
+      - sleep: {seconds: 0.1}
+)",
+             {{"a=1", "", "", "", S::kRunning, 0},
+              {"", "", "", "", S::kRunning, 0.05},
+              {"", "", "", "", S::kSuccess, 0.1}}},
+        // sleep: running for its seconds of game time, then success; the
+        // next tick sleeps again.
+        Case{"sleep_then_success",
+             R"(
+  sequence: {children: [{sleep: {seconds: 2}}, {action: x}]}
+)",
+             {{"", "", "", "", S::kRunning, 10},
+              {"", "", "", "", S::kRunning, 11.9},
+              {"", "", "x+", "", S::kRunning, 12},
+              {"", "x=success", "", "", S::kSuccess, 13},
+              {"", "", "", "", S::kRunning, 14},
+              {"", "", "x+", "", S::kRunning, 16}}},
+        // Halted while it sleeps, it sleeps its whole time again.
+        Case{"sleep_halted_starts_over",
+             R"(
+  reactive_sequence:
+    children:
+      - condition: {factor: c}
+      - sleep: {seconds: 2}
+)",
+             {{"c=1", "", "", "", S::kRunning, 0},
+              {"c=0", "", "", "", S::kFailure, 1},
+              {"c=1", "", "", "", S::kRunning, 1.5},
+              {"", "", "", "", S::kRunning, 3.4},
+              {"", "", "", "", S::kSuccess, 3.5}}},
         // A child that decides at once answers in the tick the delay ends.
         Case{"delay_of_a_condition",
              R"(
@@ -862,6 +913,8 @@ TEST(TreeValidation, BranchingNodesTakeTwoOrThreeChildren) {
       - while_do_else: {children: [{sequence: {children: [{condition: {factor: a}}, {action: x}]}}, {action: y}]}
       - delay: {seconds: 0, child: {action: x}}
       - if_then_else: {children: [{action: z}, {action: x}, {action: y}]}
+      - sleep: {seconds: 0}
+      - while_do_else: {children: [{sleep: {seconds: 1}}, {action: y}]}
 )"),
                                  "bad.yaml");
   ASSERT_FALSE(set.ok());
@@ -878,6 +931,12 @@ TEST(TreeValidation, BranchingNodesTakeTwoOrThreeChildren) {
   EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[3].delay.seconds"));
   // if_then_else's condition may run.
   EXPECT_THAT(m, testing::Not(testing::HasSubstr("children[4]")));
+  // A sleep of no time is refused (BT.CPP's 0 ms is always_success), and a
+  // sleep runs, so it cannot be a while_do_else's condition.
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[5].sleep.seconds: "
+                                    "must be a number of seconds above 0"));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[6].while_do_else."
+                                    "children[0]: the condition must decide"));
 }
 
 TEST(TreeValidation, SwitchNeedsItsFactorCasesAndOneChildMore) {

@@ -275,7 +275,12 @@ export class ReplicaPool {
     return this.replicas.map((r) => ({ address: r.address, ejected: r.ejected, why: r.ejected ? r.why : "", answered: r.answered }));
   }
 
-  /** One health check of `r`: true when SERVING within `timeoutMs`. */
+  /**
+   * One health check of `r`: true when SERVING within `timeoutMs`. It waits
+   * for a connection still being made (a replica restarting) for its whole
+   * time, as the other SDKs' probes do, rather than failing at once and
+   * leaving the replica out until the next probe.
+   */
   check(r: Replica, timeoutMs: number): Promise<{ serving: boolean; why: string }> {
     return new Promise((resolve) => {
       r.client.makeUnaryRequest(
@@ -283,7 +288,7 @@ export class ReplicaPool {
         (b: Buffer) => b,
         (b: Buffer) => b,
         healthRequest(),
-        new grpc.Metadata(),
+        new grpc.Metadata({ waitForReady: true }),
         { deadline: Date.now() + timeoutMs },
         (e, b) => {
           if (e) resolve({ serving: false, why: plainWhy(e) });

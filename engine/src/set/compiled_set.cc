@@ -312,6 +312,17 @@ void CheckResources(Checker& check, const SetDefinition& def) {
   }
 }
 
+// The agent's factors. A tree of actions and controls reads none; a set
+// scored flat has nothing to score by without one.
+void CheckSetFactors(Checker& check, const SetDefinition& def) {
+  if (def.factors.empty() && !def.tree) {
+    check.Add("factors",
+              "at least one factor is required (only a set with a tree may "
+              "have none)");
+  }
+  CheckFactors(check, "factors", def.factors);
+}
+
 }  // namespace
 
 namespace internal {
@@ -320,9 +331,7 @@ std::vector<ValidationIssue> ValidateFlat(const SetDefinition& def) {
   std::vector<ValidationIssue> issues;
   Checker check(&issues);
   check.Identifier("name", def.name);
-  if (def.factors.empty())
-    check.Add("factors", "at least one factor is required");
-  CheckFactors(check, "factors", def.factors);
+  CheckSetFactors(check, def);
   CheckFactors(check, "target_factors", def.target_factors);
   if (def.actions.empty())
     check.Add("actions", "at least one action is required");

@@ -1,9 +1,12 @@
 // The leaf node kinds and the utility node, one block each (node_kinds.h
 // lists what a block states): condition, action and utility, the kinds
-// that read factors or score. Internal to the engine.
+// that read factors or score; the constant leaves; sleep, which takes the
+// timed decorators' parameter and state (decorator_kinds.h). Internal to
+// the engine.
 #ifndef UTILITYD_ENGINE_SRC_TREE_LEAF_KINDS_H_
 #define UTILITYD_ENGINE_SRC_TREE_LEAF_KINDS_H_
 
+#include "tree/decorator_kinds.h"
 #include "tree/node_kind_contract.h"
 
 namespace utilityd::engine::internal {
@@ -376,6 +379,52 @@ struct UtilityNode : NodeBase {
         best = static_cast<int>(i);
     }
     return best;
+  }
+};
+
+// always_success, always_failure: BehaviorTree.CPP's AlwaysSuccess and
+// AlwaysFailure, a leaf answering one status whenever it is ticked; never
+// runs.
+template <S kAnswer>
+struct Constant : NodeBase {
+  static constexpr NodeArity kArity = NodeArity::kLeaf;
+  static bool MayAnswer(const CompiledNode&, S s) { return s == kAnswer; }
+  static S Tick(Ticker&, int, int, size_t) { return kAnswer; }
+  static Fit Read(const CompiledNode&, Reader&, NodeState*) {
+    return Fit::kOutOfRange;  // it never runs
+  }
+};
+struct AlwaysSuccessNode : Constant<S::kSuccess> {
+  static constexpr NodeKind kKind = NodeKind::kAlwaysSuccess;
+  static constexpr const char* kName = "always_success";
+};
+struct AlwaysFailureNode : Constant<S::kFailure> {
+  static constexpr NodeKind kKind = NodeKind::kAlwaysFailure;
+  static constexpr const char* kName = "always_failure";
+};
+
+// sleep: BehaviorTree.CPP's Sleep in game seconds, a leaf running until
+// `seconds` after it was entered, then succeeding. Halted, it sleeps its
+// whole time again. Its state, while it runs: when it wakes.
+struct SleepNode : TimedRun {
+  static constexpr NodeKind kKind = NodeKind::kSleep;
+  static constexpr const char* kName = "sleep";
+  static constexpr NodeArity kArity = NodeArity::kLeaf;
+  static constexpr bool kAnswersRunning = true;
+  static bool MayAnswer(const CompiledNode&, S s) {
+    return s == S::kRunning || s == S::kSuccess;
+  }
+  static S Tick(Ticker& t, int id, int, size_t) {
+    NodeState& s = t.state(id);
+    if (!s.running) {
+      s.running = true;
+      s.has_time = true;
+      s.millis = t.now() + t.node(id).millis;
+      return S::kRunning;
+    }
+    if (t.now() < s.millis) return S::kRunning;
+    t.Reset(id);
+    return S::kSuccess;
   }
 };
 

@@ -65,7 +65,8 @@ using NodeKinds = NodeKindList<
     ParallelNode, InverterNode, ForceSuccessNode, ForceFailureNode, RepeatNode,
     RetryNode, CooldownNode, TimeoutNode, ConditionNode, ActionNode,
     UtilityNode, IfThenElseNode, WhileDoElseNode, KeepRunningUntilFailureNode,
-    DelayNode, SwitchNode, SequenceWithMemoryNode, RunOnceNode>;
+    DelayNode, SwitchNode, SequenceWithMemoryNode, RunOnceNode,
+    AlwaysSuccessNode, AlwaysFailureNode, SleepNode>;
 
 template <typename... K>
 constexpr bool InNodeEnumOrder(NodeKindList<K...>) {

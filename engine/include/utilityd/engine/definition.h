@@ -200,6 +200,10 @@ enum class NodeKind {
   // BehaviorTree.CPP's SequenceWithMemory and RunOnce (then_skip false).
   kSequenceWithMemory,
   kRunOnce,
+  // BehaviorTree.CPP's AlwaysSuccess, AlwaysFailure and Sleep.
+  kAlwaysSuccess,
+  kAlwaysFailure,
+  kSleep,
 };
 
 // Returns the format's name of a node kind, e.g. "reactive_sequence".
@@ -260,7 +264,7 @@ struct TreeNodeDefinition {
   int failure_threshold = 1;      // parallel
   int times = 1;                  // repeat
   int attempts = 1;               // retry
-  double seconds = 0;             // cooldown, timeout, delay
+  double seconds = 0;             // cooldown, timeout, delay, sleep
   ConditionDefinition condition;  // condition
   std::string action;             // action: one of the set's
   std::string factor;             // switch: the factor it reads

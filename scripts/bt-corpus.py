@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Measures `utilityctl import-bt` on other people's BehaviorTree.CPP trees.
+
+Usage: scripts/bt-corpus.py BTCPP_CHECKOUT [UTILITYCTL] [--list]
+
+BTCPP_CHECKOUT is a clone of BehaviorTree.CPP 4 (a work tree or a bare git
+directory; nothing is fetched here). Every tree written in BT.CPP's format 4
+under its examples/ and tests/ is collected: each XML file with
+BTCPP_format="4" and each raw string literal in the C++ sources that holds
+a <root ... BTCPP_format="4"> document. Each is written to a scratch folder
+and imported as written; one refused only for having several trees and no
+main_tree_to_execute is imported again with --main naming its first tree.
+Prints how many import, and the refusals grouped by reason, as the tables
+of docs/TREES.md ("Real trees"); --list prints each tree's outcome as well.
+The trees stay in the scratch folder: nothing of BT.CPP enters the project.
+"""
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+RAW = re.compile(r'R"([^(\s]{0,16})\((.*?)\)\1"', re.S)
+FORMAT4 = re.compile(r'<root\b[^>]*BTCPP_format\s*=\s*"4"')
+NOTE = re.compile(r'^(?P<file>[^:]+\.xml):(?P<line>\d+): (?P<text>.*)$')
+
+
+def sources(checkout):
+    """(path, text) of every file under examples/ and tests/."""
+    bare = not os.path.isdir(os.path.join(checkout, "examples"))
+    if bare:
+        names = subprocess.run(
+            ["git", "--git-dir", checkout, "ls-tree", "-r", "--name-only",
+             "HEAD", "examples", "tests"],
+            check=True, capture_output=True, text=True).stdout.split()
+    else:
+        names = []
+        for top in ("examples", "tests"):
+            for d, _, files in os.walk(os.path.join(checkout, top)):
+                names += [os.path.relpath(os.path.join(d, f), checkout)
+                          for f in files]
+    for name in sorted(names):
+        if not name.endswith((".xml", ".cpp", ".cc", ".h", ".hpp")):
+            continue
+        if bare:
+            text = subprocess.run(
+                ["git", "--git-dir", checkout, "show", "HEAD:" + name],
+                capture_output=True, text=True, errors="replace").stdout
+        else:
+            with open(os.path.join(checkout, name), errors="replace") as f:
+                text = f.read()
+        yield name, text
+
+
+def trees(checkout):
+    """(label, xml) of every format 4 tree."""
+    for name, text in sources(checkout):
+        if name.endswith(".xml"):
+            if FORMAT4.search(text):
+                yield name, text
+            continue
+        k = 0
+        for m in RAW.finditer(text):
+            body = m.group(2)
+            if FORMAT4.search(body):
+                k += 1
+                line = text.count("\n", 0, m.start()) + 1
+                yield f"{name}:{line}", body.strip() + "\n"
+
+
+def reason(text):
+    """A refusal's reason, as the tables group it."""
+    m = re.match(r'<(\w+)>(?: is a custom (\w+(?: \w+)*?)[:,])?', text)
+    if m:
+        return f"custom {m.group(2)}" if m.group(2) else m.group(1)
+    m = re.match(r'<SubTree ID=', text)
+    if m:
+        return "unknown SubTree ID"
+    m = re.match(r'(_\w+)=', text)
+    if m:
+        return m.group(1)
+    m = re.match(r'(\w+) (?:for ever|of -?\d+ ms|with then_skip|needs)', text)
+    if m:
+        return m.group(1)
+    m = re.match(r'\w+="[^"]*": (a literal|utilityd switches)', text)
+    if m:
+        return "literal port" if m.group(1) == "a literal" else "switch case"
+    m = re.match(r'"[^"]*": a condition imports', text)
+    if m:
+        return "ScriptCondition other than factor OP number"
+    return text.split(":")[0][:60]
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if not args:
+        sys.exit(__doc__)
+    ctl = args[1] if len(args) > 1 else "build/ctl/utilityctl"
+    listing = "--list" in sys.argv
+    found = list(trees(args[0]))
+    outcome = collections.Counter()
+    reasons = collections.Counter()       # trees refused, by reason
+    elements = collections.Counter()      # refused elements, by reason
+    unplaced = []                         # refusals without an element line
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (label, xml) in enumerate(found):
+            path = os.path.join(tmp, f"t{i:03}.xml")
+            with open(path, "w") as f:
+                f.write(xml)
+            r = subprocess.run([ctl, "import-bt", path, "--out", os.devnull],
+                               capture_output=True, text=True)
+            how = "as written"
+            if r.returncode != 0 and "name one with --main" in r.stderr:
+                first = re.search(r'<BehaviorTree\s[^>]*ID="([^"]+)"', xml)
+                r = subprocess.run([ctl, "import-bt", path, "--main",
+                                    first.group(1), "--out", os.devnull],
+                                   capture_output=True, text=True)
+                how = "with --main"
+            if r.returncode == 0:
+                outcome[f"imports {how}"] += 1
+                if listing:
+                    print(f"ok      {label} ({how})")
+                continue
+            outcome["refused"] += 1
+            why = set()
+            for line in r.stderr.splitlines():
+                m = NOTE.match(line)
+                if m is None:
+                    if "nothing written" not in line:
+                        why.add("error: " + line.split(": ", 1)[-1][:70])
+                        unplaced.append(f"{label}: {line}")
+                    continue
+                key = reason(m.group("text"))
+                why.add(key)
+                elements[key] += 1
+            for key in why:
+                reasons[key] += 1
+            if listing:
+                print(f"refused {label}: {'; '.join(sorted(why))}")
+    total = len(found)
+    print(f"{total} trees in BTCPP_format 4")
+    for k, v in sorted(outcome.items()):
+        print(f"  {k}: {v} ({100.0 * v / total:.0f}%)")
+    print("\n| reason | trees | elements |\n|---|---|---|")
+    for k, v in reasons.most_common():
+        print(f"| {k} | {v} | {elements.get(k, '')} |")
+    if unplaced:
+        print("\nRefusals that name no element and line:")
+        for u in unplaced:
+            print("  " + u)
+
+
+if __name__ == "__main__":
+    main()
