@@ -879,6 +879,40 @@ INSTANTIATE_TEST_SUITE_P(
               {"b=nan", "", "x+", "", S::kRunning}}}),
     [](const testing::TestParamInfo<Case>& param) { return param.param.name; });
 
+// A tree of constants and sleeps runs no action and reads no factor: its
+// set declares neither, and it ticks (a flat set needs both; the engine's
+// compiled_set_test).
+TEST(TreeValidation, ATreeNeedsNoFactorAndNoAction) {
+  auto set = loader::LoadSetText(R"(
+name: wait
+tree:
+  sequence:
+    children:
+      - always_success: {}
+      - sleep: {seconds: 1}
+      - inverter: {child: {always_failure: {}}}
+)",
+                                 "wait.yaml");
+  ASSERT_TRUE(set.ok()) << set.status();
+  const CompiledBehaviourSet& c = (*set)->compiled;
+  EXPECT_EQ(c.factor_count(), 0);
+  EXPECT_TRUE(c.actions().empty());
+  std::string state;
+  std::vector<NodeStatus> seen;
+  for (const double t : {0.0, 0.5, 1.0, 1.5}) {
+    TreeTick tick;
+    ASSERT_TRUE(TickTree(c, AgentInput{}, {.game_time = t, .state = state},
+                         ExplainLevel::kFull, &tick)
+                    .ok());
+    EXPECT_TRUE(tick.run.empty());
+    state = tick.state;
+    seen.push_back(tick.status);
+  }
+  EXPECT_THAT(seen,
+              testing::ElementsAre(NodeStatus::kRunning, NodeStatus::kRunning,
+                                   NodeStatus::kSuccess, NodeStatus::kRunning));
+}
+
 TEST(TreeValidation, PreconditionsCompareAKnownFactorWithANumber) {
   auto set = loader::LoadSetText(SetYaml(R"(
   sequence:

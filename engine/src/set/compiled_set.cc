@@ -312,8 +312,9 @@ void CheckResources(Checker& check, const SetDefinition& def) {
   }
 }
 
-// The agent's factors. A tree of actions and controls reads none; a set
-// scored flat has nothing to score by without one.
+// The agent's factors. A tree of actions and controls reads none (and a
+// tree of conditions and constants runs no action); a set scored flat has
+// nothing to score by without one.
 void CheckSetFactors(Checker& check, const SetDefinition& def) {
   if (def.factors.empty() && !def.tree) {
     check.Add("factors",
@@ -333,8 +334,11 @@ std::vector<ValidationIssue> ValidateFlat(const SetDefinition& def) {
   check.Identifier("name", def.name);
   CheckSetFactors(check, def);
   CheckFactors(check, "target_factors", def.target_factors);
-  if (def.actions.empty())
-    check.Add("actions", "at least one action is required");
+  if (def.actions.empty() && !def.tree) {
+    check.Add("actions",
+              "at least one action is required (only a set with a tree may "
+              "have none)");
+  }
   if (def.actions.size() > static_cast<size_t>(kMaxActions)) {
     check.Add("actions", absl::StrCat("at most ", kMaxActions, " actions, got ",
                                       def.actions.size()));
