@@ -76,6 +76,8 @@ class Exporter {
   static void Guards(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
     if (!n.failure_if().empty()) Attr(p, "_failureIf", n.failure_if());
     if (!n.success_if().empty()) Attr(p, "_successIf", n.success_if());
+    if (!n.skip_if().empty()) Attr(p, "_skipIf", n.skip_if());
+    if (!n.while_().empty()) Attr(p, "_while", n.while_());
   }
 
   void Kids(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
@@ -141,7 +143,7 @@ class Exporter {
         break;
       case v1::TreeNode::kRunOnce:
         Open(p, "RunOnce", n);
-        Attr(p, "then_skip", "false");
+        Attr(p, "then_skip", n.run_once().then_skip() ? "true" : "false");
         break;
       case v1::TreeNode::kSwitch: {
         const v1::SwitchNode& s = n.switch_();

@@ -358,7 +358,12 @@ class Importer {
         Unmapped(e, absl::StrCat(name, "=\"", a->Value(), "\": ", u->second));
         continue;
       }
-      if (name != "_failureIf" && name != "_successIf") continue;
+      std::string* guard = name == "_failureIf"   ? out->mutable_failure_if()
+                           : name == "_successIf" ? out->mutable_success_if()
+                           : name == "_skipIf"    ? out->mutable_skip_if()
+                           : name == "_while"     ? out->mutable_while_()
+                                                  : nullptr;
+      if (guard == nullptr) continue;
       const std::optional<FactorComparison> c =
           engine::ParseFactorComparison(a->Value());
       if (!c) {
@@ -367,9 +372,7 @@ class Importer {
                                  "number` (OP <, <=, > or >=)"));
         continue;
       }
-      (name == "_failureIf" ? out->mutable_failure_if()
-                            : out->mutable_success_if())
-          ->assign(engine::FactorComparisonText(*c));
+      guard->assign(engine::FactorComparisonText(*c));
     }
   }
 
@@ -448,13 +451,13 @@ class Importer {
       return true;
     }
     if (id == "RunOnce") {
-      if (absl::AsciiStrToLower(Get(ports, "then_skip")) != "false") {
-        Unmapped(e,
-                 "RunOnce with then_skip true (its default) answers "
-                 "SKIPPED, which utilityd has no status for: write "
-                 "then_skip=\"false\"");
+      // BT.CPP's default is then_skip true; utilityd's, false.
+      const std::string skip = absl::AsciiStrToLower(Get(ports, "then_skip"));
+      if (!skip.empty() && skip != "true" && skip != "false") {
+        Unmapped(e, absl::StrCat("then_skip=\"", skip, "\": true or false"));
         return true;
       }
+      if (skip != "false") out->mutable_run_once()->set_then_skip(true);
       OneChild(e, kids, out->mutable_run_once());
       return true;
     }
@@ -725,7 +728,8 @@ class Importer {
     if (n.has_switch_()) {
       for (double v : n.switch_().cases()) Use(n.switch_().factor(), v);
     }
-    for (const std::string* guard : {&n.failure_if(), &n.success_if()}) {
+    for (const std::string* guard :
+         {&n.failure_if(), &n.success_if(), &n.skip_if(), &n.while_()}) {
       if (const std::optional<FactorComparison> c =
               engine::ParseFactorComparison(*guard)) {
         Use(c->factor, c->value * 2);

@@ -70,8 +70,6 @@ const std::map<std::string, std::string>& ChildKinds() {
 // counterpart for (any node's attributes), with why.
 const std::map<std::string, std::string>& UnsupportedScripts() {
   static const auto* m = new std::map<std::string, std::string>{
-      {"_skipIf", "answers SKIPPED, which utilityd has no status for"},
-      {"_while", "answers SKIPPED, which utilityd has no status for"},
       {"_onSuccess",
        "postconditions write the blackboard; factors are "
        "read-only"},

@@ -336,6 +336,8 @@ std::string StatusName(v1::NodeStatus s) {
       return "success";
     case v1::NODE_STATUS_FAILURE:
       return "failure";
+    case v1::NODE_STATUS_SKIPPED:
+      return "skipped";
     default:
       return "idle";
   }

@@ -111,11 +111,26 @@ class TreeWalk {
     return absl::StrCat("node ", id);
   }
 
-  // Whether node `id` has a precondition (failure_if, success_if): the
-  // engine may then answer for it without ticking it.
+  // Whether node `id` has a precondition (failure_if, success_if, skip_if,
+  // while): the engine may then answer for it without ticking it.
   bool Guarded(int id) const {
     const engine::CompiledNode& n = tree_.node(id);
-    return n.failure_if.factor >= 0 || n.success_if.factor >= 0;
+    return n.failure_if.factor >= 0 || n.success_if.factor >= 0 ||
+           n.skip_if.factor >= 0 || n.while_holds.factor >= 0;
+  }
+
+  // Whether node `id` may answer skipped: a skip_if or while under it (its
+  // own included), or a run_once that skips. Its parent then passes it over
+  // whatever it otherwise answers, so nothing is ruled out from it.
+  bool MaySkip(int id) const {
+    const engine::CompiledNode& n = tree_.node(id);
+    if (n.skip_if.factor >= 0 || n.while_holds.factor >= 0 || n.then_skip) {
+      return true;
+    }
+    for (uint32_t i = 0; i < n.child_count; ++i) {
+      if (MaySkip(tree_.child(n, static_cast<int>(i)))) return true;
+    }
+    return false;
   }
 
   // The condition a child stands for when it succeeds (`success`) or fails:
@@ -157,6 +172,7 @@ class TreeWalk {
     // A precondition answers without ticking the node: success_if can make
     // any node succeed, failure_if fail.
     if ((success ? n.success_if : n.failure_if).factor >= 0) return "";
+    if (MaySkip(id)) return "";
     if (!engine::NodeMayAnswer(
             n, success ? NodeStatus::kSuccess : NodeStatus::kFailure)) {
       return absl::StrCat(Label(id), " never ", status, " (",

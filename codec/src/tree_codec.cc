@@ -25,6 +25,8 @@ v1::NodeStatus ToProto(engine::NodeStatus s) {
       return v1::NODE_STATUS_SUCCESS;
     case engine::NodeStatus::kFailure:
       return v1::NODE_STATUS_FAILURE;
+    case engine::NodeStatus::kSkipped:
+      return v1::NODE_STATUS_SKIPPED;
     default:
       return v1::NODE_STATUS_UNSPECIFIED;
   }

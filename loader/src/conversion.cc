@@ -87,6 +87,8 @@ engine::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
   d.name = node.name();
   d.failure_if = node.failure_if();
   d.success_if = node.success_if();
+  d.skip_if = node.skip_if();
+  d.while_holds = node.while_();
   if (node.has_weight()) d.weight = node.weight();
   d.rank = node.rank();
   for (const v1::Consideration& c : node.considerations()) {
@@ -110,6 +112,9 @@ engine::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
     }
     case v1::TreeNode::kAction:
       d.action = node.action();
+      break;
+    case v1::TreeNode::kRunOnce:
+      d.then_skip = node.run_once().then_skip();
       break;
     case v1::TreeNode::kSwitch:
       d.factor = node.switch_().factor();

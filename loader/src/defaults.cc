@@ -114,6 +114,11 @@ void DefaultTree(const v1::BehaviourSet& set, v1::TreeNode* node,
       DefaultCurve(c->mutable_curve());
       break;
     }
+    case v1::TreeNode::kRunOnce:
+      if (!node->run_once().has_then_skip()) {
+        node->mutable_run_once()->set_then_skip(d.then_skip);
+      }
+      break;
     case v1::TreeNode::kUtility: {
       v1::UtilityNode* u = node->mutable_utility();
       if (u->rescore() == v1::RESCORE_UNSPECIFIED) {

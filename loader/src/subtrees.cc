@@ -1,6 +1,7 @@
 #include "utilityd/loader/subtrees.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -49,6 +50,12 @@ void RemapPrecondition(const RemapChain& chain, std::string* text) {
   *text = engine::FactorComparisonText(*c);
 }
 
+// A node's preconditions, in the format's order.
+std::array<std::string*, 4> Guards(v1::TreeNode* node) {
+  return {node->mutable_failure_if(), node->mutable_success_if(),
+          node->mutable_skip_if(), node->mutable_while_()};
+}
+
 class Expander {
  public:
   Expander(const v1::BehaviourSet& set,
@@ -80,8 +87,7 @@ class Expander {
       return;
     }
     RemapConsiderations(chain, node);
-    RemapPrecondition(chain, node->mutable_failure_if());
-    RemapPrecondition(chain, node->mutable_success_if());
+    for (std::string* guard : Guards(node)) RemapPrecondition(chain, guard);
     if (node->has_condition()) {
       v1::ConditionNode* c = node->mutable_condition();
       c->set_factor(Resolve(chain, c->factor()));
@@ -146,10 +152,13 @@ class Expander {
     }
     if (outer.has_weight()) body.set_weight(outer.weight());
     if (outer.rank() != 0) body.set_rank(outer.rank());
-    RemapPrecondition(chain, outer.mutable_failure_if());
-    RemapPrecondition(chain, outer.mutable_success_if());
-    if (!outer.failure_if().empty()) body.set_failure_if(outer.failure_if());
-    if (!outer.success_if().empty()) body.set_success_if(outer.success_if());
+    // The use's preconditions stay on the node that takes its place.
+    const auto from = Guards(&outer);
+    const auto to = Guards(&body);
+    for (size_t g = 0; g < from.size(); ++g) {
+      RemapPrecondition(chain, from[g]);
+      if (!from[g]->empty()) *to[g] = *from[g];
+    }
     *node = std::move(body);
     uses_->Add({.at = at,
                 .source = absl::StrCat("subtrees[", it->second, "].tree"),

@@ -119,8 +119,8 @@ const SetMetrics& ServiceMetrics::ForSet(const loader::LoadedSet& set,
     m->score_buckets = selected_score_->buckets();
     m->margin_buckets = margin_->buckets();
     if (const engine::CompiledTree* tree = set.compiled.tree()) {
-      const char* statuses[] = {"running", "success", "failure"};
-      for (int k = 0; k < 3; ++k) {
+      const char* statuses[] = {"running", "success", "failure", "skipped"};
+      for (int k = 0; k < 4; ++k) {
         m->tree_ticks[k] = &tree_ticks_->Add({name, statuses[k], v});
       }
       // Labelled by leaf name, bounded by the set's leaves (two leaves of
@@ -176,6 +176,9 @@ void DecisionTally::AddTick(const SetMetrics& m, const engine::TreeTick& tick) {
       break;
     case engine::NodeStatus::kFailure:
       ++s.tree_ticks[2];
+      break;
+    case engine::NodeStatus::kSkipped:
+      ++s.tree_ticks[3];
       break;
     default:
       ++s.tree_ticks[0];

@@ -44,7 +44,7 @@ struct SetMetrics {
   // Sets with a tree: ticks by the root's status (running, success,
   // failure), leaves started and halted by node id (null for nodes that are
   // not action leaves), state resets by engine::TreeReset.
-  prometheus::Counter* tree_ticks[3] = {};
+  prometheus::Counter* tree_ticks[4] = {};
   std::vector<prometheus::Counter*> leaves_started;
   std::vector<prometheus::Counter*> leaves_halted;
   std::vector<prometheus::Counter*> tree_resets;
@@ -216,7 +216,7 @@ class DecisionTally {
     const SetMetrics* m = nullptr;
     std::vector<uint64_t> decisions, vetoes;  // by action index
     uint64_t no_action = 0, switches = 0, invalid_factors = 0;
-    uint64_t tree_ticks[3] = {};
+    uint64_t tree_ticks[4] = {};
     std::vector<uint64_t> leaves_started, leaves_halted;  // by node id
     std::vector<uint64_t> tree_resets;                    // by reason
     metrics::HistogramTally score, margin;

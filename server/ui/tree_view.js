@@ -7,7 +7,7 @@ import { esc, fmt, short } from './text.js';
 
 // A tick trace's status enum -> the CSS class the tree view uses.
 export const STATUS = { NODE_STATUS_RUNNING: 'running', NODE_STATUS_SUCCESS: 'success',
-  NODE_STATUS_FAILURE: 'failure' };
+  NODE_STATUS_FAILURE: 'failure', NODE_STATUS_SKIPPED: 'skipped' };
 
 // A node's kind among `kinds`: the format's name (reactive_fallback) and the
 // JSON field its body is under (reactiveFallback); undefined for none.

@@ -330,8 +330,9 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
     static const char* kGuards[] = {
         "success_if: \"health >= 0\"", "failure_if: \"health >= 0\"",
         "success_if: \"health < 40\"", "failure_if: \"danger > 5\"",
-        "success_if: \"danger < 2\"",  "failure_if: \"health < -1\""};
-    absl::StrAppend(&name, ", ", kGuards[pick(6)]);
+        "success_if: \"danger < 2\"",  "failure_if: \"health < -1\"",
+        "skip_if: \"health < 40\"",    "while: \"danger < 8\""};
+    absl::StrAppend(&name, ", ", kGuards[pick(8)]);
   }
   auto children = [&](int n) {
     std::vector<std::string> c;
@@ -377,11 +378,13 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
       }
       const bool health = pick(2);
       const double span = health ? 100 : 10;
+      const double lo = real(-0.3, 1.3) * span;
+      double hi = real(-0.3, 1.3) * span;
+      if (std::abs(hi - lo) < 0.01) hi = lo + 0.1 * span;  // never empty
       return absl::StrFormat(
           "{name: %s, condition: {factor: %s, range: {min: %.3f, max: %.3f}, "
           "threshold: %.3f}}",
-          name, health ? "health" : "danger", real(-0.3, 1.3) * span,
-          real(-0.3, 1.3) * span, real(0, 1));
+          name, health ? "health" : "danger", lo, hi, real(0, 1));
     }
     case 7:
       return absl::StrFormat("{name: %s, action: %s}", name, kActions[pick(4)]);
@@ -446,6 +449,12 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
           pick(2) ? "fail" : "next_best", absl::StrJoin(c, ", "));
     }
   }
+}
+
+// Whether a precondition may answer for node `n` (its curve then unread).
+bool Guarded(const engine::CompiledNode& n) {
+  return n.failure_if.factor >= 0 || n.success_if.factor >= 0 ||
+         n.skip_if.factor >= 0 || n.while_holds.factor >= 0;
 }
 
 TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
@@ -537,7 +546,7 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
               r != outputs.end() &&
               c.tree()->node(n.node).kind == engine::NodeKind::kCondition) {
             const engine::CompiledNode& cn = c.tree()->node(n.node);
-            if (cn.failure_if.factor < 0 && cn.success_if.factor < 0) {
+            if (!Guarded(cn)) {
               ++checked_ranges;
               ASSERT_GE(n.value, r->second.first) << node;
               ASSERT_LE(n.value, r->second.second) << node;
@@ -546,7 +555,7 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
           // A precondition answers for its node: never_holds and
           // always_holds speak of the curve.
           const engine::CompiledNode& cn = c.tree()->node(n.node);
-          if (cn.failure_if.factor >= 0 || cn.success_if.factor >= 0) {
+          if (Guarded(cn)) {
             ++guarded_ticks;
             continue;
           }

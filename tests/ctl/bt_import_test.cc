@@ -112,15 +112,14 @@ TEST(ImportBt, ListsEveryElementItCannotImportWithItsLine) {
                       "factors come from the game"),
             HasSubstr("unsupported.xml:8: <Script>: scripts write the "
                       "blackboard"),
-            HasSubstr("unsupported.xml:9: RunOnce with then_skip true"),
-            HasSubstr("unsupported.xml:12: _skipIf=\"tired\": answers "
-                      "SKIPPED"),
+            HasSubstr("unsupported.xml:12: _skipIf=\"tired\": a "
+                      "precondition imports as `factor OP number`"),
             HasSubstr("unsupported.xml:13: \"a == b\": a condition imports "
                       "as `factor OP number`"),
             HasSubstr("unsupported.xml:14: <SmartSelector> is a custom node "
                       "with children"),
             HasSubstr("unsupported.xml:17: Repeat for ever (-1)"),
-            HasSubstr("9 element(s) cannot be imported; nothing written")));
+            HasSubstr("8 element(s) cannot be imported; nothing written")));
   // Inside refused elements: their children are read all the same, and an
   // unknown subtree is named at its own line.
   EXPECT_THAT(r.err,
@@ -183,6 +182,64 @@ TEST(ImportBt, ATreeWithoutConditionsImportsWithConstantsAndSleep) {
                            HasSubstr("<Sleep msec=\"500\"/>"),
                            HasSubstr("<AlwaysFailure name=\"never\"/>")));
   for (const auto& f : {xml, yaml}) std::filesystem::remove(f);
+}
+
+// _skipIf and _while become skip_if and while; RunOnce without then_skip
+// is BT.CPP's default, then_skip true; the set skips as the XML says and
+// exports the same attributes back.
+TEST(ImportBt, SkipPreconditionsAndRunOnceSkip) {
+  const std::string xml = Temp("skip.xml");
+  std::ofstream(xml) << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="Patrol">
+    <Sequence>
+      <RunOnce><Greet/></RunOnce>
+      <Rest _skipIf="stamina >= 50"/>
+      <Walk _while="stamina > 10"/>
+    </Sequence>
+  </BehaviorTree>
+</root>)";
+  const Result r = Ctl({"import-bt", xml});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("run_once: {child: {action: Greet}, "
+                              "then_skip: true}"),
+                    HasSubstr("{skip_if: \"stamina >= 50\", action: Rest}"),
+                    HasSubstr("{while: \"stamina > 10\", action: Walk}")));
+  auto set = loader::LoadSetText(r.out, "skip.yaml");
+  ASSERT_TRUE(set.ok()) << set.status();
+  const engine::CompiledBehaviourSet& c = (*set)->compiled;
+  std::vector<float> f(c.factor_count(), 0.0f);
+  f[c.FindFactor("stamina")] = 80;
+  std::string state;
+  std::vector<engine::LeafOutcome> outcomes;
+  auto tick = [&]() {
+    engine::TreeTick t;
+    EXPECT_TRUE(engine::TickTree(c, engine::AgentInput{.factors = f},
+                                 {.state = state, .outcomes = outcomes},
+                                 engine::ExplainLevel::kNone, &t)
+                    .ok());
+    state = t.state;
+    outcomes.clear();
+    std::string run;
+    for (const engine::TreeLeaf& l : t.run) {
+      absl::StrAppend(&run, c.actions()[l.action].name, " ");
+      outcomes.push_back(
+          {.leaf = l.node, .status = engine::NodeStatus::kSuccess});
+    }
+    return run + engine::NodeStatusName(t.status);
+  };
+  EXPECT_EQ(tick(), "Greet running");
+  EXPECT_EQ(tick(), "Walk running");  // Rest skipped: stamina >= 50
+  EXPECT_EQ(tick(), "success");
+  EXPECT_EQ(tick(), "Walk running");  // RunOnce skipped from now on
+  const std::string yaml = Temp("skip.yaml");
+  std::ofstream(yaml) << r.out;
+  const Result x = Ctl({"export-bt", yaml});
+  ASSERT_EQ(x.code, 0) << x.err;
+  EXPECT_THAT(x.out, AllOf(HasSubstr("<RunOnce then_skip=\"true\">"),
+                           HasSubstr("<Rest _skipIf=\"stamina &gt;= 50\"/>"),
+                           HasSubstr("<Walk _while=\"stamina &gt; 10\"/>")));
+  for (const auto& path : {xml, yaml}) std::filesystem::remove(path);
 }
 
 TEST(ImportBt, MalformedXmlIsAnErrorWithItsLine) {

@@ -63,7 +63,8 @@ tree:
             - subtree: {name: pair, remap: {p: b}}
             - fallback: {children: [{always_failure: {}}, {always_success: {}}]}
             - sleep: {seconds: 1.5}
-            - action: x
+            - {while: "a >= 0.5", skip_if: "b > 0.9", action: x}
+            - run_once: {then_skip: true, child: {action: y}}
 subtrees:
   - name: pair
     tree:

@@ -879,6 +879,142 @@ INSTANTIATE_TEST_SUITE_P(
               {"b=nan", "", "x+", "", S::kRunning}}}),
     [](const testing::TestParamInfo<Case>& param) { return param.param.name; });
 
+// SKIPPED (BT.CPP 4): a node passed over by skip_if or while, or a
+// run_once that skips. gtest_skipping.cpp's cases, its scripted values
+// given as factors (A is a, `A==1` is `a >= 1` where a is 1).
+INSTANTIATE_TEST_SUITE_P(
+    BehaviorTreeCppSkipping, TreeNodeTest,
+    testing::Values(
+        // SkippingLogic Sequence: TestA is skipped (its failure and success
+        // conditions checked first), TestB runs; the sequence succeeds.
+        Case{"skipping_logic_sequence",
+             R"(
+  sequence:
+    children:
+      - {success_if: "a >= 2", failure_if: "a < 1", skip_if: "a >= 1", action: x}
+      - action: y
+)",
+             {{"a=1", "", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess}}},
+        // SkipAll: every child skipped, so is the sequence, and the root.
+        Case{"skipping_logic_skip_all",
+             R"(
+  sequence:
+    children:
+      - {skip_if: "a >= 1", action: x}
+      - {skip_if: "a < 2", action: y}
+      - {skip_if: "a > 0", action: z}
+)",
+             {{"a=1", "", "", "", S::kSkipped}}},
+        // SkipSubtree: the subtree use's skip_if stays on the node that
+        // takes its place; TestA runs, TestB (in the subtree) never.
+        Case{"skipping_logic_skip_subtree",
+             R"(
+  sequence:
+    children:
+      - action: x
+      - {skip_if: "b >= 1", subtree: {name: sub}}
+)",
+             {{"b=1", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kSuccess}},
+             "subtrees:\n  - {name: sub, tree: {action: y}}\n"},
+        // ReactiveSingleChild: the only child skipped, the node skipped.
+        Case{"skipping_logic_reactive_single_child",
+             R"(
+  reactive_sequence:
+    children: [{skip_if: "b >= 1", always_success: {}}]
+)",
+             {{"b=1", "", "", "", S::kSkipped},
+              {"b=0", "", "", "", S::kSuccess}}},
+        // SkippingReactiveSequence: with value 10 (c), TestB is skipped on
+        // every tick and never ticked; the action after it runs.
+        Case{"skipping_logic_skipping_reactive_sequence",
+             R"(
+  reactive_sequence:
+    children:
+      - {skip_if: "c < 25", condition: {factor: b}}
+      - action: x
+)",
+             {{"b=0 c=10", "", "x+", "", S::kRunning},
+              {"", "", "x", "", S::kRunning},
+              {"", "x=success", "", "", S::kSuccess}}},
+        // WhileSkip: `while` false when idle skips TestB; the sequence
+        // holding it is skipped, the outer one succeeds.
+        Case{"skipping_logic_while_skip",
+             R"(
+  sequence:
+    children:
+      - always_success: {}
+      - sequence: {children: [{while: "b >= 1", action: x}]}
+)",
+             {{"b=0", "", "", "", S::kSuccess},
+              {"b=1", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kSuccess}}},
+        // `while` is the one precondition checked while the node runs:
+        // when it stops holding, the running leaf is halted and skipped.
+        Case{"while_halts_a_running_node",
+             R"(
+  sequence:
+    children:
+      - {while: "b >= 1", action: x}
+      - action: y
+)",
+             {{"b=1", "", "x+", "", S::kRunning},
+              {"", "", "x", "", S::kRunning},
+              {"b=0", "", "y+", "x", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess}}},
+        // Decorator RunOnce (then_skip, BT.CPP's default): the child's
+        // first outcome, then skipped for ever.
+        Case{"run_once_then_skip",
+             R"(
+  sequence:
+    children:
+      - run_once: {then_skip: true, child: {action: x}}
+      - action: y
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess},
+              {"", "", "y+", "", S::kRunning}}},
+        // Parallel: a threshold counted from all the children counts a
+        // skipped child as done; all skipped, the node is skipped.
+        Case{"parallel_counts_skipped_children_towards_all",
+             R"(
+  parallel:
+    success_threshold: -1
+    children:
+      - {skip_if: "b >= 1", action: x}
+      - action: y
+)",
+             {{"b=1", "", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess}}},
+        // With a threshold of 1 every child skipped skips the node (with
+        // -1 they would all count as done: success, as in BT.CPP).
+        Case{"parallel_all_skipped",
+             R"(
+  parallel:
+    success_threshold: 1
+    children:
+      - {skip_if: "b >= 1", action: x}
+      - {skip_if: "b >= 1", action: y}
+)",
+             {{"b=1", "", "", "", S::kSkipped}}},
+        // A fallback passes a skipped child over too; an inverter passes
+        // skipped through; an if_then_else whose condition is skipped is
+        // skipped.
+        Case{"fallback_inverter_and_if_then_else_pass_skipped",
+             R"(
+  fallback:
+    children:
+      - inverter: {child: {skip_if: "b >= 1", always_failure: {}}}
+      - if_then_else:
+          children: [{skip_if: "b >= 1", condition: {factor: a}}, {action: x}]
+      - action: y
+)",
+             {{"b=1", "", "y+", "", S::kRunning},
+              {"", "y=failure", "", "", S::kFailure},
+              {"b=0", "", "", "", S::kSuccess}}}));
+
 // A tree of constants and sleeps runs no action and reads no factor: its
 // set declares neither, and it ticks (a flat set needs both; the engine's
 // compiled_set_test).

@@ -43,7 +43,8 @@ struct RunsOneChild : NodeBase {
 // fails. The plain kinds start from the running child, remembered across
 // ticks; the reactive ones tick every child from the first, every tick, and
 // a child that runs or decides halts the one running before (a conditional
-// abort when an earlier child now decides).
+// abort when an earlier child now decides). A skipped child is passed over;
+// when every child was skipped, the node answers skipped.
 template <S kPass, bool kReactive>
 struct Ordered : RunsOneChild {
   static constexpr NodeOrder kOrder =
@@ -52,9 +53,14 @@ struct Ordered : RunsOneChild {
   static S Tick(Ticker& t, int id, int, size_t) {
     const CompiledNode& n = t.node(id);
     const NodeState& s = t.state(id);
-    for (uint32_t i = !kReactive && s.running ? s.index : 0; i < n.child_count;
-         ++i) {
+    const uint32_t first = !kReactive && s.running ? s.index : 0;
+    uint32_t skipped = 0;
+    for (uint32_t i = first; i < n.child_count; ++i) {
       const S c = t.Tick(t.child(id, static_cast<int>(i)), -1);
+      if (c == S::kSkipped) {
+        ++skipped;
+        continue;
+      }
       // (Running is never kGoOn: this is "runs or decides".)
       if (kReactive && c != kGoOn) {
         t.HaltRunningChildExcept(id, static_cast<int>(i));
@@ -70,7 +76,7 @@ struct Ordered : RunsOneChild {
       }
     }
     t.Reset(id);
-    return kGoOn;
+    return skipped == n.child_count ? S::kSkipped : kGoOn;
   }
 };
 struct SequenceNode : Ordered<S::kSuccess, false> {
@@ -117,6 +123,7 @@ struct ParallelNode : NodeBase {
   static absl::Status Compile(const TreeNodeDefinition& d, const NodeCompile&,
                               CompiledNode& c) {
     const int children = static_cast<int>(d.children.size());
+    c.success_from_all = d.success_threshold < 0;
     c.success_threshold = ParallelThreshold(d.success_threshold, children);
     c.failure_threshold = ParallelThreshold(d.failure_threshold, children);
     return absl::OkStatus();
@@ -124,6 +131,7 @@ struct ParallelNode : NodeBase {
   static S Tick(Ticker& t, int id, int, size_t) {
     const CompiledNode& n = t.node(id);
     const int total = static_cast<int>(n.child_count);
+    int skipped = 0;  // this tick: ticked again next tick
     for (uint32_t i = 0; i < n.child_count; ++i) {
       const uint32_t bit = 1u << i;
       if ((t.state(id).mask_a | t.state(id).mask_b) & bit) continue;
@@ -131,9 +139,13 @@ struct ParallelNode : NodeBase {
       NodeState& s = t.state(id);
       if (c == S::kSuccess) s.mask_a |= bit;
       if (c == S::kFailure) s.mask_b |= bit;
+      if (c == S::kSkipped) ++skipped;
       const int ok = __builtin_popcount(s.mask_a);
       const int bad = __builtin_popcount(s.mask_b);
-      if (ok >= n.success_threshold) {
+      // A threshold counted from all the children counts the skipped ones
+      // as done (BT.CPP's rule).
+      if (ok >= n.success_threshold ||
+          (n.success_from_all && ok + skipped >= n.success_threshold)) {
         t.HaltChildrenExcept(id, -1);
         t.Reset(id);
         return S::kSuccess;
@@ -143,6 +155,10 @@ struct ParallelNode : NodeBase {
         t.Reset(id);
         return S::kFailure;
       }
+    }
+    if (skipped == total) {
+      t.Reset(id);
+      return S::kSkipped;
     }
     t.state(id).running = true;
     return S::kRunning;
@@ -204,7 +220,7 @@ struct IfThenElseNode : Branching {
     uint32_t branch = s.running ? s.index : 0;
     if (branch == 0) {
       const S c = RunChild(t, id, 0);
-      if (c == S::kRunning) return c;
+      if (c == S::kRunning || c == S::kSkipped) return c;  // skipped: so is it
       branch = Branch(t.node(id), c);
       if (branch == 0) return S::kFailure;  // (reset by RunChild)
     }
@@ -229,7 +245,13 @@ struct WhileDoElseNode : Branching {
   }
   static S Tick(Ticker& t, int id, int, size_t) {
     const CompiledNode& n = t.node(id);
-    const uint32_t branch = Branch(n, t.Tick(t.child(id, 0), -1));
+    const S condition = t.Tick(t.child(id, 0), -1);
+    if (condition == S::kSkipped) {  // so is the node, halting its branch
+      t.HaltRunningChildExcept(id, -1);
+      t.Reset(id);
+      return condition;
+    }
+    const uint32_t branch = Branch(n, condition);
     t.HaltRunningChildExcept(id, static_cast<int>(branch));
     if (branch == 0) {
       t.Reset(id);
@@ -319,8 +341,14 @@ struct SequenceWithMemoryNode : RunsOneChild {
   static constexpr S kGoOn = S::kSuccess;
   static S Tick(Ticker& t, int id, int, size_t) {
     const CompiledNode& n = t.node(id);
-    for (uint32_t i = t.state(id).index; i < n.child_count; ++i) {
+    const uint32_t first = t.state(id).index;
+    uint32_t skipped = 0;
+    for (uint32_t i = first; i < n.child_count; ++i) {
       const S c = t.Tick(t.child(id, static_cast<int>(i)), -1);
+      if (c == S::kSkipped) {
+        ++skipped;
+        continue;
+      }
       NodeState& s = t.state(id);
       s.index = i;
       s.kept = false;
@@ -336,7 +364,7 @@ struct SequenceWithMemoryNode : RunsOneChild {
       }
     }
     t.Reset(id);
-    return S::kSuccess;
+    return skipped == n.child_count ? S::kSkipped : S::kSuccess;
   }
   // Halted: idle, its place kept (its children are halted already).
   static void OnHalt(Ticker& t, int id) {

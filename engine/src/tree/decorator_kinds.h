@@ -15,7 +15,7 @@ struct Decorator : NodeBase {
 };
 
 // inverter, force_success, force_failure: the child's outcome mapped;
-// running passes through.
+// running and skipped pass through.
 template <S kOnSuccess, S kOnFailure>
 struct Flip : Decorator {
   static constexpr bool kChildEnteredWithIt = true;
@@ -25,7 +25,7 @@ struct Flip : Decorator {
   static S Tick(Ticker& t, int id, int, size_t) {
     const S c = t.Tick(t.child(id, 0), -1);
     t.state(id).running = c == S::kRunning;
-    if (c == S::kRunning) return c;
+    if (c == S::kRunning || c == S::kSkipped) return c;
     return c == S::kSuccess ? kOnSuccess : kOnFailure;
   }
 };
@@ -164,7 +164,7 @@ struct CooldownNode : Timed {
     const S c = t.Tick(t.child(id, 0), -1);
     NodeState& after = t.state(id);
     after.running = c == S::kRunning;
-    if (c != S::kRunning) {
+    if (c != S::kRunning && c != S::kSkipped) {  // a skipped child never ran
       after.has_time = true;
       after.millis = t.now() + n.millis;
     }
@@ -227,7 +227,7 @@ struct KeepRunningUntilFailureNode : Decorator {
       t.Reset(id);
       return c;
     }
-    t.state(id).running = true;
+    t.state(id).running = true;  // success or skipped: again next tick
     return S::kRunning;
   }
 };
@@ -255,24 +255,30 @@ struct DelayNode : TimedRun {
 };
 
 // run_once: ticks the child until it finishes once; from then on answers
-// that outcome without ticking it (BehaviorTree.CPP's RunOnce with
-// then_skip false; docs/TREES.md says why not its default). Halted while
-// the child runs, it has not finished once. Its state: 0 running, else the
-// kept outcome (1 success, 2 failure).
+// that outcome (then_skip false, utilityd's default) or skipped (then_skip
+// true, BehaviorTree.CPP's default) without ticking it. Halted while the
+// child runs, or the child skipped, it has not finished once. Its state: 0
+// running, else the kept outcome (1 success, 2 failure).
 struct RunOnceNode : Decorator {
   static constexpr NodeKind kKind = NodeKind::kRunOnce;
   static constexpr const char* kName = "run_once";
   static constexpr bool kKeepsPlaceIdle = true;
   static constexpr bool kChildEnteredWithIt = true;
   static constexpr size_t kStateBytes = 1;
+  static absl::Status Compile(const TreeNodeDefinition& d, const NodeCompile&,
+                              CompiledNode& c) {
+    c.then_skip = d.then_skip;
+    return absl::OkStatus();
+  }
   static S Tick(Ticker& t, int id, int, size_t) {
     if (t.state(id).kept) {
+      if (t.node(id).then_skip) return S::kSkipped;
       return t.state(id).index == 1 ? S::kSuccess : S::kFailure;
     }
     const S c = t.Tick(t.child(id, 0), -1);
     NodeState& s = t.state(id);
     s.running = c == S::kRunning;
-    if (c != S::kRunning) {
+    if (c == S::kSuccess || c == S::kFailure) {
       s.kept = true;
       s.index = c == S::kSuccess ? 1 : 2;
     }

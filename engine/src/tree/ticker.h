@@ -31,7 +31,8 @@ class Ticker {
 
   // Ticks node `id`; `target` is the target a utility parent chose for it.
   // A node not running whose failure_if (success_if) holds answers failure
-  // (success) without being ticked.
+  // (success) without being ticked; skip_if holding or `while` not, it
+  // answers skipped (halted first if it ran).
   NodeStatus Tick(int id, int target);
 
   // Stops node `id` and everything running under it (each kind's OnHalt
@@ -86,8 +87,8 @@ class Ticker {
   TreeTick& out() { return *out_; }
 
  private:
-  // failure/success when a precondition of the idle node `n` holds, else
-  // idle (tick it).
+  // failure/success/skipped when a precondition of node `n` answers for it,
+  // else idle (tick it).
   NodeStatus Precondition(const CompiledNode& n, const NodeState& s) const;
 
   const CompiledTree& tree_;

@@ -125,6 +125,8 @@ class TreeChecker {
     }
     Precondition(at + ".failure_if", n.failure_if);
     Precondition(at + ".success_if", n.success_if);
+    Precondition(at + ".skip_if", n.skip_if);
+    Precondition(at + ".while", n.while_holds);
     const std::string kind = absl::StrCat(at, ".", NodeKindName(n.kind));
     const size_t children = n.children.size();
     switch (NodeKindArity(n.kind)) {
@@ -205,6 +207,8 @@ class TreeCompiler {
       c.child_count = static_cast<uint32_t>(n.children.size());
       c.failure_if = CompileGuard(n.failure_if, set_);
       c.success_if = CompileGuard(n.success_if, set_);
+      c.skip_if = CompileGuard(n.skip_if, set_);
+      c.while_holds = CompileGuard(n.while_holds, set_);
       const NodeCompile in{.def = def_, .set = set_, .tree = *tree_, .at = at};
       const absl::Status s = VisitNodeKind(
           n.kind, [&](auto k) { return decltype(k)::Compile(n, in, c); });

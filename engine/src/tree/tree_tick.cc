@@ -28,6 +28,7 @@ S Ticker::Tick(int id, int target) {
   }
   const CompiledNode& n = tree_.node(id);
   S s = Precondition(n, st_[id]);
+  if (s == S::kSkipped && st_[id].running) Halt(id);  // `while` stopped
   if (s == S::kIdle) {
     s = kTick[static_cast<size_t>(n.kind)](*this, id, target, slot);
   }
@@ -36,13 +37,17 @@ S Ticker::Tick(int id, int target) {
 }
 
 S Ticker::Precondition(const CompiledNode& n, const NodeState& s) const {
-  if (s.running) return S::kIdle;
   auto holds = [this](const CompiledNode::Guard& g) {
     return g.factor >= 0 &&
            ComparisonHolds(g.op, agent_.factors[g.factor], g.value);
   };
+  // BT.CPP's order: _failureIf, _successIf, _skipIf, then _while, the one
+  // checked while the node runs.
+  const bool stops = n.while_holds.factor >= 0 && !holds(n.while_holds);
+  if (s.running) return stops ? S::kSkipped : S::kIdle;
   if (holds(n.failure_if)) return S::kFailure;
   if (holds(n.success_if)) return S::kSuccess;
+  if (holds(n.skip_if) || stops) return S::kSkipped;
   return S::kIdle;
 }
 
@@ -86,6 +91,8 @@ const char* NodeStatusName(NodeStatus status) {
       return "success";
     case NodeStatus::kFailure:
       return "failure";
+    case NodeStatus::kSkipped:
+      return "skipped";
   }
   return "?";
 }

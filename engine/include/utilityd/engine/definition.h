@@ -259,12 +259,18 @@ struct TreeNodeDefinition {
   // (success) without being ticked. Empty: none.
   std::string failure_if;
   std::string success_if;
+  // BT.CPP's _skipIf and _while, the same restricted: skip_if holding, or
+  // while not holding, the node answers SKIPPED (a running node is halted
+  // when `while` stops holding). Empty: none.
+  std::string skip_if;
+  std::string while_holds;
   std::vector<TreeNodeDefinition> children;  // composites, decorators (one)
   int success_threshold = -1;     // parallel; negative: from all (-1 = all)
   int failure_threshold = 1;      // parallel
   int times = 1;                  // repeat
   int attempts = 1;               // retry
   double seconds = 0;             // cooldown, timeout, delay, sleep
+  bool then_skip = false;         // run_once
   ConditionDefinition condition;  // condition
   std::string action;             // action: one of the set's
   std::string factor;             // switch: the factor it reads

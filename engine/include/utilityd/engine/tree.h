@@ -38,9 +38,18 @@ namespace utilityd::engine {
 
 class CompiledBehaviourSet;
 
-enum class NodeStatus : uint8_t { kIdle, kRunning, kSuccess, kFailure };
+// kSkipped: BehaviorTree.CPP 4's SKIPPED, a node passed over (skip_if,
+// while, run_once's then_skip); its parent goes on as it says
+// (docs/TREES.md, "Skipped").
+enum class NodeStatus : uint8_t {
+  kIdle,
+  kRunning,
+  kSuccess,
+  kFailure,
+  kSkipped
+};
 
-// Returns "idle", "running", "success" or "failure".
+// Returns "idle", "running", "success", "failure" or "skipped".
 [[nodiscard]] const char* NodeStatusName(NodeStatus status);
 
 // A node in its compiled, flat form: nodes are numbered in depth-first
@@ -70,7 +79,8 @@ struct CompiledNode {
   // switch: the factor (condition.factor) and the value of each child but
   // the last
   std::vector<float> cases;
-  // Preconditions: checked while the node is not running (factor -1: none).
+  // Preconditions: checked while the node is not running (factor -1: none),
+  // but `while_holds`, checked while it runs too.
   struct Guard {
     int32_t factor = -1;
     FactorComparison::Op op = FactorComparison::Op::kLess;
@@ -78,6 +88,13 @@ struct CompiledNode {
   };
   Guard failure_if;
   Guard success_if;
+  Guard skip_if;
+  Guard while_holds;
+  // parallel: its success threshold was counted from all the children (a
+  // negative one), so skipped children count towards it (as in BT.CPP)
+  bool success_from_all = false;
+  // run_once: SKIPPED after the first outcome instead of that outcome
+  bool then_skip = false;
 };
 
 struct CompiledTree {
