@@ -110,6 +110,13 @@ class Exporter {
                absl::StrCat(n.parallel().failure_threshold()));
         }
         break;
+      case v1::TreeNode::kParallelAll:
+        Open(p, "ParallelAll", n);
+        Attr(p, "max_failures",
+             absl::StrCat(n.parallel_all().has_max_failures()
+                              ? n.parallel_all().max_failures()
+                              : NodeDefaults().max_failures));
+        break;
       case v1::TreeNode::kRepeat:
         Open(p, "Repeat", n);
         Attr(p, "num_cycles",
@@ -123,18 +130,9 @@ class Exporter {
                                                    : NodeDefaults().attempts));
         break;
       case v1::TreeNode::kTimeout:
-        Open(p, "Timeout", n);
-        Attr(p, "msec",
-             ShortestNumber(std::round(n.timeout().seconds() * 1000)));
-        break;
       case v1::TreeNode::kDelay:
-        Open(p, "Delay", n);
-        Attr(p, "delay_msec",
-             ShortestNumber(std::round(n.delay().seconds() * 1000)));
-        break;
       case v1::TreeNode::kSleep:
-        Open(p, "Sleep", n);
-        Attr(p, "msec", ShortestNumber(std::round(n.sleep().seconds() * 1000)));
+        Timed(p, n);
         break;
       case v1::TreeNode::kCooldown:
         Open(p, kCooldown, n);
@@ -183,6 +181,17 @@ class Exporter {
     }
     Kids(p, n);
     p.CloseElement();
+  }
+
+  // BT.CPP's timed nodes, their times in milliseconds.
+  void Timed(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
+    const bool timeout = n.has_timeout(), delay = n.has_delay();
+    Open(p, timeout ? "Timeout" : delay ? "Delay" : "Sleep", n);
+    const double seconds = timeout ? n.timeout().seconds()
+                           : delay ? n.delay().seconds()
+                                   : n.sleep().seconds();
+    Attr(p, delay ? "delay_msec" : "msec",
+         ShortestNumber(std::round(seconds * 1000)));
   }
 
   void Utility(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {

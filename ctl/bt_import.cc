@@ -287,6 +287,13 @@ class Importer {
       Unmapped(e, absl::StrCat("<", id, ">: ", u->second));
       return;
     }
+    if (id == "TryCatch" &&
+        absl::AsciiStrToLower(Get(ports, "catch_on_halt")) == "true") {
+      Unmapped(e,
+               "TryCatch catch_on_halt=\"true\": a catch started and halted "
+               "within the halt would run nothing the game could see");
+      return;
+    }
     if (auto k = ChildrenKinds().find(id); k != ChildrenKinds().end()) {
       Children(e, kids, Field(out, k->second), "children");
       return;
@@ -377,8 +384,8 @@ class Importer {
   }
 
   // The built-ins with numeric parameters (Parallel, Repeat,
-  // RetryUntilSuccessful, Timeout, Delay, Sleep, RunOnce); false for another
-  // id.
+  // RetryUntilSuccessful, Timeout, Delay, Sleep, RunOnce, ParallelAll);
+  // false for another id.
   bool Parametrised(const XMLElement* e, const std::string& id,
                     const std::map<std::string, std::string>& ports,
                     const std::vector<const XMLElement*>& kids,
@@ -397,6 +404,15 @@ class Importer {
         p->set_failure_threshold(bad);
       }
       Children(e, kids, p, "children");
+      return true;
+    }
+    if (id == "ParallelAll") {
+      int most = 1;
+      if (!Int(e, ports, "max_failures", 1, &most)) return true;
+      if (most != NodeDefaults().max_failures) {
+        out->mutable_parallel_all()->set_max_failures(most);
+      }
+      Children(e, kids, out->mutable_parallel_all(), "children");
       return true;
     }
     if (id == "Repeat" || id == "RetryUntilSuccessful") {

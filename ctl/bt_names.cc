@@ -17,7 +17,6 @@ const std::map<std::string, std::string>& Unsupported() {
       {"UnsetBlackboard", "utilityd's factors come from the game, read-only"},
       {"Precondition",
        "not imported yet: write it as an if_then_else over a condition"},
-      {"ParallelAll", "not a utilityd node kind: use parallel"},
       {"ManualSelector", "needs a person at a terminal"},
       {"LoopString", "loops over blackboard queues, which factors are not"},
       {"LoopInt", "loops over blackboard queues, which factors are not"},
@@ -28,7 +27,6 @@ const std::map<std::string, std::string>& Unsupported() {
       {"WasEntryUpdated", "reacts to blackboard writes; factors are not"},
       {"EntryUpdatedAction", "reacts to blackboard writes; factors are not"},
       {"EntryUpdatedDecorator", "reacts to blackboard writes; factors are not"},
-      {"TryCatch", "not a utilityd node kind"},
       {"ReactiveRepeat", "not a utilityd node kind"},
       {"ConsumeQueue", "loops over blackboard queues, which factors are not"},
   };
@@ -44,6 +42,7 @@ const std::map<std::string, std::string>& ChildrenKinds() {
       {"SequenceWithMemory", "sequence_with_memory"},
       {"IfThenElse", "if_then_else"},
       {"WhileDoElse", "while_do_else"},
+      {"TryCatch", "try_catch"},
   };
   return *m;
 }

@@ -322,7 +322,7 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
     return std::uniform_real_distribution<double>(lo, hi)(rng);
   };
   static const char* kActions[] = {"fight", "flee", "heal", "idle"};
-  const int kind = depth <= 0 ? 6 + pick(2) : pick(20);
+  const int kind = depth <= 0 ? 6 + pick(2) : pick(21);
   // A quarter of the nodes get a precondition, which answers for the node
   // without ticking it; some always hold (health >= 0), some never.
   std::string name = absl::StrCat("n", (*names)++);
@@ -425,6 +425,10 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
     case 19:
       return absl::StrFormat("{name: %s, sleep: {seconds: %.1f}}", name,
                              0.5 * (1 + pick(3)));
+    case 20:
+      return absl::StrFormat("{name: %s, %s: {children: %s}}", name,
+                             pick(2) ? "try_catch" : "parallel_all",
+                             children(2 + pick(2)));
     case 9:
       return absl::StrFormat("{name: %s, %s: {seconds: %.1f, child: %s}}", name,
                              pick(2) ? "cooldown" : "timeout",

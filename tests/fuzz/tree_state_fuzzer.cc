@@ -65,6 +65,10 @@ tree:
             - sleep: {seconds: 1.5}
             - {while: "a >= 0.5", skip_if: "b > 0.9", action: x}
             - run_once: {then_skip: true, child: {action: y}}
+            - parallel_all:
+                children:
+                  - try_catch: {children: [{action: x}, {action: y}]}
+                  - always_failure: {}
 subtrees:
   - name: pair
     tree:

@@ -879,6 +879,78 @@ INSTANTIATE_TEST_SUITE_P(
               {"b=nan", "", "x+", "", S::kRunning}}}),
     [](const testing::TestParamInfo<Case>& param) { return param.param.name; });
 
+// gtest_try_catch.cpp's cases (TestA, TestB, TestC are actions x, y, z)
+// and ParallelAll's rule.
+INSTANTIATE_TEST_SUITE_P(
+    BehaviorTreeCppTryCatchAndParallelAll, TreeNodeTest,
+    testing::Values(
+        // AllTryChildrenSucceed: the catch never runs.
+        Case{"try_catch_all_try_children_succeed",
+             R"(
+  try_catch: {children: [{action: x}, {action: y}, {action: z}]}
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess}}},
+        // FirstChildFails_CatchExecuted: TestA not run, the catch is.
+        Case{"try_catch_first_child_fails_catch_executed",
+             R"(
+  try_catch: {children: [{always_failure: {}}, {action: x}, {action: y}]}
+)",
+             {{"", "", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kFailure}}},
+        // SecondChildFails_CatchExecuted, and CatchChildRunning: the node
+        // runs while its catch does, then fails.
+        Case{"try_catch_second_child_fails_catch_running",
+             R"(
+  try_catch: {children: [{action: x}, {always_failure: {}}, {action: y}]}
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "y+", "", S::kRunning},
+              {"", "", "y", "", S::kRunning},
+              {"", "y=success", "", "", S::kFailure}}},
+        // CatchReturnsSuccess_NodeStillReturnsFAILURE (and Failure).
+        Case{"try_catch_catch_answer_does_not_matter",
+             R"(
+  sequence:
+    children:
+      - force_success: {child: {try_catch: {children: [{always_failure: {}}, {always_success: {}}]}}}
+      - try_catch: {children: [{always_failure: {}}, {always_failure: {}}]}
+)",
+             {{"", "", "", "", S::kFailure}}},
+        // ReExecuteAfterSuccess: the try block runs again from its start.
+        Case{"try_catch_re_execute_after_success",
+             R"(
+  try_catch: {children: [{action: x}, {action: y}]}
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kSuccess},
+              {"", "", "x+", "", S::kRunning}}},
+        // A skipped try child is passed over; all skipped, so is the node.
+        Case{"try_catch_skipped",
+             R"(
+  try_catch: {children: [{skip_if: "a >= 1", action: x}, {action: y}]}
+)",
+             {{"a=1", "", "", "", S::kSkipped},
+              {"a=0", "", "x+", "", S::kRunning}}},
+        // ParallelAll: every child runs to its end; then the failures
+        // decide (max_failures 1, the default).
+        Case{"parallel_all_waits_for_every_child",
+             R"(
+  parallel_all: {children: [{action: x}, {action: y}]}
+)",
+             {{"", "", "x+ y+", "", S::kRunning},
+              {"", "x=failure", "y", "", S::kRunning},
+              {"", "y=success", "", "", S::kFailure},
+              {"", "", "x+ y+", "", S::kRunning},
+              {"", "x=success y=success", "", "", S::kSuccess}}},
+        Case{"parallel_all_max_failures",
+             R"(
+  parallel_all: {max_failures: 2, children: [{action: x}, {always_failure: {}}]}
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kSuccess}}}));
+
 // SKIPPED (BT.CPP 4): a node passed over by skip_if or while, or a
 // run_once that skips. gtest_skipping.cpp's cases, its scripted values
 // given as factors (A is a, `A==1` is `a >= 1` where a is 1).
@@ -1085,6 +1157,8 @@ TEST(TreeValidation, BranchingNodesTakeTwoOrThreeChildren) {
       - if_then_else: {children: [{action: z}, {action: x}, {action: y}]}
       - sleep: {seconds: 0}
       - while_do_else: {children: [{sleep: {seconds: 1}}, {action: y}]}
+      - try_catch: {children: [{action: x}]}
+      - parallel_all: {max_failures: 3, children: [{action: x}, {action: y}]}
 )"),
                                  "bad.yaml");
   ASSERT_FALSE(set.ok());
@@ -1107,6 +1181,10 @@ TEST(TreeValidation, BranchingNodesTakeTwoOrThreeChildren) {
                                     "must be a number of seconds above 0"));
   EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[6].while_do_else."
                                     "children[0]: the condition must decide"));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[7].try_catch."
+                                    "children: needs at least 2 children"));
+  EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[8].parallel_all."
+                                    "max_failures: must come to 1..2"));
 }
 
 TEST(TreeValidation, SwitchNeedsItsFactorCasesAndOneChildMore) {

@@ -1,6 +1,7 @@
 // The composite node kinds, one block each (node_kinds.h lists what a block
 // states): the ordered ones (sequence, fallback, their reactive forms,
-// sequence_with_memory), parallel, if_then_else, while_do_else and switch.
+// sequence_with_memory), parallel, parallel_all, if_then_else,
+// while_do_else, switch and try_catch.
 // Internal to the engine.
 #ifndef UTILITYD_ENGINE_SRC_TREE_COMPOSITE_KINDS_H_
 #define UTILITYD_ENGINE_SRC_TREE_COMPOSITE_KINDS_H_
@@ -96,25 +97,62 @@ struct ReactiveFallbackNode : Ordered<S::kFailure, true> {
   static constexpr const char* kName = "reactive_fallback";
 };
 
-// parallel: every child not yet finished, each tick; succeeds once
-// `success_threshold` children succeeded, fails once `failure_threshold`
-// failed or success is out of reach; the rest are halted then.
-struct ParallelNode : NodeBase {
-  static constexpr NodeKind kKind = NodeKind::kParallel;
-  static constexpr const char* kName = "parallel";
+// A composite ticking every unfinished child each tick (parallel,
+// parallel_all): its state, the children that succeeded (mask_a) and
+// failed (mask_b); at most kMaxParallelChildren children.
+struct TicksAllChildren : NodeBase {
   static constexpr NodeArity kArity = NodeArity::kChildren;
-  static constexpr std::array<NodeParam, 2> kParams = {
-      {{"success_threshold", &TreeNodeDefinition::success_threshold},
-       {"failure_threshold", &TreeNodeDefinition::failure_threshold}}};
   static constexpr size_t kStateBytes = 10;
-
-  static void Validate(const TreeNodeDefinition& n, const NodeCheck& check) {
+  static void CheckChildren(const TreeNodeDefinition& n,
+                            const NodeCheck& check) {
     const int children = static_cast<int>(n.children.size());
     if (children > kMaxParallelChildren) {
       check.Add(check.kind + ".children",
                 absl::StrCat("at most ", kMaxParallelChildren,
                              " children, got ", children));
     }
+  }
+  // A count of children, or a negative value counted from all of them,
+  // must come to 1..children.
+  static void Threshold(const NodeCheck& check, const std::string& at, int v,
+                        int children) {
+    const int count = ParallelThreshold(v, children);
+    if (count < 1 || count > children) {
+      check.Add(at,
+                absl::StrCat("must come to 1..", children,
+                             " (the number of children): a count, or a "
+                             "negative value counted from all (-1 = all, "
+                             "-2 = all but one), got ",
+                             v, v < 0 ? absl::StrCat(" (", count, ")") : ""));
+    }
+  }
+  static Fit Read(const CompiledNode& n, Reader& r, NodeState* s) {
+    uint64_t a = 0, b = 0;
+    if (!r.Varint(&a) || !r.Varint(&b)) return Fit::kMalformed;
+    const uint64_t all = AllChildren(n);
+    if ((a & ~all) || (b & ~all) || (a & b)) return Fit::kOutOfRange;
+    s->mask_a = static_cast<uint32_t>(a);
+    s->mask_b = static_cast<uint32_t>(b);
+    return Fit::kOk;
+  }
+  static char* Write(const CompiledNode&, const NodeState& s, char* at) {
+    return PutVarint(PutVarint(at, s.mask_a), s.mask_b);
+  }
+};
+
+// parallel: every child not yet finished, each tick; succeeds once
+// `success_threshold` children succeeded, fails once `failure_threshold`
+// failed or success is out of reach; the rest are halted then.
+struct ParallelNode : TicksAllChildren {
+  static constexpr NodeKind kKind = NodeKind::kParallel;
+  static constexpr const char* kName = "parallel";
+  static constexpr std::array<NodeParam, 2> kParams = {
+      {{"success_threshold", &TreeNodeDefinition::success_threshold},
+       {"failure_threshold", &TreeNodeDefinition::failure_threshold}}};
+
+  static void Validate(const TreeNodeDefinition& n, const NodeCheck& check) {
+    const int children = static_cast<int>(n.children.size());
+    CheckChildren(n, check);
     Threshold(check, check.kind + ".success_threshold", n.success_threshold,
               children);
     Threshold(check, check.kind + ".failure_threshold", n.failure_threshold,
@@ -163,31 +201,53 @@ struct ParallelNode : NodeBase {
     t.state(id).running = true;
     return S::kRunning;
   }
-  static Fit Read(const CompiledNode& n, Reader& r, NodeState* s) {
-    uint64_t a = 0, b = 0;
-    if (!r.Varint(&a) || !r.Varint(&b)) return Fit::kMalformed;
-    const uint64_t all = AllChildren(n);
-    if ((a & ~all) || (b & ~all) || (a & b)) return Fit::kOutOfRange;
-    s->mask_a = static_cast<uint32_t>(a);
-    s->mask_b = static_cast<uint32_t>(b);
-    return Fit::kOk;
-  }
-  static char* Write(const CompiledNode&, const NodeState& s, char* at) {
-    return PutVarint(PutVarint(at, s.mask_a), s.mask_b);
-  }
+};
 
- private:
-  static void Threshold(const NodeCheck& check, const std::string& at, int v,
-                        int children) {
-    const int count = ParallelThreshold(v, children);
-    if (count < 1 || count > children) {
-      check.Add(at,
-                absl::StrCat("must come to 1..", children,
-                             " (the number of children): a count, or a "
-                             "negative value counted from all (-1 = all, "
-                             "-2 = all but one), got ",
-                             v, v < 0 ? absl::StrCat(" (", count, ")") : ""));
+// parallel_all: every child not yet finished, each tick, until all have
+// finished (a skipped child counts as finished in the tick it skips); then
+// failure when at least `max_failures` failed, else success
+// (BehaviorTree.CPP's ParallelAll). All skipped in a tick: skipped.
+struct ParallelAllNode : TicksAllChildren {
+  static constexpr NodeKind kKind = NodeKind::kParallelAll;
+  static constexpr const char* kName = "parallel_all";
+  static constexpr std::array<NodeParam, 1> kParams = {
+      {{"max_failures", &TreeNodeDefinition::max_failures}}};
+  static void Validate(const TreeNodeDefinition& n, const NodeCheck& check) {
+    CheckChildren(n, check);
+    Threshold(check, check.kind + ".max_failures", n.max_failures,
+              static_cast<int>(n.children.size()));
+  }
+  static absl::Status Compile(const TreeNodeDefinition& d, const NodeCompile&,
+                              CompiledNode& c) {
+    c.failure_threshold =
+        ParallelThreshold(d.max_failures, static_cast<int>(d.children.size()));
+    return absl::OkStatus();
+  }
+  static S Tick(Ticker& t, int id, int, size_t) {
+    const CompiledNode& n = t.node(id);
+    uint32_t skipped = 0;
+    for (uint32_t i = 0; i < n.child_count; ++i) {
+      const uint32_t bit = 1u << i;
+      if ((t.state(id).mask_a | t.state(id).mask_b) & bit) continue;
+      const S c = t.Tick(t.child(id, static_cast<int>(i)), -1);
+      NodeState& s = t.state(id);
+      if (c == S::kSuccess) s.mask_a |= bit;
+      if (c == S::kFailure) s.mask_b |= bit;
+      if (c == S::kSkipped) ++skipped;
     }
+    const NodeState& s = t.state(id);
+    if (skipped == n.child_count) {
+      t.Reset(id);
+      return S::kSkipped;
+    }
+    const int done = __builtin_popcount(s.mask_a | s.mask_b);
+    if (done + static_cast<int>(skipped) < static_cast<int>(n.child_count)) {
+      t.state(id).running = true;
+      return S::kRunning;
+    }
+    const bool failed = __builtin_popcount(s.mask_b) >= n.failure_threshold;
+    t.Reset(id);
+    return failed ? S::kFailure : S::kSuccess;
   }
 };
 
@@ -386,6 +446,56 @@ struct SequenceWithMemoryNode : RunsOneChild {
   }
   static char* Write(const CompiledNode&, const NodeState& s, char* at) {
     return PutVarint(at, (uint64_t{s.index} << 1) | (s.running ? 1u : 0u));
+  }
+};
+
+// try_catch: the children but the last as a sequence (the try); when one
+// fails, the last child runs (the catch), and the node fails once it has
+// finished, whatever it answered (BehaviorTree.CPP's TryCatch, with
+// catch_on_halt false). Skipped try children are passed over; all of them
+// skipped, the node is skipped. Its state: the running child (the last:
+// the catch).
+struct TryCatchNode : RunsOneChild {
+  static constexpr NodeKind kKind = NodeKind::kTryCatch;
+  static constexpr const char* kName = "try_catch";
+  static void Validate(const TreeNodeDefinition& n, const NodeCheck& check) {
+    if (n.children.size() < 2) {
+      check.Add(check.kind + ".children",
+                absl::StrCat("needs at least 2 children (the try block and "
+                             "the catch), got ",
+                             n.children.size()));
+    }
+  }
+  static S Tick(Ticker& t, int id, int, size_t) {
+    const CompiledNode& n = t.node(id);
+    const uint32_t last = n.child_count - 1;
+    const uint32_t first = t.state(id).running ? t.state(id).index : 0;
+    uint32_t i = first, skipped = 0;
+    for (; i < last; ++i) {
+      const S c = t.Tick(t.child(id, static_cast<int>(i)), -1);
+      if (c == S::kSkipped) {
+        ++skipped;
+        continue;
+      }
+      if (c == S::kRunning) {
+        t.state(id).running = true;
+        t.state(id).index = i;
+        return c;
+      }
+      if (c == S::kFailure) break;  // to the catch
+    }
+    if (i == last && first < last) {  // the try block went through
+      t.Reset(id);
+      return first == 0 && skipped == last ? S::kSkipped : S::kSuccess;
+    }
+    const S c = t.Tick(t.child(id, static_cast<int>(last)), -1);
+    if (c == S::kRunning) {
+      t.state(id).running = true;
+      t.state(id).index = last;
+      return c;
+    }
+    t.Reset(id);
+    return S::kFailure;
   }
 };
 

@@ -60,13 +60,15 @@ namespace utilityd::engine::internal {
 // The registry: every kind, in the order of the NodeKind enumerators.
 template <typename... K>
 struct NodeKindList {};
-using NodeKinds = NodeKindList<
-    SequenceNode, FallbackNode, ReactiveSequenceNode, ReactiveFallbackNode,
-    ParallelNode, InverterNode, ForceSuccessNode, ForceFailureNode, RepeatNode,
-    RetryNode, CooldownNode, TimeoutNode, ConditionNode, ActionNode,
-    UtilityNode, IfThenElseNode, WhileDoElseNode, KeepRunningUntilFailureNode,
-    DelayNode, SwitchNode, SequenceWithMemoryNode, RunOnceNode,
-    AlwaysSuccessNode, AlwaysFailureNode, SleepNode>;
+using NodeKinds =
+    NodeKindList<SequenceNode, FallbackNode, ReactiveSequenceNode,
+                 ReactiveFallbackNode, ParallelNode, InverterNode,
+                 ForceSuccessNode, ForceFailureNode, RepeatNode, RetryNode,
+                 CooldownNode, TimeoutNode, ConditionNode, ActionNode,
+                 UtilityNode, IfThenElseNode, WhileDoElseNode,
+                 KeepRunningUntilFailureNode, DelayNode, SwitchNode,
+                 SequenceWithMemoryNode, RunOnceNode, AlwaysSuccessNode,
+                 AlwaysFailureNode, SleepNode, ParallelAllNode, TryCatchNode>;
 
 template <typename... K>
 constexpr bool InNodeEnumOrder(NodeKindList<K...>) {

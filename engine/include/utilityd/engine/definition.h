@@ -204,6 +204,9 @@ enum class NodeKind {
   kAlwaysSuccess,
   kAlwaysFailure,
   kSleep,
+  // BehaviorTree.CPP's ParallelAll and TryCatch.
+  kParallelAll,
+  kTryCatch,
 };
 
 // Returns the format's name of a node kind, e.g. "reactive_sequence".
@@ -267,6 +270,7 @@ struct TreeNodeDefinition {
   std::vector<TreeNodeDefinition> children;  // composites, decorators (one)
   int success_threshold = -1;     // parallel; negative: from all (-1 = all)
   int failure_threshold = 1;      // parallel
+  int max_failures = 1;           // parallel_all; negative: from all
   int times = 1;                  // repeat
   int attempts = 1;               // retry
   double seconds = 0;             // cooldown, timeout, delay, sleep
