@@ -112,6 +112,17 @@ struct TicksAllChildren : NodeBase {
                              " children, got ", children));
     }
   }
+  // Ticks child `i` unless it finished in an earlier tick (then idle),
+  // marking it in the masks when it finishes now.
+  static S TickUnfinished(Ticker& t, int id, uint32_t i) {
+    const uint32_t bit = 1u << i;
+    if ((t.state(id).mask_a | t.state(id).mask_b) & bit) return S::kIdle;
+    const S c = t.Tick(t.child(id, static_cast<int>(i)), -1);
+    NodeState& s = t.state(id);
+    if (c == S::kSuccess) s.mask_a |= bit;
+    if (c == S::kFailure) s.mask_b |= bit;
+    return c;
+  }
   // A count of children, or a negative value counted from all of them,
   // must come to 1..children.
   static void Threshold(const NodeCheck& check, const std::string& at, int v,
@@ -171,13 +182,10 @@ struct ParallelNode : TicksAllChildren {
     const int total = static_cast<int>(n.child_count);
     int skipped = 0;  // this tick: ticked again next tick
     for (uint32_t i = 0; i < n.child_count; ++i) {
-      const uint32_t bit = 1u << i;
-      if ((t.state(id).mask_a | t.state(id).mask_b) & bit) continue;
-      const S c = t.Tick(t.child(id, static_cast<int>(i)), -1);
-      NodeState& s = t.state(id);
-      if (c == S::kSuccess) s.mask_a |= bit;
-      if (c == S::kFailure) s.mask_b |= bit;
+      const S c = TickUnfinished(t, id, i);
+      if (c == S::kIdle) continue;  // finished in an earlier tick
       if (c == S::kSkipped) ++skipped;
+      const NodeState& s = t.state(id);
       const int ok = __builtin_popcount(s.mask_a);
       const int bad = __builtin_popcount(s.mask_b);
       // A threshold counted from all the children counts the skipped ones
@@ -227,13 +235,7 @@ struct ParallelAllNode : TicksAllChildren {
     const CompiledNode& n = t.node(id);
     uint32_t skipped = 0;
     for (uint32_t i = 0; i < n.child_count; ++i) {
-      const uint32_t bit = 1u << i;
-      if ((t.state(id).mask_a | t.state(id).mask_b) & bit) continue;
-      const S c = t.Tick(t.child(id, static_cast<int>(i)), -1);
-      NodeState& s = t.state(id);
-      if (c == S::kSuccess) s.mask_a |= bit;
-      if (c == S::kFailure) s.mask_b |= bit;
-      if (c == S::kSkipped) ++skipped;
+      if (TickUnfinished(t, id, i) == S::kSkipped) ++skipped;
     }
     const NodeState& s = t.state(id);
     if (skipped == n.child_count) {
