@@ -115,8 +115,7 @@ class TreeWalk {
   // while): the engine may then answer for it without ticking it.
   bool Guarded(int id) const {
     const engine::CompiledNode& n = tree_.node(id);
-    return n.failure_if.factor >= 0 || n.success_if.factor >= 0 ||
-           n.skip_if.factor >= 0 || n.while_holds.factor >= 0;
+    return n.Guarded();
   }
 
   // Whether node `id` may answer skipped: a skip_if or while under it (its
@@ -124,7 +123,7 @@ class TreeWalk {
   // whatever it otherwise answers, so nothing is ruled out from it.
   bool MaySkip(int id) const {
     const engine::CompiledNode& n = tree_.node(id);
-    if (n.skip_if.factor >= 0 || n.while_holds.factor >= 0 || n.then_skip) {
+    if (n.skip_if >= 0 || n.while_holds >= 0 || n.then_skip) {
       return true;
     }
     for (uint32_t i = 0; i < n.child_count; ++i) {
@@ -171,7 +170,7 @@ class TreeWalk {
     const char* status = success ? "succeeds" : "fails";
     // A precondition answers without ticking the node: success_if can make
     // any node succeed, failure_if fail.
-    if ((success ? n.success_if : n.failure_if).factor >= 0) return "";
+    if ((success ? n.success_if : n.failure_if) >= 0) return "";
     if (MaySkip(id)) return "";
     if (!engine::NodeMayAnswer(
             n, success ? NodeStatus::kSuccess : NodeStatus::kFailure)) {

@@ -89,6 +89,10 @@ engine::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
   d.success_if = node.success_if();
   d.skip_if = node.skip_if();
   d.while_holds = node.while_();
+  d.post_success = node.on_success();
+  d.post_failure = node.on_failure();
+  d.post_always = node.post();
+  d.post_halted = node.on_halted();
   if (node.has_weight()) d.weight = node.weight();
   d.rank = node.rank();
   for (const v1::Consideration& c : node.considerations()) {
@@ -115,6 +119,12 @@ engine::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
       break;
     case v1::TreeNode::kRunOnce:
       d.then_skip = node.run_once().then_skip();
+      break;
+    case v1::TreeNode::kScript:
+      d.code = node.script();
+      break;
+    case v1::TreeNode::kScriptCondition:
+      d.code = node.script_condition();
       break;
     case v1::TreeNode::kSwitch:
       d.factor = node.switch_().factor();
@@ -149,6 +159,8 @@ engine::SetDefinition ToDefinition(const v1::BehaviourSet& set) {
   d.revision = set.revision();
   d.factors = ToFactors(set.factors());
   d.target_factors = ToFactors(set.target_factors());
+  d.enums.assign(set.enums().begin(), set.enums().end());
+  std::sort(d.enums.begin(), d.enums.end());  // a map's order is none
   for (const v1::Action& a : set.actions()) {
     engine::ActionDefinition ad{.name = a.name(),
                                 .description = a.description(),

@@ -1,7 +1,6 @@
 #include "utilityd/loader/subtrees.h"
 
 #include <algorithm>
-#include <array>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -9,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "utilityd/engine/compiled_set.h"
+#include "utilityd/engine/script.h"
 
 namespace utilityd::loader {
 namespace {
@@ -40,20 +40,28 @@ void RemapConsiderations(const RemapChain& chain, v1::TreeNode* node) {
   }
 }
 
-// A precondition's factor read through the remaps (text that does not
-// parse is left for validation to report).
-void RemapPrecondition(const RemapChain& chain, std::string* text) {
-  std::optional<engine::FactorComparison> c =
-      engine::ParseFactorComparison(*text);
-  if (!c) return;
-  c->factor = Resolve(chain, c->factor);
-  *text = engine::FactorComparisonText(*c);
+// A script's names read through the remaps: factors and the tree's
+// variables alike (BT.CPP's ports remap blackboard entries, whichever
+// writes them).
+void RemapScript(const RemapChain& chain, std::string* text) {
+  if (text->empty() || chain.empty()) return;
+  *text = engine::RenameScript(*text, [&chain](absl::string_view name) {
+    return Resolve(chain, std::string(name));
+  });
 }
 
-// A node's preconditions, in the format's order.
-std::array<std::string*, 4> Guards(v1::TreeNode* node) {
-  return {node->mutable_failure_if(), node->mutable_success_if(),
-          node->mutable_skip_if(), node->mutable_while_()};
+// A node's scripts: preconditions, postconditions and a script leaf's code.
+std::vector<std::string*> Scripts(v1::TreeNode* node) {
+  std::vector<std::string*> out = {
+      node->mutable_failure_if(), node->mutable_success_if(),
+      node->mutable_skip_if(),    node->mutable_while_(),
+      node->mutable_on_success(), node->mutable_on_failure(),
+      node->mutable_post(),       node->mutable_on_halted()};
+  if (node->has_script()) out.push_back(node->mutable_script());
+  if (node->has_script_condition()) {
+    out.push_back(node->mutable_script_condition());
+  }
+  return out;
 }
 
 class Expander {
@@ -87,7 +95,7 @@ class Expander {
       return;
     }
     RemapConsiderations(chain, node);
-    for (std::string* guard : Guards(node)) RemapPrecondition(chain, guard);
+    for (std::string* script : Scripts(node)) RemapScript(chain, script);
     if (node->has_condition()) {
       v1::ConditionNode* c = node->mutable_condition();
       c->set_factor(Resolve(chain, c->factor()));
@@ -152,11 +160,12 @@ class Expander {
     }
     if (outer.has_weight()) body.set_weight(outer.weight());
     if (outer.rank() != 0) body.set_rank(outer.rank());
-    // The use's preconditions stay on the node that takes its place.
-    const auto from = Guards(&outer);
-    const auto to = Guards(&body);
-    for (size_t g = 0; g < from.size(); ++g) {
-      RemapPrecondition(chain, from[g]);
+    // The use's pre- and postconditions stay on the node that takes its
+    // place (the first eight of Scripts: the use is no script leaf).
+    const auto from = Scripts(&outer);
+    const auto to = Scripts(&body);
+    for (size_t g = 0; g < 8; ++g) {
+      RemapScript(chain, from[g]);
       if (!from[g]->empty()) *to[g] = *from[g];
     }
     *node = std::move(body);

@@ -322,7 +322,7 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
     return std::uniform_real_distribution<double>(lo, hi)(rng);
   };
   static const char* kActions[] = {"fight", "flee", "heal", "idle"};
-  const int kind = depth <= 0 ? 6 + pick(2) : pick(21);
+  const int kind = depth <= 0 ? 6 + pick(2) : pick(23);
   // A quarter of the nodes get a precondition, which answers for the node
   // without ticking it; some always hold (health >= 0), some never.
   std::string name = absl::StrCat("n", (*names)++);
@@ -331,8 +331,10 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
         "success_if: \"health >= 0\"", "failure_if: \"health >= 0\"",
         "success_if: \"health < 40\"", "failure_if: \"danger > 5\"",
         "success_if: \"danger < 2\"",  "failure_if: \"health < -1\"",
-        "skip_if: \"health < 40\"",    "while: \"danger < 8\""};
-    absl::StrAppend(&name, ", ", kGuards[pick(8)]);
+        "skip_if: \"health < 40\"",    "while: \"danger < 8\"",
+        "skip_if: \"alert\"",          "failure_if: \"count > 2\"",
+        "on_success: \"count += 1\"",  "post: \"alert := !alert\""};
+    absl::StrAppend(&name, ", ", kGuards[pick(12)]);
   }
   auto children = [&](int n) {
     std::vector<std::string> c;
@@ -429,6 +431,20 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
       return absl::StrFormat("{name: %s, %s: {children: %s}}", name,
                              pick(2) ? "try_catch" : "parallel_all",
                              children(2 + pick(2)));
+    case 21: {
+      // Scripts over two variables the guards above read too.
+      static const char* kScripts[] = {"alert := danger > 5",
+                                       "count := count + 1; alert := false",
+                                       "count := health < 30 ? 0 : count"};
+      return absl::StrFormat("{name: %s, script: \"%s\"}", name,
+                             kScripts[pick(3)]);
+    }
+    case 22: {
+      static const char* kConditions[] = {"alert && health < 60", "count > 1",
+                                          "danger * 10 >= health"};
+      return absl::StrFormat("{name: %s, script_condition: \"%s\"}", name,
+                             kConditions[pick(3)]);
+    }
     case 9:
       return absl::StrFormat("{name: %s, %s: {seconds: %.1f, child: %s}}", name,
                              pick(2) ? "cooldown" : "timeout",
@@ -456,10 +472,7 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
 }
 
 // Whether a precondition may answer for node `n` (its curve then unread).
-bool Guarded(const engine::CompiledNode& n) {
-  return n.failure_if.factor >= 0 || n.success_if.factor >= 0 ||
-         n.skip_if.factor >= 0 || n.while_holds.factor >= 0;
-}
+bool Guarded(const engine::CompiledNode& n) { return n.Guarded(); }
 
 TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
   std::mt19937_64 rng(2026);
@@ -468,7 +481,12 @@ TEST(TreeAnalysisTest, RandomTreesNeverTickWhatTheAnalysisRulesOut) {
   std::set<std::string> kinds;
   for (int t = 0; t < 2000; ++t) {
     int names = 0;
-    const std::string node = RandomNode(rng, 3, &names);
+    std::string node = RandomNode(rng, 3, &names);
+    // The variables the scripts read are assigned somewhere (the root's
+    // on_halted), as every name a tree's scripts read must be.
+    node.insert(
+        node.find(',') == std::string::npos ? node.size() - 1 : node.find(','),
+        ", on_halted: \"count := 0; alert := false\"");
     auto set = Load(TreeSet("  " + node + "\n"));
     if (set == nullptr) continue;
     ++trees;

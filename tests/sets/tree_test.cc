@@ -1087,6 +1087,229 @@ INSTANTIATE_TEST_SUITE_P(
               {"", "y=failure", "", "", S::kFailure},
               {"b=0", "", "", "", S::kSuccess}}}));
 
+// BehaviorTree.CPP's own precondition and postcondition tests
+// (gtest_preconditions.cpp, gtest_postconditions.cpp) with scripts over
+// tree-local variables, which travel in the tree state from tick to tick.
+// Their TestA.. nodes are actions here, which run until the game reports.
+INSTANTIATE_TEST_SUITE_P(
+    BehaviorTreeCppScripts, TreeNodeTest,
+    testing::Values(
+        // Preconditions.Basic: A := 1; TestA answered by success_if, TestB
+        // runs, TestC failed by failure_if, TestD runs.
+        Case{"preconditions_basic",
+             R"(
+  sequence:
+    children:
+      - script: "A := 1"
+      - {success_if: "A == 1", action: w}
+      - {success_if: "A == 2", action: x}
+      - fallback:
+          children:
+            - {failure_if: "A == 1", action: w}
+            - {failure_if: "A != 1", action: y}
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess}}},
+        // Preconditions.Issue533: each node's on_success makes the one
+        // before it the next to run (A starts at 0 here, at 3 there).
+        Case{"preconditions_issue533",
+             R"(
+  sequence:
+    children:
+      - {skip_if: "A != 1", action: x}
+      - {skip_if: "A != 2", on_success: "A = 1", action: y}
+      - {skip_if: "A != 0", on_success: "A = 2", action: z}
+)",
+             {{"", "", "z+", "", S::kRunning},
+              {"", "z=success", "", "", S::kSuccess},
+              {"", "", "y+", "", S::kRunning},
+              {"", "y=success", "", "", S::kSuccess},
+              {"", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kSuccess},
+              {"", "", "x+", "", S::kRunning}}},
+        // Preconditions.Issue585: a node skipped by a variable the script
+        // before it set is never ticked.
+        Case{"preconditions_issue585",
+             R"(
+  sequence:
+    children:
+      - script: "A := 1"
+      - {skip_if: "A == 1", action: x}
+)",
+             {{"", "", "", "", S::kSuccess}}},
+        // Preconditions.Issue615_NoSkipWhenRunning_B: skip_if is not
+        // checked while the node runs.
+        Case{"preconditions_issue615_no_skip_when_running",
+             R"(
+  sequence:
+    children:
+      - {skip_if: "a == 0", action: x}
+)",
+             {{"a=0", "", "", "", S::kSkipped},
+              {"a=1", "", "x+", "", S::kRunning},
+              {"a=0", "", "x", "", S::kRunning}}},
+        // Preconditions.WhileCallsOnHalt: `while` stops holding, the
+        // running node is halted and its on_halted runs (B = 69), which
+        // the next tick's condition sees.
+        Case{"preconditions_while_calls_on_halt",
+             R"(
+  fallback:
+    children:
+      - {while: "a == 1", on_halted: "B = 69", action: x}
+      - script_condition: "B == 69"
+)",
+             {{"a=1", "", "x+", "", S::kRunning},
+              {"a=0", "", "", "x", S::kSuccess}}},
+        // PostConditions.BasicTest: on_success after success, on_failure
+        // after a failure_if answered, and after a failure.
+        Case{"postconditions_basic",
+             R"(
+  sequence:
+    children:
+      - script: "A := 1; B := 1; C := 1; D := 1"
+      - {on_success: "B = 42", always_success: {}}
+      - force_success:
+          child: {failure_if: "A != 0", on_failure: "C = 42", always_success: {}}
+      - force_success: {child: {on_failure: "D = 42", always_failure: {}}}
+      - script_condition: "B == 42 && C == 42 && D == 42"
+)",
+             {{"", "", "", "", S::kSuccess}}},
+        // PostConditions.Issue539: on_failure and post after each of five
+        // failed attempts.
+        Case{"postconditions_issue539",
+             R"(
+  fallback:
+    children:
+      - sequence:
+          children:
+            - script: "X := 0; Y := 0"
+            - retry:
+                attempts: 5
+                child: {on_failure: "X += 1", post: "Y += 1", always_failure: {}}
+      - script_condition: "X == 5 && Y == 5"
+)",
+             {{"", "", "", "", S::kSuccess}}},
+        // A running leaf's outcome reported a tick later: its on_success
+        // runs then, and the count outlives the tree's restarts.
+        Case{"post_runs_when_the_game_reports",
+             R"(
+  sequence:
+    children:
+      - {on_success: "n += 1", action: x}
+      - script_condition: "n >= 2"
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kFailure},
+              {"", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kSuccess}}}));
+
+// The script language: precedence, chained comparisons, the ternary,
+// enums and factors, as BT.CPP's script_parser_test.cpp has them.
+TEST(Scripts, EvaluateAsBehaviorTreeCppDoes) {
+  auto set = Load(SetYaml(R"(
+  script: "v1 := 1 + 2 * 3; v2 := (1 + 2) * 3; v3 := 1 < 2 < 3; v4 := 3 > 2 > 1; v5 := a > 0 ? 10 : -10; v6 := RED + BLUE; v7 := 7 / 2; v8 := !(1 == 2) && true || false; v9 := 5 & 3 | 8; v10 := -a * 2; v11 := 0x1F; v12 := 2; v12 *= 4; v12 -= 1"
+)",
+                          "enums: {RED: 1, BLUE: 4}\n"));
+  ASSERT_NE(set, nullptr);
+  const CompiledTree& tree = *set->compiled.tree();
+  ASSERT_EQ(tree.variables.size(), 12u);
+  std::vector<float> factors = {0.5f, 0, 0};
+  std::vector<double> vars(tree.variables.size(), 0.0);
+  RunScript(tree.scripts[tree.node(0).code], factors.data(), vars.data());
+  EXPECT_THAT(vars,
+              testing::ElementsAre(7, 9, 1, 1, 10, 5, 3.5, 1, 9, -1, 31, 7));
+}
+
+// Variables travel in the state: they survive ticks, encode compactly
+// (whole numbers as varints, others as doubles) and a state from a tree
+// with other variables is refused.
+TEST(Scripts, VariablesTravelInTheState) {
+  auto set = Load(SetYaml(R"(
+  sequence:
+    children:
+      - script: "n += 1; half := n / 2; flag := n > 1"
+      - action: x
+)"));
+  ASSERT_NE(set, nullptr);
+  Driver d(set);
+  d.Tick({"", "", "x+", "", S::kRunning});
+  std::vector<NodeState> states;
+  std::vector<double> vars;
+  ASSERT_EQ(DecodeTreeState(set->compiled, d.state(), &states, &vars),
+            TreeReset::kNone);
+  EXPECT_THAT(vars, testing::ElementsAre(1, 0.5, 0));
+  d.Tick({"", "x=success", "", "", S::kSuccess});
+  // Nothing runs, but the variables are kept: the state is not empty.
+  ASSERT_FALSE(d.state().empty());
+  d.Tick({"", "", "x+", "", S::kRunning});
+  ASSERT_EQ(DecodeTreeState(set->compiled, d.state(), &states, &vars),
+            TreeReset::kNone);
+  EXPECT_THAT(vars, testing::ElementsAre(2, 1, 1));
+  // Encoded again from what was decoded: the same bytes.
+  EXPECT_EQ(EncodeTreeState(set->compiled, states, vars), d.state());
+  // All variables 0 and nothing running: empty.
+  EXPECT_EQ(
+      EncodeTreeState(set->compiled, std::vector<NodeState>(states.size()),
+                      std::vector<double>(3, 0.0)),
+      "");
+  // The same tree assigning another variable has another shape.
+  auto other = Load(SetYaml(R"(
+  sequence:
+    children:
+      - script: "n += 1; half := n / 2; flag := n > 1; more := 1"
+      - action: x
+)"));
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(DecodeTreeState(other->compiled, d.state(), &states, &vars),
+            TreeReset::kOtherShape);
+}
+
+TEST(Scripts, ErrorsNameTheFieldLineAndColumn) {
+  auto set = loader::LoadSetText(SetYaml(R"(
+  sequence:
+    children:
+      - script: "A := 'text'"
+      - script: "a := 1"
+      - script: "A := 1;\n B := C + 1"
+      - script_condition: "A := 2"
+      - script: "RED := 2"
+      - {on_success: "A + ", action: x}
+      - script: ""
+)",
+                                         "enums: {RED: 1}\n"),
+                                 "s.yaml");
+  ASSERT_FALSE(set.ok());
+  const std::string m(set.status().message());
+  EXPECT_THAT(m, testing::HasSubstr("children[0].script: \"A := 'text'\" at "
+                                    "1:6: strings are not supported"));
+  EXPECT_THAT(m, testing::HasSubstr("children[1].script: \"a := 1\" at 1:1: "
+                                    "cannot assign \"a\": it is a factor"));
+  EXPECT_THAT(m, testing::HasSubstr("at 2:7: unknown name \"C\""));
+  EXPECT_THAT(m, testing::HasSubstr("children[3].script_condition: \"A := 2\""
+                                    " at 1:3: a condition cannot assign"));
+  EXPECT_THAT(m, testing::HasSubstr("cannot assign \"RED\": it is an enum"));
+  EXPECT_THAT(m, testing::HasSubstr("children[5].on_success: \"A + \" at "
+                                    "1:5: expected a value"));
+  EXPECT_THAT(m, testing::HasSubstr("children[6].script: is required"));
+  // The limits.
+  auto long_script =
+      loader::LoadSetText(SetYaml(absl::StrCat("  script: \"A := 1",
+                                               std::string(1100, ' '), "\"\n")),
+                          "l.yaml");
+  ASSERT_FALSE(long_script.ok());
+  EXPECT_THAT(std::string(long_script.status().message()),
+              testing::HasSubstr("a script may have at most 1024"));
+  std::string many = "  script: \"";
+  for (int i = 0; i <= kMaxTreeVariables; ++i) {
+    absl::StrAppend(&many, "v", i, " := 1; ");
+  }
+  auto too_many = loader::LoadSetText(SetYaml(many + "\"\n"), "m.yaml");
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_THAT(std::string(too_many.status().message()),
+              testing::HasSubstr("a tree may have at most 64"));
+}
+
 // A tree of constants and sleeps runs no action and reads no factor: its
 // set declares neither, and it ticks (a flat set needs both; the engine's
 // compiled_set_test).
@@ -1121,24 +1344,32 @@ tree:
                                    NodeStatus::kSuccess, NodeStatus::kRunning));
 }
 
-TEST(TreeValidation, PreconditionsCompareAKnownFactorWithANumber) {
-  auto set = loader::LoadSetText(SetYaml(R"(
+// Preconditions are script conditions: any expression over the set's
+// factors, enums and the tree's variables; the errors give the script's
+// line and column.
+TEST(TreeValidation, PreconditionsAreScriptConditionsOverKnownNames) {
+  auto set = loader::LoadSetText(SetYaml(R"y(
   sequence:
     children:
-      - {failure_if: "a == 1", action: x}
+      - {failure_if: "a == 1 || (b > 0.5 && !(a < b))", action: x}
       - {success_if: "hp < 30", action: y}
       - {failure_if: "a < high", action: z}
-)"),
+      - {skip_if: "a := 1", action: x}
+      - {while: "a <", action: x}
+)y"),
                                  "p.yaml");
   ASSERT_FALSE(set.ok());
   const std::string m(set.status().message());
-  EXPECT_THAT(m, testing::HasSubstr(
-                     "tree.sequence.children[0].failure_if: \"a == 1\": a "
-                     "precondition compares a factor with a number"));
+  EXPECT_THAT(m, testing::Not(testing::HasSubstr("children[0]")));
   EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[1].success_if: "
-                                    "unknown factor \"hp\""));
+                                    "\"hp < 30\" at 1:1: unknown name "
+                                    "\"hp\""));
   EXPECT_THAT(m, testing::HasSubstr("tree.sequence.children[2].failure_if: "
-                                    "\"a < high\""));
+                                    "\"a < high\" at 1:5: unknown name"));
+  EXPECT_THAT(m, testing::HasSubstr("children[3].skip_if: \"a := 1\" at "
+                                    "1:3: a condition cannot assign"));
+  EXPECT_THAT(m, testing::HasSubstr("children[4].while: \"a <\" at 1:4: "
+                                    "expected a value, got the end"));
 }
 
 // BT.CPP's InvalidChildCount_One and InvalidChildCount_Four (both nodes),
@@ -1559,9 +1790,13 @@ subtrees:
     tree: {failure_if: "p >= 0.5", action: x}
 )"));
   ASSERT_NE(set, nullptr);
-  const CompiledNode& leaf = set->compiled.tree()->node(1);
-  EXPECT_EQ(leaf.failure_if.factor, set->compiled.FindFactor("b"));
-  EXPECT_EQ(leaf.success_if.factor, set->compiled.FindFactor("a"));
+  const CompiledTree& tree = *set->compiled.tree();
+  const CompiledNode& leaf = tree.node(1);
+  // Each condition's first step reads the factor the remap names.
+  EXPECT_EQ(tree.scripts[leaf.failure_if].ops[0].index,
+            set->compiled.FindFactor("b"));
+  EXPECT_EQ(tree.scripts[leaf.success_if].ops[0].index,
+            set->compiled.FindFactor("a"));
   Driver d(set);
   EXPECT_EQ(d.Tick({"a=0 b=0.7", "", "", "", S::kFailure}).status, S::kFailure);
   EXPECT_EQ(d.Tick({"a=0.9 b=0", "", "", "", S::kSuccess}).status, S::kSuccess);

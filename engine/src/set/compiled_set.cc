@@ -7,11 +7,13 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "set/flat_set.h"
 #include "set/identifier.h"
 #include "utilityd/engine/coordination.h"
+#include "utilityd/engine/script.h"
 
 namespace utilityd::engine {
 namespace {
@@ -324,6 +326,30 @@ void CheckSetFactors(Checker& check, const SetDefinition& def) {
   CheckFactors(check, "factors", def.factors);
 }
 
+// The enums the tree's scripts read: names, none a factor's.
+void CheckEnums(Checker& check, const SetDefinition& def) {
+  if (def.enums.size() > static_cast<size_t>(kMaxSetEnums)) {
+    check.Add("enums", absl::StrCat("at most ", kMaxSetEnums, " enums, got ",
+                                    def.enums.size()));
+  }
+  for (const auto& [name, value] : def.enums) {
+    const std::string at = absl::StrCat("enums[\"", name, "\"]");
+    check.Identifier(at, name);
+    if (name == "true" || name == "false") {
+      check.Add(at, "true and false are the script's own");
+    } else if (absl::StrContains(name, "-")) {
+      check.Add(at, "a script reads a-b as a minus b: no '-' in an enum");
+    }
+    for (const FactorDefinition& f : def.factors) {
+      if (f.name == name) {
+        check.Add(at, absl::StrCat("\"", name,
+                                   "\" is a factor too: a "
+                                   "script would not know which it reads"));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 namespace internal {
@@ -333,6 +359,7 @@ std::vector<ValidationIssue> ValidateFlat(const SetDefinition& def) {
   Checker check(&issues);
   check.Identifier("name", def.name);
   CheckSetFactors(check, def);
+  CheckEnums(check, def);
   CheckFactors(check, "target_factors", def.target_factors);
   if (def.actions.empty() && !def.tree) {
     check.Add("actions",

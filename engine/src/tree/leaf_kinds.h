@@ -1,8 +1,8 @@
 // The leaf node kinds and the utility node, one block each (node_kinds.h
 // lists what a block states): condition, action and utility, the kinds
 // that read factors or score; the constant leaves; sleep, which takes the
-// timed decorators' parameter and state (decorator_kinds.h). Internal to
-// the engine.
+// timed decorators' parameter and state (decorator_kinds.h); script and
+// script_condition. Internal to the engine.
 #ifndef UTILITYD_ENGINE_SRC_TREE_LEAF_KINDS_H_
 #define UTILITYD_ENGINE_SRC_TREE_LEAF_KINDS_H_
 
@@ -425,6 +425,41 @@ struct SleepNode : TimedRun {
     if (t.now() < s.millis) return S::kRunning;
     t.Reset(id);
     return S::kSuccess;
+  }
+};
+
+// script: BehaviorTree.CPP's Script, a leaf that runs its statements
+// (assigning the tree's variables) and succeeds; never runs.
+struct ScriptNode : NodeBase {
+  static constexpr NodeKind kKind = NodeKind::kScript;
+  static constexpr const char* kName = "script";
+  static constexpr NodeArity kArity = NodeArity::kLeaf;
+  static bool MayAnswer(const CompiledNode&, S s) { return s == S::kSuccess; }
+  static S Tick(Ticker& t, int id, int, size_t) {
+    t.Run(t.node(id).code);
+    return S::kSuccess;
+  }
+  static Fit Read(const CompiledNode&, Reader&, NodeState*) {
+    return Fit::kOutOfRange;  // it never runs
+  }
+};
+
+// script_condition: BehaviorTree.CPP's ScriptCondition, a leaf that
+// succeeds when its expression holds (neither 0 nor NaN), else fails.
+struct ScriptConditionNode : NodeBase {
+  static constexpr NodeKind kKind = NodeKind::kScriptCondition;
+  static constexpr const char* kName = "script_condition";
+  static constexpr NodeArity kArity = NodeArity::kLeaf;
+  static bool MayAnswer(const CompiledNode&, S s) {
+    return s == S::kSuccess || s == S::kFailure;
+  }
+  static S Tick(Ticker& t, int id, int, size_t slot) {
+    const double v = t.Run(t.node(id).code);
+    if (t.tracing()) t.out().path[slot].value = static_cast<float>(v);
+    return ScriptHolds(v) ? S::kSuccess : S::kFailure;
+  }
+  static Fit Read(const CompiledNode&, Reader&, NodeState*) {
+    return Fit::kOutOfRange;  // it never runs
   }
 };
 

@@ -60,15 +60,14 @@ namespace utilityd::engine::internal {
 // The registry: every kind, in the order of the NodeKind enumerators.
 template <typename... K>
 struct NodeKindList {};
-using NodeKinds =
-    NodeKindList<SequenceNode, FallbackNode, ReactiveSequenceNode,
-                 ReactiveFallbackNode, ParallelNode, InverterNode,
-                 ForceSuccessNode, ForceFailureNode, RepeatNode, RetryNode,
-                 CooldownNode, TimeoutNode, ConditionNode, ActionNode,
-                 UtilityNode, IfThenElseNode, WhileDoElseNode,
-                 KeepRunningUntilFailureNode, DelayNode, SwitchNode,
-                 SequenceWithMemoryNode, RunOnceNode, AlwaysSuccessNode,
-                 AlwaysFailureNode, SleepNode, ParallelAllNode, TryCatchNode>;
+using NodeKinds = NodeKindList<
+    SequenceNode, FallbackNode, ReactiveSequenceNode, ReactiveFallbackNode,
+    ParallelNode, InverterNode, ForceSuccessNode, ForceFailureNode, RepeatNode,
+    RetryNode, CooldownNode, TimeoutNode, ConditionNode, ActionNode,
+    UtilityNode, IfThenElseNode, WhileDoElseNode, KeepRunningUntilFailureNode,
+    DelayNode, SwitchNode, SequenceWithMemoryNode, RunOnceNode,
+    AlwaysSuccessNode, AlwaysFailureNode, SleepNode, ParallelAllNode,
+    TryCatchNode, ScriptNode, ScriptConditionNode>;
 
 template <typename... K>
 constexpr bool InNodeEnumOrder(NodeKindList<K...>) {

@@ -47,6 +47,13 @@ class Reader {
     }
     return false;
   }
+  // The next `n` bytes, as they are.
+  bool Bytes(size_t n, const char** p) {
+    if (static_cast<size_t>(end_ - at_) < n) return false;
+    *p = at_;
+    at_ += n;
+    return true;
+  }
   bool Time(int64_t* ms) {
     uint64_t z;
     if (!Varint(&z)) return false;

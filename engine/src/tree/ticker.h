@@ -19,7 +19,7 @@ class Ticker {
  public:
   Ticker(const CompiledBehaviourSet& set, const AgentInput& agent,
          const TreeInput& in, ExplainLevel level, TreeTick* out,
-         std::vector<NodeState>* states)
+         std::vector<NodeState>* states, double* variables)
       : tree_(*set.tree()),
         agent_(agent),
         in_(in),
@@ -27,7 +27,8 @@ class Ticker {
         trace_(level != ExplainLevel::kNone),
         level_(level),
         out_(out),
-        st_(*states) {}
+        st_(*states),
+        vars_(variables) {}
 
   // Ticks node `id`; `target` is the target a utility parent chose for it.
   // A node not running whose failure_if (success_if) holds answers failure
@@ -75,6 +76,12 @@ class Ticker {
     return p < 0 ? -1 : static_cast<int>(st_[p].target) - 1;
   }
 
+  // Runs script `index` of the tree (>= 0) over the agent's factors and
+  // the tree's variables; returns its value.
+  double Run(int32_t index) {
+    return RunScript(tree_.scripts[index], agent_.factors.data(), vars_);
+  }
+
   const CompiledTree& tree() const { return tree_; }
   const CompiledNode& node(int id) const { return tree_.node(id); }
   // Node id of child `i` of node `id`.
@@ -89,7 +96,9 @@ class Ticker {
  private:
   // failure/success/skipped when a precondition of node `n` answers for it,
   // else idle (tick it).
-  NodeStatus Precondition(const CompiledNode& n, const NodeState& s) const;
+  NodeStatus Precondition(const CompiledNode& n, const NodeState& s);
+  // Runs node `n`'s postconditions for the status it answered.
+  void Post(const CompiledNode& n, NodeStatus s);
 
   const CompiledTree& tree_;
   const AgentInput& agent_;
@@ -99,6 +108,7 @@ class Ticker {
   const ExplainLevel level_;
   TreeTick* out_;
   std::vector<NodeState>& st_;
+  double* vars_;
 };
 
 }  // namespace utilityd::engine::internal

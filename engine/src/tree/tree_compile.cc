@@ -11,6 +11,7 @@
 #include "set/flat_set.h"
 #include "set/identifier.h"
 #include "tree/node_kinds.h"
+#include "tree/tree_scripts.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/tree.h"
 
@@ -103,7 +104,14 @@ namespace {
 class TreeChecker {
  public:
   TreeChecker(const SetDefinition& def, std::vector<ValidationIssue>* issues)
-      : def_(def), issues_(issues) {}
+      : def_(def), issues_(issues), scripts_(def) {
+    if (scripts_.variables().size() > static_cast<size_t>(kMaxTreeVariables)) {
+      Add("tree",
+          absl::StrCat("its scripts assign ", scripts_.variables().size(),
+                       " variables; a tree may have at most ",
+                       kMaxTreeVariables));
+    }
+  }
 
   void Node(const TreeNodeDefinition& n, const std::string& at, int depth,
             NodeKind parent) {
@@ -123,11 +131,17 @@ class TreeChecker {
       Add(at + ".considerations",
           "only a child of a utility node is scored by considerations");
     }
-    Precondition(at + ".failure_if", n.failure_if);
-    Precondition(at + ".success_if", n.success_if);
-    Precondition(at + ".skip_if", n.skip_if);
-    Precondition(at + ".while", n.while_holds);
+    for (const ScriptField& f : kScriptFields) {
+      Script(absl::StrCat(at, ".", f.name), n.*f.text, f.use);
+    }
     const std::string kind = absl::StrCat(at, ".", NodeKindName(n.kind));
+    if (n.kind == NodeKind::kScript || n.kind == NodeKind::kScriptCondition) {
+      if (n.code.empty()) {
+        Add(kind, "is required: the script");
+      } else {
+        Script(kind, n.code, CodeUse(n.kind));
+      }
+    }
     const size_t children = n.children.size();
     switch (NodeKindArity(n.kind)) {
       case NodeArity::kChildren:
@@ -155,44 +169,28 @@ class TreeChecker {
     issues_->push_back({std::move(path), std::move(message)});
   }
 
-  void Precondition(const std::string& at, const std::string& text) {
+  void Script(const std::string& at, const std::string& text, ScriptUse use) {
     if (text.empty()) return;
-    const std::optional<FactorComparison> c = ParseFactorComparison(text);
-    if (!c) {
-      Add(at, absl::StrCat("\"", text,
-                           "\": a precondition compares a factor with a "
-                           "number: `factor OP number`, OP <, <=, > or >="));
-      return;
+    CompiledScript compiled;
+    const absl::Status s = scripts_.Compile(text, use, &compiled);
+    if (!s.ok()) {
+      Add(at, absl::StrCat("\"", text, "\" at ", s.message()));
     }
-    std::vector<std::string> names;
-    for (const FactorDefinition& f : def_.factors) {
-      if (f.name == c->factor) return;
-      names.push_back(f.name);
-    }
-    Add(at, UnknownNameMessage("factor", c->factor, names));
   }
 
   const SetDefinition& def_;
   std::vector<ValidationIssue>* issues_;
+  TreeScripts scripts_;
   int count_ = 0;
 };
-
-CompiledNode::Guard CompileGuard(const std::string& text,
-                                 const CompiledBehaviourSet& set) {
-  CompiledNode::Guard g;
-  if (const std::optional<FactorComparison> c = ParseFactorComparison(text)) {
-    g.factor = set.FindFactor(c->factor);
-    g.op = c->op;
-    g.value = static_cast<float>(c->value);
-  }
-  return g;
-}
 
 class TreeCompiler {
  public:
   TreeCompiler(const SetDefinition& def, const CompiledBehaviourSet& set,
                CompiledTree* tree)
-      : def_(def), set_(set), tree_(tree) {}
+      : def_(def), set_(set), tree_(tree), scripts_(def) {
+    tree->variables = scripts_.variables();
+  }
 
   // Adds `n` and its subtree in pre-order; returns its id.
   absl::StatusOr<int> Add(const TreeNodeDefinition& n, int parent,
@@ -205,10 +203,14 @@ class TreeCompiler {
       c.parent = parent;
       c.depth = depth;
       c.child_count = static_cast<uint32_t>(n.children.size());
-      c.failure_if = CompileGuard(n.failure_if, set_);
-      c.success_if = CompileGuard(n.success_if, set_);
-      c.skip_if = CompileGuard(n.skip_if, set_);
-      c.while_holds = CompileGuard(n.while_holds, set_);
+      for (const ScriptField& f : kScriptFields) {
+        absl::Status s = Script(at, n.*f.text, f.use, &(c.*f.index));
+        if (!s.ok()) return s;
+      }
+      if (n.kind == NodeKind::kScript || n.kind == NodeKind::kScriptCondition) {
+        absl::Status s = Script(at, n.code, CodeUse(n.kind), &c.code);
+        if (!s.ok()) return s;
+      }
       const NodeCompile in{.def = def_, .set = set_, .tree = *tree_, .at = at};
       const absl::Status s = VisitNodeKind(
           n.kind, [&](auto k) { return decltype(k)::Compile(n, in, c); });
@@ -229,9 +231,24 @@ class TreeCompiler {
   }
 
  private:
+  // Compiles `text` (none when empty) into the tree's scripts.
+  absl::Status Script(const std::string& at, const std::string& text,
+                      ScriptUse use, int32_t* index) {
+    if (text.empty()) return absl::OkStatus();
+    CompiledScript compiled;
+    const absl::Status s = scripts_.Compile(text, use, &compiled);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(at, ": ", s.message()));
+    }
+    *index = static_cast<int32_t>(tree_->scripts.size());
+    tree_->scripts.push_back(std::move(compiled));
+    return absl::OkStatus();
+  }
+
   const SetDefinition& def_;
   const CompiledBehaviourSet& set_;
   CompiledTree* tree_;
+  TreeScripts scripts_;
 };
 
 // Every kind, in order (the rest is in kTraits).
@@ -285,9 +302,10 @@ void ValidateTree(const SetDefinition& def,
       .Node(*def.tree, "tree", 1, NodeKind::kSequence);
 }
 
-// The tree's shape: each node's kind, parent and number of children, and
-// an action leaf's action (by name) — what a state's entries refer to.
-// Parameters (curves, thresholds, durations, counts, rescoring) and labels
+// The tree's shape: each node's kind, parent and number of children, an
+// action leaf's action (by name) and the variables' names — what a state's
+// entries refer to. Parameters (curves, thresholds, durations, counts,
+// rescoring, scripts that assign no new variable) and labels
 // are not part of it: a reload that changes only them resumes running
 // trees (docs/TREES.md, "State").
 uint16_t ShapeTag(const CompiledTree& tree, const CompiledBehaviourSet& set) {
@@ -296,6 +314,10 @@ uint16_t ShapeTag(const CompiledTree& tree, const CompiledBehaviourSet& set) {
     absl::StrAppend(&shape, NodeKindName(n.kind), ",", n.parent, ",",
                     n.child_count, ",",
                     n.action >= 0 ? set.actions()[n.action].name : "", ";");
+  }
+  // The variables' names, which the state's variables refer to by index.
+  for (const std::string& v : tree.variables) {
+    absl::StrAppend(&shape, "var ", v, ";");
   }
   return TreeStateTag(shape);
 }

@@ -5,14 +5,22 @@
 //   bytes 3-4   revision tag: FNV-1a 64 of the revision, low 16 bits
 //   bytes 5-6   check: SplitMix64's finaliser over bytes 0-4 and the
 //               entries, 8 bytes at a time (little-endian), low 16 bits
+//   variables   only in a tree whose scripts assign variables: a varint
+//               count of the variables that are not 0, then for each, in
+//               order, a varint gap to the previous one's index and its
+//               value: a varint whose low bit is 0 for a whole number
+//               (zigzag in the bits above), 1 for the 8 bytes of an IEEE
+//               double (little-endian) that follow
 //   entries     for each node that holds something, in id order:
 //               varint gap to the previous id, then the node's fields
 //               (its kind's Write and Read, node_kinds.h)
 //
 // Varints are LEB128; times are zigzag varints of milliseconds of game time.
-// A tree with nothing running, no cooldown pending and no place or outcome
-// kept (sequence_with_memory, run_once) encodes as empty.
+// A tree with nothing running, no cooldown pending, no place or outcome
+// kept (sequence_with_memory, run_once) and every variable 0 encodes as
+// empty.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 
@@ -104,6 +112,63 @@ bool HoldsSomething(const CompiledNode& n, const NodeState& s) {
          (s.kept && internal::kTraits[KindIndex(n)].keeps_place_idle);
 }
 
+// A variable's value: a whole number as a zigzag varint shifted left by
+// one, anything else as 1 and the double's 8 bytes.
+constexpr size_t kMaxVariable = 5 + 10;
+char* PutValue(char* at, double v) {
+  if (v == std::trunc(v) && std::fabs(v) < 0x1p52) {
+    const auto i = static_cast<int64_t>(v);
+    const uint64_t z =
+        (static_cast<uint64_t>(i) << 1) ^ static_cast<uint64_t>(i >> 63);
+    return PutVarint(at, z << 1);
+  }
+  at = PutVarint(at, 1);
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  for (int i = 0; i < 8; ++i) *at++ = static_cast<char>(bits >> (8 * i));
+  return at;
+}
+
+bool ReadValue(Reader& r, double* v) {
+  uint64_t z;
+  if (!r.Varint(&z)) return false;
+  if ((z & 1) == 0) {
+    z >>= 1;
+    *v = static_cast<double>(static_cast<int64_t>(z >> 1) ^
+                             -static_cast<int64_t>(z & 1));
+    return true;
+  }
+  const char* p = nullptr;
+  if (z != 1 || !r.Bytes(8, &p)) return false;
+  uint64_t bits = 0;
+  for (int i = 0; i < 8; ++i) {
+    bits |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  }
+  std::memcpy(v, &bits, sizeof bits);
+  return true;
+}
+
+// Reads the variables section into `variables` (may be null).
+TreeReset ReadVariables(const CompiledTree& tree, Reader& r,
+                        std::vector<double>* variables) {
+  uint64_t count;
+  if (!r.Varint(&count)) return TreeReset::kMalformed;
+  if (count > tree.variables.size()) return TreeReset::kOutOfRange;
+  uint64_t index = ~0ull;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t gap;
+    double v;
+    if (!r.Varint(&gap) || !ReadValue(r, &v)) return TreeReset::kMalformed;
+    if (gap >= tree.variables.size() ||
+        index + 1 + gap >= tree.variables.size()) {
+      return TreeReset::kOutOfRange;
+    }
+    index = index + 1 + gap;
+    if (variables != nullptr) (*variables)[index] = v;
+  }
+  return TreeReset::kNone;
+}
+
 // Fills the header of `out` (kHeader bytes reserved, then the entries).
 void WriteHeader(const CompiledTree& tree, std::string* out) {
   (*out)[0] = static_cast<char>(kVersion);
@@ -119,19 +184,39 @@ void WriteHeader(const CompiledTree& tree, std::string* out) {
 }  // namespace
 
 std::string EncodeTreeState(const CompiledBehaviourSet& set,
-                            absl::Span<const NodeState> states) {
+                            absl::Span<const NodeState> states,
+                            absl::Span<const double> variables) {
   std::string out;
-  EncodeTreeState(set, states, &out);
+  EncodeTreeState(set, states, variables, &out);
   return out;
 }
 
 void EncodeTreeState(const CompiledBehaviourSet& set,
-                     absl::Span<const NodeState> states, std::string* out) {
+                     absl::Span<const NodeState> states,
+                     absl::Span<const double> variables, std::string* out) {
   const CompiledTree& tree = *set.tree();
   // Room for a few entries to start with, grown as needed; cut to what was
   // written.
-  out->resize(kHeader + std::min<size_t>(states.size(), 8) * kMaxEntry);
+  const size_t vars = variables.size();
+  out->resize(kHeader + std::min<size_t>(states.size(), 8) * kMaxEntry +
+              (tree.variables.empty() ? 0 : 5 + vars * kMaxVariable));
   size_t at = kHeader;
+  bool holds = false;
+  if (!tree.variables.empty()) {
+    size_t set_count = 0;
+    for (double v : variables) set_count += v != 0;
+    char* p = PutVarint(out->data() + at, set_count);
+    int previous = -1;
+    for (size_t i = 0; i < vars; ++i) {
+      if (variables[i] == 0) continue;  // -0 too
+      p = PutVarint(p,
+                    static_cast<uint64_t>(static_cast<int>(i) - previous - 1));
+      p = PutValue(p, variables[i]);
+      previous = static_cast<int>(i);
+    }
+    at = static_cast<size_t>(p - out->data());
+    holds = set_count > 0;
+  }
   int previous = -1;
   for (size_t id = 0; id < states.size(); ++id) {
     const NodeState& s = states[id];
@@ -147,7 +232,7 @@ void EncodeTreeState(const CompiledBehaviourSet& set,
     at = static_cast<size_t>(p - out->data());
     previous = static_cast<int>(id);
   }
-  if (previous < 0) {
+  if (previous < 0 && !holds) {
     out->clear();
     return;
   }
@@ -169,7 +254,8 @@ uint16_t TreeStateTag(absl::string_view name_or_revision) {
 
 TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
                           absl::string_view bytes,
-                          std::vector<NodeState>* states) {
+                          std::vector<NodeState>* states,
+                          std::vector<double>* variables) {
   const CompiledTree& tree = *set.tree();
   // All idle: NodeState{} is all zero bytes.
   static_assert(std::is_trivially_copyable_v<NodeState>);
@@ -177,6 +263,7 @@ TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
     states->resize(tree.nodes.size());
     std::memset(static_cast<void*>(states->data()), 0,
                 states->size() * sizeof(NodeState));
+    if (variables != nullptr) variables->assign(tree.variables.size(), 0.0);
   };
   clear();
   if (bytes.empty()) return TreeReset::kNone;
@@ -198,6 +285,10 @@ TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
     return fail(TreeReset::kCorrupt);
   }
   Reader r(bytes.substr(kHeader));
+  if (!tree.variables.empty()) {
+    const TreeReset v = ReadVariables(tree, r, variables);
+    if (v != TreeReset::kNone) return fail(v);
+  }
   uint64_t id = ~0ull;  // so that the first gap lands on id `gap`
   while (!r.done()) {
     uint64_t gap;

@@ -32,23 +32,35 @@ S Ticker::Tick(int id, int target) {
   if (s == S::kIdle) {
     s = kTick[static_cast<size_t>(n.kind)](*this, id, target, slot);
   }
+  if (n.HasPost()) Post(n, s);
   if (trace_) out_->path[slot].status = s;
   return s;
 }
 
-S Ticker::Precondition(const CompiledNode& n, const NodeState& s) const {
-  auto holds = [this](const CompiledNode::Guard& g) {
-    return g.factor >= 0 &&
-           ComparisonHolds(g.op, agent_.factors[g.factor], g.value);
+S Ticker::Precondition(const CompiledNode& n, const NodeState& s) {
+  if (!n.Guarded()) return S::kIdle;
+  auto holds = [this](int32_t script) {
+    return script >= 0 && ScriptHolds(Run(script));
   };
   // BT.CPP's order: _failureIf, _successIf, _skipIf, then _while, the one
   // checked while the node runs.
-  const bool stops = n.while_holds.factor >= 0 && !holds(n.while_holds);
-  if (s.running) return stops ? S::kSkipped : S::kIdle;
+  if (s.running) {
+    return n.while_holds >= 0 && !holds(n.while_holds) ? S::kSkipped : S::kIdle;
+  }
   if (holds(n.failure_if)) return S::kFailure;
   if (holds(n.success_if)) return S::kSuccess;
-  if (holds(n.skip_if) || stops) return S::kSkipped;
+  if (holds(n.skip_if)) return S::kSkipped;
+  if (n.while_holds >= 0 && !holds(n.while_holds)) return S::kSkipped;
   return S::kIdle;
+}
+
+// BT.CPP's checkPostConditions: after a node answers success or failure
+// (from its tick or a precondition), _onSuccess or _onFailure, then _post.
+void Ticker::Post(const CompiledNode& n, S s) {
+  if (s != S::kSuccess && s != S::kFailure) return;
+  const int32_t first = s == S::kSuccess ? n.post_success : n.post_failure;
+  if (first >= 0) Run(first);
+  if (n.post_always >= 0) Run(n.post_always);
 }
 
 void Ticker::Halt(int id) {
@@ -56,6 +68,8 @@ void Ticker::Halt(int id) {
   const CompiledNode& n = tree_.node(id);
   for (uint32_t i = 0; i < n.child_count; ++i) Halt(tree_.child(n, i));
   kOnHalt[static_cast<size_t>(n.kind)](*this, id);
+  if (n.post_halted >= 0)
+    Run(n.post_halted);  // BT.CPP's haltNode: after halt()
   Reset(id);
 }
 
@@ -133,21 +147,28 @@ absl::Status TickTree(const CompiledBehaviourSet& set, const AgentInput& agent,
   // `in.state` may point into out->state (the previous tick's answer fed
   // straight back): out->state is not touched before the end.
   thread_local std::vector<NodeState> states, before;
-  const TreeReset reset = DecodeTreeState(set, in.state, &states);
+  thread_local std::vector<double> variables, variables_before;
+  const TreeReset reset = DecodeTreeState(set, in.state, &states, &variables);
   before = states;
+  variables_before = variables;
   clear();
   out->reset = reset;
-  internal::Ticker ticker(set, agent, in, level, out, &states);
+  internal::Ticker ticker(set, agent, in, level, out, &states,
+                          variables.data());
   out->status = ticker.Tick(0, -1);
   // A leaf usually runs for many ticks with nothing else changing: then the
   // state given is the state to return, and is not encoded again. (Compared
   // byte for byte, padding included: a false difference only re-encodes.)
-  const bool unchanged = reset == TreeReset::kNone && !in.state.empty() &&
-                         std::memcmp(static_cast<const void*>(before.data()),
-                                     static_cast<const void*>(states.data()),
-                                     states.size() * sizeof(NodeState)) == 0;
+  const bool unchanged =
+      reset == TreeReset::kNone && !in.state.empty() &&
+      std::memcmp(static_cast<const void*>(before.data()),
+                  static_cast<const void*>(states.data()),
+                  states.size() * sizeof(NodeState)) == 0 &&
+      std::memcmp(static_cast<const void*>(variables_before.data()),
+                  static_cast<const void*>(variables.data()),
+                  variables.size() * sizeof(double)) == 0;
   if (!unchanged) {
-    EncodeTreeState(set, states, &out->state);
+    EncodeTreeState(set, states, variables, &out->state);
   } else if (in.state.data() != out->state.data() ||
              in.state.size() != out->state.size()) {
     out->state.assign(in.state.data(), in.state.size());

@@ -207,6 +207,9 @@ enum class NodeKind {
   // BehaviorTree.CPP's ParallelAll and TryCatch.
   kParallelAll,
   kTryCatch,
+  // BehaviorTree.CPP's Script and ScriptCondition (utilityd/engine/script.h).
+  kScript,
+  kScriptCondition,
 };
 
 // Returns the format's name of a node kind, e.g. "reactive_sequence".
@@ -262,11 +265,20 @@ struct TreeNodeDefinition {
   // (success) without being ticked. Empty: none.
   std::string failure_if;
   std::string success_if;
-  // BT.CPP's _skipIf and _while, the same restricted: skip_if holding, or
-  // while not holding, the node answers SKIPPED (a running node is halted
-  // when `while` stops holding). Empty: none.
+  // BT.CPP's _skipIf and _while: skip_if holding, or while not holding,
+  // the node answers SKIPPED (a running node is halted when `while` stops
+  // holding). Empty: none. All four are script conditions
+  // (utilityd/engine/script.h).
   std::string skip_if;
   std::string while_holds;
+  // Postconditions, BT.CPP's _onSuccess, _onFailure, _post (after either)
+  // and _onHalted: scripts run when the node answers success or failure,
+  // or is halted. Empty: none.
+  std::string post_success;                  // on_success
+  std::string post_failure;                  // on_failure
+  std::string post_always;                   // post
+  std::string post_halted;                   // on_halted
+  std::string code;                          // script, script_condition
   std::vector<TreeNodeDefinition> children;  // composites, decorators (one)
   int success_threshold = -1;     // parallel; negative: from all (-1 = all)
   int failure_threshold = 1;      // parallel
@@ -330,6 +342,9 @@ struct SetDefinition {
   // A behaviour tree over the actions; none: a flat set (one action per
   // decision).
   std::optional<TreeNodeDefinition> tree;
+  // Named whole numbers the tree's scripts read (BT.CPP's scripting
+  // enums), in the file's order.
+  std::vector<std::pair<std::string, int32_t>> enums;
 };
 
 // One problem found in a definition: a field path such as

@@ -33,6 +33,7 @@
 #include "utilityd/engine/curve.h"
 #include "utilityd/engine/decide.h"
 #include "utilityd/engine/definition.h"
+#include "utilityd/engine/script.h"
 
 namespace utilityd::engine {
 
@@ -79,17 +80,28 @@ struct CompiledNode {
   // switch: the factor (condition.factor) and the value of each child but
   // the last
   std::vector<float> cases;
-  // Preconditions: checked while the node is not running (factor -1: none),
-  // but `while_holds`, checked while it runs too.
-  struct Guard {
-    int32_t factor = -1;
-    FactorComparison::Op op = FactorComparison::Op::kLess;
-    float value = 0;
-  };
-  Guard failure_if;
-  Guard success_if;
-  Guard skip_if;
-  Guard while_holds;
+  // Scripts, as indices into CompiledTree::scripts (-1: none).
+  // Preconditions: checked while the node is not running, but
+  // `while_holds`, checked while it runs too.
+  int32_t failure_if = -1;
+  int32_t success_if = -1;
+  int32_t skip_if = -1;
+  int32_t while_holds = -1;
+  // Postconditions: run as the node answers success or failure (on_success
+  // or on_failure, then post) or is halted (on_halted).
+  int32_t post_success = -1;
+  int32_t post_failure = -1;
+  int32_t post_always = -1;
+  int32_t post_halted = -1;
+  // script, script_condition: the code
+  int32_t code = -1;
+  bool Guarded() const {
+    return failure_if >= 0 || success_if >= 0 || skip_if >= 0 ||
+           while_holds >= 0;
+  }
+  bool HasPost() const {
+    return post_success >= 0 || post_failure >= 0 || post_always >= 0;
+  }
   // parallel: its success threshold was counted from all the children (a
   // negative one), so skipped children count towards it (as in BT.CPP)
   bool success_from_all = false;
@@ -101,6 +113,11 @@ struct CompiledTree {
   std::vector<CompiledNode> nodes;
   std::vector<uint32_t> children;  // child node ids, by parent
   std::vector<CurvePoint> curve_points;
+  std::vector<CompiledScript> scripts;
+  // The tree-local variables: every name the tree's scripts assign, in the
+  // order first assigned (pre-order, then each node's fields in the
+  // format's order); they start at 0 (false) and travel in the state.
+  std::vector<std::string> variables;
   // The state's header tags (tree_state.cc): hashes of the set's name and
   // of the tree's shape (node kinds, structure and action leaves; not
   // parameters), computed once.
@@ -201,13 +218,22 @@ struct NodeState {
   bool kept = false;
 };
 
-// Encodes `states` (one per node of `set`'s tree); empty when no node holds
-// anything. Layout in docs/TREES.md.
-[[nodiscard]] std::string EncodeTreeState(const CompiledBehaviourSet& set,
-                                          absl::Span<const NodeState> states);
+// Encodes `states` (one per node of `set`'s tree) and the tree's
+// `variables` (one per CompiledTree::variables; none given: all 0); empty
+// when no node holds anything and every variable is 0. Layout in
+// docs/TREES.md.
+[[nodiscard]] std::string EncodeTreeState(
+    const CompiledBehaviourSet& set, absl::Span<const NodeState> states,
+    absl::Span<const double> variables = {});
 // The same into `out` (overwritten; its capacity is reused).
 void EncodeTreeState(const CompiledBehaviourSet& set,
-                     absl::Span<const NodeState> states, std::string* out);
+                     absl::Span<const NodeState> states,
+                     absl::Span<const double> variables, std::string* out);
+inline void EncodeTreeState(const CompiledBehaviourSet& set,
+                            absl::Span<const NodeState> states,
+                            std::string* out) {
+  EncodeTreeState(set, states, {}, out);
+}
 
 // Wraps encoded `entries` in the header (version, set and revision tags,
 // checksum) for `set`. What EncodeTreeState does last; the fuzzer uses it to
@@ -218,12 +244,13 @@ void EncodeTreeState(const CompiledBehaviourSet& set,
 // The 16-bit tag of a set's name or revision in the state's header.
 [[nodiscard]] uint16_t TreeStateTag(absl::string_view name_or_revision);
 
-// Decodes `bytes` into `states` (resized to the tree's node count). Returns
-// kNone on success (also for empty bytes), else why it cannot be used, with
-// `states` all idle.
-[[nodiscard]] TreeReset DecodeTreeState(const CompiledBehaviourSet& set,
-                                        absl::string_view bytes,
-                                        std::vector<NodeState>* states);
+// Decodes `bytes` into `states` (resized to the tree's node count) and
+// `variables` (resized to the tree's; may be null). Returns kNone on
+// success (also for empty bytes), else why it cannot be used, with
+// `states` all idle and the variables 0.
+[[nodiscard]] TreeReset DecodeTreeState(
+    const CompiledBehaviourSet& set, absl::string_view bytes,
+    std::vector<NodeState>* states, std::vector<double>* variables = nullptr);
 
 // Validation and compilation of a set's tree (called by Validate and
 // Compile). Paths start at "tree".
