@@ -73,11 +73,11 @@ class Exporter {
     Guards(p, n);
   }
 
+  // Pre- and postconditions, as BT.CPP's attributes.
   static void Guards(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
-    if (!n.failure_if().empty()) Attr(p, "_failureIf", n.failure_if());
-    if (!n.success_if().empty()) Attr(p, "_successIf", n.success_if());
-    if (!n.skip_if().empty()) Attr(p, "_skipIf", n.skip_if());
-    if (!n.while_().empty()) Attr(p, "_while", n.while_());
+    for (const ScriptAttr& a : ScriptAttrs()) {
+      if (!(n.*a.field)().empty()) Attr(p, a.attr, (n.*a.field)());
+    }
   }
 
   void Kids(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
@@ -170,16 +170,28 @@ class Exporter {
       case v1::TreeNode::kCondition:
         Condition(p, n);
         return;
+      case v1::TreeNode::kScript:
+      case v1::TreeNode::kScriptCondition:
       case v1::TreeNode::kAction:
-        Open(p, n.action(), n);
-        actions_.insert(n.action());
-        p.CloseElement();
+        Leaf(p, n);
         return;
       default:
         Open(p, kind.empty() ? "Sequence" : kind, n);
         break;
     }
     Kids(p, n);
+    p.CloseElement();
+  }
+
+  // An action, script or script_condition leaf.
+  void Leaf(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
+    if (n.has_action()) {
+      Open(p, n.action(), n);
+      actions_.insert(n.action());
+    } else {
+      Open(p, n.has_script() ? "Script" : "ScriptCondition", n);
+      Attr(p, "code", n.has_script() ? n.script() : n.script_condition());
+    }
     p.CloseElement();
   }
 

@@ -39,6 +39,7 @@ struct Mapping {
                                                   // or comparison
   std::map<std::string, std::string> actions;     // ID -> action
   std::map<std::string, std::pair<double, double>> factors;  // ranges
+  std::map<std::string, int32_t> enums;  // the scripts' named numbers
 };
 
 absl::StatusOr<Mapping> ReadMapping(const std::string& text,
@@ -54,6 +55,10 @@ absl::StatusOr<Mapping> ReadMapping(const std::string& text,
         for (const auto& e : section.second) {
           into[e.first.as<std::string>()] = e.second.as<std::string>();
         }
+      } else if (key == "enums") {
+        for (const auto& e : section.second) {
+          m.enums[e.first.as<std::string>()] = e.second.as<int32_t>();
+        }
       } else if (key == "factors") {
         for (const auto& e : section.second) {
           m.factors[e.first.as<std::string>()] = {
@@ -62,7 +67,7 @@ absl::StatusOr<Mapping> ReadMapping(const std::string& text,
       } else {
         return absl::InvalidArgumentError(absl::StrCat(
             source, ":", section.first.Mark().line + 1, ": unknown section \"",
-            key, "\" (conditions, actions, factors)"));
+            key, "\" (conditions, actions, factors, enums)"));
       }
     }
   } catch (const YAML::Exception& e) {
@@ -287,6 +292,10 @@ class Importer {
       Unmapped(e, absl::StrCat("<", id, ">: ", u->second));
       return;
     }
+    if (id == "Script" || id == "SetBlackboard") {
+      Script(e, id, ports, kids, out);
+      return;
+    }
     if (id == "TryCatch" &&
         absl::AsciiStrToLower(Get(ports, "catch_on_halt")) == "true") {
       Unmapped(e,
@@ -354,33 +363,70 @@ class Importer {
     Action(e, id, ports, out);
   }
 
-  // _failureIf and _successIf as the node's preconditions; the other
-  // scripts listed.
+  // BT.CPP's pre- and postconditions as the node's scripts, as written
+  // (a script that does not scan is listed, with where and why).
   void Preconditions(const XMLElement* e, v1::TreeNode* out) {
     for (const tinyxml2::XMLAttribute* a = e->FirstAttribute(); a != nullptr;
          a = a->Next()) {
       const std::string name = a->Name();
-      if (auto u = UnsupportedScripts().find(name);
-          u != UnsupportedScripts().end()) {
-        Unmapped(e, absl::StrCat(name, "=\"", a->Value(), "\": ", u->second));
-        continue;
+      for (const ScriptAttr& s : ScriptAttrs()) {
+        if (name == s.attr && ScriptOk(e, name, a->Value(), s.use)) {
+          (out->*s.mutable_field)()->assign(
+              std::string(absl::StripAsciiWhitespace(a->Value())));
+        }
       }
-      std::string* guard = name == "_failureIf"   ? out->mutable_failure_if()
-                           : name == "_successIf" ? out->mutable_success_if()
-                           : name == "_skipIf"    ? out->mutable_skip_if()
-                           : name == "_while"     ? out->mutable_while_()
-                                                  : nullptr;
-      if (guard == nullptr) continue;
-      const std::optional<FactorComparison> c =
-          engine::ParseFactorComparison(a->Value());
-      if (!c) {
-        Unmapped(e, absl::StrCat(name, "=\"", a->Value(),
-                                 "\": a precondition imports as `factor OP "
-                                 "number` (OP <, <=, > or >=)"));
-        continue;
-      }
-      guard->assign(engine::FactorComparisonText(*c));
     }
+  }
+
+  // Script and SetBlackboard as a `script` leaf.
+  void Script(const XMLElement* e, const std::string& id,
+              const std::map<std::string, std::string>& ports,
+              const std::vector<const XMLElement*>& kids, v1::TreeNode* out) {
+    if (!kids.empty()) {
+      Unmapped(e, absl::StrCat("<", id, "> has no children"));
+      return;
+    }
+    const std::string code =
+        id == "Script" ? Get(ports, "code") : Assignment(e, ports);
+    if (!code.empty() && ScriptOk(e, id == "Script" ? "code" : id, code,
+                                  engine::ScriptUse::kStatements)) {
+      out->set_script(std::string(absl::StripAsciiWhitespace(code)));
+    }
+  }
+
+  // SetBlackboard as a script: `key := value`, the value a number, true,
+  // false or "{entry}"; "" (listed) for anything else.
+  std::string Assignment(const XMLElement* e,
+                         const std::map<std::string, std::string>& ports) {
+    std::string key = Get(ports, "output_key");
+    if (std::optional<std::string> k = BlackboardKey(key)) key = *k;
+    const std::string value(absl::StripAsciiWhitespace(Get(ports, "value")));
+    std::string rhs = value;
+    double number = 0;
+    if (std::optional<std::string> entry = BlackboardKey(value)) {
+      rhs = *entry;
+    } else if (value != "true" && value != "false" &&
+               !absl::SimpleAtod(value, &number)) {
+      Unmapped(e, absl::StrCat("SetBlackboard value=\"", value,
+                               "\": a tree's variables hold numbers and "
+                               "booleans, not strings"));
+      return "";
+    }
+    if (key.empty()) {
+      Unmapped(e, "SetBlackboard needs output_key");
+      return "";
+    }
+    return absl::StrCat(key, " := ", rhs);
+  }
+
+  // Whether `code` (attribute `attr` of `e`) scans as a script; if not, it
+  // is listed with the script's line:column.
+  bool ScriptOk(const XMLElement* e, const std::string& attr,
+                const std::string& code, engine::ScriptUse use) {
+    const absl::Status s = engine::ScanScript(code, use, nullptr);
+    if (s.ok()) return true;
+    Unmapped(e, absl::StrCat(attr, "=\"", code, "\" at ", s.message()));
+    return false;
   }
 
   // The built-ins with numeric parameters (Parallel, Repeat,
@@ -641,9 +687,16 @@ class Importer {
         return;
       }
       if (id == "ScriptCondition" || absl::StrContains(mapped, ' ')) {
-        Unmapped(e, absl::StrCat("\"", mapped,
-                                 "\": a condition imports as "
-                                 "`factor OP number` (OP <, <=, > or >=)"));
+        // Any other expression: a script_condition over factors and the
+        // tree's variables.
+        out->clear_condition();
+        if (ScriptOk(e, id == "ScriptCondition" ? "code" : id, mapped,
+                     engine::ScriptUse::kCondition)) {
+          out->set_script_condition(
+              std::string(absl::StripAsciiWhitespace(mapped)));
+          Mapped(e, absl::StrCat(id, " -> script_condition \"",
+                                 absl::StripAsciiWhitespace(mapped), "\""));
+        }
         return;
       }
       Boolean(e, id, mapped, c, out);
@@ -729,6 +782,44 @@ class Importer {
     it->second.second = std::max(it->second.second, v);
   }
 
+  // The names a script reads that no script of the tree assigns and no
+  // enum names: factors (0..1 unless the mapping file says).
+  void ScriptReads(const std::string& text, engine::ScriptUse use) {
+    engine::ScriptNames names;
+    if (text.empty() || !engine::ScanScript(text, use, &names).ok()) return;
+    for (const std::string& name : names.read) {
+      if (!assigned_.contains(name) && !map_.enums.count(name)) {
+        Use(name, 0);
+      }
+    }
+  }
+
+  void ComparisonsOverVariables(v1::TreeNode* n) {
+    if (n->has_condition()) {
+      const std::optional<FactorComparison> c = AsComparison(n->condition());
+      if (c && assigned_.contains(c->factor)) {
+        n->set_script_condition(engine::FactorComparisonText(*c));
+      }
+    }
+    for (v1::TreeNode* c : loader::ChildrenOf(n)) ComparisonsOverVariables(c);
+  }
+
+  // Every name the tree's scripts assign: its variables.
+  void Assigned(const v1::TreeNode& n) {
+    auto scan = [this](const std::string& text) {
+      engine::ScriptNames names;
+      if (text.empty() ||
+          !engine::ScanScript(text, engine::ScriptUse::kStatements, &names)
+               .ok()) {
+        return;
+      }
+      assigned_.insert(names.assigned.begin(), names.assigned.end());
+    };
+    for (const ScriptAttr& a : ScriptAttrs()) scan((n.*a.field)());
+    scan(n.script());
+    for (const v1::TreeNode* c : loader::ChildrenOf(n)) Assigned(*c);
+  }
+
   // The factors the expanded tree reads (a subtree's names through each
   // use's remap), each range covering the constants it is compared with.
   void Reads(const v1::TreeNode& n) {
@@ -744,12 +835,21 @@ class Importer {
     if (n.has_switch_()) {
       for (double v : n.switch_().cases()) Use(n.switch_().factor(), v);
     }
-    for (const std::string* guard :
-         {&n.failure_if(), &n.success_if(), &n.skip_if(), &n.while_()}) {
-      if (const std::optional<FactorComparison> c =
-              engine::ParseFactorComparison(*guard)) {
+    for (const ScriptAttr& a : ScriptAttrs()) {
+      const std::string& text = (n.*a.field)();
+      const std::optional<FactorComparison> c =
+          engine::ParseFactorComparison(text);
+      if (c && !assigned_.contains(c->factor)) {
         Use(c->factor, c->value * 2);
+      } else {
+        ScriptReads(text, a.use);
       }
+    }
+    if (n.has_script()) {
+      ScriptReads(n.script(), engine::ScriptUse::kStatements);
+    }
+    if (n.has_script_condition()) {
+      ScriptReads(n.script_condition(), engine::ScriptUse::kCondition);
     }
     for (const v1::Consideration& c : n.considerations()) {
       if (c.per_target()) {
@@ -772,7 +872,25 @@ class Importer {
     std::vector<engine::ValidationIssue> issues;  // reported when it loads
     loader::SubtreeUses uses;
     loader::ExpandSubtrees(&expanded, &issues, &uses);
+    if (expanded.has_tree()) Assigned(expanded.tree());
+    // A comparison over a variable the scripts assign is a script
+    // condition, not a condition on a factor.
+    if (out_->set.has_tree()) {
+      Assigned(out_->set.tree());
+      ComparisonsOverVariables(out_->set.mutable_tree());
+    }
+    for (v1::Subtree& t : *out_->set.mutable_subtrees()) {
+      Assigned(t.tree());
+      ComparisonsOverVariables(t.mutable_tree());
+    }
+    expanded = out_->set;
+    issues.clear();
+    loader::SubtreeUses again;
+    loader::ExpandSubtrees(&expanded, &issues, &again);
     if (expanded.has_tree()) Reads(expanded.tree());
+    for (const auto& [name, value] : map_.enums) {
+      (*out_->set.mutable_enums())[name] = value;
+    }
     std::set<std::string> declared;  // by the set given with --into
     for (const v1::Factor& f : out_->set.factors()) declared.insert(f.name());
     for (const v1::Factor& f : out_->set.target_factors()) {
@@ -810,6 +928,7 @@ class Importer {
   std::vector<std::string> order_;
   std::vector<std::string> targets_;
   std::vector<std::string> actions_;
+  absl::flat_hash_set<std::string> assigned_;  // the scripts' variables
 };
 
 }  // namespace

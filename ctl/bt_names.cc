@@ -11,9 +11,6 @@ using engine::FactorComparison;
 // BT.CPP's built-ins without a counterpart, each with why.
 const std::map<std::string, std::string>& Unsupported() {
   static const auto* m = new std::map<std::string, std::string>{
-      {"Script",
-       "scripts write the blackboard; utilityd's factors come from the game"},
-      {"SetBlackboard", "utilityd's factors come from the game, read-only"},
       {"UnsetBlackboard", "utilityd's factors come from the game, read-only"},
       {"Precondition",
        "not imported yet: write it as an if_then_else over a condition"},
@@ -65,22 +62,25 @@ const std::map<std::string, std::string>& ChildKinds() {
   return *m;
 }
 
-// Preconditions and postconditions of BT.CPP 4 that utilityd has no
-// counterpart for (any node's attributes), with why.
-const std::map<std::string, std::string>& UnsupportedScripts() {
-  static const auto* m = new std::map<std::string, std::string>{
-      {"_onSuccess",
-       "postconditions write the blackboard; factors are "
-       "read-only"},
-      {"_onFailure",
-       "postconditions write the blackboard; factors are "
-       "read-only"},
-      {"_post", "postconditions write the blackboard; factors are read-only"},
-      {"_onHalted",
-       "postconditions write the blackboard; factors are "
-       "read-only"},
-  };
-  return *m;
+const std::array<ScriptAttr, 8>& ScriptAttrs() {
+  using T = v1::TreeNode;
+  using engine::ScriptUse;
+  static const std::array<ScriptAttr, 8> kAttrs = {{
+      {"_failureIf", &T::mutable_failure_if, &T::failure_if,
+       ScriptUse::kCondition},
+      {"_successIf", &T::mutable_success_if, &T::success_if,
+       ScriptUse::kCondition},
+      {"_skipIf", &T::mutable_skip_if, &T::skip_if, ScriptUse::kCondition},
+      {"_while", &T::mutable_while_, &T::while_, ScriptUse::kCondition},
+      {"_onSuccess", &T::mutable_on_success, &T::on_success,
+       ScriptUse::kStatements},
+      {"_onFailure", &T::mutable_on_failure, &T::on_failure,
+       ScriptUse::kStatements},
+      {"_post", &T::mutable_post, &T::post, ScriptUse::kStatements},
+      {"_onHalted", &T::mutable_on_halted, &T::on_halted,
+       ScriptUse::kStatements},
+  }};
+  return kAttrs;
 }
 
 // "{key}" -> "key" ("{@key}", BT.CPP's root blackboard, too); nullopt for

@@ -5,12 +5,14 @@
 #ifndef UTILITYD_CTL_BT_NAMES_H_
 #define UTILITYD_CTL_BT_NAMES_H_
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
 
 #include "absl/strings/string_view.h"
 #include "utilityd/engine/definition.h"
+#include "utilityd/engine/script.h"
 #include "utilityd/v1/behaviour_set.pb.h"
 
 namespace utilityd::ctl {
@@ -42,9 +44,15 @@ const std::map<std::string, std::string>& ChildrenKinds();
 const std::map<std::string, std::string>& ChildKinds();
 const std::map<std::string, std::string>& LeafKinds();
 
-// Preconditions and postconditions of BT.CPP 4 that utilityd has no
-// counterpart for (any node's attributes), with why.
-const std::map<std::string, std::string>& UnsupportedScripts();
+// BT.CPP 4's pre- and postcondition attributes (any node's), in its
+// order: the TreeNode field each is, and what its script may hold.
+struct ScriptAttr {
+  const char* attr;
+  std::string* (v1::TreeNode::*mutable_field)();
+  const std::string& (v1::TreeNode::*field)() const;
+  engine::ScriptUse use;
+};
+const std::array<ScriptAttr, 8>& ScriptAttrs();
 
 // "{key}" -> "key" ("{@key}", BT.CPP's root blackboard, too); nullopt for
 // a literal.

@@ -71,6 +71,12 @@ def trees(checkout):
 
 def reason(text):
     """A refusal's reason, as the tables group it."""
+    if re.search(r"strings are not supported|'\.\.' joins strings|"
+                 r"not strings", text):
+        return "strings in a script or SetBlackboard"
+    m = re.match(r'(_\w+|code)="[^"]*" at \d+:\d+: (.*)', text)
+    if m:
+        return f"script {m.group(1)}: {m.group(2)[:40]}"
     m = re.match(r'<(\w+)>(?: is a custom (\w+(?: \w+)*?)[:,])?', text)
     if m:
         return f"custom {m.group(2)}" if m.group(2) else m.group(1)

@@ -108,14 +108,15 @@ TEST(ImportBt, ListsEveryElementItCannotImportWithItsLine) {
   EXPECT_THAT(r.out, IsEmpty());
   EXPECT_THAT(
       r.err,
-      AllOf(HasSubstr("unsupported.xml:7: <SetBlackboard>: utilityd's "
-                      "factors come from the game"),
-            HasSubstr("unsupported.xml:8: <Script>: scripts write the "
-                      "blackboard"),
-            HasSubstr("unsupported.xml:12: _skipIf=\"tired\": a "
-                      "precondition imports as `factor OP number`"),
-            HasSubstr("unsupported.xml:13: \"a == b\": a condition imports "
-                      "as `factor OP number`"),
+      AllOf(HasSubstr("unsupported.xml:7: SetBlackboard value=\"hello\": a "
+                      "tree's variables hold numbers and booleans, not "
+                      "strings"),
+            HasSubstr("unsupported.xml:8: code=\"msg := 'hi'\" at 1:8: "
+                      "strings are not supported"),
+            HasSubstr("unsupported.xml:12: _skipIf=\"tired <\" at 1:8: "
+                      "expected a value"),
+            HasSubstr("unsupported.xml:13: code=\"a .. b\" at 1:3: '..' "
+                      "joins strings"),
             HasSubstr("unsupported.xml:14: <SmartSelector> is a custom node "
                       "with children"),
             HasSubstr("unsupported.xml:17: Repeat for ever (-1)"),
@@ -123,7 +124,8 @@ TEST(ImportBt, ListsEveryElementItCannotImportWithItsLine) {
   // Inside refused elements: their children are read all the same, and an
   // unknown subtree is named at its own line.
   EXPECT_THAT(r.err,
-              AllOf(HasSubstr("unsupported.xml:15: <Script>: scripts write"),
+              AllOf(HasSubstr("unsupported.xml:15: code=\"x = = 1\" at 1:5: "
+                              "expected a value, got '='"),
                     HasSubstr("unsupported.xml:18: <SubTree ID=\"Nowhere\">: "
                               "no <BehaviorTree> has that ID (Busy)")));
 }
@@ -187,6 +189,96 @@ TEST(ImportBt, ATreeWithoutConditionsImportsWithConstantsAndSleep) {
 // _skipIf and _while become skip_if and while; RunOnce without then_skip
 // is BT.CPP's default, then_skip true; the set skips as the XML says and
 // exports the same attributes back.
+// Ticks an imported tree, every leaf it ran succeeding on the next tick;
+// each tick reads "Leaf ... status" (the actions it ran, the root's status).
+class SucceedingTicks {
+ public:
+  SucceedingTicks(const engine::CompiledBehaviourSet& c,
+                  const std::vector<float>& factors)
+      : c_(c), f_(factors) {}
+
+  std::string operator()() {
+    engine::TreeTick t;
+    EXPECT_TRUE(engine::TickTree(c_, engine::AgentInput{.factors = f_},
+                                 {.state = state_, .outcomes = outcomes_},
+                                 engine::ExplainLevel::kNone, &t)
+                    .ok());
+    state_ = t.state;
+    outcomes_.clear();
+    std::string run;
+    for (const engine::TreeLeaf& l : t.run) {
+      absl::StrAppend(&run, c_.actions()[l.action].name, " ");
+      outcomes_.push_back(
+          {.leaf = l.node, .status = engine::NodeStatus::kSuccess});
+    }
+    return run + engine::NodeStatusName(t.status);
+  }
+
+ private:
+  const engine::CompiledBehaviourSet& c_;
+  const std::vector<float>& f_;
+  std::string state_;
+  std::vector<engine::LeafOutcome> outcomes_;
+};
+
+// A tree with scripts, SetBlackboard, script preconditions and
+// postconditions imports as written: the names it assigns are its
+// variables, the names it only reads its factors (enums from the mapping
+// file), and it ticks as BT.CPP's would, the variables travelling in the
+// state; export writes the scripts back.
+TEST(ImportBt, ScriptsAndVariablesImportServeAndExport) {
+  const std::string xml = Temp("scripts.xml");
+  std::ofstream(xml) << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="Guard">
+    <Sequence>
+      <SetBlackboard output_key="shots" value="0"/>
+      <Script code="alarm := ammo &lt; LOW"/>
+      <Reload _skipIf="!alarm" _onSuccess="shots := 0"/>
+      <Fire _while="shots &lt; 2" _post="shots += 1"/>
+      <ScriptCondition code="shots == 1 &amp;&amp; !alarm"/>
+    </Sequence>
+  </BehaviorTree>
+</root>)";
+  const std::string map = Temp("scripts-map.yaml");
+  std::ofstream(map) << "enums: {LOW: 3}\nfactors: {ammo: {min: 0, max: 30}}\n";
+  const Result r = Ctl({"import-bt", xml, "--map", map});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("script: \"shots := 0\""),
+                           HasSubstr("script: \"alarm := ammo < LOW\""),
+                           HasSubstr("skip_if: \"!alarm\""),
+                           HasSubstr("on_success: \"shots := 0\""),
+                           HasSubstr("post: \"shots += 1\""),
+                           HasSubstr("script_condition: \"shots == 1 && "
+                                     "!alarm\""),
+                           HasSubstr("LOW: 3"), HasSubstr("name: ammo")));
+  auto set = loader::LoadSetText(r.out, "scripts.yaml");
+  ASSERT_TRUE(set.ok()) << set.status();
+  const engine::CompiledBehaviourSet& c = (*set)->compiled;
+  EXPECT_THAT(c.tree()->variables, testing::ElementsAre("shots", "alarm"));
+  EXPECT_EQ(c.factor_count(), 1u);  // ammo
+  std::vector<float> f(c.factor_count(), 0.0f);
+  f[c.FindFactor("ammo")] = 10;
+  SucceedingTicks tick(c, f);
+  // ammo 10 >= LOW: no alarm, Reload skipped; Fire runs while shots < 2,
+  // its post counts the shot; then shots == 1 and no alarm: success.
+  EXPECT_EQ(tick(), "Fire running");
+  EXPECT_EQ(tick(), "success");
+  f[c.FindFactor("ammo")] = 1;  // below LOW: Reload runs
+  EXPECT_EQ(tick(), "Reload running");
+  EXPECT_EQ(tick(), "Fire running");
+  EXPECT_EQ(tick(), "failure");  // shots 1 but the alarm is up
+  const std::string yaml = Temp("scripts.yaml");
+  std::ofstream(yaml) << r.out;
+  const Result x = Ctl({"export-bt", yaml});
+  ASSERT_EQ(x.code, 0) << x.err;
+  EXPECT_THAT(x.out,
+              AllOf(HasSubstr("<Script code=\"alarm := ammo &lt; LOW\"/>"),
+                    HasSubstr("_skipIf=\"!alarm\" _onSuccess=\"shots := 0\""),
+                    HasSubstr("_while=\"shots &lt; 2\" _post=\"shots += 1\""),
+                    HasSubstr("<ScriptCondition code=\"shots == 1 &amp;&amp; "
+                              "!alarm\"/>")));
+}
+
 TEST(ImportBt, SkipPreconditionsAndRunOnceSkip) {
   const std::string xml = Temp("skip.xml");
   std::ofstream(xml) << R"(<root BTCPP_format="4">
@@ -210,24 +302,7 @@ TEST(ImportBt, SkipPreconditionsAndRunOnceSkip) {
   const engine::CompiledBehaviourSet& c = (*set)->compiled;
   std::vector<float> f(c.factor_count(), 0.0f);
   f[c.FindFactor("stamina")] = 80;
-  std::string state;
-  std::vector<engine::LeafOutcome> outcomes;
-  auto tick = [&]() {
-    engine::TreeTick t;
-    EXPECT_TRUE(engine::TickTree(c, engine::AgentInput{.factors = f},
-                                 {.state = state, .outcomes = outcomes},
-                                 engine::ExplainLevel::kNone, &t)
-                    .ok());
-    state = t.state;
-    outcomes.clear();
-    std::string run;
-    for (const engine::TreeLeaf& l : t.run) {
-      absl::StrAppend(&run, c.actions()[l.action].name, " ");
-      outcomes.push_back(
-          {.leaf = l.node, .status = engine::NodeStatus::kSuccess});
-    }
-    return run + engine::NodeStatusName(t.status);
-  };
+  SucceedingTicks tick(c, f);
   EXPECT_EQ(tick(), "Greet running");
   EXPECT_EQ(tick(), "Walk running");  // Rest skipped: stamina >= 50
   EXPECT_EQ(tick(), "success");

@@ -69,6 +69,9 @@ tree:
                 children:
                   - try_catch: {children: [{action: x}, {action: y}]}
                   - always_failure: {}
+            - script: "n += 1; r := n / 3; big := n * 1e300"
+            - {script_condition: "n > 2 ? r != 1 : big >= 0", on_success: "n := 0", post: "m := -n", on_halted: "m := 0.5"}
+            - {skip_if: "m < -1", action: y}
 subtrees:
   - name: pair
     tree:
