@@ -124,6 +124,10 @@ int Main() {
   // millisecond), not in submission order.
   std::thread collector([&] {
     while (true) {
+      // `done` is read before `pending`: once it is set, every batch is in
+      // `pending`, so an empty one means all were reported. (Read after,
+      // a last batch pushed between the two reads was never reported.)
+      const bool finishing = done.load();
       std::vector<Pending> ready;
       bool empty;
       {
@@ -143,7 +147,7 @@ int Main() {
         client::BatchResult r = p.result.get();
         Report(p.id, p.tick, p.slot, p.sent, r.status, r.info);
       }
-      if (empty && done.load()) return;
+      if (empty && finishing) return;
       absl::SleepFor(absl::Milliseconds(1));
     }
   });
