@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -529,6 +530,23 @@ std::string AwaitRevisionChange(ServiceTest* t, const std::string& old,
 // A tree of actions and controls reads no factor: its set declares none,
 // and the real server ticks it for an agent that sends none, a sleep
 // counting the request's game time.
+// A request for one agent ("npc-1") of tree set `set`, sending `state`
+// back and reporting leaf `succeeded` (if >= 0) as succeeded.
+v1::DecideRequest OneTreeAgent(const std::string& set, const std::string& state,
+                               int succeeded) {
+  v1::DecideRequest request;
+  v1::AgentSnapshot* a = request.add_agents();
+  a->set_agent_id("npc-1");
+  a->set_behaviour_set(set);
+  a->set_tree_state(state);
+  if (succeeded >= 0) {
+    v1::LeafOutcome* o = a->add_leaf_outcomes();
+    o->set_leaf(succeeded);
+    o->set_status(v1::NODE_STATUS_SUCCESS);
+  }
+  return request;
+}
+
 TEST_F(ServiceTest, ATreeWithoutFactorsIsServed) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   WriteText(config_.path() / "idle.yaml", R"(name: idle
@@ -547,17 +565,9 @@ tree:
   std::string state;
   int running = -1;  // the leaf the last tick ran
   auto tick = [&](double t, bool succeeded = false) {
-    v1::DecideRequest request;
-    v1::AgentSnapshot* a = request.add_agents();
-    a->set_agent_id("npc-1");
-    a->set_behaviour_set("idle");
-    a->set_tree_state(state);
-    a->set_game_time(t);
-    if (succeeded) {
-      v1::LeafOutcome* o = a->add_leaf_outcomes();
-      o->set_leaf(running);
-      o->set_status(v1::NODE_STATUS_SUCCESS);
-    }
+    v1::DecideRequest request =
+        OneTreeAgent("idle", state, succeeded ? running : -1);
+    request.mutable_agents(0)->set_game_time(t);
     v1::DecideResponse response;
     EXPECT_TRUE(Decide(request, &response).ok());
     const v1::Decision& d = response.decisions(0);
@@ -574,6 +584,77 @@ tree:
   EXPECT_EQ(tick(1.9), "NODE_STATUS_RUNNING");
   EXPECT_EQ(tick(2), "NODE_STATUS_RUNNING wander+");
   EXPECT_EQ(tick(2.5, true), "NODE_STATUS_RUNNING look_around+");
+}
+
+// A tree with scripts served by the real server: its variables travel in
+// the tree state the game sends back, so any replica resumes the count; a
+// script that does not compile is refused at load with its line:column.
+TEST_F(ServiceTest, ATreeWithScriptsKeepsItsVariablesInTheState) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  WriteText(config_.path() / "counter.yaml", R"(name: counter
+factors: [{name: ammo, min: 0, max: 30}]
+actions: [{name: fire}, {name: reload}]
+enums: {CLIP: 2}
+tree:
+  fallback:
+    children:
+      - {skip_if: "shots >= CLIP", post: "shots += 1", action: fire}
+      - {on_success: "shots := 0", action: reload}
+)");
+  ASSERT_FALSE(
+      AwaitRevisionChange(this, "", [&] { return Revision("counter"); })
+          .empty())
+      << server_->Log();
+  std::string state;
+  int running = -1;
+  auto tick = [&](bool succeeded) {
+    v1::DecideRequest request =
+        OneTreeAgent("counter", state, succeeded ? running : -1);
+    (*request.mutable_agents(0)->mutable_named_factors())["ammo"] = 10;
+    v1::DecideResponse response;
+    EXPECT_TRUE(Decide(request, &response).ok());
+    const v1::Decision& d = response.decisions(0);
+    EXPECT_FALSE(d.has_error()) << d.error().message();
+    state = d.tree_state();
+    std::string out;
+    for (const v1::TreeLeaf& l : d.run_leaves()) {
+      running = l.node();
+      absl::StrAppend(&out, l.action(), " ");
+    }
+    return out + v1::NodeStatus_Name(d.tree_status());
+  };
+  // Two shots (each counted as it succeeds), then a reload resets the count.
+  EXPECT_EQ(tick(false), "fire NODE_STATUS_RUNNING");
+  EXPECT_EQ(tick(true), "NODE_STATUS_SUCCESS");
+  EXPECT_FALSE(state.empty());  // nothing runs, but shots is 1
+  EXPECT_EQ(tick(false), "fire NODE_STATUS_RUNNING");
+  EXPECT_EQ(tick(true), "NODE_STATUS_SUCCESS");
+  EXPECT_EQ(tick(false), "reload NODE_STATUS_RUNNING");
+  EXPECT_EQ(tick(true), "NODE_STATUS_SUCCESS");
+  EXPECT_EQ(tick(false), "fire NODE_STATUS_RUNNING");
+  // A state sent without its variables starts the count from 0 again.
+  state.clear();
+  EXPECT_EQ(tick(false), "fire NODE_STATUS_RUNNING");
+
+  const std::string before = Revision("counter");
+  WriteText(config_.path() / "counter.yaml", R"(name: counter
+factors: [{name: ammo}]
+actions: [{name: fire}]
+tree: {script: "shots := shots + "}
+)");
+  // The bad file is refused, naming the script's place; the set stays.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < deadline &&
+         !absl::StrContains(server_->Log(), "at 1:18: expected a value")) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  // (The log quotes the message: the script's quotes come escaped.)
+  EXPECT_THAT(server_->Log(),
+              ::testing::AllOf(::testing::HasSubstr("counter.yaml:4:8: "
+                                                    "tree.script:"),
+                               ::testing::HasSubstr("at 1:18: expected a "
+                                                    "value, got the end")));
+  EXPECT_EQ(Revision("counter"), before);
 }
 
 TEST_F(ServiceTest, HotReloadSwapsGoodFilesAndKeepsServingOnBadOnes) {

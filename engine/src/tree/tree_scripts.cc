@@ -49,6 +49,9 @@ std::optional<ScriptRef> TreeScripts::Resolve(absl::string_view name) const {
 
 absl::Status TreeScripts::Compile(absl::string_view text, ScriptUse use,
                                   CompiledScript* out) const {
+  // Syntax first: a script that does not scan assigns no variable, so its
+  // names would otherwise be reported unknown instead of what is wrong.
+  if (absl::Status s = ScanScript(text, use, nullptr); !s.ok()) return s;
   return CompileScript(
       text, use, [this](absl::string_view name) { return Resolve(name); }, out);
 }
