@@ -95,6 +95,20 @@ void Ticker::Reset(int id) {
 
 }  // namespace internal
 
+namespace {
+
+// Whether two vectors of the same length hold the same bytes (padding
+// included). An empty vector's data() may be null, which memcmp must not see.
+template <typename T>
+bool SameBytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(static_cast<const void*>(a.data()),
+                                   static_cast<const void*>(b.data()),
+                                   a.size() * sizeof(T)) == 0);
+}
+
+}  // namespace
+
 const char* NodeStatusName(NodeStatus status) {
   switch (status) {
     case NodeStatus::kIdle:
@@ -159,14 +173,9 @@ absl::Status TickTree(const CompiledBehaviourSet& set, const AgentInput& agent,
   // A leaf usually runs for many ticks with nothing else changing: then the
   // state given is the state to return, and is not encoded again. (Compared
   // byte for byte, padding included: a false difference only re-encodes.)
-  const bool unchanged =
-      reset == TreeReset::kNone && !in.state.empty() &&
-      std::memcmp(static_cast<const void*>(before.data()),
-                  static_cast<const void*>(states.data()),
-                  states.size() * sizeof(NodeState)) == 0 &&
-      std::memcmp(static_cast<const void*>(variables_before.data()),
-                  static_cast<const void*>(variables.data()),
-                  variables.size() * sizeof(double)) == 0;
+  const bool unchanged = reset == TreeReset::kNone && !in.state.empty() &&
+                         SameBytes(before, states) &&
+                         SameBytes(variables_before, variables);
   if (!unchanged) {
     EncodeTreeState(set, states, variables, &out->state);
   } else if (in.state.data() != out->state.data() ||
