@@ -108,22 +108,29 @@ std::vector<std::string> Catalog::IndexResources() {
   return errors;
 }
 
-absl::StatusOr<Catalog> LoadCatalog(const std::vector<std::string>& paths) {
+absl::StatusOr<Catalog> LoadCatalog(const std::vector<std::string>& paths,
+                                    const Catalog* previous) {
   absl::StatusOr<std::vector<std::string>> files = ListSetFiles(paths);
   if (!files.ok()) return files.status();
   Catalog catalog;
   std::vector<std::string> errors;
-  for (const std::string& f : *files) {
-    absl::StatusOr<std::shared_ptr<const LoadedSet>> set = LoadSetFile(f);
-    if (!set.ok()) {
-      errors.emplace_back(set.status().message());
-      continue;
-    }
-    auto [it, inserted] = catalog.sets_.emplace((*set)->name(), *set);
-    if (!inserted) {
-      errors.push_back(absl::StrCat(f, ": name: set \"", (*set)->name(),
+  for (FileLoad& f : LoadFiles(*files, previous)) {
+    if (!f.error.empty()) {
+      errors.push_back(std::move(f.error));
+    } else if (f.package != nullptr) {
+      catalog.packages_[f.package->name()].file = f.package;
+    } else if (auto [it, fresh] = catalog.sets_.emplace(f.set->name(), f.set);
+               !fresh) {
+      errors.push_back(absl::StrCat(f.file, ": name: set \"", f.set->name(),
                                     "\" is already defined in ",
                                     it->second->source));
+    } else if (previous == nullptr || previous->Find(f.set->name()) != f.set) {
+      catalog.compiled_.push_back(f.set->name());
+    }
+  }
+  for (const auto& [name, set] : catalog.sets_) {
+    for (const std::string& p : set->packages) {
+      catalog.packages_[p].used_by.push_back(name);
     }
   }
   if (errors.empty()) errors = catalog.IndexResources();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <tuple>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "utilityd/loader/packages.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/loader/subtrees.h"
 
@@ -184,9 +186,30 @@ void ValidateAnalysisNotes(const v1::BehaviourSet& set,
   }
 }
 
+// Where a path of the loaded set was written: subtree expansions and
+// composed packages followed back to the file and line.
+ReadIssue Locate(const engine::ValidationIssue& issue, const SubtreeUses& uses,
+                 const Composition& composition, absl::string_view source,
+                 const PositionMap* positions) {
+  ReadIssue r =
+      composition.Locate(uses.SourcePath(issue.path), source, positions);
+  r.message = absl::StrCat(issue.message, uses.Note(issue.path), r.message);
+  return r;
+}
+
 absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
     v1::BehaviourSet set, absl::string_view source,
-    const PositionMap* positions) {
+    const PositionMap* positions, const LoadContext& context) {
+  Composition composition;
+  if (!set.uses().empty()) {
+    static const PackageIndex kNone;
+    std::vector<ReadIssue> read;
+    if (!ComposeSet(&set, source, positions,
+                    context.packages != nullptr ? *context.packages : kNone,
+                    &composition, &read)) {
+      return absl::InvalidArgumentError(JoinIssues(read));
+    }
+  }
   SubtreeUses uses;
   std::vector<engine::ValidationIssue> issues;
   ExpandSubtrees(&set, &issues, &uses);
@@ -194,6 +217,14 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
   if (issues.empty()) {
     ApplyDefaults(&set);
     set.set_revision(ComputeRevision(set));
+    if (context.previous != nullptr) {
+      // Unchanged content: the set compiled before serves on.
+      if (auto old = context.previous->Find(set.name());
+          old != nullptr && old->revision() == set.revision() &&
+          old->source == source) {
+        return old;
+      }
+    }
     def = ToDefinition(set);
     issues = engine::Validate(def);
     ValidateScenarios(set, &issues);
@@ -203,15 +234,8 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
   if (!issues.empty()) {
     std::vector<std::string> lines;
     for (const engine::ValidationIssue& i : issues) {
-      ReadIssue r{.source = std::string(source),
-                  .path = uses.SourcePath(i.path),
-                  .message = i.message + uses.Note(i.path)};
-      if (positions != nullptr) {
-        const TextPosition p = FindPosition(*positions, r.path);
-        r.line = p.line;
-        r.column = p.column;
-      }
-      lines.push_back(r.ToString());
+      lines.push_back(
+          Locate(i, uses, composition, source, positions).ToString());
     }
     return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
   }
@@ -224,7 +248,16 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
   loaded->definition = std::move(set);
   loaded->compiled = *std::move(compiled);
   loaded->source = std::string(source);
+  loaded->packages = composition.packages();
   return std::shared_ptr<const LoadedSet>(std::move(loaded));
+}
+
+std::string ReadFile(const std::string& path, bool* ok) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  *ok = static_cast<bool>(in);
+  return text.str();
 }
 
 }  // namespace
@@ -232,6 +265,7 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
 std::string ComputeRevision(const v1::BehaviourSet& set) {
   v1::BehaviourSet copy = set;
   copy.clear_revision();
+  copy.clear_origins();
   std::string bytes;
   {
     google::protobuf::io::StringOutputStream raw(&bytes);
@@ -249,27 +283,88 @@ std::string ComputeRevision(const v1::BehaviourSet& set) {
 
 absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetProto(
     v1::BehaviourSet set, absl::string_view source) {
-  return Load(std::move(set), source, nullptr);
+  return Load(std::move(set), source, nullptr, {});
 }
 
 absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetText(
-    absl::string_view text, absl::string_view source) {
+    absl::string_view text, absl::string_view source,
+    const LoadContext& context) {
   v1::BehaviourSet set;
   std::vector<ReadIssue> issues;
   PositionMap positions;
   if (!ReadMessage(text, source, &set, &issues, {}, &positions)) {
     return absl::InvalidArgumentError(JoinIssues(issues));
   }
-  return Load(std::move(set), source, &positions);
+  return Load(std::move(set), source, &positions, context);
 }
 
 absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetFile(
     const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot be read"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return LoadSetText(text.str(), path);
+  bool ok = false;
+  const std::string text = ReadFile(path, &ok);
+  if (!ok) return absl::NotFoundError(absl::StrCat(path, ": cannot be read"));
+  if (IsPackageText(text)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path,
+        ": is a package, not a set: it is composed into the sets that "
+        "use it (load its directory)"));
+  }
+  v1::BehaviourSet set;
+  std::vector<ReadIssue> issues;
+  PositionMap positions;
+  if (!ReadMessage(text, path, &set, &issues, {}, &positions)) {
+    return absl::InvalidArgumentError(JoinIssues(issues));
+  }
+  // A set that uses packages finds them beside it.
+  PackageIndex packages;
+  if (!set.uses().empty()) {
+    std::vector<std::string> errors;
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    if (auto files = ListSetFiles({dir.empty() ? "." : dir}); files.ok()) {
+      ReadPackageFiles(*files, &packages, &errors);
+    }
+    if (!errors.empty()) {
+      return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+    }
+  }
+  return Load(std::move(set), path, &positions, {.packages = &packages});
+}
+
+std::vector<FileLoad> LoadFiles(const std::vector<std::string>& files,
+                                const Catalog* previous) {
+  std::vector<FileLoad> out(files.size());
+  std::vector<std::string> texts(files.size());
+  PackageIndex packages;
+  for (size_t i = 0; i < files.size(); ++i) {
+    out[i].file = files[i];
+    bool ok = false;
+    texts[i] = ReadFile(files[i], &ok);
+    if (!ok) {
+      out[i].error = absl::StrCat(files[i], ": cannot be read");
+      continue;
+    }
+    if (IsPackageText(texts[i])) {
+      out[i].error =
+          AddPackageText(texts[i], files[i], &packages, &out[i].package);
+    }
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (out[i].package != nullptr || !out[i].error.empty()) continue;
+    absl::StatusOr<std::shared_ptr<const LoadedSet>> set = LoadSetText(
+        texts[i], files[i], {.packages = &packages, .previous = previous});
+    if (!set.ok()) {
+      out[i].error = std::string(set.status().message());
+      continue;
+    }
+    if (auto p = packages.find((*set)->name()); p != packages.end()) {
+      out[i].error = absl::StrCat(files[i], ": name: set \"", (*set)->name(),
+                                  "\" has the name of the package at ",
+                                  p->second->Where("package"));
+      continue;
+    }
+    out[i].set = *std::move(set);
+  }
+  return out;
 }
 
 }  // namespace utilityd::loader

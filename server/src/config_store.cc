@@ -30,14 +30,15 @@ absl::Status ConfigStore::Reload() {
   utilityd::MutexLock serial(&reload_mu_);
   ReloadOutcome outcome;
   outcome.at = absl::Now();
-  absl::StatusOr<loader::Catalog> catalog = loader::LoadCatalog({dir_});
+  std::shared_ptr<const Generation> previous = Current();
+  absl::StatusOr<loader::Catalog> catalog = loader::LoadCatalog(
+      {dir_}, previous != nullptr ? &previous->catalog : nullptr);
   absl::Status status = catalog.status();
   const bool empty = status.ok() && catalog->sets().empty();
   if (empty) {
     status = absl::FailedPreconditionError(
         absl::StrCat(dir_, ": no behaviour sets (*.yaml, *.yml, *.json)"));
   }
-  std::shared_ptr<const Generation> previous = Current();
   // An optional store's directory that is gone, or holds no sets (a
   // ConfigMap mount emptied of them), means "no sets": not a failed load.
   const bool none =
@@ -51,6 +52,7 @@ absl::Status ConfigStore::Reload() {
     current_ = nullptr;
   } else if (status.ok()) {
     outcome.ok = true;
+    outcome.compiled = catalog->compiled();
     bool same = previous != nullptr &&
                 previous->catalog.sets().size() == catalog->sets().size();
     for (const auto& [name, set] : catalog->sets()) {

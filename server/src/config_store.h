@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -36,6 +37,10 @@ struct ReloadOutcome {
   bool changed = false;  // a new generation was installed
   absl::Time at;
   std::string error;  // the full validation error when !ok
+  // Sets validated and compiled anew (new, or their content or file
+  // changed: a package edit recompiles exactly the sets that compose it);
+  // the others serve on as they were.
+  std::vector<std::string> compiled;
 };
 
 class ConfigStore {

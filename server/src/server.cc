@@ -251,7 +251,8 @@ void UtilitydServer::OnReload(const ReloadOutcome& outcome) {
       {{"dir", store_->dir()},
        {"generation", g->number},
        {"sets", g->catalog.sets().size()},
-       {"changed", outcome.changed ? "true" : "false"}});
+       {"changed", outcome.changed ? "true" : "false"},
+       {"compiled", outcome.compiled.size()}});
   if (!service_->draining()) SetServing(true);
 }
 
@@ -299,11 +300,9 @@ bool UtilitydServer::ready() const {
 }
 
 std::string UtilitydServer::StatusJson() const {
-  auto SimdTargetsJson = [] {
+  auto quote = [](const std::vector<std::string>& names) {
     std::vector<std::string> quoted;
-    for (const std::string& t : engine::AvailableSimdTargets()) {
-      quoted.push_back(JsonString(t));
-    }
+    for (const std::string& t : names) quoted.push_back(JsonString(t));
     return absl::StrJoin(quoted, ",");
   };
   auto time = [](absl::Time t) {
@@ -315,7 +314,7 @@ std::string UtilitydServer::StatusJson() const {
   std::string out = absl::StrCat(
       "{\"version\":", JsonString(UTILITYD_VERSION),
       ",\"simd_target\":", JsonString(engine::SimdTarget()),
-      ",\"simd_targets\":[", SimdTargetsJson(), "]",
+      ",\"simd_targets\":[", quote(engine::AvailableSimdTargets()), "]",
       ",\"uptime_seconds\":", absl::ToInt64Seconds(absl::Now() - started_),
       ",\"ready\":", ready() ? "true" : "false",
       ",\"draining\":", service_->draining() ? "true" : "false",
@@ -334,11 +333,11 @@ std::string UtilitydServer::StatusJson() const {
       first = false;
     }
   }
-  absl::StrAppend(&out,
-                  "],\"last_reload\":{\"ok\":", last.ok ? "true" : "false",
-                  ",\"at\":", time(last.at),
-                  ",\"changed\":", last.changed ? "true" : "false",
-                  ",\"error\":", JsonString(last.error), "}");
+  absl::StrAppend(
+      &out, "],\"last_reload\":{\"ok\":", last.ok ? "true" : "false",
+      ",\"at\":", time(last.at),
+      ",\"changed\":", last.changed ? "true" : "false", ",\"compiled\":[",
+      quote(last.compiled), "]", ",\"error\":", JsonString(last.error), "}");
   if (canary_ != nullptr) {
     const Canary::Serving c = canary_->Current();
     const ReloadOutcome cl = canary_->store().last_reload();

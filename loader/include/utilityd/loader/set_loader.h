@@ -24,6 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/definition.h"
+#include "utilityd/loader/packages.h"
 #include "utilityd/v1/behaviour_set.pb.h"
 
 namespace utilityd::loader {
@@ -34,6 +35,10 @@ struct LoadedSet {
   v1::BehaviourSet definition;
   engine::CompiledBehaviourSet compiled;
   std::string source;  // file it came from, or another label
+  // The packages composed into it (docs/FORMAT.md, "Packages and
+  // archetypes"), in the order its uses reach them; empty for a set that
+  // uses none.
+  std::vector<std::string> packages;
 
   const std::string& name() const { return definition.name(); }
   const std::string& revision() const { return definition.revision(); }
@@ -56,12 +61,27 @@ void ApplyDefaults(v1::BehaviourSet* set);
 [[nodiscard]] absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetProto(
     v1::BehaviourSet set, absl::string_view source);
 
-// Parses YAML or JSON `text`, then as LoadSetProto. Problems carry the line
-// where the offending field was written.
-[[nodiscard]] absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetText(
-    absl::string_view text, absl::string_view source);
+class Catalog;
 
-// Reads and loads one file. NOT_FOUND when it cannot be read.
+// What a set is loaded among.
+struct LoadContext {
+  // The packages its uses name; none when null.
+  const PackageIndex* packages = nullptr;
+  // A catalog loaded before: a set whose content (revision) and source are
+  // unchanged is taken from it as it is, not validated and compiled again.
+  const Catalog* previous = nullptr;
+};
+
+// Parses YAML or JSON `text`, composes the packages it uses, then as
+// LoadSetProto. Problems carry the file and line where the offending field
+// was written (a package's, for a piece that came from one).
+[[nodiscard]] absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetText(
+    absl::string_view text, absl::string_view source,
+    const LoadContext& context = {});
+
+// Reads and loads one file; the packages it uses are read from the files
+// beside it. NOT_FOUND when it cannot be read; INVALID_ARGUMENT for a
+// package file.
 [[nodiscard]] absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetFile(
     const std::string& path);
 
@@ -77,7 +97,15 @@ struct CatalogResource {
   std::vector<std::string> declared_in;
 };
 
-// Immutable name -> set map, with the resources its sets declare.
+// A package of the catalog and the sets that compose it.
+struct CatalogPackage {
+  std::shared_ptr<const PackageFile> file;
+  // Names of the sets that use it, directly or through other packages.
+  std::vector<std::string> used_by;
+};
+
+// Immutable name -> set map, with the packages and resources its sets
+// declare.
 class Catalog {
  public:
   // A catalog of already loaded sets (what-if scoring). INVALID_ARGUMENT
@@ -93,15 +121,25 @@ class Catalog {
   // Returns the catalog-wide declaration of resource `name`, or nullptr when
   // no set declares it.
   const CatalogResource* FindResource(absl::string_view name) const;
+  // The packages of the catalog's files, by name.
+  const std::map<std::string, CatalogPackage, std::less<>>& packages() const {
+    return packages_;
+  }
+  // Names of the sets this load validated and compiled: all of them, or with
+  // a previous catalog, those whose content or file changed.
+  const std::vector<std::string>& compiled() const { return compiled_; }
 
  private:
-  friend absl::StatusOr<Catalog> LoadCatalog(const std::vector<std::string>&);
+  friend absl::StatusOr<Catalog> LoadCatalog(const std::vector<std::string>&,
+                                             const Catalog*);
   // Builds resources_ from the sets; one problem per resource that one set
   // declares per target and another batch-wide.
   std::vector<std::string> IndexResources();
 
   std::map<std::string, std::shared_ptr<const LoadedSet>, std::less<>> sets_;
   std::map<std::string, CatalogResource, std::less<>> resources_;
+  std::map<std::string, CatalogPackage, std::less<>> packages_;
+  std::vector<std::string> compiled_;
 };
 
 // Returns true for names LoadCatalog reads from a directory: *.yaml, *.yml,
@@ -114,12 +152,29 @@ class Catalog {
 [[nodiscard]] absl::StatusOr<std::vector<std::string>> ListSetFiles(
     const std::vector<std::string>& paths);
 
-// Loads every file given and every behaviour-set file in every directory
-// given (not recursive; symlinked files are followed, so a Kubernetes
-// ConfigMap mount works). Set names must be unique. Returns INVALID_ARGUMENT
-// with every problem of every file, or NOT_FOUND for a missing path.
+// One file's outcome among others: a package read, a set loaded, or the
+// problems, one per line.
+struct FileLoad {
+  std::string file;
+  std::shared_ptr<const PackageFile> package;  // a package file, read
+  std::shared_ptr<const LoadedSet> set;        // a set file, loaded
+  std::string error;                           // empty when fine
+};
+
+// Loads `files` (ListSetFiles' result) as a catalog does, each file's
+// outcome on its own: the package files are read first, then every set is
+// composed with them (LoadContext::previous from `previous`).
+[[nodiscard]] std::vector<FileLoad> LoadFiles(
+    const std::vector<std::string>& files, const Catalog* previous = nullptr);
+
+// Loads every file given and every behaviour-set or package file in every
+// directory given (not recursive; symlinked files are followed, so a
+// Kubernetes ConfigMap mount works). Set and package names must be unique.
+// With `previous`, sets whose content and file are unchanged are taken from
+// it (Catalog::compiled names the others). Returns INVALID_ARGUMENT with
+// every problem of every file, or NOT_FOUND for a missing path.
 [[nodiscard]] absl::StatusOr<Catalog> LoadCatalog(
-    const std::vector<std::string>& paths);
+    const std::vector<std::string>& paths, const Catalog* previous = nullptr);
 
 }  // namespace utilityd::loader
 
