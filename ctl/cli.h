@@ -98,6 +98,7 @@ std::string Leaves(const google::protobuf::RepeatedPtrField<v1::TreeLeaf>& ls,
 
 // The commands.
 Command ValidateCommand();
+Command PackagesCommand();
 Command DecideCommand();
 Command SetsCommand();
 Command GetCommand();

@@ -14,10 +14,11 @@ namespace {
 // Every command, in the order the main usage lists them; each is defined in
 // its own file.
 std::vector<Command> Commands() {
-  return {ValidateCommand(), DecideCommand(),   SetsCommand(),
-          GetCommand(),      HealthCommand(),   BenchCommand(),
-          LogCommand(),      ReplayCommand(),   AnalyseCommand(),
-          TuneCommand(),     ImportBtCommand(), ExportBtCommand()};
+  return {ValidateCommand(), PackagesCommand(), DecideCommand(),
+          SetsCommand(),     GetCommand(),      HealthCommand(),
+          BenchCommand(),    LogCommand(),      ReplayCommand(),
+          AnalyseCommand(),  TuneCommand(),     ImportBtCommand(),
+          ExportBtCommand()};
 }
 
 std::string MainUsage() {

@@ -49,21 +49,36 @@ int Validate(const Parsed& p, std::ostream& out, std::ostream& err) {
     return kInvalid;
   }
   int problems = 0;
-  std::map<std::string, std::string> seen;  // set name -> file
-  for (const std::string& f : *files) {
-    absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> set =
-        loader::LoadSetFile(f);
-    if (!set.ok()) {
-      const std::string message(set.status().message());
-      err << message << "\n";
+  std::map<std::string, std::string> seen;                // set name -> file
+  std::map<std::string, std::vector<std::string>> users;  // package -> sets
+  const std::vector<loader::FileLoad> loads = loader::LoadFiles(*files);
+  for (const loader::FileLoad& f : loads) {
+    if (f.set != nullptr) {
+      for (const std::string& p : f.set->packages) {
+        users[p].push_back(f.set->name());
+      }
+    }
+  }
+  for (const loader::FileLoad& f : loads) {
+    if (!f.error.empty()) {
+      err << f.error << "\n";
       problems += 1 + static_cast<int>(
-                          std::count(message.begin(), message.end(), '\n'));
+                          std::count(f.error.begin(), f.error.end(), '\n'));
       continue;
     }
-    const loader::LoadedSet& s = **set;
-    if (auto [it, fresh] = seen.emplace(s.name(), f); !fresh) {
-      err << f << ": name: set \"" << s.name() << "\" is already defined in "
-          << it->second << "\n";
+    if (f.package != nullptr) {
+      const std::vector<std::string>& by = users[f.package->name()];
+      out << absl::StrFormat(
+          "ok  %s  package %s  (%d factors, %d actions; used by %s)\n", f.file,
+          f.package->name(), f.package->package.factors_size(),
+          f.package->package.actions_size(),
+          by.empty() ? "no set" : absl::StrJoin(by, ", "));
+      continue;
+    }
+    const loader::LoadedSet& s = *f.set;
+    if (auto [it, fresh] = seen.emplace(s.name(), f.file); !fresh) {
+      err << f.file << ": name: set \"" << s.name()
+          << "\" is already defined in " << it->second << "\n";
       ++problems;
       continue;
     }
@@ -72,9 +87,12 @@ int Validate(const Parsed& p, std::ostream& out, std::ostream& err) {
     problems += static_cast<int>(failed.size());
     if (failed.empty()) {
       out << absl::StrFormat(
-          "ok  %s  %s@%s  (%d factors, %d actions, %d scenarios hold)\n", f,
-          s.name(), s.revision(), s.definition.factors_size(),
-          s.definition.actions_size(), s.definition.scenarios_size());
+          "ok  %s  %s@%s  (%d factors, %d actions, %d scenarios hold%s)\n",
+          f.file, s.name(), s.revision(), s.definition.factors_size(),
+          s.definition.actions_size(), s.definition.scenarios_size(),
+          s.packages.empty()
+              ? ""
+              : absl::StrCat("; packages ", absl::StrJoin(s.packages, ", ")));
     }
   }
   if (problems > 0) {
@@ -84,17 +102,65 @@ int Validate(const Parsed& p, std::ostream& out, std::ostream& err) {
   return kOk;
 }
 
+// --- packages --------------------------------------------------------------
+
+int Packages(const Parsed& p, std::ostream& out, std::ostream& err) {
+  if (p.positional.empty()) {
+    err << "utilityctl packages: name at least one file or directory\n";
+    return kUsage;
+  }
+  absl::StatusOr<loader::Catalog> catalog = loader::LoadCatalog(p.positional);
+  if (!catalog.ok()) {
+    err << catalog.status().message() << "\n";
+    return kInvalid;
+  }
+  const std::string one = p.get("package", "");
+  if (!one.empty()) {
+    const auto it = catalog->packages().find(one);
+    if (it == catalog->packages().end()) {
+      std::vector<std::string> known;
+      for (const auto& [name, _] : catalog->packages()) known.push_back(name);
+      err << "--package: " << engine::UnknownNameMessage("package", one, known)
+          << "\n";
+      return kInvalid;
+    }
+    for (const std::string& set : it->second.used_by) out << set << "\n";
+    return kOk;
+  }
+  out << absl::StrFormat("%-20s %-32s %s\n", "PACKAGE", "FILE", "USED BY");
+  for (const auto& [name, package] : catalog->packages()) {
+    out << absl::StrFormat(
+        "%-20s %-32s %s\n", name, package.file->source,
+        package.used_by.empty() ? "-" : absl::StrJoin(package.used_by, ","));
+  }
+  return kOk;
+}
+
 }  // namespace
+
+Command PackagesCommand() {
+  return {
+      .name = "packages",
+      .synopsis = "PATH... [--package NAME]",
+      .description =
+          "Lists the packages of the files and directories given and the "
+          "sets (archetypes)\nthat compose each, directly or through other "
+          "packages. With --package, prints\nthe names of the sets that "
+          "compose that one, one per line: what an edit to it\nchanges.",
+      .options = {{"package", "NAME", "only the sets composing this package"}},
+      .run = Packages};
+}
 
 Command ValidateCommand() {
   return {
       .name = "validate",
       .synopsis = "PATH...",
       .description =
-          "Validates behaviour-set files (YAML or JSON) and every such file "
-          "in the\ndirectories given. Reports every problem with file, line "
-          "and field path,\nand checks that each scenario's expected action "
-          "wins. Exits 1 on any problem.",
+          "Validates behaviour-set and package files (YAML or JSON) and every "
+          "such file\nin the directories given, each set composed with the "
+          "packages it uses.\nReports every problem with file, line and field "
+          "path, and checks that each\nscenario's expected action wins. Exits "
+          "1 on any problem.",
       .run = Validate};
 }
 

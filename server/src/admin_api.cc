@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/src/log.h"
@@ -191,6 +192,12 @@ absl::Status ExportSet(DecisionServiceImpl* service, const HttpRequest& req,
   if (set == nullptr) {
     return absl::NotFoundError(
         absl::StrCat("name: no loaded set is called ", req.captures[0]));
+  }
+  if (!set->packages.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        set->name(), " composes packages (", absl::StrJoin(set->packages, ", "),
+        "); edits to an archetype are not written into its files yet: make "
+        "them in the files its origins name"));
   }
   std::ifstream in(set->source, std::ios::binary);
   std::ostringstream disk;

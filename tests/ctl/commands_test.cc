@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/ctl/run_utilityctl.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 #include "utilityd/loader/proto_reader.h"
 #include "utilityd/v1/analysis.pb.h"
 #include "utilityd/v1/decision_service.pb.h"
@@ -112,6 +113,63 @@ scenarios:
   std::filesystem::remove_all(dir);
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("scenario \"High\": expected b to win, got a"));
+}
+
+// A catalog of packages and the archetypes composing them: validate reports
+// each package with its users, and `packages` says what an edit reaches.
+TEST(UtilityctlTest, ValidateAndPackagesReportPerArchetypeAndPackage) {
+  const testing::TempDir dir("utilityctl_packages");
+  std::ofstream(dir.path() / "survival.yaml") << R"(package: survival
+factors: [{name: health, max: 100}]
+actions:
+  - {name: flee, considerations: [{name: hurt, factor: health, range: {min: 100, max: 0}}]}
+)";
+  std::ofstream(dir.path() / "pack.yaml") << R"(package: pack
+uses: [{package: survival}]
+actions: [{name: howl, weight: 0.2}]
+)";
+  std::ofstream(dir.path() / "unused.yaml") << "package: unused\n";
+  std::ofstream(dir.path() / "wolf.yaml") << R"(name: wolf
+factors: [{name: health, max: 60}]
+uses: [{package: pack}]
+actions: [{name: bite, weight: 0.5}]
+scenarios:
+  - {name: Nearly dead, factors: {health: 3}, expected_action: flee}
+)";
+  std::ofstream(dir.path() / "deer.yaml") << R"(name: deer
+uses: [{package: survival, actions: {flee: {weight: 2}}}]
+actions: [{name: graze, weight: 0.1}]
+)";
+  const Result v = Ctl({"validate", dir.path().string()});
+  EXPECT_EQ(v.code, 0) << v.err;
+  EXPECT_THAT(v.out, AllOf(HasSubstr("package survival  (1 factors, 1 actions; "
+                                     "used by deer, wolf)"),
+                           HasSubstr("package unused  (0 factors, 0 actions; "
+                                     "used by no set)"),
+                           HasSubstr("1 scenarios hold; packages pack, "
+                                     "survival)")));
+  const Result list = Ctl({"packages", dir.path().string()});
+  EXPECT_EQ(list.code, 0) << list.err;
+  EXPECT_THAT(list.out, AllOf(HasSubstr("PACKAGE"), HasSubstr("deer,wolf"),
+                              HasSubstr("unused")));
+  const Result one =
+      Ctl({"packages", dir.path().string(), "--package", "survival"});
+  EXPECT_EQ(one.out, "deer\nwolf\n");
+  const Result typo =
+      Ctl({"packages", dir.path().string(), "--package", "survivl"});
+  EXPECT_EQ(typo.code, 1);
+  EXPECT_THAT(typo.err, HasSubstr("did you mean \"survival\""));
+  // An override of what the package lacks fails validation, naming both.
+  std::ofstream(dir.path() / "deer.yaml") << R"(name: deer
+uses: [{package: survival, actions: {fle: {weight: 2}}}]
+actions: [{name: graze, weight: 0.1}]
+)";
+  const Result bad = Ctl({"validate", dir.path().string()});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err, AllOf(HasSubstr("deer.yaml:2:"),
+                             HasSubstr("has no action \"fle\" (did you mean "
+                                       "\"flee\"?)"),
+                             HasSubstr("survival.yaml")));
 }
 
 TEST(UtilityctlTest, DecideWritesTheResponseAsProtobufJson) {

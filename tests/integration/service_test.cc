@@ -719,6 +719,67 @@ TEST_F(ServiceTest, HotReloadSwapsGoodFilesAndKeepsServingOnBadOnes) {
   EXPECT_TRUE(seen_revisions.count(first) || seen_revisions.count(second));
 }
 
+// Packages served by the real binary: the composed sets decide with the
+// packages' actions, GetBehaviourSet names where each piece came from, and
+// one edit to a shared package reaches every set composing it on the next
+// reload, recompiling only those.
+TEST_F(ServiceTest, APackageEditReachesEveryArchetypeUsingItOnTheNextReload) {
+  const std::string survival = R"(package: survival
+factors: [{name: health, max: 100}]
+actions:
+  - name: flee
+    weight: 1
+    considerations: [{name: hurt, factor: health, range: {min: 100, max: 0}}]
+)";
+  WriteText(config_.path() / "survival.yaml", survival);
+  for (const char* name : {"wolf", "deer"}) {
+    WriteText(config_.path() / absl::StrCat(name, ".yaml"),
+              absl::StrCat("name: ", name,
+                           "\nuses: [{package: survival}]\n"
+                           "actions: [{name: wander, weight: 0.5}]\n"));
+  }
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const std::string wolf = Revision("wolf"), deer = Revision("deer"),
+                    mage = Revision("arena_mage");
+  ASSERT_FALSE(wolf.empty()) << server_->Log();
+  auto decide = [&](double health) {
+    v1::DecideRequest request;
+    v1::AgentSnapshot* a = request.add_agents();
+    a->set_agent_id("w1");
+    a->set_behaviour_set("wolf");
+    (*a->mutable_named_factors())["health"] = health;
+    v1::DecideResponse response;
+    EXPECT_TRUE(Decide(request, &response).ok());
+    return response.decisions(0).action();
+  };
+  EXPECT_EQ(decide(10), "flee");
+  EXPECT_EQ(decide(40), "flee");  // 0.6 > 0.5
+  EXPECT_EQ(decide(90), "wander");
+
+  grpc::ClientContext context;
+  v1::GetBehaviourSetRequest get;
+  get.set_name("wolf");
+  v1::GetBehaviourSetResponse got;
+  ASSERT_TRUE(stub_->GetBehaviourSet(&context, get, &got).ok());
+  const v1::BehaviourSet& set = got.behaviour_set();
+  ASSERT_EQ(set.origins_size(), 3);  // health, wander, flee
+  EXPECT_EQ(set.origins(2).piece(), "actions.flee");
+  EXPECT_EQ(set.origins(2).package(), "survival");
+  EXPECT_EQ(set.origins(2).line(), 4);
+
+  // One line of the package: the flee weight halved.
+  WriteText(config_.path() / "survival.yaml",
+            absl::StrReplaceAll(survival, {{"weight: 1", "weight: 0.4"}}));
+  const std::string wolf2 =
+      AwaitRevisionChange(this, wolf, [&] { return Revision("wolf"); });
+  EXPECT_NE(wolf2, wolf);
+  EXPECT_NE(AwaitRevisionChange(this, deer, [&] { return Revision("deer"); }),
+            deer);
+  EXPECT_EQ(Revision("arena_mage"), mage);
+  EXPECT_EQ(decide(40), "wander");  // 0.6 * 0.4 < 0.5
+  EXPECT_THAT(server_->Log(), HasSubstr("changed=true compiled=2"));
+}
+
 // A BehaviorTree.CPP tree imported and given utility nodes
 // (tests/testdata/bt/guard_utility.yaml, what `import-bt --into` writes;
 // bt_import_test) served by the real binary: a running agent's tree carries
