@@ -203,8 +203,9 @@ class Composer {
     if (issues_->size() != before) return false;
     for (const UseAt& u : uses_) Override(u);
     if (issues_->size() != before) return false;
-    for (const UseAt& u : uses_) Gate(u);
+    for (const UseAt& u : uses_) CheckGate(u);
     if (issues_->size() != before) return false;
+    for (const PackageFile* p : order_) Gate(p);
     WriteOrigins();
     set_->clear_uses();
     return true;
@@ -220,8 +221,8 @@ class Composer {
     const PackageFile* used;
   };
   struct Reach {
-    std::vector<std::string> gates;  // every `when` on the way to it
-    std::string where;               // the first use reaching it
+    // The `when`s on the way to it that every use reaching it shares.
+    std::vector<std::string> gates;
   };
 
   std::string Where(const PackageFile* owner, absl::string_view path) const {
@@ -277,32 +278,30 @@ class Composer {
         continue;
       }
       std::vector<std::string> g = gates;
-      if (!use.when().empty()) g.push_back(use.when());
+      if (!use.when().empty() &&
+          std::find(g.begin(), g.end(), use.when()) == g.end()) {
+        g.push_back(use.when());
+      }
       uses_.push_back({&use, owner, at, p});
       auto [reach, fresh] = reached_.try_emplace(p);
       if (!fresh) {
-        if (reach->second.gates != g) {
-          Issue(owner, at,
-                absl::StrCat("package \"", p->name(), "\" is used here ",
-                             GateText(g), " and at ", reach->second.where, " ",
-                             GateText(reach->second.gates),
-                             "; a package composes once, so its uses must "
-                             "gate it alike"));
-        }
+        // Composed once: gated only by what gates every use of it (a
+        // package used on its own and under a gated one is not gated).
+        std::vector<std::string>& kept = reach->second.gates;
+        kept.erase(std::remove_if(kept.begin(), kept.end(),
+                                  [&](const std::string& x) {
+                                    return std::find(g.begin(), g.end(), x) ==
+                                           g.end();
+                                  }),
+                   kept.end());
         continue;
       }
-      reach->second = {g, Where(owner, at)};
+      reach->second = {g};
       order_.push_back(p);
       chain->push_back(p);
       Walk(p->package.uses(), p, g, chain);
       chain->pop_back();
     }
-  }
-
-  static std::string GateText(const std::vector<std::string>& gates) {
-    return gates.empty()
-               ? "ungated"
-               : absl::StrCat("gated by ", absl::StrJoin(gates, ", "));
   }
 
   // Where element `i` of composed list `list` was written.
@@ -482,9 +481,8 @@ class Composer {
     }
   }
 
-  // A use's gate: a consideration on each action it brings (nested uses'
-  // included) that is 1 while the flag is set and vetoes while it is 0.
-  void Gate(const UseAt& u) {
+  // A use's gate reads a flag, under an aggregation where 0 vetoes.
+  void CheckGate(const UseAt& u) {
     if (u.use->when().empty()) return;
     const std::string& flag = u.use->when();
     const std::string at = u.path + ".when";
@@ -495,55 +493,35 @@ class Composer {
       std::vector<std::string> known;
       for (const v1::Factor& x : set_->factors()) known.push_back(x.name());
       Issue(u.owner, at, engine::UnknownNameMessage("factor", flag, known));
-      return;
-    }
-    if (f->kind() != v1::FACTOR_KIND_FLAG) {
+    } else if (f->kind() != v1::FACTOR_KIND_FLAG) {
       Issue(u.owner, at,
             absl::StrCat("\"", flag,
                          "\" is not a flag; a gate reads a factor of kind: "
                          "flag (0 or 1)"));
-      return;
-    }
-    if (set_->scoring().aggregation() == v1::AGGREGATION_WEIGHTED_SUM) {
+    } else if (set_->scoring().aggregation() == v1::AGGREGATION_WEIGHTED_SUM) {
       Issue(u.owner, at,
             absl::StrCat("\"", set_->name(),
                          "\" aggregates by weighted_sum, where a 0 does not "
                          "veto; a gate needs product or min"));
-      return;
-    }
-    const std::vector<Piece>& pieces = out_->pieces_.at("actions");
-    for (size_t i = 0; i < pieces.size(); ++i) {
-      if (pieces[i].package == nullptr || !Brings(u.used, pieces[i].package)) {
-        continue;
-      }
-      v1::Action* a = set_->mutable_actions(i);
-      const std::string name = absl::StrCat("when_", flag);
-      if (std::any_of(
-              a->considerations().begin(), a->considerations().end(),
-              [&](const v1::Consideration& c) { return c.name() == name; })) {
-        continue;  // gated by this flag already, through another use
-      }
-      v1::Consideration* c = a->add_considerations();
-      c->set_name(name);
-      c->set_factor(flag);
-      c->mutable_range()->set_min(0);
-      c->mutable_range()->set_max(1);
-      c->mutable_curve()->mutable_step()->set_threshold(0.5);
-      overridden_[i].push_back(absl::StrCat("gate ", flag));
     }
   }
 
-  // Whether composing `used` brings `package`'s pieces: it is `used`, or a
-  // package `used` reaches.
-  bool Brings(const PackageFile* used, const PackageFile* package) const {
-    if (used == package) return true;
-    for (const v1::PackageUse& u : used->package.uses()) {
-      const auto p = packages_.find(u.package());
-      if (p != packages_.end() && Brings(p->second.get(), package)) {
-        return true;
+  // The gates of `package`'s actions: for each flag, a consideration that
+  // is 1 while the flag is set and vetoes while it is 0.
+  void Gate(const PackageFile* package) {
+    const std::vector<Piece>& pieces = out_->pieces_.at("actions");
+    for (const std::string& flag : reached_.at(package).gates) {
+      for (size_t i = 0; i < pieces.size(); ++i) {
+        if (pieces[i].package != package) continue;
+        v1::Consideration* c = set_->mutable_actions(i)->add_considerations();
+        c->set_name(absl::StrCat("when_", flag));
+        c->set_factor(flag);
+        c->mutable_range()->set_min(0);
+        c->mutable_range()->set_max(1);
+        c->mutable_curve()->mutable_step()->set_threshold(0.5);
+        overridden_[i].push_back(absl::StrCat("gate ", flag));
       }
     }
-    return false;
   }
 
   void WriteOrigins() {

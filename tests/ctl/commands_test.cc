@@ -84,6 +84,13 @@ TEST(UtilityctlTest, ValidateIsCleanOnTheExamples) {
   EXPECT_THAT(r.out, HasSubstr("9 scenarios hold"));
   EXPECT_THAT(r.out, HasSubstr("villager_needs@"));
   EXPECT_THAT(r.out, HasSubstr("eat_hide_wander@"));
+  // The catalog of packages and archetypes: every scenario holds.
+  const Result c = Ctl({"validate", "examples/catalog"});
+  EXPECT_EQ(c.code, 0) << c.err;
+  EXPECT_THAT(c.out, AllOf(HasSubstr("package survival  (2 factors, 2 actions; "
+                                     "used by bandit, deer, wolf)"),
+                           HasSubstr("3 scenarios hold; packages melee, "
+                                     "archery, survival)")));
 }
 
 TEST(UtilityctlTest, ValidateReportsEveryProblemAndExitsOne) {

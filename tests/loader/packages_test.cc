@@ -382,14 +382,25 @@ TEST_F(PackagesTest, AGateReadsAFlagUnderAVetoingAggregation) {
   EXPECT_THAT(Errors(Load()), HasSubstr("aggregates by weighted_sum"));
 }
 
-TEST_F(PackagesTest, APackageReachedTwiceMustBeGatedAlike) {
+// Survival is reached twice: under archery's gate and on its own. Composed
+// once, it keeps only the gates every use shares: none.
+TEST_F(PackagesTest, APackageReachedTwiceKeepsTheGatesEveryUseShares) {
   WriteAll();
   Write(
       "goblin.yaml",
       absl::StrReplaceAll(kGoblin, {{"  - package: survival\n    when: has_bow",
                                      "  - package: survival"}}));
-  EXPECT_THAT(Errors(Load()),
-              HasSubstr("package \"survival\" is used here ungated and at "));
+  absl::StatusOr<Catalog> c = Load();
+  ASSERT_THAT(c, IsOk());
+  const v1::BehaviourSet& d = c->Find("goblin")->definition;
+  ASSERT_THAT(Names(d.actions()),
+              ElementsAre("smash", "shoot", "flee", "rest"));
+  EXPECT_EQ(d.actions(1).considerations(1).name(), "when_has_bow");
+  for (int i : {2, 3}) {
+    for (const v1::Consideration& k : d.actions(i).considerations()) {
+      EXPECT_NE(k.factor(), "has_bow") << d.actions(i).name();
+    }
+  }
 }
 
 TEST_F(PackagesTest, AProblemInAPackagesPieceIsReportedWhereItIsWritten) {
