@@ -1,9 +1,13 @@
 // utilityctl analyse: what behaviour sets can never do (docs/ANALYSIS.md).
 #include <iostream>
+#include <map>
 #include <set>
+#include <tuple>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "ctl/cli.h"
@@ -43,6 +47,41 @@ bool ReadNumber(const Parsed& p, const std::string& name, double lo, double hi,
     return false;
   }
   return true;
+}
+
+// The findings about pieces packages brought, once per package, kind and
+// subject, with the sets they were found in.
+void GroupByPackage(const loader::Catalog& catalog,
+                    v1::AnalysisReport* report) {
+  std::map<std::tuple<std::string, std::string, std::string>,
+           v1::PackageFinding>
+      grouped;
+  for (const v1::SetAnalysis& a : report->sets()) {
+    const auto set = catalog.Find(a.behaviour_set());
+    if (set == nullptr || set->packages.empty()) continue;
+    std::map<std::string, std::string, std::less<>> package_of;  // action
+    for (const v1::Origin& o : set->definition.origins()) {
+      if (absl::StartsWith(o.piece(), "actions.") && !o.package().empty()) {
+        package_of[o.piece().substr(8)] = o.package();
+      }
+    }
+    for (const v1::Finding& f : a.findings()) {
+      if (!f.accepted().empty()) continue;  // the set keeps it on purpose
+      const absl::string_view action =
+          absl::string_view(f.subject()).substr(0, f.subject().find('.'));
+      const auto p = package_of.find(action);
+      if (p == package_of.end()) continue;
+      v1::PackageFinding& g = grouped[{p->second, f.kind(), f.subject()}];
+      if (g.sets().empty()) {
+        g.set_package(p->second);
+        g.set_kind(f.kind());
+        g.set_subject(f.subject());
+        g.set_message(f.message());
+      }
+      g.add_sets(a.behaviour_set());
+    }
+  }
+  for (auto& [_, g] : grouped) *report->add_packages() = std::move(g);
 }
 
 int Analyse(const Parsed& p, std::ostream& out, std::ostream& err) {
@@ -111,6 +150,7 @@ int Analyse(const Parsed& p, std::ostream& out, std::ostream& err) {
     err << "utilityctl analyse: no set named " << only << "\n";
     return kUsage;
   }
+  GroupByPackage(*catalog, &report);
   int failing = 0;
   for (const v1::SetAnalysis& a : report.sets()) {
     for (const v1::Finding& f : a.findings()) {
@@ -122,6 +162,13 @@ int Analyse(const Parsed& p, std::ostream& out, std::ostream& err) {
   } else {
     for (const v1::SetAnalysis& a : report.sets()) {
       out << analysis::FormatAnalysis(a) << "\n";
+    }
+    if (!report.packages().empty()) out << "packages:\n";
+    for (const v1::PackageFinding& f : report.packages()) {
+      out << absl::StrFormat("  %-16s %-17s %s: in %d set%s (%s): %s\n",
+                             f.package(), f.kind(), f.subject(), f.sets_size(),
+                             f.sets_size() == 1 ? "" : "s",
+                             absl::StrJoin(f.sets(), ", "), f.message());
     }
   }
   if (failing > 0) {

@@ -179,6 +179,38 @@ actions: [{name: graze, weight: 0.1}]
                              HasSubstr("survival.yaml")));
 }
 
+// A package consideration that vetoes everywhere is one finding of the
+// package, naming every archetype it affects, not one per archetype only.
+TEST(UtilityctlTest, AnalyseReportsAPackagesFindingOnceWithItsSets) {
+  const testing::TempDir dir("utilityctl_analyse_packages");
+  std::ofstream(dir.path() / "broken.yaml") << R"(package: broken
+factors: [{name: depth}]
+actions:
+  - name: dig
+    considerations:
+      - {name: never, factor: depth, curve: {linear: {slope: 0, intercept: 0}}}
+)";
+  for (const char* name : {"a", "b"}) {
+    std::ofstream(dir.path() / (std::string(name) + ".yaml"))
+        << "name: " << name << "\nuses: [{package: broken}]\n"
+        << "actions: [{name: idle, weight: 0.1}]\n";
+  }
+  const Result r = Ctl({"analyse", dir.path().string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.out, HasSubstr("packages:\n  broken           always_veto      "
+                               " dig.never: in 2 sets (a, b): vetoes "
+                               "everywhere"));
+  const Result json = Ctl({"analyse", dir.path().string(), "--format", "json"});
+  v1::AnalysisReport report;
+  ASSERT_THAT(loader::ReadMessageOrError(json.out, "report", &report), IsOk());
+  ASSERT_GE(report.packages_size(), 1);
+  const v1::PackageFinding& f = report.packages(0);
+  EXPECT_EQ(f.package(), "broken");
+  EXPECT_EQ(f.kind(), "always_veto");
+  EXPECT_EQ(f.subject(), "dig.never");
+  EXPECT_THAT(f.sets(), ::testing::ElementsAre("a", "b"));
+}
+
 TEST(UtilityctlTest, DecideWritesTheResponseAsProtobufJson) {
   const Result r = Ctl({"decide", "--config_dir", "examples/behaviour_sets",
                         "--input", "examples/requests/arena_decide.json"});
