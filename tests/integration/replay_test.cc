@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <vector>
 
@@ -262,6 +263,83 @@ TEST_F(ReplayIntegrationTest, ACutLogNamesTheOffsetAndFails) {
 // Rows of a block are logged as the snapshots that decide the same: with
 // their decision ids and entity ids, replayable, and counted by replay as
 // the independent count says.
+// A candidate catalog with one package changed: replay reports the churn
+// per archetype, and an archetype that does not compose the package keeps
+// every decision.
+TEST(PackageReplayTest, AChangedPackageChurnsOnlyTheArchetypesComposingIt) {
+  testing::TempDir dir("utilityd_package_replay");
+  const std::string log = (dir.path() / "decisions.bin").string();
+  {
+    testing::UtilitydProcess server({"--config_dir=examples/catalog",
+                                     "--decision_log=" + log,
+                                     "--decision_log_format=binary"});
+    ASSERT_THAT(server.StartServing(), IsOk());
+    auto stub = v1::DecisionService::NewStub(grpc::CreateChannel(
+        server.address(), grpc::InsecureChannelCredentials()));
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> unit(0, 1);
+    v1::DecideRequest request;
+    for (int i = 0; i < 400; ++i) {
+      v1::AgentSnapshot* a = request.add_agents();
+      const bool deer = i % 2 == 0;
+      a->set_agent_id(absl::StrCat(i));
+      a->set_behaviour_set(deer ? "deer" : "wolf");
+      auto& f = *a->mutable_named_factors();
+      f["health"] = unit(rng) * (deer ? 40 : 80);
+      f["threat"] = unit(rng);
+      f["hunger"] = unit(rng);
+      f["food_distance"] = unit(rng) * 25;
+      if (deer) continue;
+      f["pack_distance"] = unit(rng) * 200;
+      v1::TargetSnapshot* t = a->add_targets();
+      t->set_target_id("deer-1");
+      (*t->mutable_named_factors())["distance"] = unit(rng) * 30;
+      (*t->mutable_named_factors())["target_health"] = unit(rng) * 100;
+    }
+    grpc::ClientContext context;
+    v1::DecideResponse response;
+    ASSERT_TRUE(stub->Decide(&context, request, &response).ok());
+    server.Signal(SIGTERM);  // writes what is queued
+    ASSERT_EQ(server.Wait(), 0) << server.Log();
+  }
+  // The candidates: the catalog with survival's flee counting hurt sooner,
+  // and with melee's attack weighed down (the deer composes no melee).
+  auto candidate = [&](const std::string& name, const std::string& file,
+                       const std::string& from, const std::string& to) {
+    const fs::path d = dir.path() / name;
+    fs::create_directories(d);
+    for (const auto& e : fs::directory_iterator("examples/catalog")) {
+      fs::copy_file(e.path(), d / e.path().filename());
+    }
+    const std::string text = testing::ReadWholeFile((d / file).string());
+    EXPECT_TRUE(absl::StrContains(text, from));
+    std::ofstream(d / file) << absl::StrReplaceAll(text, {{from, to}});
+    return d.string();
+  };
+  auto churn = [&](const std::string& candidate_dir) {
+    int code = 0;
+    const v1::ReplayReport r =
+        RunReplay({"--log", log, "--candidate", candidate_dir}, &code);
+    EXPECT_EQ(code, 0);
+    EXPECT_EQ(r.entries_read(), 400);
+    std::map<std::string, int64_t> flipped;
+    for (const v1::SetChurn& s : r.sets()) {
+      flipped[s.behaviour_set()] = s.flipped();
+      EXPECT_NE(s.baseline_revision(), "");
+    }
+    return flipped;
+  };
+  const auto survival = churn(
+      candidate("survival", "survival.yaml", "midpoint: 0.3", "midpoint: 0.6"));
+  EXPECT_GT(survival.at("deer"), 0);
+  EXPECT_GT(survival.at("wolf"), 0);
+  const auto melee =
+      churn(candidate("melee", "melee.yaml", "  - name: attack\n",
+                      "  - name: attack\n    weight: 0.2\n"));
+  EXPECT_EQ(melee.at("deer"), 0);
+  EXPECT_GT(melee.at("wolf"), 0);
+}
+
 TEST(BlockReplayTest, ALoggedBlockReplaysAsItsRowsDecided) {
   testing::TempDir dir("utilityd_block_replay");
   const std::string log = (dir.path() / "decisions.jsonl").string();
