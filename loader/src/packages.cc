@@ -4,14 +4,18 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "utilityd/engine/compiled_set.h"
 #include "yaml-cpp/yaml.h"
 
@@ -54,6 +58,22 @@ std::string PackageFile::Where(absl::string_view path) const {
 
 bool IsPackageText(absl::string_view text) {
   if (text.size() > ReadLimits{}.max_bytes) return false;
+  // Block style, as designers write: a `package` key at the start of a line
+  // (a top-level key; nested keys are indented). Anything else (flow style,
+  // JSON) is parsed to look.
+  bool block = false;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (line.empty() || line[0] == '#' || line[0] == ' ' || line == "---" ||
+        line == "\r") {
+      continue;
+    }
+    if (absl::StartsWith(line, "{") || absl::StartsWith(line, "[")) break;
+    block = true;
+    for (absl::string_view key : {"package:", "\"package\":", "'package':"}) {
+      if (absl::StartsWith(line, key)) return true;
+    }
+  }
+  if (block) return false;
   try {
     const YAML::Node doc = YAML::Load(std::string(text));
     return doc.IsMap() && doc["package"].IsDefined();
@@ -66,6 +86,8 @@ absl::StatusOr<std::shared_ptr<const PackageFile>> ReadPackageText(
     absl::string_view text, absl::string_view source) {
   auto file = std::make_shared<PackageFile>();
   file->source = std::string(source);
+  file->text_hash =
+      std::hash<std::string_view>{}(std::string_view(text.data(), text.size()));
   std::vector<ReadIssue> issues;
   if (!ReadMessage(text, source, &file->package, &issues, {},
                    &file->positions)) {

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
@@ -186,6 +188,20 @@ void ValidateAnalysisNotes(const v1::BehaviourSet& set,
   }
 }
 
+// The text hash of a set file combined with those of the packages it
+// composes (by name, in `index`); 0 when one of them is missing.
+size_t InputHash(size_t text_hash, const std::vector<std::string>& packages,
+                 const PackageIndex* index) {
+  size_t h = text_hash;
+  for (const std::string& name : packages) {
+    const auto p =
+        index == nullptr ? PackageIndex::const_iterator{} : index->find(name);
+    if (index == nullptr || p == index->end()) return 0;
+    h = (h ^ p->second->text_hash) * 0x100000001b3ull;
+  }
+  return h;
+}
+
 // Where a path of the loaded set was written: subtree expansions and
 // composed packages followed back to the file and line.
 ReadIssue Locate(const engine::ValidationIssue& issue, const SubtreeUses& uses,
@@ -249,6 +265,10 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
   loaded->compiled = *std::move(compiled);
   loaded->source = std::string(source);
   loaded->packages = composition.packages();
+  if (context.text_hash != 0) {
+    loaded->input_hash =
+        InputHash(context.text_hash, loaded->packages, context.packages);
+  }
   return std::shared_ptr<const LoadedSet>(std::move(loaded));
 }
 
@@ -348,10 +368,25 @@ std::vector<FileLoad> LoadFiles(const std::vector<std::string>& files,
           AddPackageText(texts[i], files[i], &packages, &out[i].package);
     }
   }
+  // The previous catalog's sets by file, to take those whose text and
+  // packages are unchanged without reading them again.
+  absl::flat_hash_map<std::string, std::shared_ptr<const LoadedSet>> before;
+  if (previous != nullptr) {
+    for (const auto& [_, set] : previous->sets()) before[set->source] = set;
+  }
   for (size_t i = 0; i < files.size(); ++i) {
     if (out[i].package != nullptr || !out[i].error.empty()) continue;
+    const size_t text_hash = std::hash<std::string_view>{}(texts[i]);
+    if (const auto old = before.find(files[i]);
+        old != before.end() && old->second->input_hash != 0 &&
+        old->second->input_hash ==
+            InputHash(text_hash, old->second->packages, &packages)) {
+      out[i].set = old->second;
+      continue;
+    }
     absl::StatusOr<std::shared_ptr<const LoadedSet>> set = LoadSetText(
-        texts[i], files[i], {.packages = &packages, .previous = previous});
+        texts[i], files[i],
+        {.packages = &packages, .previous = previous, .text_hash = text_hash});
     if (!set.ok()) {
       out[i].error = std::string(set.status().message());
       continue;

@@ -31,6 +31,7 @@ struct PackageFile {
   v1::Package package;
   std::string source;  // the file
   PositionMap positions;
+  size_t text_hash = 0;  // of the file's text, to see it unchanged
 
   const std::string& name() const { return package.package(); }
   // "survival.yaml:12" for a path of the package ("actions[0]"), the line

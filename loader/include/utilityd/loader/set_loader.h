@@ -39,6 +39,10 @@ struct LoadedSet {
   // archetypes"), in the order its uses reach them; empty for a set that
   // uses none.
   std::vector<std::string> packages;
+  // Of the text it was loaded from and its packages' texts (0: not loaded
+  // from a text): a reload that finds them unchanged takes the set as it is,
+  // without reading it again.
+  size_t input_hash = 0;
 
   const std::string& name() const { return definition.name(); }
   const std::string& revision() const { return definition.revision(); }
@@ -70,6 +74,8 @@ struct LoadContext {
   // A catalog loaded before: a set whose content (revision) and source are
   // unchanged is taken from it as it is, not validated and compiled again.
   const Catalog* previous = nullptr;
+  // The hash of the text being loaded, for LoadedSet::input_hash.
+  size_t text_hash = 0;
 };
 
 // Parses YAML or JSON `text`, composes the packages it uses, then as
