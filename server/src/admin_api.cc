@@ -419,6 +419,26 @@ absl::Status WhatIf(DecisionServiceImpl* service, const AdminBudget& budget,
   return absl::OkStatus();
 }
 
+// GET /api/v1/packages: every package of the live catalog, its file and
+// the sets composing it — what an edit to one of its pieces reaches.
+absl::Status Packages(DecisionServiceImpl* service, HttpResponse& res) {
+  const std::shared_ptr<const Generation> g = service->store().Current();
+  std::string json = "{\"packages\":[";
+  if (g != nullptr) {
+    bool first = true;
+    for (const auto& [name, p] : g->catalog.packages()) {
+      std::vector<std::string> users;
+      for (const std::string& u : p.used_by) users.push_back(JsonString(u));
+      absl::StrAppend(&json, first ? "" : ",", "{\"name\":", JsonString(name),
+                      ",\"file\":", JsonString(p.file->source),
+                      ",\"usedBy\":[", absl::StrJoin(users, ","), "]}");
+      first = false;
+    }
+  }
+  res.Set(json + "]}\n", "application/json");
+  return absl::OkStatus();
+}
+
 // GET /api/v1/format: the format's other vocabularies, from the schema
 // itself — the tree's node kinds (TreeNode's `kind` oneof, each one the
 // engine knows by that name) and the compensations — under their names in
@@ -809,6 +829,8 @@ std::vector<ApiRoute> ApiRoutes(DecisionServiceImpl* service,
       {"POST", "/api/v1/sets/{name}/export",
        [service](Req req, Res res) { return ExportSet(service, req, res); },
        kWorker},
+      {"GET", "/api/v1/packages",
+       [service](Req, Res res) { return Packages(service, res); }, kWorker},
       {"POST", "/api/v1/decide",
        [service, budget](Req req, Res res) {
          return Decide(service, budget, req, res);

@@ -12,6 +12,7 @@ import { createCandidateView } from './candidate_view.js';
 import { createEditorView } from './editor_view.js';
 import { createFeedView } from './feed_view.js';
 import { curveSvg } from './plot.js';
+import { originOf, provenanceText } from './provenance.js';
 import { sensitivityLine, sensitivityOf } from './sensitivity_view.js';
 import {
   agentOf as snapshotAgent, carriedSnapshot, defaultSnapshot, factorOf, factorsOf, kindOf,
@@ -117,6 +118,9 @@ async function chooseSet(name, snapshot) {
   const got = await api('/api/v1/sets/' + encodeURIComponent(name));
   state.summary = got.summary;
   state.loaded = got.behaviourSet;
+  // A composed set: the packages, to say what an edit to one reaches.
+  state.packages = (got.behaviourSet.origins || []).length
+    ? (await api('/api/v1/packages')).packages || [] : [];
   state.work = JSON.parse(JSON.stringify(got.behaviourSet));
   // The last set's decision does not fit this set's actions: none until
   // this set's first decision (the curves may be drawn before it).
@@ -447,6 +451,8 @@ const editor = createEditorView({
     `&consideration=${encodeURIComponent(consideration)}`, set),
   original: () => state.loaded,
   factorOf: editedFactor,
+  provenance: (action) =>
+    provenanceText(originOf(state.loaded, `actions.${action}`), state.packages),
 });
 
 // Export: the server writes the page's edits into the set's own file, and

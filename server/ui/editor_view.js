@@ -111,7 +111,11 @@ export function applyEdit(action, con, kinds, el) {
 // scores follow), `fetchCurve(set, action, consideration)` gets a curve's
 // samples from the engine, `original()` is the set as loaded (the ghost),
 // `factorOf(con)` the consideration's factor: {unit, value} (the agent's).
-export function createEditorView({ $, set, kinds, onEdit, onDrag, fetchCurve, original, factorOf }) {
+// `provenance(actionName)`: what the editor says of where the action was
+// written ('' for the set's own; provenance.js).
+export function createEditorView({
+  $, set, kinds, onEdit, onDrag, fetchCurve, original, factorOf, provenance = () => '',
+}) {
   let editing = null;  // {action, consideration} being edited
   let plot = null;     // {from, to, factor, points, ghost}
   let ticket = null;   // the newest curve call's (older answers are dropped)
@@ -192,6 +196,9 @@ export function createEditorView({ $, set, kinds, onEdit, onDrag, fetchCurve, or
     const { con } = target();
     $('editor').hidden = false;
     $('editor-title').textContent = con ? `${actionName} / ${conName}` : actionName;
+    const origin = provenance(actionName);
+    $('editor-origin').textContent = origin;
+    $('editor-origin').hidden = !origin;
     fields();
     $('curve-editor').hidden = !con;
     if (!con) return;

@@ -45,6 +45,10 @@ for (const f of fs.readdirSync(path.join(sourceDir, 'examples/behaviour_sets')))
 }
 fs.copyFileSync(path.join(sourceDir, 'tests/testdata/analysis/weak.yaml'),
   path.join(setsDir, 'weak.yaml'));
+// The catalog of packages and archetypes (the editor's provenance check).
+for (const f of fs.readdirSync(path.join(sourceDir, 'examples/catalog'))) {
+  fs.copyFileSync(path.join(sourceDir, 'examples/catalog', f), path.join(setsDir, f));
+}
 
 const server = spawn(utilityd, [
   '--config_dir=' + setsDir,
@@ -544,6 +548,28 @@ try {
     await page.selectOption('#set', 'arena_mage');  // for the feed's set filter
     await page.waitForSelector('body[data-set="arena_mage"]');
     await settled(page);
+  });
+
+  await check('a piece from a package names its file and the sets an edit there changes', async () => {
+    await page.selectOption('#set', 'wolf');
+    await page.waitForSelector('body[data-set="wolf"]');
+    await settled(page);
+    const packages = await (await fetch(`${base}/api/v1/packages`)).json();
+    const survival = packages.packages.find((p) => p.name === 'survival');
+    assert.deepEqual(survival.usedBy, ['bandit', 'deer', 'wolf']);
+    await page.locator('.action[data-action="flee"] .con[data-consideration="hurt"] .edit-con').click();
+    const origin = page.locator('#editor-origin');
+    await origin.waitFor({ state: 'visible' });
+    assert.match(await origin.textContent(),
+      /^From package survival \(.*survival\.yaml:13\)\. An edit there changes 3 sets: bandit, deer, wolf\. This set overrides: weight, considerations\.hurt\.range\.$/);
+    // The wolf's own action says nothing of packages.
+    await page.locator('.action[data-action="howl"] .con .edit-con').first().click();
+    await origin.waitFor({ state: 'hidden' });
+    // A set that composes nothing: no call for packages, nothing shown.
+    await page.selectOption('#set', 'arena_mage');
+    await page.waitForSelector('body[data-set="arena_mage"]');
+    await settled(page);
+    assert.equal(await origin.isHidden(), true);
   });
 
   await check('the live feed shows decisions sent by a gRPC client', async () => {

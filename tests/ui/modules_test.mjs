@@ -20,6 +20,7 @@ import {
   applyEdit, curveKindOf, editorFieldsHtml, parsePoints, pointsText,
 } from '../../server/ui/editor_view.js';
 import { ACTION_COLOURS, actionColour, curveSvg } from '../../server/ui/plot.js';
+import { originOf, provenanceText } from '../../server/ui/provenance.js';
 const MAP_COLOURS = ACTION_COLOURS;
 import { feedQuery, feedRowsHtml, feedText } from '../../server/ui/feed_view.js';
 import {
@@ -983,4 +984,24 @@ test('the tick log says what started, ran and halted, and whether the scenario h
   assert.match(html, /0\.5 s · starts cast · halts patrol · root running <span class="held">✓/);
   assert.match(html, /<span class="miss">✗ expected to run patrol, ran cast<\/span>/);
   assert.equal(tickLogHtml([]), '');
+});
+
+test('a piece from a package says where it is written and how many sets an edit there changes', () => {
+  const set = { origins: [
+    { piece: 'factors.health', file: 'wolf.yaml', line: 7 },
+    { piece: 'actions.flee', package: 'survival', file: 'survival.yaml', line: 12,
+      overridden: ['weight', 'considerations.hurt.range'] },
+    { piece: 'actions.howl', file: 'wolf.yaml', line: 20 },
+  ] };
+  const packages = [{ name: 'survival', file: 'survival.yaml', usedBy: ['bandit', 'deer', 'wolf'] }];
+  assert.equal(provenanceText(originOf(set, 'actions.flee'), packages),
+    'From package survival (survival.yaml:12). An edit there changes 3 sets: bandit, deer, wolf. ' +
+    'This set overrides: weight, considerations.hurt.range.');
+  // The set's own piece, a set that composes nothing, an unknown piece: nothing to say.
+  assert.equal(provenanceText(originOf(set, 'actions.howl'), packages), '');
+  assert.equal(originOf({ name: 'plain' }, 'actions.flee'), null);
+  assert.equal(provenanceText(originOf(set, 'actions.nope'), packages), '');
+  assert.equal(provenanceText({ piece: 'actions.x', package: 'solo', file: 'solo.yaml' },
+    [{ name: 'solo', usedBy: ['one'] }]),
+  'From package solo (solo.yaml). An edit there changes 1 set: one.');
 });
