@@ -31,6 +31,7 @@
 #include "bench/catalog_gen.h"
 #include "benchmark/benchmark.h"
 #include "utilityd/engine/batch.h"
+#include "utilityd/engine/curve.h"
 #include "utilityd/loader/set_loader.h"
 
 namespace utilityd {
@@ -172,4 +173,11 @@ BENCHMARK_CAPTURE(BM_Decide, flat, "flat");
 }  // namespace
 }  // namespace utilityd
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::AddCustomContext("simd_target", utilityd::engine::SimdTarget());
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
