@@ -72,7 +72,8 @@ int ImportBtRun(const Parsed& p, std::ostream& out, std::ostream& err) {
   }
   if (!in->unmapped.empty()) {
     for (const BtNote& n : in->unmapped) {
-      err << file << ":" << n.line << ": " << n.text << "\n";
+      err << (n.file.empty() ? file : n.file) << ":" << n.line << ": " << n.text
+          << "\n";
     }
     err << "utilityctl import-bt: " << in->unmapped.size()
         << " element(s) cannot be imported; nothing written\n";

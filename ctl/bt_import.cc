@@ -5,9 +5,13 @@
 // counterpart is refused with its element and line.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -94,21 +98,11 @@ class Importer {
                                       "converts format 3 files)"));
     }
     std::vector<const XMLElement*> trees;
-    for (const XMLElement* e = root->FirstChildElement(); e != nullptr;
-         e = e->NextSiblingElement()) {
-      const std::string tag = e->Name();
-      if (tag == "BehaviorTree") {
-        trees.push_back(e);
-      } else if (tag == "TreeNodesModel") {
-        ReadModel(e);
-      } else if (tag == "include") {
-        Unmapped(e,
-                 "<include> is not followed: import one file holding "
-                 "every tree");
-      } else {
-        Unmapped(e, absl::StrCat("<", tag, "> is not part of format 4"));
-      }
-    }
+    const std::string self =
+        std::filesystem::path(opts_.source).lexically_normal().string();
+    including_.push_back(self);
+    included_files_.insert(self);
+    ReadRoot(root, opts_.source, &trees);
     if (trees.empty()) return Error(root, "no <BehaviorTree> to import");
     std::vector<std::string> ids;
     for (const XMLElement* t : trees) {
@@ -116,6 +110,10 @@ class Importer {
       ids.push_back(id != nullptr ? id : trees.size() == 1 ? "MainTree" : "");
       if (ids.back().empty()) {
         return Error(t, "a <BehaviorTree> needs an ID when there are several");
+      }
+      if (std::count(ids.begin(), ids.end(), ids.back()) > 1) {
+        return Error(
+            t, absl::StrCat("a second <BehaviorTree ID=\"", ids.back(), "\">"));
       }
     }
     const char* declared = root->Attribute("main_tree_to_execute");
@@ -178,19 +176,102 @@ class Importer {
   }
 
  private:
+  // The file an element was read from: "" for the file imported, else an
+  // included one's path.
+  std::string FileOf(const XMLElement* e) const {
+    const auto it =
+        e == nullptr ? file_of_.end() : file_of_.find(e->GetDocument());
+    return it == file_of_.end() ? "" : it->second;
+  }
   absl::Status Error(const XMLElement* e, const std::string& what) const {
-    return absl::InvalidArgumentError(absl::StrCat(
-        opts_.source, ":", e != nullptr ? e->GetLineNum() : 1, ": ", what));
+    const std::string file = FileOf(e);
+    return absl::InvalidArgumentError(
+        absl::StrCat(file.empty() ? opts_.source : file, ":",
+                     e != nullptr ? e->GetLineNum() : 1, ": ", what));
   }
   void Unmapped(const XMLElement* e, std::string why) {
     out_->unmapped.push_back(
-        {e != nullptr ? e->GetLineNum() : 0, std::move(why)});
+        {e != nullptr ? e->GetLineNum() : 0, std::move(why), FileOf(e)});
   }
   void Mapped(const XMLElement* e, std::string what) {
-    out_->mapped.push_back({e->GetLineNum(), std::move(what)});
+    out_->mapped.push_back({e->GetLineNum(), std::move(what), FileOf(e)});
   }
   void Dropped(const XMLElement* e, std::string what) {
-    out_->dropped.push_back({e->GetLineNum(), std::move(what)});
+    out_->dropped.push_back({e->GetLineNum(), std::move(what), FileOf(e)});
+  }
+
+  // The trees and node models of a <root>, and of the files it includes
+  // (BT.CPP's <include path="...">, relative to the including file).
+  void ReadRoot(const XMLElement* root, const std::string& file,
+                std::vector<const XMLElement*>* trees) {
+    for (const XMLElement* e = root->FirstChildElement(); e != nullptr;
+         e = e->NextSiblingElement()) {
+      const std::string tag = e->Name();
+      if (tag == "BehaviorTree") {
+        trees->push_back(e);
+      } else if (tag == "TreeNodesModel") {
+        ReadModel(e);
+      } else if (tag == "include") {
+        Include(e, file, trees);
+      } else {
+        Unmapped(e, absl::StrCat("<", tag, "> is not part of format 4"));
+      }
+    }
+  }
+
+  void Include(const XMLElement* e, const std::string& from,
+               std::vector<const XMLElement*>* trees) {
+    const char* path = e->Attribute("path");
+    if (e->Attribute("ros_pkg") != nullptr) {
+      Unmapped(e,
+               "<include ros_pkg>: a ROS package's path is not known "
+               "here; include by path");
+      return;
+    }
+    if (path == nullptr || *path == '\0') {
+      Unmapped(e, "<include> without a path");
+      return;
+    }
+    std::filesystem::path file(path);
+    if (file.is_relative()) {
+      file = std::filesystem::path(from).parent_path() / file;
+    }
+    const std::string name = file.lexically_normal().string();
+    if (std::find(including_.begin(), including_.end(), name) !=
+        including_.end()) {
+      Unmapped(e, absl::StrCat("<include path=\"", path,
+                               "\">: includes itself, through ",
+                               absl::StrJoin(including_, " -> ")));
+      return;
+    }
+    if (!included_files_.insert(name).second) return;  // read already
+    std::ifstream in(name, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      Unmapped(e, absl::StrCat("<include path=\"", path, "\">: ", name,
+                               " cannot be read"));
+      return;
+    }
+    auto doc = std::make_unique<tinyxml2::XMLDocument>();
+    const std::string xml = text.str();
+    if (doc->Parse(xml.data(), xml.size()) != tinyxml2::XML_SUCCESS) {
+      Unmapped(e, absl::StrCat("<include path=\"", path, "\">: ", name, ":",
+                               doc->ErrorLineNum(),
+                               ": not well-formed XML: ", doc->ErrorStr()));
+      return;
+    }
+    const XMLElement* root = doc->RootElement();
+    file_of_[doc.get()] = name;
+    documents_.push_back(std::move(doc));
+    if (root == nullptr || std::string(root->Name()) != "root") {
+      Unmapped(e, absl::StrCat("<include path=\"", path, "\">: ", name,
+                               ": the document's element must be <root>"));
+      return;
+    }
+    including_.push_back(name);
+    ReadRoot(root, name, trees);
+    including_.pop_back();
   }
 
   // <TreeNodesModel>: the category of each custom node, and its ports'
@@ -929,6 +1010,12 @@ class Importer {
   std::vector<std::string> targets_;
   std::vector<std::string> actions_;
   absl::flat_hash_set<std::string> assigned_;  // the scripts' variables
+  // Included files: their documents, which file each is, the chain of
+  // includes being read, and every file read once.
+  std::vector<std::unique_ptr<tinyxml2::XMLDocument>> documents_;
+  std::map<const tinyxml2::XMLDocument*, std::string> file_of_;
+  std::vector<std::string> including_;
+  std::set<std::string> included_files_;
 };
 
 }  // namespace
@@ -949,8 +1036,9 @@ absl::StatusOr<BtImport> ImportBt(absl::string_view xml,
   if (absl::Status s = importer.Run(doc); !s.ok()) return s;
   for (auto* notes : {&out.mapped, &out.dropped, &out.unmapped}) {
     std::stable_sort(
-        notes->begin(), notes->end(),
-        [](const BtNote& a, const BtNote& b) { return a.line < b.line; });
+        notes->begin(), notes->end(), [](const BtNote& a, const BtNote& b) {
+          return std::tie(a.file, a.line) < std::tie(b.file, b.line);
+        });
   }
   return out;
 }
@@ -963,7 +1051,9 @@ std::string ImportedYaml(const BtImport& in, const std::string& source) {
     if (notes.empty()) return;
     absl::StrAppend(&out, "#\n# ", title, "\n");
     for (const BtNote& n : notes) {
-      absl::StrAppend(&out, "#   line ", n.line, ": ", n.text, "\n");
+      absl::StrAppend(&out, "#   ",
+                      n.file.empty() ? "line " : absl::StrCat(n.file, ":"),
+                      n.line, ": ", n.text, "\n");
     }
   };
   list("Mapped (override with --map FILE; docs/TREES.md):", in.mapped);

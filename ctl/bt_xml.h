@@ -38,6 +38,7 @@ struct BtImportOptions {
 struct BtNote {
   int line = 0;
   std::string text;
+  std::string file;  // "" for the file imported; else the included one's
 };
 
 struct BtImport {

@@ -10,7 +10,8 @@ BTCPP_format="4" and each raw string literal in the C++ sources that holds
 a <root ... BTCPP_format="4"> document. Each is written to a scratch folder
 and imported as written; one refused only for having several trees and no
 main_tree_to_execute is imported again with --main naming its first tree.
-Prints how many import, and the refusals grouped by reason, as the tables
+XML files are written where they lie in the checkout, so their <include>s
+resolve. Prints how many import, and the refusals grouped by reason, as the tables
 of docs/TREES.md ("Real trees"); --list prints each tree's outcome as well.
 The trees stay in the scratch folder: nothing of BT.CPP enters the project.
 """
@@ -53,12 +54,15 @@ def sources(checkout):
         yield name, text
 
 
-def trees(checkout):
-    """(label, xml) of every format 4 tree."""
+def trees(checkout, others):
+    """(label, xml) of every format 4 tree; the other XML files (which
+    an <include> may name) are appended to `others` as (name, text)."""
     for name, text in sources(checkout):
         if name.endswith(".xml"):
             if FORMAT4.search(text):
                 yield name, text
+            else:
+                others.append((name, text))
             continue
         k = 0
         for m in RAW.finditer(text):
@@ -104,16 +108,33 @@ def main():
         sys.exit(__doc__)
     ctl = args[1] if len(args) > 1 else "build/ctl/utilityctl"
     listing = "--list" in sys.argv
-    found = list(trees(args[0]))
+    others = []
+    found = list(trees(args[0], others))
     outcome = collections.Counter()
     reasons = collections.Counter()       # trees refused, by reason
     elements = collections.Counter()      # refused elements, by reason
     unplaced = []                         # refusals without an element line
     with tempfile.TemporaryDirectory() as tmp:
+        # XML files keep their place in the checkout, so that the files an
+        # <include path="..."> names are where it looks; trees from C++
+        # strings are written one to a file.
+        paths = []
+        for name, text in others:
+            path = os.path.join(tmp, "files", name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
         for i, (label, xml) in enumerate(found):
-            path = os.path.join(tmp, f"t{i:03}.xml")
+            if label.endswith(".xml"):
+                path = os.path.join(tmp, "files", label)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+            else:
+                path = os.path.join(tmp, f"t{i:03}.xml")
             with open(path, "w") as f:
                 f.write(xml)
+            paths.append(path)
+        for i, (label, xml) in enumerate(found):
+            path = paths[i]
             r = subprocess.run([ctl, "import-bt", path, "--out", os.devnull],
                                capture_output=True, text=True)
             how = "as written"

@@ -130,6 +130,67 @@ TEST(ImportBt, ListsEveryElementItCannotImportWithItsLine) {
                               "no <BehaviorTree> has that ID (Busy)")));
 }
 
+// BT.CPP's <include path="...">: the included files' trees join the main
+// file's (relative to the including file, nested, each read once), their
+// notes name their own file, and a file that includes itself, a ROS
+// package and a missing file are listed as what cannot be imported.
+TEST(ImportBt, IncludedFilesJoinTheTreesWithTheirOwnLines) {
+  const std::filesystem::path dir = Temp("include");
+  std::filesystem::create_directories(dir / "lib");
+  std::ofstream(dir / "main.xml")
+      << R"(<root BTCPP_format="4" main_tree_to_execute="Main">
+  <include path="lib/patrol.xml"/>
+  <include path="lib/rest.xml"/>
+  <BehaviorTree ID="Main">
+    <Fallback>
+      <SubTree ID="Patrol"/>
+      <SubTree ID="Rest"/>
+    </Fallback>
+  </BehaviorTree>
+</root>)";
+  std::ofstream(dir / "lib" / "patrol.xml") << R"(<root BTCPP_format="4">
+  <include path="rest.xml"/>
+  <BehaviorTree ID="Patrol">
+    <Sequence>
+      <Sleep msec="0"/>
+      <Walk/>
+    </Sequence>
+  </BehaviorTree>
+</root>)";
+  std::ofstream(dir / "lib" / "rest.xml") << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="Rest">
+    <Sit/>
+  </BehaviorTree>
+</root>)";
+  const Result r = Ctl({"import-bt", (dir / "main.xml").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("- {subtree: {name: Patrol}}"),
+                           HasSubstr("name: Patrol"), HasSubstr("name: Rest"),
+                           HasSubstr((dir / "lib" / "patrol.xml").string() +
+                                     ":5: Sleep of 0 ms -> always_success")));
+  auto set = loader::LoadSetText(r.out, "main.yaml");
+  ASSERT_TRUE(set.ok()) << set.status();
+
+  // What cannot be followed is listed with the including file's line.
+  std::ofstream(dir / "lib" / "rest.xml") << R"(<root BTCPP_format="4">
+  <include path="../main.xml"/>
+  <include ros_pkg="robots" path="trees/x.xml"/>
+  <include path="missing.xml"/>
+  <BehaviorTree ID="Rest">
+    <Sit/>
+  </BehaviorTree>
+</root>)";
+  const Result bad = Ctl({"import-bt", (dir / "main.xml").string()});
+  EXPECT_EQ(bad.code, 1);
+  const std::string rest = (dir / "lib" / "rest.xml").string();
+  EXPECT_THAT(bad.err,
+              AllOf(HasSubstr(rest + ":2: <include path=\"../main.xml\">: "
+                                     "includes itself, through "),
+                    HasSubstr(rest + ":3: <include ros_pkg>"),
+                    HasSubstr(rest + ":4: <include path=\"missing.xml\">: ")));
+  std::filesystem::remove_all(dir);
+}
+
 // A tree of actions and controls, with BT.CPP's constant leaves and Sleep,
 // imports as written (no factor to declare), serves and sleeps in game
 // time; export writes the same built-ins back.
