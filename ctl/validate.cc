@@ -54,8 +54,8 @@ int Validate(const Parsed& p, std::ostream& out, std::ostream& err) {
   const std::vector<loader::FileLoad> loads = loader::LoadFiles(*files);
   for (const loader::FileLoad& f : loads) {
     if (f.set != nullptr) {
-      for (const std::string& p : f.set->packages) {
-        users[p].push_back(f.set->name());
+      for (const std::string& package : f.set->packages) {
+        users[package].push_back(f.set->name());
       }
     }
   }
