@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
@@ -81,6 +82,28 @@ absl::StatusOr<Mapping> ReadMapping(const std::string& text,
   return m;
 }
 
+// utilityd's names are identifiers (a letter, then letters, digits, '_'
+// or '-'); BehaviorTree.CPP's may hold spaces, dots and any letter. `raw`
+// made one: each run of other characters becomes one '_', and a name that
+// does not start with a letter gets an 'n' in front ("Main Tree" ->
+// Main_Tree, "检查门" -> n_).
+std::string AsIdentifier(absl::string_view raw) {
+  std::string out;
+  bool gap = false;
+  for (const char c : raw) {
+    if (absl::ascii_isalnum(c) || c == '_' || c == '-') {
+      if (gap) out += '_';
+      gap = false;
+      out += c;
+    } else {
+      gap = true;
+    }
+  }
+  if (gap) out += '_';
+  if (out.empty() || !absl::ascii_isalpha(out[0])) out.insert(0, "n");
+  return out.substr(0, 128);
+}
+
 class Importer {
  public:
   Importer(const BtImportOptions& opts, Mapping mapping, BtImport* out)
@@ -107,7 +130,9 @@ class Importer {
     std::vector<std::string> ids;
     for (const XMLElement* t : trees) {
       const char* id = t->Attribute("ID");
-      ids.push_back(id != nullptr ? id : trees.size() == 1 ? "MainTree" : "");
+      ids.push_back(id != nullptr       ? TreeId(t, id)
+                    : trees.size() == 1 ? "MainTree"
+                                        : "");
       if (ids.back().empty()) {
         return Error(t, "a <BehaviorTree> needs an ID when there are several");
       }
@@ -117,8 +142,8 @@ class Importer {
       }
     }
     const char* declared = root->Attribute("main_tree_to_execute");
-    std::string main = !opts_.main.empty()   ? opts_.main
-                       : declared != nullptr ? declared
+    std::string main = !opts_.main.empty()   ? AsIdentifier(opts_.main)
+                       : declared != nullptr ? AsIdentifier(declared)
                        : ids.size() == 1     ? ids[0]
                                              : "";
     if (main.empty()) {
@@ -164,7 +189,7 @@ class Importer {
       *s->mutable_tree() = std::move(body);
     }
     for (const XMLElement* use : uses_) {
-      const std::string id = use->Attribute("ID");
+      const std::string id = AsIdentifier(use->Attribute("ID"));
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
         Unmapped(use, absl::StrCat("<SubTree ID=\"", id,
                                    "\">: no <BehaviorTree> has that ID (",
@@ -198,6 +223,33 @@ class Importer {
   }
   void Dropped(const XMLElement* e, std::string what) {
     out_->dropped.push_back({e->GetLineNum(), std::move(what), FileOf(e)});
+  }
+
+  // A tree's ID as utilityd names trees (AsIdentifier), with a note when
+  // it had to change.
+  std::string TreeId(const XMLElement* e, const char* raw) {
+    const std::string id = AsIdentifier(raw);
+    if (std::string_view(raw).find_first_of(" .") != std::string_view::npos) {
+      // BehaviorTree.CPP refuses these too: not a name to carry over.
+      Unmapped(e, absl::StrCat("tree ID \"", raw,
+                               "\": spaces and periods are not allowed in "
+                               "tree IDs (BehaviorTree.CPP refuses them too)"));
+    } else if (id != raw) {
+      Mapped(e, absl::StrCat("tree ID \"", raw, "\" -> ", id,
+                             " (utilityd names are letters, digits, '_' "
+                             "and '-')"));
+    }
+    return id;
+  }
+  // A node's name likewise.
+  std::string NodeName(const XMLElement* e, const char* raw) {
+    const std::string name = AsIdentifier(raw);
+    if (name != raw) {
+      Mapped(e, absl::StrCat("name \"", raw, "\" -> ", name,
+                             " (utilityd names are letters, digits, '_' "
+                             "and '-')"));
+    }
+    return name;
   }
 
   // The trees and node models of a <root>, and of the files it includes
@@ -360,7 +412,7 @@ class Importer {
     }
     if (const char* name = e->Attribute("name");
         name != nullptr && name != id) {
-      out->set_name(name);
+      out->set_name(NodeName(e, name));
     }
     Preconditions(e, out);
     std::vector<const XMLElement*> kids;
@@ -688,7 +740,7 @@ class Importer {
       return;
     }
     v1::SubtreeNode* s = out->mutable_subtree();
-    s->set_name(id);
+    s->set_name(AsIdentifier(id));
     uses_.push_back(e);
     for (const auto& [port, value] : Ports(e, "")) {
       const std::optional<std::string> key = BlackboardKey(value);
@@ -739,7 +791,9 @@ class Importer {
           continue;
         }
       }
-      if (const char* name = k->Attribute("name")) child->set_name(name);
+      if (const char* name = k->Attribute("name")) {
+        child->set_name(NodeName(k, name));
+      }
       *child->mutable_considerations() = scoring.considerations();
       if (scoring.has_weight()) child->set_weight(scoring.weight());
       child->set_rank(scoring.rank());

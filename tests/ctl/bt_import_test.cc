@@ -191,6 +191,46 @@ TEST(ImportBt, IncludedFilesJoinTheTreesWithTheirOwnLines) {
   std::filesystem::remove_all(dir);
 }
 
+// Names BehaviorTree.CPP allows and utilityd's identifiers do not (spaces,
+// dots, letters outside ASCII) are made identifiers with a note; a tree ID
+// with a space or a period, which BT.CPP refuses too, is not imported.
+TEST(ImportBt, NamesBecomeIdentifiersAndTreeIdsBtCppRefusesStayRefused) {
+  const std::string xml = Temp("names.xml");
+  std::ofstream(xml) << R"(<root BTCPP_format="4" main_tree_to_execute="Türöffner">
+  <BehaviorTree ID="Türöffner">
+    <Sequence name="my sequence.one">
+      <AlwaysSuccess name="成功ノード"/>
+      <SubTree ID="検査"/>
+    </Sequence>
+  </BehaviorTree>
+  <BehaviorTree ID="検査">
+    <AlwaysSuccess/>
+  </BehaviorTree>
+</root>)";
+  const Result r = Ctl({"import-bt", xml});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("name: T_r_ffner"),
+                    HasSubstr("name: my_sequence_one"),
+                    HasSubstr("{name: n_, always_success: {}}"),
+                    HasSubstr("subtree: {name: n_}"),
+                    HasSubstr("line 2: tree ID \"Türöffner\" -> T_r_ffner"),
+                    HasSubstr("line 3: name \"my sequence.one\" -> "
+                              "my_sequence_one")));
+  auto set = loader::LoadSetText(r.out, "names.yaml");
+  ASSERT_TRUE(set.ok()) << set.status();
+
+  std::ofstream(xml) << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="Main Tree">
+    <AlwaysSuccess/>
+  </BehaviorTree>
+</root>)";
+  const Result bad = Ctl({"import-bt", xml});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err, HasSubstr(":2: tree ID \"Main Tree\": spaces and "
+                                 "periods are not allowed in tree IDs"));
+}
+
 // A tree of actions and controls, with BT.CPP's constant leaves and Sleep,
 // imports as written (no factor to declare), serves and sleeps in game
 // time; export writes the same built-ins back.
