@@ -7,8 +7,10 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "ctl/bt_names.h"
 #include "ctl/bt_xml.h"
 #include "google/protobuf/util/json_util.h"
@@ -158,8 +160,8 @@ class Exporter {
         Attr(p, "ID", n.subtree().name());
         std::map<std::string, std::string> remap(n.subtree().remap().begin(),
                                                  n.subtree().remap().end());
-        for (const auto& [port, factor] : remap) {
-          Attr(p, port.c_str(), absl::StrCat("{", factor, "}"));
+        for (const auto& [port, to] : remap) {
+          Attr(p, port.c_str(), PortValue(to));
         }
         p.CloseElement();
         return;
@@ -341,6 +343,19 @@ class Exporter {
       p.CloseElement();
     }
     p.CloseElement();
+  }
+
+  // A subtree port as BT.CPP writes it: a literal (a number, a boolean, an
+  // enum's name) as it is, a factor as a blackboard entry.
+  std::string PortValue(const std::string& to) const {
+    absl::string_view v = to;
+    if (absl::ConsumePrefix(&v, "(")) absl::ConsumeSuffix(&v, ")");
+    double number = 0;
+    if (absl::SimpleAtod(v, &number) || v == "true" || v == "false" ||
+        set_.enums().contains(to)) {
+      return std::string(v);
+    }
+    return absl::StrCat("{", to, "}");
   }
 
   const v1::BehaviourSet& set_;

@@ -82,6 +82,26 @@ absl::StatusOr<Mapping> ReadMapping(const std::string& text,
   return m;
 }
 
+// A subtree port's literal as a script reads it: a number (negative ones
+// in parentheses, so the text can stand where the name stood), true, false
+// or an identifier (an enum's name); nullopt for anything else (strings).
+std::optional<std::string> Literal(absl::string_view raw) {
+  const absl::string_view v = absl::StripAsciiWhitespace(raw);
+  double number = 0;
+  if (absl::SimpleAtod(v, &number) && std::isfinite(number) &&
+      v.find_first_of("xXnN") == absl::string_view::npos) {
+    const std::string text(v);
+    return number < 0 ? absl::StrCat("(", text, ")") : text;
+  }
+  if (v == "true" || v == "false") return std::string(v);
+  const bool name = !v.empty() && absl::ascii_isalpha(v[0]) &&
+                    std::all_of(v.begin(), v.end(), [](char c) {
+                      return absl::ascii_isalnum(c) || c == '_';
+                    });
+  if (name) return std::string(v);
+  return std::nullopt;
+}
+
 // utilityd's names are identifiers (a letter, then letters, digits, '_'
 // or '-'); BehaviorTree.CPP's may hold spaces, dots and any letter. `raw`
 // made one: each run of other characters becomes one '_', and a name that
@@ -744,13 +764,25 @@ class Importer {
     uses_.push_back(e);
     for (const auto& [port, value] : Ports(e, "")) {
       const std::optional<std::string> key = BlackboardKey(value);
-      if (!key) {
-        Unmapped(e, absl::StrCat(port, "=\"", value,
-                                 "\": a literal; a "
-                                 "subtree's ports remap factors only"));
+      if (key) {  // "{=}": the entry of the port's own name
+        if (*key != port && *key != "=") (*s->mutable_remap())[port] = *key;
         continue;
       }
-      if (*key != port) (*s->mutable_remap())[port] = *key;
+      // A literal: a number, a boolean or an enum's name, which the
+      // subtree's scripts read as that value.
+      const std::optional<std::string> literal = Literal(value);
+      if (!literal) {
+        Unmapped(e, absl::StrCat(port, "=\"", value,
+                                 "\": a literal port holds a number, true, "
+                                 "false or an enum's name"));
+        continue;
+      }
+      (*s->mutable_remap())[port] = *literal;
+      literal_ports_.insert(port);
+      Mapped(e, absl::StrCat(port, "=\"", value,
+                             "\" -> the subtree's scripts "
+                             "read ",
+                             port, " as ", *literal));
     }
   }
 
@@ -929,10 +961,13 @@ class Importer {
     }
   }
 
+  // A comparison over a variable, or over a subtree port some use gives a
+  // literal, stays a script condition: a condition reads a factor.
   void ComparisonsOverVariables(v1::TreeNode* n) {
     if (n->has_condition()) {
       const std::optional<FactorComparison> c = AsComparison(n->condition());
-      if (c && assigned_.contains(c->factor)) {
+      if (c && (assigned_.contains(c->factor) ||
+                literal_ports_.contains(c->factor))) {
         n->set_script_condition(engine::FactorComparisonText(*c));
       }
     }
@@ -1064,6 +1099,8 @@ class Importer {
   std::vector<std::string> targets_;
   std::vector<std::string> actions_;
   absl::flat_hash_set<std::string> assigned_;  // the scripts' variables
+  // Subtree ports a use gives a literal (a number, a boolean, an enum).
+  absl::flat_hash_set<std::string> literal_ports_;
   // Included files: their documents, which file each is, the chain of
   // includes being read, and every file read once.
   std::vector<std::unique_ptr<tinyxml2::XMLDocument>> documents_;

@@ -196,7 +196,8 @@ TEST(ImportBt, IncludedFilesJoinTheTreesWithTheirOwnLines) {
 // with a space or a period, which BT.CPP refuses too, is not imported.
 TEST(ImportBt, NamesBecomeIdentifiersAndTreeIdsBtCppRefusesStayRefused) {
   const std::string xml = Temp("names.xml");
-  std::ofstream(xml) << R"(<root BTCPP_format="4" main_tree_to_execute="Türöffner">
+  std::ofstream(xml)
+      << R"(<root BTCPP_format="4" main_tree_to_execute="Türöffner">
   <BehaviorTree ID="Türöffner">
     <Sequence name="my sequence.one">
       <AlwaysSuccess name="成功ノード"/>
@@ -209,14 +210,14 @@ TEST(ImportBt, NamesBecomeIdentifiersAndTreeIdsBtCppRefusesStayRefused) {
 </root>)";
   const Result r = Ctl({"import-bt", xml});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out,
-              AllOf(HasSubstr("name: T_r_ffner"),
-                    HasSubstr("name: my_sequence_one"),
-                    HasSubstr("{name: n_, always_success: {}}"),
-                    HasSubstr("subtree: {name: n_}"),
-                    HasSubstr("line 2: tree ID \"Türöffner\" -> T_r_ffner"),
-                    HasSubstr("line 3: name \"my sequence.one\" -> "
-                              "my_sequence_one")));
+  EXPECT_THAT(
+      r.out,
+      AllOf(HasSubstr("name: T_r_ffner"), HasSubstr("name: my_sequence_one"),
+            HasSubstr("{name: n_, always_success: {}}"),
+            HasSubstr("subtree: {name: n_}"),
+            HasSubstr("line 2: tree ID \"Türöffner\" -> T_r_ffner"),
+            HasSubstr("line 3: name \"my sequence.one\" -> "
+                      "my_sequence_one")));
   auto set = loader::LoadSetText(r.out, "names.yaml");
   ASSERT_TRUE(set.ok()) << set.status();
 
@@ -229,6 +230,74 @@ TEST(ImportBt, NamesBecomeIdentifiersAndTreeIdsBtCppRefusesStayRefused) {
   EXPECT_EQ(bad.code, 1);
   EXPECT_THAT(bad.err, HasSubstr(":2: tree ID \"Main Tree\": spaces and "
                                  "periods are not allowed in tree IDs"));
+}
+
+// Literal subtree ports: a number, a boolean or an enum's name is what the
+// subtree's scripts read for that port, use by use; a string is refused.
+TEST(ImportBt, LiteralSubtreePortsAreWhatTheSubtreesScriptsRead) {
+  const std::string xml = Temp("literal.xml");
+  std::ofstream(xml) << R"(<root BTCPP_format="4" main_tree_to_execute="Main">
+  <BehaviorTree ID="Main">
+    <Sequence>
+      <SubTree ID="Set" amount="42" sign="-1.5" on="true" colour="RED"/>
+      <SubTree ID="Set" amount="{ammo}" sign="2" on="false" colour="GREEN"/>
+    </Sequence>
+  </BehaviorTree>
+  <BehaviorTree ID="Set">
+    <Sequence>
+      <ScriptCondition code="amount > 3"/>
+      <Script code="total := amount * sign; lit := on; hue := colour"/>
+    </Sequence>
+  </BehaviorTree>
+</root>)";
+  const std::string map = Temp("literal_map.yaml");
+  std::ofstream(map) << "enums: {RED: 1, GREEN: 2}\n";
+  const Result r = Ctl({"import-bt", xml, "--map", map});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("remap: {\"on\": \"true\", amount: \"42\", "
+                              "colour: RED, sign: \"(-1.5)\"}"),
+                    HasSubstr("line 4: amount=\"42\" -> the subtree's "
+                              "scripts read amount as 42"),
+                    HasSubstr("{name: ammo}")));
+  auto set = loader::LoadSetText(r.out, "literal.yaml");
+  ASSERT_TRUE(set.ok()) << set.status();
+  const v1::TreeNode& tree = (*set)->definition.tree();
+  ASSERT_EQ(tree.sequence().children_size(), 2);
+  // Each use's expansion: the comparison over the port stays a script
+  // condition (a condition reads a factor), reading the use's literal.
+  const auto& first = tree.sequence().children(0).sequence();
+  const auto& second = tree.sequence().children(1).sequence();
+  ASSERT_EQ(first.children_size(), 2);
+  ASSERT_EQ(second.children_size(), 2);
+  EXPECT_EQ(first.children(0).script_condition(), "42 > 3");
+  EXPECT_EQ(second.children(0).script_condition(), "ammo > 3");
+  EXPECT_EQ(first.children(1).script(),
+            "total := 42 * (-1.5); lit := true; hue := RED");
+  EXPECT_EQ(second.children(1).script(),
+            "total := ammo * 2; lit := false; hue := GREEN");
+  // export-bt writes the literals back as BT.CPP does, factors as entries.
+  const std::string yaml = Temp("literal.yaml");
+  std::ofstream(yaml) << r.out;
+  const Result x = Ctl({"export-bt", yaml});
+  ASSERT_EQ(x.code, 0) << x.err;
+  EXPECT_THAT(x.out,
+              AllOf(HasSubstr("amount=\"42\""), HasSubstr("sign=\"-1.5\""),
+                    HasSubstr("on=\"true\""), HasSubstr("colour=\"RED\""),
+                    HasSubstr("amount=\"{ammo}\"")));
+
+  std::ofstream(xml) << R"(<root BTCPP_format="4" main_tree_to_execute="Main">
+  <BehaviorTree ID="Main">
+    <SubTree ID="Set" amount="1;2;3"/>
+  </BehaviorTree>
+  <BehaviorTree ID="Set">
+    <Script code="total := amount"/>
+  </BehaviorTree>
+</root>)";
+  const Result bad = Ctl({"import-bt", xml});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err, HasSubstr(":3: amount=\"1;2;3\": a literal port holds "
+                                 "a number, true, false or an enum's name"));
 }
 
 // A tree of actions and controls, with BT.CPP's constant leaves and Sleep,
