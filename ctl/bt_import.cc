@@ -4,13 +4,9 @@
 // or to conditions on factors, as a mapping file says; what has no
 // counterpart is refused with its element and line.
 #include <algorithm>
-#include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string_view>
 #include <tuple>
 
@@ -22,6 +18,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "ctl/bt_include.h"
+#include "ctl/bt_mapping.h"
 #include "ctl/bt_names.h"
 #include "ctl/bt_xml.h"
 #include "google/protobuf/util/json_util.h"
@@ -30,99 +28,12 @@
 #include "utilityd/engine/definition.h"
 #include "utilityd/loader/proto_writer.h"
 #include "utilityd/loader/subtrees.h"
-#include "yaml-cpp/yaml.h"
 
 namespace utilityd::ctl {
 namespace {
 
 using engine::FactorComparison;
 using tinyxml2::XMLElement;
-
-// What a mapping file says (docs/TREES.md, "The mapping file").
-struct Mapping {
-  std::map<std::string, std::string> conditions;  // ID or name -> factor
-                                                  // or comparison
-  std::map<std::string, std::string> actions;     // ID -> action
-  std::map<std::string, std::pair<double, double>> factors;  // ranges
-  std::map<std::string, int32_t> enums;  // the scripts' named numbers
-};
-
-absl::StatusOr<Mapping> ReadMapping(const std::string& text,
-                                    const std::string& source) {
-  Mapping m;
-  if (text.empty()) return m;
-  try {
-    const YAML::Node root = YAML::Load(text);
-    for (const auto& section : root) {
-      const std::string key = section.first.as<std::string>();
-      if (key == "conditions" || key == "actions") {
-        auto& into = key == "conditions" ? m.conditions : m.actions;
-        for (const auto& e : section.second) {
-          into[e.first.as<std::string>()] = e.second.as<std::string>();
-        }
-      } else if (key == "enums") {
-        for (const auto& e : section.second) {
-          m.enums[e.first.as<std::string>()] = e.second.as<int32_t>();
-        }
-      } else if (key == "factors") {
-        for (const auto& e : section.second) {
-          m.factors[e.first.as<std::string>()] = {
-              e.second["min"].as<double>(0), e.second["max"].as<double>(1)};
-        }
-      } else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            source, ":", section.first.Mark().line + 1, ": unknown section \"",
-            key, "\" (conditions, actions, factors, enums)"));
-      }
-    }
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ":", e.mark.line + 1, ": ", e.msg));
-  }
-  return m;
-}
-
-// A subtree port's literal as a script reads it: a number (negative ones
-// in parentheses, so the text can stand where the name stood), true, false
-// or an identifier (an enum's name); nullopt for anything else (strings).
-std::optional<std::string> Literal(absl::string_view raw) {
-  const absl::string_view v = absl::StripAsciiWhitespace(raw);
-  double number = 0;
-  if (absl::SimpleAtod(v, &number) && std::isfinite(number) &&
-      v.find_first_of("xXnN") == absl::string_view::npos) {
-    const std::string text(v);
-    return number < 0 ? absl::StrCat("(", text, ")") : text;
-  }
-  if (v == "true" || v == "false") return std::string(v);
-  const bool name = !v.empty() && absl::ascii_isalpha(v[0]) &&
-                    std::all_of(v.begin(), v.end(), [](char c) {
-                      return absl::ascii_isalnum(c) || c == '_';
-                    });
-  if (name) return std::string(v);
-  return std::nullopt;
-}
-
-// utilityd's names are identifiers (a letter, then letters, digits, '_'
-// or '-'); BehaviorTree.CPP's may hold spaces, dots and any letter. `raw`
-// made one: each run of other characters becomes one '_', and a name that
-// does not start with a letter gets an 'n' in front ("Main Tree" ->
-// Main_Tree, "检查门" -> n_).
-std::string AsIdentifier(absl::string_view raw) {
-  std::string out;
-  bool gap = false;
-  for (const char c : raw) {
-    if (absl::ascii_isalnum(c) || c == '_' || c == '-') {
-      if (gap) out += '_';
-      gap = false;
-      out += c;
-    } else {
-      gap = true;
-    }
-  }
-  if (gap) out += '_';
-  if (out.empty() || !absl::ascii_isalpha(out[0])) out.insert(0, "n");
-  return out.substr(0, 128);
-}
 
 class Importer {
  public:
@@ -141,11 +52,7 @@ class Importer {
                                       "converts format 3 files)"));
     }
     std::vector<const XMLElement*> trees;
-    const std::string self =
-        std::filesystem::path(opts_.source).lexically_normal().string();
-    including_.push_back(self);
-    included_files_.insert(self);
-    ReadRoot(root, opts_.source, &trees);
+    ReadRoot(root, &trees);
     if (trees.empty()) return Error(root, "no <BehaviorTree> to import");
     std::vector<std::string> ids;
     for (const XMLElement* t : trees) {
@@ -223,11 +130,7 @@ class Importer {
  private:
   // The file an element was read from: "" for the file imported, else an
   // included one's path.
-  std::string FileOf(const XMLElement* e) const {
-    const auto it =
-        e == nullptr ? file_of_.end() : file_of_.find(e->GetDocument());
-    return it == file_of_.end() ? "" : it->second;
-  }
+  std::string FileOf(const XMLElement* e) const { return includes_.FileOf(e); }
   absl::Status Error(const XMLElement* e, const std::string& what) const {
     const std::string file = FileOf(e);
     return absl::InvalidArgumentError(
@@ -274,76 +177,22 @@ class Importer {
 
   // The trees and node models of a <root>, and of the files it includes
   // (BT.CPP's <include path="...">, relative to the including file).
-  void ReadRoot(const XMLElement* root, const std::string& file,
-                std::vector<const XMLElement*>* trees) {
-    for (const XMLElement* e = root->FirstChildElement(); e != nullptr;
-         e = e->NextSiblingElement()) {
+  void ReadRoot(const XMLElement* root, std::vector<const XMLElement*>* trees) {
+    std::vector<const XMLElement*> top;
+    includes_.Expand(root, opts_.source, &top,
+                     [this](const XMLElement* e, std::string why) {
+                       Unmapped(e, std::move(why));
+                     });
+    for (const XMLElement* e : top) {
       const std::string tag = e->Name();
       if (tag == "BehaviorTree") {
         trees->push_back(e);
       } else if (tag == "TreeNodesModel") {
         ReadModel(e);
-      } else if (tag == "include") {
-        Include(e, file, trees);
       } else {
         Unmapped(e, absl::StrCat("<", tag, "> is not part of format 4"));
       }
     }
-  }
-
-  void Include(const XMLElement* e, const std::string& from,
-               std::vector<const XMLElement*>* trees) {
-    const char* path = e->Attribute("path");
-    if (e->Attribute("ros_pkg") != nullptr) {
-      Unmapped(e,
-               "<include ros_pkg>: a ROS package's path is not known "
-               "here; include by path");
-      return;
-    }
-    if (path == nullptr || *path == '\0') {
-      Unmapped(e, "<include> without a path");
-      return;
-    }
-    std::filesystem::path file(path);
-    if (file.is_relative()) {
-      file = std::filesystem::path(from).parent_path() / file;
-    }
-    const std::string name = file.lexically_normal().string();
-    if (std::find(including_.begin(), including_.end(), name) !=
-        including_.end()) {
-      Unmapped(e, absl::StrCat("<include path=\"", path,
-                               "\">: includes itself, through ",
-                               absl::StrJoin(including_, " -> ")));
-      return;
-    }
-    if (!included_files_.insert(name).second) return;  // read already
-    std::ifstream in(name, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in) {
-      Unmapped(e, absl::StrCat("<include path=\"", path, "\">: ", name,
-                               " cannot be read"));
-      return;
-    }
-    auto doc = std::make_unique<tinyxml2::XMLDocument>();
-    const std::string xml = text.str();
-    if (doc->Parse(xml.data(), xml.size()) != tinyxml2::XML_SUCCESS) {
-      Unmapped(e, absl::StrCat("<include path=\"", path, "\">: ", name, ":",
-                               doc->ErrorLineNum(),
-                               ": not well-formed XML: ", doc->ErrorStr()));
-      return;
-    }
-    const XMLElement* root = doc->RootElement();
-    file_of_[doc.get()] = name;
-    documents_.push_back(std::move(doc));
-    if (root == nullptr || std::string(root->Name()) != "root") {
-      Unmapped(e, absl::StrCat("<include path=\"", path, "\">: ", name,
-                               ": the document's element must be <root>"));
-      return;
-    }
-    including_.push_back(name);
-    ReadRoot(root, name, trees);
-    including_.pop_back();
   }
 
   // <TreeNodesModel>: the category of each custom node, and its ports'
@@ -1101,12 +950,7 @@ class Importer {
   absl::flat_hash_set<std::string> assigned_;  // the scripts' variables
   // Subtree ports a use gives a literal (a number, a boolean, an enum).
   absl::flat_hash_set<std::string> literal_ports_;
-  // Included files: their documents, which file each is, the chain of
-  // includes being read, and every file read once.
-  std::vector<std::unique_ptr<tinyxml2::XMLDocument>> documents_;
-  std::map<const tinyxml2::XMLDocument*, std::string> file_of_;
-  std::vector<std::string> including_;
-  std::set<std::string> included_files_;
+  BtIncludes includes_{opts_.source};  // the files <include>s name
 };
 
 }  // namespace

@@ -1,8 +1,12 @@
 // The vocabulary the BehaviorTree.CPP import and export share (bt_names.h).
 #include "ctl/bt_names.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 
 namespace utilityd::ctl {
@@ -128,4 +132,46 @@ std::optional<FactorComparison> AsComparison(const v1::ConditionNode& n) {
   if (again.SerializeAsString() != n.SerializeAsString()) return std::nullopt;
   return c;
 }
+// A subtree port's literal as a script reads it: a number (negative ones
+// in parentheses, so the text can stand where the name stood), true, false
+// or an identifier (an enum's name); nullopt for anything else (strings).
+std::optional<std::string> Literal(absl::string_view raw) {
+  const absl::string_view v = absl::StripAsciiWhitespace(raw);
+  double number = 0;
+  if (absl::SimpleAtod(v, &number) && std::isfinite(number) &&
+      v.find_first_of("xXnN") == absl::string_view::npos) {
+    const std::string text(v);
+    return number < 0 ? absl::StrCat("(", text, ")") : text;
+  }
+  if (v == "true" || v == "false") return std::string(v);
+  const bool name = !v.empty() && absl::ascii_isalpha(v[0]) &&
+                    std::all_of(v.begin(), v.end(), [](char c) {
+                      return absl::ascii_isalnum(c) || c == '_';
+                    });
+  if (name) return std::string(v);
+  return std::nullopt;
+}
+
+// utilityd's names are identifiers (a letter, then letters, digits, '_'
+// or '-'); BehaviorTree.CPP's may hold spaces, dots and any letter. `raw`
+// made one: each run of other characters becomes one '_', and a name that
+// does not start with a letter gets an 'n' in front ("Main Tree" ->
+// Main_Tree, "检查门" -> n_).
+std::string AsIdentifier(absl::string_view raw) {
+  std::string out;
+  bool gap = false;
+  for (const char c : raw) {
+    if (absl::ascii_isalnum(c) || c == '_' || c == '-') {
+      if (gap) out += '_';
+      gap = false;
+      out += c;
+    } else {
+      gap = true;
+    }
+  }
+  if (gap) out += '_';
+  if (out.empty() || !absl::ascii_isalpha(out[0])) out = "n" + out;
+  return out.substr(0, 128);
+}
+
 }  // namespace utilityd::ctl

@@ -68,6 +68,16 @@ void SetComparison(const engine::FactorComparison& c, v1::ConditionNode* n);
 std::optional<engine::FactorComparison> AsComparison(
     const v1::ConditionNode& n);
 
+// A subtree port's literal as a script reads it: a number (negative ones
+// in parentheses), true, false or an identifier (an enum's name); nullopt
+// for anything else (strings, lists).
+std::optional<std::string> Literal(absl::string_view raw);
+
+// BT.CPP's name `raw` as a utilityd identifier: each run of characters
+// other than letters, digits, '_' and '-' becomes one '_', and a name not
+// starting with a letter gets an 'n' in front ("Main Tree" -> Main_Tree).
+std::string AsIdentifier(absl::string_view raw);
+
 }  // namespace utilityd::ctl
 
 #endif  // UTILITYD_CTL_BT_NAMES_H_
