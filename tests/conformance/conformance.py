@@ -67,7 +67,9 @@ class Replica:
         if wait:
             # The port first: a gRPC channel that finds it closed backs off
             # for a second or more before it tries again.
-            deadline = time.time() + 20
+            # Startup is not what is measured: generous for sanitizer builds
+            # sharing the machine with other suites (a soak test, a flood).
+            deadline = time.time() + 60
             while True:
                 try:
                     socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
@@ -79,7 +81,7 @@ class Replica:
             if not serving:
                 return
             channel = grpc.insecure_channel("127.0.0.1:%d" % self.port)
-            wait_serving(channel, time.time() + 20)
+            wait_serving(channel, time.time() + 60)
             channel.close()
 
     def signal(self, sig):
