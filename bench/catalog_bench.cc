@@ -37,15 +37,21 @@
 namespace utilityd {
 namespace {
 
-// The generated catalog, written once per run under /tmp.
+// The generated catalog, written once per run in the temporary directory
+// (removed at exit).
 const std::string& Dir() {
   static const std::string* dir = [] {
-    char name[] = "/tmp/utilityd_catalog_bench_XXXXXX";
-    if (::mkdtemp(name) == nullptr) std::abort();
-    auto* d = new std::string(name);
-    if (!bench::WriteCatalog({}, *d).ok()) std::abort();
-    std::atexit([] { std::system(("rm -rf " + Dir()).c_str()); });
-    return d;
+    const std::filesystem::path d =
+        std::filesystem::temp_directory_path() /
+        ("utilityd_catalog_bench_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(d);
+    auto* name = new std::string(d.string());
+    if (!bench::WriteCatalog({}, *name).ok()) std::abort();
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(Dir(), ignored);
+    });
+    return name;
   }();
   return *dir;
 }

@@ -3,33 +3,24 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <string_view>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "utilityd/engine/compiled_set.h"
+#include "utilityd/engine/identifier.h"
 #include "yaml-cpp/yaml.h"
 
 namespace utilityd::loader {
 namespace {
 
 using google::protobuf::RepeatedPtrField;
-
-bool IsName(absl::string_view s) {
-  return !s.empty() && s.size() <= 128 && absl::ascii_isalpha(s[0]) &&
-         std::all_of(s.begin(), s.end(), [](char c) {
-           return absl::ascii_isalnum(c) || c == '_' || c == '-';
-         });
-}
 
 // Map keys in order, so issues and origins come out the same every time.
 template <typename Map>
@@ -104,7 +95,7 @@ absl::StatusOr<std::shared_ptr<const PackageFile>> ReadPackageText(
   };
   if (p.package().empty()) {
     issue("package", "is required");
-  } else if (!IsName(p.package())) {
+  } else if (!engine::IsIdentifier(p.package())) {
     issue("package", absl::StrCat("\"", p.package(),
                                   "\": a letter, then letters, digits, '_' "
                                   "or '-' (at most 128)"));
@@ -145,19 +136,6 @@ std::string AddPackageText(absl::string_view text, absl::string_view source,
   return absl::StrCat((*p)->Where("package"), ": package: \"", (*p)->name(),
                       "\" is already defined at ",
                       it->second->Where("package"));
-}
-
-void ReadPackageFiles(const std::vector<std::string>& files,
-                      PackageIndex* index, std::vector<std::string>* errors) {
-  for (const std::string& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in || !IsPackageText(text.str())) continue;
-    if (std::string e = AddPackageText(text.str(), f, index); !e.empty()) {
-      errors->push_back(std::move(e));
-    }
-  }
 }
 
 ReadIssue Composition::Locate(absl::string_view path, absl::string_view source,
@@ -247,27 +225,32 @@ class Composer {
     std::vector<std::string> gates;
   };
 
+  // Where the set (owner null) or a package was written.
+  std::string SourceOf(const PackageFile* owner) const {
+    return owner != nullptr ? owner->source : std::string(source_);
+  }
+  TextPosition PositionOf(const PackageFile* owner,
+                          absl::string_view path) const {
+    const PositionMap* positions =
+        owner != nullptr ? &owner->positions : positions_;
+    return positions == nullptr ? TextPosition{}
+                                : FindPosition(*positions, path);
+  }
+
   std::string Where(const PackageFile* owner, absl::string_view path) const {
-    if (owner != nullptr) return owner->Where(path);
-    const TextPosition p = positions_ == nullptr
-                               ? TextPosition{}
-                               : FindPosition(*positions_, path);
-    return p.line > 0 ? absl::StrCat(source_, ":", p.line)
-                      : std::string(source_);
+    const TextPosition p = PositionOf(owner, path);
+    return p.line > 0 ? absl::StrCat(SourceOf(owner), ":", p.line)
+                      : SourceOf(owner);
   }
 
   void Issue(const PackageFile* owner, const std::string& path,
              std::string message) {
-    const PositionMap* positions =
-        owner != nullptr ? &owner->positions : positions_;
-    const TextPosition at =
-        positions == nullptr ? TextPosition{} : FindPosition(*positions, path);
-    issues_->push_back(
-        {.source = owner != nullptr ? owner->source : std::string(source_),
-         .line = at.line,
-         .column = at.column,
-         .path = path,
-         .message = std::move(message)});
+    const TextPosition at = PositionOf(owner, path);
+    issues_->push_back({.source = SourceOf(owner),
+                        .line = at.line,
+                        .column = at.column,
+                        .path = path,
+                        .message = std::move(message)});
   }
 
   // Follows `uses` depth first: each package reached once, after the
@@ -547,23 +530,21 @@ class Composer {
   }
 
   void WriteOrigins() {
-    auto add = [&](absl::string_view list, absl::string_view name,
-                   const Piece& piece) {
+    // Piece `piece` (of the set if `from` is null), written at `path`.
+    auto add = [&](std::string piece, const PackageFile* from,
+                   absl::string_view path) {
       v1::Origin* o = set_->add_origins();
-      o->set_piece(absl::StrCat(list, ".", name));
-      const std::string path = absl::StrCat(list, "[", piece.index, "]");
-      const PositionMap* positions =
-          piece.package != nullptr ? &piece.package->positions : positions_;
-      if (piece.package != nullptr) o->set_package(piece.package->name());
-      o->set_file(piece.package != nullptr ? piece.package->source
-                                           : std::string(source_));
-      if (positions != nullptr)
-        o->set_line(FindPosition(*positions, path).line);
+      o->set_piece(std::move(piece));
+      if (from != nullptr) o->set_package(from->name());
+      o->set_file(SourceOf(from));
+      o->set_line(PositionOf(from, path).line);
     };
     const auto each = [&](absl::string_view list, const auto& items) {
       const std::vector<Piece>& pieces = out_->pieces_.at(std::string(list));
-      for (int i = 0; i < items.size(); ++i)
-        add(list, items[i].name(), pieces[i]);
+      for (int i = 0; i < items.size(); ++i) {
+        add(absl::StrCat(list, ".", items[i].name()), pieces[i].package,
+            absl::StrCat(list, "[", pieces[i].index, "]"));
+      }
     };
     each("factors", set_->factors());
     each("target_factors", set_->target_factors());
@@ -578,19 +559,9 @@ class Composer {
     }
     for (const std::string& name : SortedKeys(set_->enums())) {
       const auto from = enum_from_.find(name);
-      v1::Origin* o = set_->add_origins();
-      o->set_piece(absl::StrCat("enums.", name));
-      const std::string path = absl::StrCat("enums[\"", name, "\"]");
-      if (from != enum_from_.end()) {
-        o->set_package(from->second->name());
-        o->set_file(from->second->source);
-        o->set_line(FindPosition(from->second->positions, path).line);
-      } else {
-        o->set_file(std::string(source_));
-        if (positions_ != nullptr) {
-          o->set_line(FindPosition(*positions_, path).line);
-        }
-      }
+      add(absl::StrCat("enums.", name),
+          from != enum_from_.end() ? from->second : nullptr,
+          absl::StrCat("enums[\"", name, "\"]"));
     }
   }
 

@@ -194,10 +194,8 @@ size_t InputHash(size_t text_hash, const std::vector<std::string>& packages,
                  const PackageIndex* index) {
   size_t h = text_hash;
   for (const std::string& name : packages) {
-    const auto p =
-        index == nullptr ? PackageIndex::const_iterator{} : index->find(name);
-    if (index == nullptr || p == index->end()) return 0;
-    h = (h ^ p->second->text_hash) * 0x100000001b3ull;
+    if (index == nullptr || !index->contains(name)) return 0;
+    h = (h ^ index->at(name)->text_hash) * 0x100000001b3ull;
   }
   return h;
 }
@@ -272,6 +270,16 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> Load(
   return std::shared_ptr<const LoadedSet>(std::move(loaded));
 }
 
+// Parses a set's YAML or JSON, recording where each field was written.
+absl::Status Parse(absl::string_view text, absl::string_view source,
+                   v1::BehaviourSet* set, PositionMap* positions) {
+  std::vector<ReadIssue> issues;
+  if (!ReadMessage(text, source, set, &issues, {}, positions)) {
+    return absl::InvalidArgumentError(JoinIssues(issues));
+  }
+  return absl::OkStatus();
+}
+
 std::string ReadFile(const std::string& path, bool* ok) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -310,11 +318,8 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetText(
     absl::string_view text, absl::string_view source,
     const LoadContext& context) {
   v1::BehaviourSet set;
-  std::vector<ReadIssue> issues;
   PositionMap positions;
-  if (!ReadMessage(text, source, &set, &issues, {}, &positions)) {
-    return absl::InvalidArgumentError(JoinIssues(issues));
-  }
+  if (absl::Status s = Parse(text, source, &set, &positions); !s.ok()) return s;
   return Load(std::move(set), source, &positions, context);
 }
 
@@ -330,18 +335,21 @@ absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetFile(
         "use it (load its directory)"));
   }
   v1::BehaviourSet set;
-  std::vector<ReadIssue> issues;
   PositionMap positions;
-  if (!ReadMessage(text, path, &set, &issues, {}, &positions)) {
-    return absl::InvalidArgumentError(JoinIssues(issues));
-  }
+  if (absl::Status s = Parse(text, path, &set, &positions); !s.ok()) return s;
   // A set that uses packages finds them beside it.
   PackageIndex packages;
   if (!set.uses().empty()) {
     std::vector<std::string> errors;
     const std::string dir = std::filesystem::path(path).parent_path().string();
     if (auto files = ListSetFiles({dir.empty() ? "." : dir}); files.ok()) {
-      ReadPackageFiles(*files, &packages, &errors);
+      for (const std::string& f : *files) {
+        const std::string other = ReadFile(f, &ok);
+        if (!ok || !IsPackageText(other)) continue;
+        if (std::string e = AddPackageText(other, f, &packages); !e.empty()) {
+          errors.push_back(std::move(e));
+        }
+      }
     }
     if (!errors.empty()) {
       return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
@@ -377,27 +385,31 @@ std::vector<FileLoad> LoadFiles(const std::vector<std::string>& files,
   for (size_t i = 0; i < files.size(); ++i) {
     if (out[i].package != nullptr || !out[i].error.empty()) continue;
     const size_t text_hash = std::hash<std::string_view>{}(texts[i]);
+    std::shared_ptr<const LoadedSet> set;
     if (const auto old = before.find(files[i]);
         old != before.end() && old->second->input_hash != 0 &&
         old->second->input_hash ==
             InputHash(text_hash, old->second->packages, &packages)) {
-      out[i].set = old->second;
-      continue;
+      set = old->second;  // its text and its packages' are unchanged
+    } else {
+      absl::StatusOr<std::shared_ptr<const LoadedSet>> loaded =
+          LoadSetText(texts[i], files[i],
+                      {.packages = &packages,
+                       .previous = previous,
+                       .text_hash = text_hash});
+      if (!loaded.ok()) {
+        out[i].error = std::string(loaded.status().message());
+        continue;
+      }
+      set = *std::move(loaded);
     }
-    absl::StatusOr<std::shared_ptr<const LoadedSet>> set = LoadSetText(
-        texts[i], files[i],
-        {.packages = &packages, .previous = previous, .text_hash = text_hash});
-    if (!set.ok()) {
-      out[i].error = std::string(set.status().message());
-      continue;
-    }
-    if (auto p = packages.find((*set)->name()); p != packages.end()) {
-      out[i].error = absl::StrCat(files[i], ": name: set \"", (*set)->name(),
+    if (auto p = packages.find(set->name()); p != packages.end()) {
+      out[i].error = absl::StrCat(files[i], ": name: set \"", set->name(),
                                   "\" has the name of the package at ",
                                   p->second->Where("package"));
       continue;
     }
-    out[i].set = *std::move(set);
+    out[i].set = std::move(set);
   }
   return out;
 }

@@ -430,8 +430,8 @@ absl::Status Packages(DecisionServiceImpl* service, HttpResponse& res) {
       std::vector<std::string> users;
       for (const std::string& u : p.used_by) users.push_back(JsonString(u));
       absl::StrAppend(&json, first ? "" : ",", "{\"name\":", JsonString(name),
-                      ",\"file\":", JsonString(p.file->source),
-                      ",\"usedBy\":[", absl::StrJoin(users, ","), "]}");
+                      ",\"file\":", JsonString(p.file->source), ",\"usedBy\":[",
+                      absl::StrJoin(users, ","), "]}");
       first = false;
     }
   }

@@ -11,14 +11,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "set/flat_set.h"
-#include "set/identifier.h"
 #include "utilityd/engine/coordination.h"
+#include "utilityd/engine/identifier.h"
 #include "utilityd/engine/script.h"
 
 namespace utilityd::engine {
 namespace {
-
-using internal::IsIdentifier;
 
 size_t EditDistance(absl::string_view a, absl::string_view b) {
   std::vector<size_t> row(b.size() + 1);

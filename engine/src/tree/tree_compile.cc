@@ -9,10 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "set/flat_set.h"
-#include "set/identifier.h"
 #include "tree/node_kinds.h"
 #include "tree/tree_scripts.h"
 #include "utilityd/engine/compiled_set.h"
+#include "utilityd/engine/identifier.h"
 #include "utilityd/engine/tree.h"
 
 namespace utilityd::engine {

@@ -59,12 +59,6 @@ std::string AddPackageText(absl::string_view text, absl::string_view source,
                            PackageIndex* index,
                            std::shared_ptr<const PackageFile>* read = nullptr);
 
-// Adds the package files in `files` to `index`, reading each file that is a
-// package. Problems (unreadable files, packages named twice) are appended to
-// `errors`, one per line. Files that are not packages are skipped.
-void ReadPackageFiles(const std::vector<std::string>& files,
-                      PackageIndex* index, std::vector<std::string>* errors);
-
 // Where the pieces of a composed set were written, to place the issues of
 // its validation (paths of the composed set) in the files that hold them.
 class Composition {

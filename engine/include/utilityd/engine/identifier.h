@@ -1,14 +1,14 @@
-// The format's identifier rule, shared by the set and tree validation.
-// Internal to the engine.
-#ifndef UTILITYD_ENGINE_SRC_SET_IDENTIFIER_H_
-#define UTILITYD_ENGINE_SRC_SET_IDENTIFIER_H_
+// The format's identifier rule: set, action, consideration, factor, node
+// and package names. Shared by the engine's validation and the loader's.
+#ifndef UTILITYD_ENGINE_IDENTIFIER_H_
+#define UTILITYD_ENGINE_IDENTIFIER_H_
 
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/string_view.h"
 
-namespace utilityd::engine::internal {
+namespace utilityd::engine {
 
 // Identifiers: a letter, then letters, digits, '_' or '-', at most 128. They
 // appear in metric labels, personality keys ("action.consideration") and
@@ -20,6 +20,6 @@ inline bool IsIdentifier(absl::string_view s) {
   });
 }
 
-}  // namespace utilityd::engine::internal
+}  // namespace utilityd::engine
 
-#endif  // UTILITYD_ENGINE_SRC_SET_IDENTIFIER_H_
+#endif  // UTILITYD_ENGINE_IDENTIFIER_H_
