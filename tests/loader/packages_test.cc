@@ -431,6 +431,19 @@ TEST_F(PackagesTest, NamesAreUniqueAcrossPackagesAndSets) {
                           "package at ")));
 }
 
+// A reload takes the unchanged villager as it was, and still refuses a new
+// package that has its name.
+TEST_F(PackagesTest, AReloadChecksUnchangedSetsAgainstNewPackages) {
+  WriteAll();
+  absl::StatusOr<Catalog> first = Load();
+  ASSERT_THAT(first, IsOk());
+  Write("villager_pkg.yaml", "package: villager\n");
+  EXPECT_THAT(Errors(Load(&*first)),
+              HasSubstr(absl::StrCat(Path("villager.yaml"),
+                                     ": name: set \"villager\" has the name "
+                                     "of the package at ")));
+}
+
 TEST_F(PackagesTest, ASetUsingNoPackageKeepsItsRevision) {
   absl::StatusOr<std::shared_ptr<const LoadedSet>> alone =
       LoadSetText(kVillager, "villager.yaml");
