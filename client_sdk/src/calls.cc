@@ -138,6 +138,11 @@ class StreamCore::Sub
     // attempt deadline moves the batch elsewhere meanwhile.
     context_.set_wait_for_ready(true);
     replica_->stub->async()->DecideStream(&context_, this);
+    // The worker writes from outside the reactions, so the call is held
+    // open until its read fails: without the hold gRPC may finish the call
+    // (and free what StartWrite uses) while the worker, which has not yet
+    // seen OnDone, starts a write on it.
+    AddHold();
     StartRead(&response_);
     StartCall();
   }
@@ -148,9 +153,11 @@ class StreamCore::Sub
   const std::shared_ptr<Replica>& replica() const { return replica_; }
 
   // Queues a write of `slot`'s request (counted in slot->writes until done).
+  // A stream whose call has ended takes nothing: its OnDone, which follows,
+  // sends the batch elsewhere.
   void Send(Slot* slot) {
     utilityd::MutexLock lock(&mu_);
-    if (ending_) return;
+    if (ending_ || ended_) return;
     slot->AddWrite();
     if (head_ == queue_.size()) {
       queue_.clear();  // keeps its capacity
@@ -166,7 +173,7 @@ class StreamCore::Sub
   void End() {
     utilityd::MutexLock lock(&mu_);
     ending_ = true;
-    if (!writing_ && !writes_done_) {
+    if (!writing_ && !writes_done_ && !ended_) {
       writes_done_ = true;
       StartWritesDone();
     }
@@ -187,7 +194,17 @@ class StreamCore::Sub
     }
   }
   void OnReadDone(bool ok) override {
-    if (!ok) return;  // OnDone follows
+    if (!ok) {
+      // The call has ended: no write starts after this, and the hold goes,
+      // so the call finishes once the writes in progress are done and
+      // OnDone follows.
+      {
+        utilityd::MutexLock lock(&mu_);
+        ended_ = true;
+      }
+      RemoveHold();
+      return;
+    }
     core_->OnAnswer(this, &response_);
     response_.Clear();
     StartRead(&response_);
@@ -215,6 +232,7 @@ class StreamCore::Sub
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool ending_ ABSL_GUARDED_BY(mu_) = false;
   bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool ended_ ABSL_GUARDED_BY(mu_) = false;  // its read failed: no new writes
 };
 
 // --- the stream over the replicas -------------------------------------------
