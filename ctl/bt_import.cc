@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "ctl/bt_declare.h"
 #include "ctl/bt_include.h"
 #include "ctl/bt_mapping.h"
 #include "ctl/bt_names.h"
@@ -74,10 +75,21 @@ class Importer {
                        : ids.size() == 1     ? ids[0]
                                              : "";
     if (main.empty()) {
-      return Error(root,
-                   absl::StrCat("several trees and no main_tree_to_execute: "
-                                "name one with --main (",
-                                absl::StrJoin(ids, ", "), ")"));
+      // BT.CPP's createTree names it; here the one tree no other tree
+      // uses as a <SubTree> is the one a set is made of.
+      const std::vector<std::string> tops = Unused(trees, ids);
+      if (tops.size() != 1) {
+        return Error(
+            root,
+            absl::StrCat("several trees and no main_tree_to_execute: name one "
+                         "with --main (",
+                         tops.empty() ? "each is another's subtree: "
+                                      : "used by no other tree: ",
+                         absl::StrJoin(tops.empty() ? ids : tops, ", "), ")"));
+      }
+      main = tops[0];
+      Mapped(root, absl::StrCat("no main_tree_to_execute: the main tree is ",
+                                main, ", the only one no other tree uses"));
     }
     if (std::find(ids.begin(), ids.end(), main) == ids.end()) {
       return Error(root, absl::StrCat("no tree \"", main, "\" (",
@@ -123,7 +135,7 @@ class Importer {
                                    absl::StrJoin(ids, ", "), ")"));
       }
     }
-    Declare();
+    DeclareImported(map_, literal_ports_, actions_, &out_->set);
     return absl::OkStatus();
   }
 
@@ -146,6 +158,35 @@ class Importer {
   }
   void Dropped(const XMLElement* e, std::string what) {
     out_->dropped.push_back({e->GetLineNum(), std::move(what), FileOf(e)});
+  }
+
+  // The IDs (of `ids`, one for each of `trees`) that no other tree names
+  // in a <SubTree ID>, in their order.
+  static std::vector<std::string> Unused(
+      const std::vector<const XMLElement*>& trees,
+      const std::vector<std::string>& ids) {
+    std::set<std::string> used;
+    for (size_t i = 0; i < trees.size(); ++i) {
+      std::vector<const XMLElement*> todo = {trees[i]};
+      while (!todo.empty()) {
+        const XMLElement* e = todo.back();
+        todo.pop_back();
+        const char* id = e->Attribute("ID");
+        if (e != trees[i] && std::string_view(e->Name()) == "SubTree" &&
+            id != nullptr && AsIdentifier(id) != ids[i]) {
+          used.insert(AsIdentifier(id));
+        }
+        for (const XMLElement* c = e->FirstChildElement(); c != nullptr;
+             c = c->NextSiblingElement()) {
+          todo.push_back(c);
+        }
+      }
+    }
+    std::vector<std::string> unused;
+    for (const std::string& id : ids) {
+      if (!used.contains(id)) unused.push_back(id);
+    }
+    return unused;
   }
 
   // A tree's ID as utilityd names trees (AsIdentifier), with a note when
@@ -298,6 +339,10 @@ class Importer {
       Script(e, id, ports, kids, out);
       return;
     }
+    if (id == "Precondition") {
+      Precondition(e, ports, kids, out);
+      return;
+    }
     if (id == "TryCatch" &&
         absl::AsciiStrToLower(Get(ports, "catch_on_halt")) == "true") {
       Unmapped(e,
@@ -378,6 +423,64 @@ class Importer {
         }
       }
     }
+  }
+
+  // BT.CPP's <Precondition if="C" else="S"> ticks its child only while C
+  // holds as the child starts; otherwise it answers S. That is the child's
+  // own precondition `!(C)` answering S: failure_if, success_if or skip_if.
+  // BT.CPP checks it before the child's own preconditions; utilityd checks
+  // failure_if, then success_if, then skip_if, so a child with one checked
+  // before S's is refused (the two orders would differ).
+  void Precondition(const XMLElement* e,
+                    const std::map<std::string, std::string>& ports,
+                    const std::vector<const XMLElement*>& kids,
+                    v1::TreeNode* out) {
+    for (const ScriptAttr& a : ScriptAttrs()) {
+      if (!(out->*a.field)().empty()) {
+        Unmapped(e, absl::StrCat("a <Precondition> with ", a.attr,
+                                 " of its own: write it on the child"));
+        return;
+      }
+    }
+    const std::string cond(absl::StripAsciiWhitespace(Get(ports, "if")));
+    std::string otherwise = Get(ports, "else");
+    if (otherwise.empty()) otherwise = "FAILURE";
+    const auto& attrs = ScriptAttrs();
+    const int at = otherwise == "FAILURE"   ? 0
+                   : otherwise == "SUCCESS" ? 1
+                   : otherwise == "SKIPPED" ? 2
+                                            : -1;
+    if (at < 0) {
+      Unmapped(e, absl::StrCat("Precondition else=\"", otherwise,
+                               "\": utilityd answers FAILURE, SUCCESS or "
+                               "SKIPPED in place of a node"));
+      return;
+    }
+    if (cond.empty()) {
+      Unmapped(e, "Precondition needs if, a script");
+      return;
+    }
+    if (kids.size() != 1) {
+      Unmapped(
+          e, absl::StrCat("<Precondition> needs one child, has ", kids.size()));
+      return;
+    }
+    if (!ScriptOk(e, "if", cond, engine::ScriptUse::kCondition)) return;
+    out->clear_name();  // the child's node takes the Precondition's place
+    Convert(kids[0], out);
+    for (int i = 0; i < at; ++i) {
+      if (!(out->*attrs[i].field)().empty()) {
+        Unmapped(e, absl::StrCat("Precondition else=\"", otherwise,
+                                 "\" over a child with ", attrs[i].attr,
+                                 ", which utilityd would check first"));
+        return;
+      }
+    }
+    std::string* field = (out->*attrs[at].mutable_field)();
+    *field = field->empty() ? absl::StrCat("!(", cond, ")")
+                            : absl::StrCat("!(", cond, ") || (", *field, ")");
+    Mapped(e, absl::StrCat("<Precondition> as its child's ", attrs[at].attr,
+                           "=\"", *field, "\""));
   }
 
   // Script and SetBlackboard as a `script` leaf.
@@ -790,152 +893,6 @@ class Importer {
     }
   }
 
-  // A factor read, and a value it is compared with (its range covers it).
-  void Use(const std::string& factor, double v) {
-    auto [it, fresh] = factors_.try_emplace(factor, 0.0, 1.0);
-    if (fresh) order_.push_back(factor);
-    it->second.first = std::min(it->second.first, v);
-    it->second.second = std::max(it->second.second, v);
-  }
-
-  // The names a script reads that no script of the tree assigns and no
-  // enum names: factors (0..1 unless the mapping file says).
-  void ScriptReads(const std::string& text, engine::ScriptUse use) {
-    engine::ScriptNames names;
-    if (text.empty() || !engine::ScanScript(text, use, &names).ok()) return;
-    for (const std::string& name : names.read) {
-      if (!assigned_.contains(name) && !map_.enums.count(name)) {
-        Use(name, 0);
-      }
-    }
-  }
-
-  // A comparison over a variable, or over a subtree port some use gives a
-  // literal, stays a script condition: a condition reads a factor.
-  void ComparisonsOverVariables(v1::TreeNode* n) {
-    if (n->has_condition()) {
-      const std::optional<FactorComparison> c = AsComparison(n->condition());
-      if (c && (assigned_.contains(c->factor) ||
-                literal_ports_.contains(c->factor))) {
-        n->set_script_condition(engine::FactorComparisonText(*c));
-      }
-    }
-    for (v1::TreeNode* c : loader::ChildrenOf(n)) ComparisonsOverVariables(c);
-  }
-
-  // Every name the tree's scripts assign: its variables.
-  void Assigned(const v1::TreeNode& n) {
-    auto scan = [this](const std::string& text) {
-      engine::ScriptNames names;
-      if (text.empty() ||
-          !engine::ScanScript(text, engine::ScriptUse::kStatements, &names)
-               .ok()) {
-        return;
-      }
-      assigned_.insert(names.assigned.begin(), names.assigned.end());
-    };
-    for (const ScriptAttr& a : ScriptAttrs()) scan((n.*a.field)());
-    scan(n.script());
-    for (const v1::TreeNode* c : loader::ChildrenOf(n)) Assigned(*c);
-  }
-
-  // The factors the expanded tree reads (a subtree's names through each
-  // use's remap), each range covering the constants it is compared with.
-  void Reads(const v1::TreeNode& n) {
-    if (n.has_condition()) {
-      const v1::ConditionNode& c = n.condition();
-      if (const std::optional<FactorComparison> cmp = AsComparison(c)) {
-        Use(c.factor(), cmp->value * 2);
-      } else {
-        Use(c.factor(), c.range().has_min() ? c.range().min() : 0);
-        Use(c.factor(), c.range().has_max() ? c.range().max() : 1);
-      }
-    }
-    if (n.has_switch_()) {
-      for (double v : n.switch_().cases()) Use(n.switch_().factor(), v);
-    }
-    for (const ScriptAttr& a : ScriptAttrs()) {
-      const std::string& text = (n.*a.field)();
-      const std::optional<FactorComparison> c =
-          engine::ParseFactorComparison(text);
-      if (c && !assigned_.contains(c->factor)) {
-        Use(c->factor, c->value * 2);
-      } else {
-        ScriptReads(text, a.use);
-      }
-    }
-    if (n.has_script()) {
-      ScriptReads(n.script(), engine::ScriptUse::kStatements);
-    }
-    if (n.has_script_condition()) {
-      ScriptReads(n.script_condition(), engine::ScriptUse::kCondition);
-    }
-    for (const v1::Consideration& c : n.considerations()) {
-      if (c.per_target()) {
-        if (std::find(targets_.begin(), targets_.end(), c.factor()) ==
-            targets_.end()) {
-          targets_.push_back(c.factor());
-        }
-        continue;
-      }
-      Use(c.factor(), c.range().has_min() ? c.range().min() : 0);
-      Use(c.factor(), c.range().has_max() ? c.range().max() : 1);
-    }
-    for (const v1::TreeNode* c : loader::ChildrenOf(n)) Reads(*c);
-  }
-
-  // The set's factors (in the order first read; ranges from the mapping
-  // file, else covering the constants they are compared with) and actions.
-  void Declare() {
-    v1::BehaviourSet expanded = out_->set;
-    std::vector<engine::ValidationIssue> issues;  // reported when it loads
-    loader::SubtreeUses uses;
-    loader::ExpandSubtrees(&expanded, &issues, &uses);
-    if (expanded.has_tree()) Assigned(expanded.tree());
-    // A comparison over a variable the scripts assign is a script
-    // condition, not a condition on a factor.
-    if (out_->set.has_tree()) {
-      Assigned(out_->set.tree());
-      ComparisonsOverVariables(out_->set.mutable_tree());
-    }
-    for (v1::Subtree& t : *out_->set.mutable_subtrees()) {
-      Assigned(t.tree());
-      ComparisonsOverVariables(t.mutable_tree());
-    }
-    expanded = out_->set;
-    issues.clear();
-    loader::SubtreeUses again;
-    loader::ExpandSubtrees(&expanded, &issues, &again);
-    if (expanded.has_tree()) Reads(expanded.tree());
-    for (const auto& [name, value] : map_.enums) {
-      (*out_->set.mutable_enums())[name] = value;
-    }
-    std::set<std::string> declared;  // by the set given with --into
-    for (const v1::Factor& f : out_->set.factors()) declared.insert(f.name());
-    for (const v1::Factor& f : out_->set.target_factors()) {
-      declared.insert(f.name());
-    }
-    for (const v1::Action& a : out_->set.actions()) declared.insert(a.name());
-    for (const std::string& f : targets_) {
-      if (declared.insert(f).second)
-        out_->set.add_target_factors()->set_name(f);
-    }
-    for (const std::string& f : order_) {
-      if (!declared.insert(f).second) continue;
-      auto range = factors_.at(f);
-      if (auto it = map_.factors.find(f); it != map_.factors.end()) {
-        range = it->second;
-      }
-      v1::Factor* x = out_->set.add_factors();
-      x->set_name(f);
-      if (range.first != 0) x->set_min(range.first);
-      if (range.second != 1) x->set_max(range.second);
-    }
-    for (const std::string& a : actions_) {
-      if (declared.insert(a).second) out_->set.add_actions()->set_name(a);
-    }
-  }
-
   const BtImportOptions& opts_;
   const Mapping map_;
   BtImport* out_;
@@ -943,11 +900,7 @@ class Importer {
   absl::flat_hash_set<const XMLElement*> visited_;  // converted or read
   std::vector<const XMLElement*> uses_;             // <SubTree> elements
   std::map<std::string, std::map<std::string, std::string>> defaults_;
-  std::map<std::string, std::pair<double, double>> factors_;
-  std::vector<std::string> order_;
-  std::vector<std::string> targets_;
   std::vector<std::string> actions_;
-  absl::flat_hash_set<std::string> assigned_;  // the scripts' variables
   // Subtree ports a use gives a literal (a number, a boolean, an enum).
   absl::flat_hash_set<std::string> literal_ports_;
   BtIncludes includes_{opts_.source};  // the files <include>s name

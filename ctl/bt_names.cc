@@ -16,8 +16,6 @@ using engine::FactorComparison;
 const std::map<std::string, std::string>& Unsupported() {
   static const auto* m = new std::map<std::string, std::string>{
       {"UnsetBlackboard", "utilityd's factors come from the game, read-only"},
-      {"Precondition",
-       "not imported yet: write it as an if_then_else over a condition"},
       {"ManualSelector", "needs a person at a terminal"},
       {"LoopString", "loops over blackboard queues, which factors are not"},
       {"LoopInt", "loops over blackboard queues, which factors are not"},

@@ -361,6 +361,18 @@ TEST(ImportBt, ATreeWithoutConditionsImportsWithConstantsAndSleep) {
 // exports the same attributes back.
 // Ticks an imported tree, every leaf it ran succeeding on the next tick;
 // each tick reads "Leaf ... status" (the actions it ran, the root's status).
+// Imports `args` (import-bt's arguments) and loads the YAML it prints into
+// *yaml: the set, or the import's or the load's error.
+absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> ImportAndLoad(
+    const std::vector<std::string>& args, std::string* yaml) {
+  std::vector<std::string> all = {"import-bt"};
+  all.insert(all.end(), args.begin(), args.end());
+  const Result r = Ctl(all);
+  *yaml = r.out;
+  if (r.code != 0) return absl::InvalidArgumentError(r.err);
+  return loader::LoadSetText(r.out, "imported.yaml");
+}
+
 class SucceedingTicks {
  public:
   SucceedingTicks(const engine::CompiledBehaviourSet& c,
@@ -411,18 +423,17 @@ TEST(ImportBt, ScriptsAndVariablesImportServeAndExport) {
 </root>)";
   const std::string map = Temp("scripts-map.yaml");
   std::ofstream(map) << "enums: {LOW: 3}\nfactors: {ammo: {min: 0, max: 30}}\n";
-  const Result r = Ctl({"import-bt", xml, "--map", map});
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, AllOf(HasSubstr("script: \"shots := 0\""),
-                           HasSubstr("script: \"alarm := ammo < LOW\""),
-                           HasSubstr("skip_if: \"!alarm\""),
-                           HasSubstr("on_success: \"shots := 0\""),
-                           HasSubstr("post: \"shots += 1\""),
-                           HasSubstr("script_condition: \"shots == 1 && "
-                                     "!alarm\""),
-                           HasSubstr("LOW: 3"), HasSubstr("name: ammo")));
-  auto set = loader::LoadSetText(r.out, "scripts.yaml");
+  std::string yaml;
+  auto set = ImportAndLoad({xml, "--map", map}, &yaml);
   ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_THAT(yaml, AllOf(HasSubstr("script: \"shots := 0\""),
+                          HasSubstr("script: \"alarm := ammo < LOW\""),
+                          HasSubstr("skip_if: \"!alarm\""),
+                          HasSubstr("on_success: \"shots := 0\""),
+                          HasSubstr("post: \"shots += 1\""),
+                          HasSubstr("script_condition: \"shots == 1 && "
+                                    "!alarm\""),
+                          HasSubstr("LOW: 3"), HasSubstr("name: ammo")));
   const engine::CompiledBehaviourSet& c = (*set)->compiled;
   EXPECT_THAT(c.tree()->variables, testing::ElementsAre("shots", "alarm"));
   EXPECT_EQ(c.factor_count(), 1u);  // ammo
@@ -437,9 +448,9 @@ TEST(ImportBt, ScriptsAndVariablesImportServeAndExport) {
   EXPECT_EQ(tick(), "Reload running");
   EXPECT_EQ(tick(), "Fire running");
   EXPECT_EQ(tick(), "failure");  // shots 1 but the alarm is up
-  const std::string yaml = Temp("scripts.yaml");
-  std::ofstream(yaml) << r.out;
-  const Result x = Ctl({"export-bt", yaml});
+  const std::string file = Temp("scripts.yaml");
+  std::ofstream(file) << yaml;
+  const Result x = Ctl({"export-bt", file});
   ASSERT_EQ(x.code, 0) << x.err;
   EXPECT_THAT(x.out,
               AllOf(HasSubstr("<Script code=\"alarm := ammo &lt; LOW\"/>"),
@@ -447,6 +458,7 @@ TEST(ImportBt, ScriptsAndVariablesImportServeAndExport) {
                     HasSubstr("_while=\"shots &lt; 2\" _post=\"shots += 1\""),
                     HasSubstr("<ScriptCondition code=\"shots == 1 &amp;&amp; "
                               "!alarm\"/>")));
+  for (const auto& path : {xml, map, file}) std::filesystem::remove(path);
 }
 
 TEST(ImportBt, SkipPreconditionsAndRunOnceSkip) {
@@ -460,15 +472,14 @@ TEST(ImportBt, SkipPreconditionsAndRunOnceSkip) {
     </Sequence>
   </BehaviorTree>
 </root>)";
-  const Result r = Ctl({"import-bt", xml});
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out,
+  std::string imported;
+  auto set = ImportAndLoad({xml}, &imported);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_THAT(imported,
               AllOf(HasSubstr("run_once: {child: {action: Greet}, "
                               "then_skip: true}"),
                     HasSubstr("{skip_if: \"stamina >= 50\", action: Rest}"),
                     HasSubstr("{while: \"stamina > 10\", action: Walk}")));
-  auto set = loader::LoadSetText(r.out, "skip.yaml");
-  ASSERT_TRUE(set.ok()) << set.status();
   const engine::CompiledBehaviourSet& c = (*set)->compiled;
   std::vector<float> f(c.factor_count(), 0.0f);
   f[c.FindFactor("stamina")] = 80;
@@ -478,13 +489,75 @@ TEST(ImportBt, SkipPreconditionsAndRunOnceSkip) {
   EXPECT_EQ(tick(), "success");
   EXPECT_EQ(tick(), "Walk running");  // RunOnce skipped from now on
   const std::string yaml = Temp("skip.yaml");
-  std::ofstream(yaml) << r.out;
+  std::ofstream(yaml) << imported;
   const Result x = Ctl({"export-bt", yaml});
   ASSERT_EQ(x.code, 0) << x.err;
   EXPECT_THAT(x.out, AllOf(HasSubstr("<RunOnce then_skip=\"true\">"),
                            HasSubstr("<Rest _skipIf=\"stamina &gt;= 50\"/>"),
                            HasSubstr("<Walk _while=\"stamina &gt; 10\"/>")));
   for (const auto& path : {xml, yaml}) std::filesystem::remove(path);
+}
+
+// <Precondition if="C" else="S"> is its child's own precondition !(C)
+// answering S; like BT.CPP's, it is not checked again while the child runs.
+TEST(ImportBt, PreconditionBecomesItsChildsPrecondition) {
+  const std::string xml = Temp("precondition.xml");
+  std::ofstream(xml) << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="Guard">
+    <Fallback>
+      <Precondition if="alert > 0"><Chase/></Precondition>
+      <Precondition if="stamina &lt; 20" else="SKIPPED">
+        <Rest _skipIf="alert > 5"/>
+      </Precondition>
+      <Precondition if="stamina >= 20" else="SUCCESS"><Patrol/></Precondition>
+    </Fallback>
+  </BehaviorTree>
+</root>)";
+  std::string yaml;
+  auto set = ImportAndLoad({xml}, &yaml);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_THAT(
+      yaml,
+      AllOf(HasSubstr("{failure_if: \"!(alert > 0)\", action: Chase}"),
+            HasSubstr("{skip_if: \"!(stamina < 20) || (alert > 5)\", "
+                      "action: Rest}"),
+            HasSubstr("{success_if: \"!(stamina >= 20)\", action: Patrol}"),
+            HasSubstr("line 4: <Precondition> as its child's _failureIf")));
+  const engine::CompiledBehaviourSet& c = (*set)->compiled;
+  std::vector<float> f(c.factor_count(), 0.0f);
+  f[c.FindFactor("alert")] = 1;
+  f[c.FindFactor("stamina")] = 50;
+  SucceedingTicks tick(c, f);
+  EXPECT_EQ(tick(), "Chase running");
+  f[c.FindFactor("alert")] = 0;
+  EXPECT_EQ(tick(), "success");         // Chase ran: not checked again
+  EXPECT_EQ(tick(), "Patrol running");  // Chase fails, Rest skipped
+  f[c.FindFactor("stamina")] = 10;
+  EXPECT_EQ(tick(), "success");  // Patrol ran; succeeds
+  EXPECT_EQ(tick(), "Rest running");
+  EXPECT_EQ(tick(), "success");
+  f[c.FindFactor("alert")] = 2;  // not > 5: Rest not skipped, Chase runs
+  EXPECT_EQ(tick(), "Chase running");
+
+  std::ofstream(xml) << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="T">
+    <Sequence>
+      <Precondition if="a > 1" else="RUNNING"><Go/></Precondition>
+      <Precondition if="a > 1" else="SUCCESS"><Go _failureIf="b > 1"/></Precondition>
+      <Precondition if="a > 1" _skipIf="b > 2"><Go/></Precondition>
+    </Sequence>
+  </BehaviorTree>
+</root>)";
+  const Result bad = Ctl({"import-bt", xml});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(
+      bad.err,
+      AllOf(HasSubstr("precondition.xml:4: Precondition else=\"RUNNING\""),
+            HasSubstr("precondition.xml:5: Precondition else=\"SUCCESS\" "
+                      "over a child with _failureIf"),
+            HasSubstr("precondition.xml:6: a <Precondition> with _skipIf of "
+                      "its own")));
+  std::filesystem::remove(xml);
 }
 
 TEST(ImportBt, MalformedXmlIsAnErrorWithItsLine) {
@@ -501,11 +574,17 @@ TEST(ImportBt, TheMainTreeIsChosenOrNamed) {
   <BehaviorTree ID="B"><Sequence><IsTired/><SubTree ID="A"/><Rest/></Sequence></BehaviorTree>
   <TreeNodesModel><Condition ID="IsTired"/></TreeNodesModel>
 </root>)";
+  // B uses A: B is the tree a set is made of.
   Result r = Ctl({"import-bt", xml});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("two.xml:1: several trees and no "
-                               "main_tree_to_execute: name one with --main "
-                               "(A, B)"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("name: B"), HasSubstr("subtree: {name: A}"),
+                    HasSubstr("  - {name: A, tree: {action: Wander}}")));
+  EXPECT_THAT(r.out, HasSubstr("line 1: no main_tree_to_execute: the main "
+                               "tree is B, the only one no other tree uses"));
+  r = Ctl({"import-bt", xml, "--main", "A"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("name: A"));
   r = Ctl({"import-bt", xml, "--main", "B", "--set", "wanderer"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(
@@ -513,6 +592,25 @@ TEST(ImportBt, TheMainTreeIsChosenOrNamed) {
                    HasSubstr("  - {name: A, tree: {action: Wander}}")));
   r = Ctl({"import-bt", xml, "--main", "C"});
   EXPECT_THAT(r.err, HasSubstr("no tree \"C\" (A, B)"));
+  // Two trees no other uses: which is meant is the user's to say.
+  std::ofstream(xml) << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="A"><Wander/></BehaviorTree>
+  <BehaviorTree ID="B"><SubTree ID="A"/></BehaviorTree>
+  <BehaviorTree ID="C"><Rest/></BehaviorTree>
+</root>)";
+  r = Ctl({"import-bt", xml});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("two.xml:1: several trees and no "
+                               "main_tree_to_execute: name one with --main "
+                               "(used by no other tree: B, C)"));
+  // Each another's subtree (a cycle, which the load refuses anyway).
+  std::ofstream(xml) << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="A"><SubTree ID="B"/></BehaviorTree>
+  <BehaviorTree ID="B"><SubTree ID="A"/></BehaviorTree>
+</root>)";
+  r = Ctl({"import-bt", xml});
+  EXPECT_THAT(r.err, HasSubstr("name one with --main (each is another's "
+                               "subtree: A, B)"));
   std::ofstream(xml)
       << R"(<root BTCPP_format="3"><BehaviorTree ID="A"><Wander/></BehaviorTree></root>)";
   r = Ctl({"import-bt", xml});
