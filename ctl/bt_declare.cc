@@ -67,6 +67,9 @@ class Declarer {
     };
     for (const ScriptAttr& a : ScriptAttrs()) scan((n.*a.field)());
     scan(n.script());
+    if (n.has_loop() && !n.loop().variable().empty()) {
+      assigned_.insert(n.loop().variable());
+    }
     for (const v1::TreeNode* c : loader::ChildrenOf(n)) Assigned(*c);
   }
 

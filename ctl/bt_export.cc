@@ -141,20 +141,16 @@ class Exporter {
         Attr(p, "seconds", ShortestNumber(n.cooldown().seconds()));
         used_.insert(kCooldown);
         break;
+      case v1::TreeNode::kLoop:
+        Loop(p, n);
+        break;
       case v1::TreeNode::kRunOnce:
         Open(p, "RunOnce", n);
         Attr(p, "then_skip", n.run_once().then_skip() ? "true" : "false");
         break;
-      case v1::TreeNode::kSwitch: {
-        const v1::SwitchNode& s = n.switch_();
-        Open(p, absl::StrCat("Switch", s.cases_size()), n);
-        Attr(p, "variable", absl::StrCat("{", s.factor(), "}"));
-        for (int i = 0; i < s.cases_size(); ++i) {
-          Attr(p, absl::StrCat("case_", i + 1).c_str(),
-               ShortestNumber(s.cases(i)));
-        }
+      case v1::TreeNode::kSwitch:
+        Switch(p, n);
         break;
-      }
       case v1::TreeNode::kSubtree: {
         Open(p, "SubTree", n);
         Attr(p, "ID", n.subtree().name());
@@ -198,6 +194,33 @@ class Exporter {
   }
 
   // BT.CPP's timed nodes, their times in milliseconds.
+  void Switch(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
+    const v1::SwitchNode& s = n.switch_();
+    Open(p, absl::StrCat("Switch", s.cases_size()), n);
+    Attr(p, "variable", absl::StrCat("{", s.factor(), "}"));
+    for (int i = 0; i < s.cases_size(); ++i) {
+      Attr(p, absl::StrCat("case_", i + 1).c_str(), ShortestNumber(s.cases(i)));
+    }
+  }
+
+  // A loop as LoopDouble: utilityd's values are numbers (an int's and a
+  // bool's too).
+  void Loop(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
+    const v1::LoopNode& l = n.loop();
+    Open(p, "LoopDouble", n);
+    std::vector<std::string> values;
+    for (double v : l.values()) values.push_back(ShortestNumber(v));
+    Attr(p, "queue", absl::StrJoin(values, ";"));
+    if (!l.variable().empty()) {
+      Attr(p, "value", absl::StrCat("{", l.variable(), "}"));
+    }
+    if (l.if_empty() == v1::NODE_STATUS_FAILURE ||
+        l.if_empty() == v1::NODE_STATUS_SKIPPED) {
+      Attr(p, "if_empty",
+           l.if_empty() == v1::NODE_STATUS_FAILURE ? "FAILURE" : "SKIPPED");
+    }
+  }
+
   void Timed(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
     const bool timeout = n.has_timeout(), delay = n.has_delay();
     Open(p, timeout ? "Timeout" : delay ? "Delay" : "Sleep", n);

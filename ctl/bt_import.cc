@@ -77,7 +77,7 @@ class Importer {
     if (main.empty()) {
       // BT.CPP's createTree names it; here the one tree no other tree
       // uses as a <SubTree> is the one a set is made of.
-      const std::vector<std::string> tops = Unused(trees, ids);
+      const std::vector<std::string> tops = TopTrees(trees, ids);
       if (tops.size() != 1) {
         return Error(
             root,
@@ -158,35 +158,6 @@ class Importer {
   }
   void Dropped(const XMLElement* e, std::string what) {
     out_->dropped.push_back({e->GetLineNum(), std::move(what), FileOf(e)});
-  }
-
-  // The IDs (of `ids`, one for each of `trees`) that no other tree names
-  // in a <SubTree ID>, in their order.
-  static std::vector<std::string> Unused(
-      const std::vector<const XMLElement*>& trees,
-      const std::vector<std::string>& ids) {
-    std::set<std::string> used;
-    for (size_t i = 0; i < trees.size(); ++i) {
-      std::vector<const XMLElement*> todo = {trees[i]};
-      while (!todo.empty()) {
-        const XMLElement* e = todo.back();
-        todo.pop_back();
-        const char* id = e->Attribute("ID");
-        if (e != trees[i] && std::string_view(e->Name()) == "SubTree" &&
-            id != nullptr && AsIdentifier(id) != ids[i]) {
-          used.insert(AsIdentifier(id));
-        }
-        for (const XMLElement* c = e->FirstChildElement(); c != nullptr;
-             c = c->NextSiblingElement()) {
-          todo.push_back(c);
-        }
-      }
-    }
-    std::vector<std::string> unused;
-    for (const std::string& id : ids) {
-      if (!used.contains(id)) unused.push_back(id);
-    }
-    return unused;
   }
 
   // A tree's ID as utilityd names trees (AsIdentifier), with a note when
@@ -293,6 +264,23 @@ class Importer {
     return true;
   }
 
+  // The BT.CPP nodes with a converter of their own, by ID.
+  using Converter =
+      void (Importer::*)(const XMLElement*, const std::string&,
+                         const std::map<std::string, std::string>&,
+                         const std::vector<const XMLElement*>&, v1::TreeNode*);
+  static const std::map<std::string, Converter>& Converters() {
+    static const auto* m = new std::map<std::string, Converter>{
+        {"Script", &Importer::Script},
+        {"SetBlackboard", &Importer::Script},
+        {"Precondition", &Importer::Precondition},
+        {"LoopInt", &Importer::Loop},
+        {"LoopDouble", &Importer::Loop},
+        {"LoopBool", &Importer::Loop},
+    };
+    return *m;
+  }
+
   // Converts `e` into `out`; then reads every child element the conversion
   // did not (those of a refused element), so that each element with no
   // counterpart is listed, however deep it lies.
@@ -335,12 +323,8 @@ class Importer {
       Unmapped(e, absl::StrCat("<", id, ">: ", u->second));
       return;
     }
-    if (id == "Script" || id == "SetBlackboard") {
-      Script(e, id, ports, kids, out);
-      return;
-    }
-    if (id == "Precondition") {
-      Precondition(e, ports, kids, out);
+    if (auto c = Converters().find(id); c != Converters().end()) {
+      (this->*c->second)(e, id, ports, kids, out);
       return;
     }
     if (id == "TryCatch" &&
@@ -431,7 +415,7 @@ class Importer {
   // BT.CPP checks it before the child's own preconditions; utilityd checks
   // failure_if, then success_if, then skip_if, so a child with one checked
   // before S's is refused (the two orders would differ).
-  void Precondition(const XMLElement* e,
+  void Precondition(const XMLElement* e, const std::string&,
                     const std::map<std::string, std::string>& ports,
                     const std::vector<const XMLElement*>& kids,
                     v1::TreeNode* out) {
@@ -481,6 +465,42 @@ class Importer {
                             : absl::StrCat("!(", cond, ") || (", *field, ")");
     Mapped(e, absl::StrCat("<Precondition> as its child's ", attrs[at].attr,
                            "=\"", *field, "\""));
+  }
+
+  // LoopInt, LoopDouble and LoopBool over a queue written in the XML
+  // ("1;2;3") as a `loop`; its `value` output "{key}" is the variable.
+  void Loop(const XMLElement* e, const std::string& id,
+            const std::map<std::string, std::string>& ports,
+            const std::vector<const XMLElement*>& kids, v1::TreeNode* out) {
+    const std::string queue = Get(ports, "queue");
+    if (BlackboardKey(queue)) {
+      Unmapped(e, absl::StrCat("<", id, " queue=\"", queue,
+                               "\">: a queue on the blackboard, which the "
+                               "game would fill; factors are numbers, not "
+                               "lists. Write the values in the tree"));
+      return;
+    }
+    v1::LoopNode* loop = out->mutable_loop();
+    std::vector<double> values;
+    if (std::optional<std::string> bad = LoopValues(id, queue, &values)) {
+      Unmapped(e, absl::StrCat(id, " queue=\"", queue, "\": ", *bad));
+      return;
+    }
+    loop->mutable_values()->Add(values.begin(), values.end());
+    if (std::optional<std::string> key = BlackboardKey(Get(ports, "value"))) {
+      loop->set_variable(AsIdentifier(*key));
+    }
+    const std::string empty = Get(ports, "if_empty");
+    if (empty == "FAILURE") {
+      loop->set_if_empty(v1::NODE_STATUS_FAILURE);
+    } else if (empty == "SKIPPED") {
+      loop->set_if_empty(v1::NODE_STATUS_SKIPPED);
+    } else if (!empty.empty() && empty != "SUCCESS") {
+      Unmapped(e, absl::StrCat(id, " if_empty=\"", empty,
+                               "\": SUCCESS, FAILURE or SKIPPED"));
+      return;
+    }
+    OneChild(e, kids, loop);
   }
 
   // Script and SetBlackboard as a `script` leaf.

@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <string_view>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
 namespace utilityd::ctl {
@@ -17,10 +20,9 @@ const std::map<std::string, std::string>& Unsupported() {
   static const auto* m = new std::map<std::string, std::string>{
       {"UnsetBlackboard", "utilityd's factors come from the game, read-only"},
       {"ManualSelector", "needs a person at a terminal"},
-      {"LoopString", "loops over blackboard queues, which factors are not"},
-      {"LoopInt", "loops over blackboard queues, which factors are not"},
-      {"LoopDouble", "loops over blackboard queues, which factors are not"},
-      {"LoopBool", "loops over blackboard queues, which factors are not"},
+      {"LoopString",
+       "its values are strings: a tree's variables hold numbers and "
+       "booleans"},
       {"SkipUnlessUpdated", "reacts to blackboard writes; factors are not"},
       {"WaitValueUpdate", "reacts to blackboard writes; factors are not"},
       {"WasEntryUpdated", "reacts to blackboard writes; factors are not"},
@@ -170,6 +172,64 @@ std::string AsIdentifier(absl::string_view raw) {
   if (gap) out += '_';
   if (out.empty() || !absl::ascii_isalpha(out[0])) out = "n" + out;
   return out.substr(0, 128);
+}
+
+// The IDs (of `ids`, one for each of `trees`) that no other tree names
+// in a <SubTree ID>, in their order.
+std::vector<std::string> TopTrees(
+    const std::vector<const tinyxml2::XMLElement*>& trees,
+    const std::vector<std::string>& ids) {
+  std::set<std::string> used;
+  for (size_t i = 0; i < trees.size(); ++i) {
+    std::vector<const tinyxml2::XMLElement*> todo = {trees[i]};
+    while (!todo.empty()) {
+      const tinyxml2::XMLElement* e = todo.back();
+      todo.pop_back();
+      const char* id = e->Attribute("ID");
+      if (e != trees[i] && std::string_view(e->Name()) == "SubTree" &&
+          id != nullptr && AsIdentifier(id) != ids[i]) {
+        used.insert(AsIdentifier(id));
+      }
+      for (const tinyxml2::XMLElement* c = e->FirstChildElement(); c != nullptr;
+           c = c->NextSiblingElement()) {
+        todo.push_back(c);
+      }
+    }
+  }
+  std::vector<std::string> unused;
+  for (const std::string& id : ids) {
+    if (!used.contains(id)) unused.push_back(id);
+  }
+  return unused;
+}
+
+std::optional<std::string> LoopValues(absl::string_view id,
+                                      absl::string_view queue,
+                                      std::vector<double>* values) {
+  for (absl::string_view part : absl::StrSplit(queue, ';', absl::SkipEmpty())) {
+    const absl::string_view v = absl::StripAsciiWhitespace(part);
+    double number = 0;
+    bool ok = false;
+    if (id == "LoopInt") {
+      int integer = 0;
+      ok = absl::SimpleAtoi(v, &integer);
+      number = integer;
+    } else if (id == "LoopBool") {
+      bool b = false;
+      ok = absl::SimpleAtob(v, &b);
+      number = b ? 1 : 0;
+    } else {
+      ok = absl::SimpleAtod(v, &number);
+    }
+    if (!ok) {
+      return absl::StrCat("\"", v, "\" is not ",
+                          id == "LoopInt"    ? "an integer"
+                          : id == "LoopBool" ? "true or false"
+                                             : "a number");
+    }
+    values->push_back(number);
+  }
+  return std::nullopt;
 }
 
 }  // namespace utilityd::ctl

@@ -9,8 +9,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
+#include "tinyxml2.h"
 #include "utilityd/engine/definition.h"
 #include "utilityd/engine/script.h"
 #include "utilityd/v1/behaviour_set.pb.h"
@@ -77,6 +79,20 @@ std::optional<std::string> Literal(absl::string_view raw);
 // other than letters, digits, '_' and '-' becomes one '_', and a name not
 // starting with a letter gets an 'n' in front ("Main Tree" -> Main_Tree).
 std::string AsIdentifier(absl::string_view raw);
+
+// The IDs (of `ids`, one for each <BehaviorTree> of `trees`, as
+// AsIdentifier makes them) that no other tree names in a <SubTree ID>, in
+// their order: the trees at the top.
+std::vector<std::string> TopTrees(
+    const std::vector<const tinyxml2::XMLElement*>& trees,
+    const std::vector<std::string>& ids);
+
+// The numbers of a LoopInt, LoopDouble or LoopBool (`id`) queue written in
+// the XML ("1;2;3", "true;false": 1 and 0), appended to `values`; else what
+// is wrong with the first value that is not one.
+std::optional<std::string> LoopValues(absl::string_view id,
+                                      absl::string_view queue,
+                                      std::vector<double>* values);
 
 }  // namespace utilityd::ctl
 

@@ -9,7 +9,8 @@ under its examples/ and tests/ is collected: each XML file with
 BTCPP_format="4" and each raw string literal in the C++ sources that holds
 a <root ... BTCPP_format="4"> document. Each is written to a scratch folder
 and imported as written; one refused only for having several trees and no
-main_tree_to_execute is imported again with --main naming its first tree.
+main_tree_to_execute (and more than one tree no other tree uses) is
+imported again with --main naming its first tree.
 XML files are written where they lie in the checkout, so their <include>s
 resolve. Prints how many import, and the refusals grouped by reason, as the tables
 of docs/TREES.md ("Real trees"); --list prints each tree's outcome as well.
@@ -81,6 +82,10 @@ def reason(text):
     m = re.match(r'(_\w+|code)="[^"]*" at \d+:\d+: (.*)', text)
     if m:
         return f"script {m.group(1)}: {m.group(2)[:40]}"
+    if re.match(r'<Loop\w+ queue="\{', text):
+        return "a loop over a blackboard queue"
+    if re.match(r'<LoopString>', text):
+        return "strings in a script or SetBlackboard"
     m = re.match(r'<(\w+)>(?: is a custom (\w+(?: \w+)*?)[:,])?', text)
     if m:
         return f"custom {m.group(2)}" if m.group(2) else m.group(1)

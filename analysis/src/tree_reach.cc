@@ -119,11 +119,13 @@ class TreeWalk {
   }
 
   // Whether node `id` may answer skipped: a skip_if or while under it (its
-  // own included), or a run_once that skips. Its parent then passes it over
-  // whatever it otherwise answers, so nothing is ruled out from it.
+  // own included), a run_once that skips or a loop that skips when no value
+  // is left. Its parent then passes it over whatever it otherwise answers,
+  // so nothing is ruled out from it.
   bool MaySkip(int id) const {
     const engine::CompiledNode& n = tree_.node(id);
-    if (n.skip_if >= 0 || n.while_holds >= 0 || n.then_skip) {
+    if (n.skip_if >= 0 || n.while_holds >= 0 || n.then_skip ||
+        (n.kind == NodeKind::kLoop && n.if_empty == NodeStatus::kSkipped)) {
       return true;
     }
     for (uint32_t i = 0; i < n.child_count; ++i) {

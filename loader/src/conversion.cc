@@ -126,6 +126,27 @@ engine::TreeNodeDefinition ToTreeNode(const v1::TreeNode& node) {
     case v1::TreeNode::kScriptCondition:
       d.code = node.script_condition();
       break;
+    case v1::TreeNode::kLoop: {
+      const v1::LoopNode& l = node.loop();
+      d.values.assign(l.values().begin(), l.values().end());
+      d.variable = l.variable();
+      switch (l.if_empty()) {
+        case v1::NODE_STATUS_UNSPECIFIED:
+        case v1::NODE_STATUS_SUCCESS:
+          d.if_empty = engine::NodeStatus::kSuccess;
+          break;
+        case v1::NODE_STATUS_FAILURE:
+          d.if_empty = engine::NodeStatus::kFailure;
+          break;
+        case v1::NODE_STATUS_SKIPPED:
+          d.if_empty = engine::NodeStatus::kSkipped;
+          break;
+        default:  // running: refused by validation
+          d.if_empty = engine::NodeStatus::kRunning;
+          break;
+      }
+      break;
+    }
     case v1::TreeNode::kSwitch:
       d.factor = node.switch_().factor();
       d.cases.assign(node.switch_().cases().begin(),

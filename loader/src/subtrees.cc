@@ -104,6 +104,10 @@ class Expander {
       v1::SwitchNode* s = node->mutable_switch_();
       s->set_factor(Resolve(chain, s->factor()));
     }
+    if (node->has_loop() && !node->loop().variable().empty()) {
+      v1::LoopNode* l = node->mutable_loop();
+      l->set_variable(Resolve(chain, l->variable()));
+    }
     std::vector<v1::TreeNode*> children = ChildrenOf(node);
     for (size_t i = 0; i < children.size(); ++i) {
       Walk(children[i], ChildFieldPath(at, *node, i), chain);

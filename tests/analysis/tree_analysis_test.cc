@@ -322,7 +322,7 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
     return std::uniform_real_distribution<double>(lo, hi)(rng);
   };
   static const char* kActions[] = {"fight", "flee", "heal", "idle"};
-  const int kind = depth <= 0 ? 6 + pick(2) : pick(23);
+  const int kind = depth <= 0 ? 6 + pick(2) : pick(24);
   // A quarter of the nodes get a precondition, which answers for the node
   // without ticking it; some always hold (health >= 0), some never.
   std::string name = absl::StrCat("n", (*names)++);
@@ -444,6 +444,17 @@ std::string RandomNode(std::mt19937_64& rng, int depth, int* names) {
                                           "danger * 10 >= health"};
       return absl::StrFormat("{name: %s, script_condition: \"%s\"}", name,
                              kConditions[pick(3)]);
+    }
+    case 23: {
+      // A loop over the values the scripts' `count` compares with, into
+      // that variable, or over none.
+      static const char* kValues[] = {"[]", "[0, 2]", "[1, 2, 3]"};
+      static const char* kIfEmpty[] = {"success", "failure", "skipped"};
+      return absl::StrFormat(
+          "{name: %s, loop: {values: %s, variable: count, if_empty: %s, "
+          "child: %s}}",
+          name, kValues[pick(3)], kIfEmpty[pick(3)],
+          RandomNode(rng, depth - 1, names));
     }
     case 9:
       return absl::StrFormat("{name: %s, %s: {seconds: %.1f, child: %s}}", name,

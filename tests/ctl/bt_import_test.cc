@@ -560,6 +560,80 @@ TEST(ImportBt, PreconditionBecomesItsChildsPrecondition) {
   std::filesystem::remove(xml);
 }
 
+// LoopInt, LoopDouble and LoopBool over a queue in the XML become a loop
+// whose variable the tree's scripts read; export writes a LoopDouble back.
+// A queue on the blackboard, or of strings, is refused with why.
+TEST(ImportBt, LoopsOverQueuesWrittenInTheTree) {
+  const std::string xml = Temp("loops.xml");
+  std::ofstream(xml) << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="Volley">
+    <Sequence>
+      <LoopInt queue="1;2;3" value="{shot}">
+        <Fire _skipIf="shot == 2"/>
+      </LoopInt>
+      <LoopBool queue="true; false" value="{flag}" if_empty="FAILURE">
+        <AlwaysSuccess/>
+      </LoopBool>
+      <LoopDouble queue="" if_empty="SKIPPED"><Fire/></LoopDouble>
+    </Sequence>
+  </BehaviorTree>
+</root>)";
+  std::string yaml;
+  auto set = ImportAndLoad({xml}, &yaml);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_THAT(yaml, AllOf(HasSubstr("child: {skip_if: \"shot == 2\", action: "
+                                    "Fire}\n          values: [1, 2, 3]\n"
+                                    "          variable: shot\n"),
+                          HasSubstr("values: [1, 0]\n          variable: "
+                                    "flag\n          if_empty: failure\n"),
+                          HasSubstr("{loop: {child: {action: Fire}, "
+                                    "if_empty: skipped}}")));
+  const engine::CompiledBehaviourSet& c = (*set)->compiled;
+  EXPECT_THAT(c.tree()->variables, testing::ElementsAre("shot", "flag"));
+  EXPECT_EQ(c.factor_count(), 0u);  // shot is the loop's, not the game's
+  const std::vector<float> none;
+  SucceedingTicks tick(c, none);
+  EXPECT_EQ(tick(), "Fire running");  // 1
+  EXPECT_EQ(tick(), "running");       // Fire succeeded
+  EXPECT_EQ(tick(), "running");       // 2: skipped
+  EXPECT_EQ(tick(), "Fire running");  // 3
+  EXPECT_EQ(tick(), "running");
+  EXPECT_EQ(tick(), "running");  // none left: the LoopBool starts, true
+  EXPECT_EQ(tick(), "running");  // false
+  EXPECT_EQ(tick(), "failure");  // none left: if_empty
+  const std::string file = Temp("loops.yaml");
+  std::ofstream(file) << yaml;
+  const Result x = Ctl({"export-bt", file});
+  ASSERT_EQ(x.code, 0) << x.err;
+  EXPECT_THAT(x.out,
+              AllOf(HasSubstr("<LoopDouble queue=\"1;2;3\" value=\"{shot}\">"),
+                    HasSubstr("<LoopDouble queue=\"1;0\" value=\"{flag}\" "
+                              "if_empty=\"FAILURE\">"),
+                    HasSubstr("<LoopDouble queue=\"\" if_empty=\"SKIPPED\">")));
+
+  std::ofstream(xml) << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="T">
+    <Sequence>
+      <LoopInt queue="{targets}" value="{t}"><Fire/></LoopInt>
+      <LoopInt queue="1;two" value="{t}"><Fire/></LoopInt>
+      <LoopString queue="a;b" value="{t}"><Fire/></LoopString>
+      <LoopDouble queue="1" if_empty="RUNNING"><Fire/></LoopDouble>
+    </Sequence>
+  </BehaviorTree>
+</root>)";
+  const Result bad = Ctl({"import-bt", xml});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err,
+              AllOf(HasSubstr("loops.xml:4: <LoopInt queue=\"{targets}\">: a "
+                              "queue on the blackboard"),
+                    HasSubstr("loops.xml:5: LoopInt queue=\"1;two\": \"two\" "
+                              "is not an integer"),
+                    HasSubstr("loops.xml:6: <LoopString>: its values are "
+                              "strings"),
+                    HasSubstr("loops.xml:7: LoopDouble if_empty=\"RUNNING\"")));
+  for (const auto& path : {xml, file}) std::filesystem::remove(path);
+}
+
 TEST(ImportBt, MalformedXmlIsAnErrorWithItsLine) {
   const Result r = Ctl({"import-bt", std::string(kDir) + "malformed.xml"});
   EXPECT_EQ(r.code, 1);

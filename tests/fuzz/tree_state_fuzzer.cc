@@ -72,6 +72,7 @@ tree:
             - script: "n += 1; r := n / 3; big := n * 1e300"
             - {script_condition: "n > 2 ? r != 1 : big >= 0", on_success: "n := 0", post: "m := -n", on_halted: "m := 0.5"}
             - {skip_if: "m < -1", action: y}
+            - loop: {values: [1, 2.5, 3], variable: v, if_empty: skipped, child: {skip_if: "v > 2", action: x}}
 subtrees:
   - name: pair
     tree:

@@ -1265,6 +1265,169 @@ TEST(Scripts, VariablesTravelInTheState) {
             TreeReset::kOtherShape);
 }
 
+// BehaviorTree.CPP's own loop tests (gtest_loop.cpp) over queues written in
+// the tree. Their Record*Value actions, which succeed at once, are
+// always_success leaves here whose on_success folds the value into a
+// variable the last condition checks; each value takes a tick, as BT.CPP's
+// loop answers RUNNING after each.
+INSTANTIATE_TEST_SUITE_P(
+    BehaviorTreeCppLoops, TreeNodeTest,
+    testing::Values(
+        // StaticIntQueue: 1..5 in order.
+        Case{"loop_static_int_queue",
+             R"(
+  sequence:
+    children:
+      - loop:
+          values: [1, 2, 3, 4, 5]
+          variable: val
+          child: {on_success: "sum = sum * 10 + val", always_success: {}}
+      - script_condition: "sum == 12345"
+)",
+             {{"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kSuccess}}},
+        // StaticDoubleQueue.
+        Case{"loop_static_double_queue",
+             R"(
+  sequence:
+    children:
+      - loop:
+          values: [1.5, 2.5, 3.5]
+          variable: val
+          child: {on_success: "sum = sum + val", always_success: {}}
+      - script_condition: "sum == 7.5"
+)",
+             {{"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kSuccess}}},
+        // BoolQueue: true;false;true, read as 1, 0, 1.
+        Case{"loop_bool_queue",
+             R"(
+  sequence:
+    children:
+      - loop:
+          values: [1, 0, 1]
+          variable: val
+          child: {on_success: "bits = bits * 2 + val", always_success: {}}
+      - script_condition: "bits == 5"
+)",
+             {{"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kSuccess}}},
+        // EmptyQueue_ReturnsSuccess, _ReturnsFailure, _ReturnsSkipped: the
+        // child is never ticked.
+        Case{"loop_empty_queue_returns_success",
+             R"(
+  loop: {values: [], child: {action: x}}
+)",
+             {{"", "", "", "", S::kSuccess}}},
+        Case{"loop_empty_queue_returns_failure",
+             R"(
+  loop: {values: [], if_empty: failure, child: {action: x}}
+)",
+             {{"", "", "", "", S::kFailure}}},
+        Case{"loop_empty_queue_returns_skipped",
+             R"(
+  loop: {values: [], if_empty: skipped, child: {action: x}}
+)",
+             {{"", "", "", "", S::kSkipped}}},
+        // ChildFailure_StopsLoop: the third value's run fails; so does the
+        // loop, at once.
+        Case{"loop_child_failure_stops_loop",
+             R"(
+  loop:
+    values: [1, 2, 3, 4, 5]
+    variable: val
+    child: {failure_if: "val == 3", always_success: {}}
+)",
+             {{"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kFailure}}},
+        // RestartAfterCompletion: finished, it takes its values afresh.
+        Case{"loop_restart_after_completion",
+             R"(
+  loop: {values: [1, 2], child: {always_success: {}}}
+)",
+             {{"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kSuccess},
+              {"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kRunning},
+              {"", "", "", "", S::kSuccess}}},
+        // A child running across ticks keeps its value: the next is taken
+        // once it has finished. The skip shows which value is current.
+        Case{"loop_child_runs_across_ticks",
+             R"(
+  loop:
+    values: [1, 2, 3]
+    variable: val
+    child: {skip_if: "val == 2", action: x}
+)",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kRunning},
+              {"", "", "", "", S::kRunning},  // 2: skipped, passed over
+              {"", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kRunning},
+              {"", "", "", "", S::kSuccess}}},
+        // Halted mid-way, it starts from its first value again.
+        Case{"loop_halted_starts_over",
+             R"(
+  reactive_sequence:
+    children:
+      - condition: {factor: c}
+      - loop: {values: [1, 2], child: {action: x}}
+)",
+             {{"c=1", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kRunning},
+              {"c=0", "", "", "", S::kFailure},
+              {"c=1", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kRunning},
+              {"", "", "x+", "", S::kRunning},
+              {"", "x=success", "", "", S::kRunning},
+              {"", "", "", "", S::kSuccess}}}),
+    [](const testing::TestParamInfo<Case>& param) { return param.param.name; });
+
+TEST(Loop, ErrorsNameTheField) {
+  auto set = loader::LoadSetText(SetYaml(R"(
+  sequence:
+    children:
+      - loop: {values: [1], variable: a, child: {action: x}}
+      - loop: {values: [1], variable: RED, child: {action: x}}
+      - loop: {values: [1], if_empty: running, child: {action: x}}
+      - loop: {values: [1], variable: "9lives", child: {action: x}}
+      - loop: {values: [1]}
+)",
+                                         "enums: {RED: 1}\n"),
+                                 "l.yaml");
+  ASSERT_FALSE(set.ok());
+  const std::string m(set.status().message());
+  EXPECT_THAT(m, testing::HasSubstr("children[0].loop.variable: \"a\" is a "
+                                    "factor, which the game writes"));
+  EXPECT_THAT(m, testing::HasSubstr("children[1].loop.variable: \"RED\" is "
+                                    "an enum's name"));
+  EXPECT_THAT(m, testing::HasSubstr("children[2].loop.if_empty: must be "
+                                    "success, failure or skipped"));
+  EXPECT_THAT(m, testing::HasSubstr("children[3].loop.variable: \"9lives\" "
+                                    "is not a valid name"));
+  EXPECT_THAT(m, testing::HasSubstr("children[4].loop.child: is required"));
+  std::string many = "[0";
+  for (int i = 1; i <= kMaxRepeat; ++i) absl::StrAppend(&many, ", ", i);
+  auto big =
+      loader::LoadSetText(SetYaml(absl::StrCat("  loop: {values: ", many,
+                                               "], child: {action: x}}\n")),
+                          "b.yaml");
+  ASSERT_FALSE(big.ok());
+  EXPECT_THAT(big.status().message(),
+              testing::HasSubstr("tree.loop.values: holds 1001 values; at "
+                                 "most 1000"));
+}
+
 TEST(Scripts, ErrorsNameTheFieldLineAndColumn) {
   auto set = loader::LoadSetText(SetYaml(R"(
   sequence:

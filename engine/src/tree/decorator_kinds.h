@@ -1,11 +1,12 @@
 // The decorator node kinds, one block each (node_kinds.h lists what a block
 // states): inverter, force_success, force_failure, repeat, retry, cooldown,
-// timeout, keep_running_until_failure, delay and run_once. Internal to the
-// engine.
+// timeout, keep_running_until_failure, delay, run_once and loop. Internal to
+// the engine.
 #ifndef UTILITYD_ENGINE_SRC_TREE_DECORATOR_KINDS_H_
 #define UTILITYD_ENGINE_SRC_TREE_DECORATOR_KINDS_H_
 
 #include "tree/node_kind_contract.h"
+#include "utilityd/engine/identifier.h"
 
 namespace utilityd::engine::internal {
 
@@ -295,6 +296,109 @@ struct RunOnceNode : Decorator {
   }
   static char* Write(const CompiledNode&, const NodeState& s, char* at) {
     return PutVarint(at, s.kept ? s.index : 0);
+  }
+};
+
+// loop: BehaviorTree.CPP's LoopInt, LoopDouble and LoopBool over a queue
+// written in the tree. As it starts it takes its `values` afresh; each tick
+// whose child is not running, it writes the next value to its variable (if
+// it has one) and ticks the child; it answers running while values are
+// left or the child runs, failure as soon as the child fails, and
+// `if_empty` in the tick it finds none left to start (at once when it has
+// none). So n values take n + 1 ticks when the child finishes each in one,
+// as in BT.CPP, whose loop answers RUNNING after each value. Its state:
+// the values started (index) and whether the child runs (mask_a).
+struct LoopNode : Decorator {
+  static constexpr NodeKind kKind = NodeKind::kLoop;
+  static constexpr const char* kName = "loop";
+  static constexpr bool kAnswersRunning = true;
+  static constexpr size_t kStateBytes = 3;
+  static bool MayAnswer(const CompiledNode& n, S s) {
+    if (n.values.empty()) return s == n.if_empty;
+    return s == S::kRunning || s == S::kFailure || s == n.if_empty;
+  }
+  static bool TicksChildren(const CompiledNode& n) { return !n.values.empty(); }
+  static void Validate(const TreeNodeDefinition& n, const NodeCheck& check) {
+    if (n.values.size() > static_cast<size_t>(kMaxRepeat)) {
+      check.Add(check.kind + ".values",
+                absl::StrCat("holds ", n.values.size(), " values; at most ",
+                             kMaxRepeat));
+    }
+    for (size_t i = 0; i < n.values.size(); ++i) {
+      if (!std::isfinite(n.values[i])) {
+        check.Add(absl::StrCat(check.kind, ".values[", i, "]"),
+                  "must be a finite number");
+      }
+    }
+    if (n.if_empty != S::kSuccess && n.if_empty != S::kFailure &&
+        n.if_empty != S::kSkipped) {
+      check.Add(check.kind + ".if_empty",
+                "must be success, failure or skipped");
+    }
+    if (n.variable.empty()) return;
+    if (!IsIdentifier(n.variable)) {
+      check.Add(check.kind + ".variable",
+                absl::StrCat("\"", n.variable, "\" is not a valid name"));
+      return;
+    }
+    const bool factor = std::any_of(
+        check.def.factors.begin(), check.def.factors.end(),
+        [&n](const FactorDefinition& f) { return f.name == n.variable; });
+    const bool constant =
+        std::any_of(check.def.enums.begin(), check.def.enums.end(),
+                    [&n](const auto& e) { return e.first == n.variable; });
+    if (factor || constant) {
+      check.Add(check.kind + ".variable",
+                absl::StrCat("\"", n.variable, "\" is ",
+                             factor ? "a factor, which the game writes"
+                                    : "an enum's name, a constant",
+                             ": a loop writes a tree variable"));
+    }
+  }
+  static absl::Status Compile(const TreeNodeDefinition& d,
+                              const NodeCompile& in, CompiledNode& c) {
+    c.values = d.values;
+    c.if_empty = d.if_empty;
+    const auto& vars = in.tree.variables;
+    const auto it = std::find(vars.begin(), vars.end(), d.variable);
+    if (!d.variable.empty() && it != vars.end()) {
+      c.variable = static_cast<int32_t>(it - vars.begin());
+    }
+    return absl::OkStatus();
+  }
+  static S Tick(Ticker& t, int id, int, size_t) {
+    const CompiledNode& n = t.node(id);
+    NodeState& s = t.state(id);
+    if (!s.running) s.index = s.mask_a = 0;  // the values afresh
+    if (s.mask_a == 0) {                     // the child is not running
+      if (s.index >= n.values.size()) {
+        t.Reset(id);
+        return n.if_empty;
+      }
+      if (n.variable >= 0) t.Assign(n.variable, n.values[s.index]);
+      ++s.index;
+    }
+    s.running = true;
+    const S c = t.Tick(t.child(id, 0), -1);
+    if (c == S::kFailure) {
+      t.Reset(id);
+      return c;
+    }
+    t.state(id).mask_a = c == S::kRunning ? 1 : 0;
+    return S::kRunning;
+  }
+  // The values started, doubled, plus 1 while the child runs.
+  static Fit Read(const CompiledNode& n, Reader& r, NodeState* s) {
+    uint64_t a = 0;
+    if (!r.Varint(&a)) return Fit::kMalformed;
+    if (a / 2 > n.values.size() || a / 2 == 0) return Fit::kOutOfRange;
+    s->running = true;
+    s->index = static_cast<uint32_t>(a / 2);
+    s->mask_a = static_cast<uint32_t>(a % 2);
+    return Fit::kOk;
+  }
+  static char* Write(const CompiledNode&, const NodeState& s, char* at) {
+    return PutVarint(at, uint64_t{s.index} * 2 + s.mask_a);
   }
 };
 

@@ -67,7 +67,7 @@ using NodeKinds = NodeKindList<
     UtilityNode, IfThenElseNode, WhileDoElseNode, KeepRunningUntilFailureNode,
     DelayNode, SwitchNode, SequenceWithMemoryNode, RunOnceNode,
     AlwaysSuccessNode, AlwaysFailureNode, SleepNode, ParallelAllNode,
-    TryCatchNode, ScriptNode, ScriptConditionNode>;
+    TryCatchNode, ScriptNode, ScriptConditionNode, LoopNode>;
 
 template <typename... K>
 constexpr bool InNodeEnumOrder(NodeKindList<K...>) {

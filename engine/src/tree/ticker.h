@@ -81,6 +81,8 @@ class Ticker {
   double Run(int32_t index) {
     return RunScript(tree_.scripts[index], agent_.factors.data(), vars_);
   }
+  // Sets the tree's variable `index` (>= 0), as a loop does.
+  void Assign(int32_t index, double v) { vars_[index] = v; }
 
   const CompiledTree& tree() const { return tree_; }
   const CompiledNode& node(int id) const { return tree_.node(id); }

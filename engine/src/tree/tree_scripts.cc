@@ -19,6 +19,10 @@ void TreeScripts::Collect(const TreeNodeDefinition& n) {
     }
   };
   if (n.kind == NodeKind::kScript) scan(n.code, ScriptUse::kStatements);
+  if (n.kind == NodeKind::kLoop && !n.variable.empty() &&
+      !Resolve(n.variable)) {
+    variables_.push_back(n.variable);  // a factor's name is reported
+  }
   for (const ScriptField& f : kScriptFields) {
     if (f.use == ScriptUse::kStatements) scan(n.*f.text, f.use);
   }

@@ -15,6 +15,7 @@
 #define UTILITYD_ENGINE_DEFINITION_H_
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
@@ -210,6 +211,9 @@ enum class NodeKind {
   // BehaviorTree.CPP's Script and ScriptCondition (utilityd/engine/script.h).
   kScript,
   kScriptCondition,
+  // BehaviorTree.CPP's LoopInt, LoopDouble and LoopBool over a literal
+  // queue: the child once per value, the value in a tree variable.
+  kLoop,
 };
 
 // Returns the format's name of a node kind, e.g. "reactive_sequence".
@@ -257,6 +261,17 @@ struct FactorComparison {
 [[nodiscard]] bool ComparisonHolds(FactorComparison::Op op, float v,
                                    float value);
 
+// kSkipped: BehaviorTree.CPP 4's SKIPPED, a node passed over (skip_if,
+// while, run_once's then_skip); its parent goes on as it says
+// (docs/TREES.md, "Skipped").
+enum class NodeStatus : uint8_t {
+  kIdle,
+  kRunning,
+  kSuccess,
+  kFailure,
+  kSkipped
+};
+
 struct TreeNodeDefinition {
   NodeKind kind = NodeKind::kSequence;
   std::string name;  // optional label; required for utility children
@@ -291,6 +306,12 @@ struct TreeNodeDefinition {
   std::string action;             // action: one of the set's
   std::string factor;             // switch: the factor it reads
   std::vector<double> cases;      // switch: the values of its children
+  // loop: the values, the tree variable each is written to (empty: none),
+  // and what it answers with no value left to start (success, failure or
+  // skipped)
+  std::vector<double> values;
+  std::string variable;
+  NodeStatus if_empty = NodeStatus::kSuccess;
   Rescore rescore = Rescore::kOnEnter;                // utility
   OnChildFailure on_failure = OnChildFailure::kFail;  // utility
   // A utility node's child that is not an action leaf is scored by these

@@ -39,17 +39,6 @@ namespace utilityd::engine {
 
 class CompiledBehaviourSet;
 
-// kSkipped: BehaviorTree.CPP 4's SKIPPED, a node passed over (skip_if,
-// while, run_once's then_skip); its parent goes on as it says
-// (docs/TREES.md, "Skipped").
-enum class NodeStatus : uint8_t {
-  kIdle,
-  kRunning,
-  kSuccess,
-  kFailure,
-  kSkipped
-};
-
 // Returns "idle", "running", "success", "failure" or "skipped".
 [[nodiscard]] const char* NodeStatusName(NodeStatus status);
 
@@ -95,6 +84,11 @@ struct CompiledNode {
   int32_t post_halted = -1;
   // script, script_condition: the code
   int32_t code = -1;
+  // loop: its values, the variable they go to (-1: none) and what it
+  // answers with none left to start
+  std::vector<double> values;
+  int32_t variable = -1;
+  NodeStatus if_empty = NodeStatus::kSuccess;
   bool Guarded() const {
     return failure_if >= 0 || success_if >= 0 || skip_if >= 0 ||
            while_holds >= 0;
