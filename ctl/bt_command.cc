@@ -80,7 +80,7 @@ int ImportBtRun(const Parsed& p, std::ostream& out, std::ostream& err) {
     return kInvalid;
   }
   absl::StatusOr<std::shared_ptr<const loader::LoadedSet>> loaded =
-      loader::LoadSetProto(in->set, absl::StrCat(file, " (imported)"));
+      loader::LoadSetProto(in->set, file, &in->positions);
   if (!loaded.ok()) {
     err << loaded.status().message() << "\n"
         << "utilityctl import-bt: the imported set does not validate; "

@@ -106,26 +106,21 @@ class Importer {
       set.set_name(opts_.set.empty() ? main : opts_.set);
     }
     for (size_t i = 0; i < trees.size(); ++i) {
-      v1::TreeNode body;
       const XMLElement* only = trees[i]->FirstChildElement();
       if (only == nullptr || only->NextSiblingElement() != nullptr) {
         Unmapped(trees[i], "a <BehaviorTree> holds exactly one node");
         continue;
       }
-      Convert(only, &body);
+      const char* description = trees[i]->Attribute("_description");
       if (ids[i] == main) {
-        *set.mutable_tree() = std::move(body);
-        if (const char* d = trees[i]->Attribute("_description")) {
-          set.set_description(d);
-        }
+        Convert(only, set.mutable_tree());
+        if (description != nullptr) set.set_description(description);
         continue;
       }
       v1::Subtree* s = set.add_subtrees();
       s->set_name(ids[i]);
-      if (const char* d = trees[i]->Attribute("_description")) {
-        s->set_description(d);
-      }
-      *s->mutable_tree() = std::move(body);
+      if (description != nullptr) s->set_description(description);
+      Convert(only, s->mutable_tree());
     }
     for (const XMLElement* use : uses_) {
       const std::string id = AsIdentifier(use->Attribute("ID"));
@@ -136,6 +131,10 @@ class Importer {
       }
     }
     DeclareImported(map_, literal_ports_, actions_, &out_->set);
+    if (set.has_tree()) Position(set.tree(), "tree");
+    for (int i = 0; i < set.subtrees_size(); ++i) {
+      Position(set.subtrees(i).tree(), absl::StrCat("subtrees[", i, "].tree"));
+    }
     return absl::OkStatus();
   }
 
@@ -281,10 +280,24 @@ class Importer {
     return *m;
   }
 
+  // Records the XML line of node `n` at field path `at`, and of the nodes
+  // under it, when they come from the file imported.
+  void Position(const v1::TreeNode& n, const std::string& at) {
+    if (auto it = origin_.find(&n);
+        it != origin_.end() && FileOf(it->second).empty()) {
+      out_->positions[at] = {.line = it->second->GetLineNum()};
+    }
+    const std::vector<const v1::TreeNode*> kids = loader::ChildrenOf(n);
+    for (size_t i = 0; i < kids.size(); ++i) {
+      Position(*kids[i], loader::ChildFieldPath(at, n, i));
+    }
+  }
+
   // Converts `e` into `out`; then reads every child element the conversion
   // did not (those of a refused element), so that each element with no
   // counterpart is listed, however deep it lies.
   void Convert(const XMLElement* e, v1::TreeNode* out) {
+    origin_.try_emplace(out, e);  // a Precondition keeps its own line
     visited_.insert(e);
     ConvertNode(e, out);
     ReadUnvisited(e);
@@ -918,7 +931,10 @@ class Importer {
   BtImport* out_;
   std::map<std::string, std::string> category_;
   absl::flat_hash_set<const XMLElement*> visited_;  // converted or read
-  std::vector<const XMLElement*> uses_;             // <SubTree> elements
+  // The element each tree node was converted from (nodes keep their place
+  // in the set as it grows: a repeated field's elements do not move).
+  absl::flat_hash_map<const v1::TreeNode*, const XMLElement*> origin_;
+  std::vector<const XMLElement*> uses_;  // <SubTree> elements
   std::map<std::string, std::map<std::string, std::string>> defaults_;
   std::vector<std::string> actions_;
   // Subtree ports a use gives a literal (a number, a boolean, an enum).

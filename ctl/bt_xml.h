@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "utilityd/loader/proto_reader.h"
 #include "utilityd/v1/behaviour_set.pb.h"
 
 namespace utilityd::ctl {
@@ -47,6 +48,10 @@ struct BtImport {
   std::vector<BtNote> mapped;    // conditions and leaves: to what
   std::vector<BtNote> dropped;   // details utilityd does not carry
   std::vector<BtNote> unmapped;  // elements that cannot be imported
+  // The XML line of each tree node's field path ("tree.sequence",
+  // "subtrees[1].tree"), for the nodes of the file imported (not of its
+  // includes): a problem the set's validation finds is placed there.
+  loader::PositionMap positions;
 };
 
 // Reads BT.CPP v4 XML. An error (INVALID_ARGUMENT, "source:line: ...") for a

@@ -82,6 +82,9 @@ def reason(text):
     m = re.match(r'(_\w+|code)="[^"]*" at \d+:\d+: (.*)', text)
     if m:
         return f"script {m.group(1)}: {m.group(2)[:40]}"
+    m = re.match(r'(?:tree|subtrees\[\d+\]\.tree)[\w.\[\]]*: (.*)', text)
+    if m:  # the set's validation, placed at the element
+        return re.sub(r', got \d+$|"[^"]*"', "", m.group(1))[:60]
     if re.match(r'<Loop\w+ queue="\{', text):
         return "a loop over a blackboard queue"
     if re.match(r'<LoopString>', text):

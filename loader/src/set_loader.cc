@@ -310,8 +310,9 @@ std::string ComputeRevision(const v1::BehaviourSet& set) {
 }
 
 absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetProto(
-    v1::BehaviourSet set, absl::string_view source) {
-  return Load(std::move(set), source, nullptr, {});
+    v1::BehaviourSet set, absl::string_view source,
+    const PositionMap* positions) {
+  return Load(std::move(set), source, positions, {});
 }
 
 absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetText(

@@ -634,6 +634,46 @@ TEST(ImportBt, LoopsOverQueuesWrittenInTheTree) {
   for (const auto& path : {xml, file}) std::filesystem::remove(path);
 }
 
+// What the XML allows but the set's validation refuses is placed at the
+// element it came from: BT.CPP's own invalid trees name their lines.
+TEST(ImportBt, ValidationProblemsNameTheirElementsLine) {
+  const std::string xml = Temp("invalid.xml");
+  std::ofstream(xml) << R"(<root BTCPP_format="4" main_tree_to_execute="Main">
+  <BehaviorTree ID="Main">
+    <Sequence>
+      <Rest/>
+      <IfThenElse>
+        <IsTired/>
+      </IfThenElse>
+    </Sequence>
+  </BehaviorTree>
+  <TreeNodesModel><Condition ID="IsTired"/></TreeNodesModel>
+</root>)";
+  Result r = Ctl({"import-bt", xml});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err,
+              AllOf(HasSubstr("invalid.xml:5: tree.sequence.children[1]."
+                              "if_then_else.children: needs 2 or 3 children"),
+                    HasSubstr("the imported set does not validate")));
+  std::ofstream(xml) << R"(<root BTCPP_format="4" main_tree_to_execute="Main">
+  <BehaviorTree ID="Main">
+    <Sequence><Rest/><SubTree ID="Loop"/></Sequence>
+  </BehaviorTree>
+  <BehaviorTree ID="Loop">
+    <Fallback>
+      <Rest/>
+      <SubTree ID="Loop"/>
+    </Fallback>
+  </BehaviorTree>
+</root>)";
+  r = Ctl({"import-bt", xml});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("invalid.xml:8: subtrees[0].tree.fallback."
+                               "children[1].subtree.name: subtree \"Loop\" "
+                               "uses itself"));
+  std::filesystem::remove(xml);
+}
+
 TEST(ImportBt, MalformedXmlIsAnErrorWithItsLine) {
   const Result r = Ctl({"import-bt", std::string(kDir) + "malformed.xml"});
   EXPECT_EQ(r.code, 1);

@@ -61,9 +61,13 @@ void ApplyDefaults(v1::BehaviourSet* set);
 [[nodiscard]] std::string ComputeRevision(const v1::BehaviourSet& set);
 
 // Validates and compiles a set given as a message. Issues are prefixed with
-// `source`. Returns INVALID_ARGUMENT listing every problem, one per line.
+// `source`, and with the line `positions` (when given) records for the
+// issue's field path or its nearest ancestor: where a set converted from
+// another format was written there. Returns INVALID_ARGUMENT listing every
+// problem, one per line.
 [[nodiscard]] absl::StatusOr<std::shared_ptr<const LoadedSet>> LoadSetProto(
-    v1::BehaviourSet set, absl::string_view source);
+    v1::BehaviourSet set, absl::string_view source,
+    const PositionMap* positions = nullptr);
 
 class Catalog;
 
