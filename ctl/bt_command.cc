@@ -31,13 +31,15 @@ bool Emit(const Parsed& p, const std::string& text, std::ostream& out,
 }
 
 int ImportBtRun(const Parsed& p, std::ostream& out, std::ostream& err) {
-  if (p.positional.size() != 1) {
-    err << "utilityctl import-bt: name one XML file\n";
+  if (p.positional.empty()) {
+    err << "utilityctl import-bt: name an XML file\n";
     return kUsage;
   }
   const std::string& file = p.positional[0];
-  BtImportOptions opts{
-      .source = file, .main = p.get("main"), .set = p.get("set")};
+  BtImportOptions opts{.source = file,
+                       .main = p.get("main"),
+                       .set = p.get("set"),
+                       .also = {p.positional.begin() + 1, p.positional.end()}};
   std::string xml;
   if (!ReadFile(file, &xml)) {
     err << "utilityctl import-bt: cannot read " << file << "\n";
@@ -72,8 +74,10 @@ int ImportBtRun(const Parsed& p, std::ostream& out, std::ostream& err) {
   }
   if (!in->unmapped.empty()) {
     for (const BtNote& n : in->unmapped) {
-      err << (n.file.empty() ? file : n.file) << ":" << n.line << ": " << n.text
-          << "\n";
+      if (n.line > 0) {
+        err << (n.file.empty() ? file : n.file) << ":" << n.line << ": ";
+      }
+      err << n.text << "\n";  // a file given beside names itself
     }
     err << "utilityctl import-bt: " << in->unmapped.size()
         << " element(s) cannot be imported; nothing written\n";
@@ -134,8 +138,8 @@ Command ImportBtCommand() {
   return {
       .name = "import-bt",
       .synopsis =
-          "TREE.xml [--main ID] [--set NAME] [--map FILE] [--into SET]\n"
-          "                        [--out FILE]",
+          "TREE.xml [MORE.xml...] [--main ID] [--set NAME] [--map FILE]\n"
+          "                        [--into SET] [--out FILE]",
       .description =
           "Writes a behaviour set (YAML) holding a BehaviorTree.CPP v4 XML "
           "tree.\nIts controls and decorators become utilityd's node kinds, "
@@ -143,7 +147,9 @@ Command ImportBtCommand() {
           "conditions read factors (the\nnode's ID, or the blackboard entry "
           "of its one port; ScriptCondition's\n`health < 30`), other leaves "
           "are actions the game runs; --into keeps a set's scoring around "
-          "the new tree. The YAML's header\nlists each mapping "
+          "the new tree. MORE.xml's trees are\nregistered beside TREE.xml's, "
+          "as BT.CPP's factory registers several files\n(the main tree is "
+          "TREE.xml's). The YAML's header\nlists each mapping "
           "and what was left out, with XML lines; an element that\ncannot be "
           "imported is listed with its line and why, and nothing is "
           "written.\nSee docs/TREES.md, \"BehaviorTree.CPP XML\".",

@@ -190,10 +190,14 @@ class Importer {
   // (BT.CPP's <include path="...">, relative to the including file).
   void ReadRoot(const XMLElement* root, std::vector<const XMLElement*>* trees) {
     std::vector<const XMLElement*> top;
-    includes_.Expand(root, opts_.source, &top,
-                     [this](const XMLElement* e, std::string why) {
-                       Unmapped(e, std::move(why));
-                     });
+    const BtIncludes::Problem problem = [this](const XMLElement* e,
+                                               std::string why) {
+      Unmapped(e, std::move(why));
+    };
+    includes_.Expand(root, opts_.source, &top, problem);
+    for (const std::string& file : opts_.also) {
+      includes_.Register(file, &top, problem);
+    }
     for (const XMLElement* e : top) {
       const std::string tag = e->Name();
       if (tag == "BehaviorTree") {

@@ -65,6 +65,22 @@ void BtIncludes::Include(const XMLElement* e, const std::string& from,
     return;
   }
   if (!read_.insert(name).second) return;  // read already
+  Read(e, name, what, out, problem);
+}
+
+void BtIncludes::Register(const std::string& file,
+                          std::vector<const XMLElement*>* out,
+                          const Problem& problem) {
+  const std::string name =
+      std::filesystem::path(file).lexically_normal().string();
+  if (!read_.insert(name).second) return;  // the main file, or given twice
+  Read(nullptr, name, "", out, problem);
+}
+
+void BtIncludes::Read(const XMLElement* e, const std::string& name,
+                      const std::string& what,
+                      std::vector<const XMLElement*>* out,
+                      const Problem& problem) {
   std::ifstream in(name, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();

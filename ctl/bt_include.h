@@ -38,6 +38,14 @@ class BtIncludes {
               std::vector<const tinyxml2::XMLElement*>* out,
               const Problem& problem);
 
+  // Appends the children of `file`'s <root> to `out`, expanded as Expand
+  // does, as if the main file included it: BT.CPP's factory registering
+  // several files. Its problems go to `problem` with no element, their
+  // text naming the file.
+  void Register(const std::string& file,
+                std::vector<const tinyxml2::XMLElement*>* out,
+                const Problem& problem);
+
   // The file an element was read from: "" for the main file's elements.
   std::string FileOf(const tinyxml2::XMLElement* e) const;
 
@@ -45,6 +53,13 @@ class BtIncludes {
   void Include(const tinyxml2::XMLElement* e, const std::string& from,
                std::vector<const tinyxml2::XMLElement*>* out,
                const Problem& problem);
+  // Reads file `name` (normalised) and expands its <root> into `out`;
+  // `e` is the <include> that names it (null for a file registered),
+  // `what` the text its problems start with.
+  void Read(const tinyxml2::XMLElement* e, const std::string& name,
+            const std::string& what,
+            std::vector<const tinyxml2::XMLElement*>* out,
+            const Problem& problem);
 
   std::vector<std::unique_ptr<tinyxml2::XMLDocument>> documents_;
   std::map<const tinyxml2::XMLDocument*, std::string> file_of_;

@@ -29,6 +29,9 @@ struct BtImportOptions {
   // actions and their considerations, scoring); what the tree reads that
   // it does not declare is added.
   const v1::BehaviourSet* into = nullptr;
+  // More files whose trees are registered beside the file's, as BT.CPP's
+  // factory registers several (subtrees defined in another file).
+  std::vector<std::string> also;
   // The mapping file's YAML (--map; docs/TREES.md), and its name.
   std::string mapping;
   std::string mapping_source;

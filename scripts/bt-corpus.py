@@ -10,7 +10,10 @@ BTCPP_format="4" and each raw string literal in the C++ sources that holds
 a <root ... BTCPP_format="4"> document. Each is written to a scratch folder
 and imported as written; one refused only for having several trees and no
 main_tree_to_execute (and more than one tree no other tree uses) is
-imported again with --main naming its first tree.
+imported again with --main naming its first tree; one from a C++ string that
+uses a <SubTree ID> no tree of its own defines is imported again with the
+other strings of its C++ file beside it (`import-bt TREE.xml MORE.xml...`),
+as BT.CPP's tests register several strings in one factory.
 XML files are written where they lie in the checkout, so their <include>s
 resolve. Prints how many import, and the refusals grouped by reason, as the tables
 of docs/TREES.md ("Real trees"); --list prints each tree's outcome as well.
@@ -152,6 +155,43 @@ def main():
                                     first.group(1), "--out", os.devnull],
                                    capture_output=True, text=True)
                 how = "with --main"
+            if r.returncode != 0 and "no <BehaviorTree> has that ID" in r.stderr \
+                    and not label.endswith(".xml"):
+                # BT.CPP's tests register several strings in one factory:
+                # the strings of the same C++ file that define the trees it
+                # lacks, given beside it (as many rounds as they lack more).
+                source = label.rsplit(":", 1)[0]
+                beside, again = [], r
+                for _ in range(3):
+                    missing = re.findall(r'<SubTree ID="([^"]+)">: no '
+                                         r'<BehaviorTree> has that ID',
+                                         again.stderr)
+                    # One string for each tree it lacks, defining none of
+                    # the trees it has.
+                    ids = lambda t: set(re.findall(
+                        r'<BehaviorTree\s[^>]*ID="([^"]+)"', t))
+                    have = ids(xml).union(*(ids(open(b).read())
+                                            for b in beside))
+                    more = []
+                    for m in missing:
+                        for j, (other, text) in enumerate(found):
+                            if (j != i and paths[j] not in beside + more and
+                                    other.rsplit(":", 1)[0] == source and
+                                    m in ids(text) and not ids(text) & have):
+                                more.append(paths[j])
+                                have |= ids(text)
+                                break
+                    if not more:
+                        break
+                    beside += more
+                    again = subprocess.run(
+                        [ctl, "import-bt", path] + beside +
+                        ["--out", os.devnull], capture_output=True, text=True)
+                    if again.returncode == 0:
+                        how = "with its C++ file's other trees"
+                        break
+                if beside:
+                    r = again  # refused, it says why with the trees given
             if r.returncode == 0:
                 outcome[f"imports {how}"] += 1
                 if listing:

@@ -674,6 +674,39 @@ TEST(ImportBt, ValidationProblemsNameTheirElementsLine) {
   std::filesystem::remove(xml);
 }
 
+// Files given beside the first have their trees registered with its, as
+// BT.CPP's factory registers several: a subtree defined in another file.
+TEST(ImportBt, FilesGivenBesideRegisterTheirTrees) {
+  const std::string main = Temp("beside-main.xml");
+  const std::string rest = Temp("beside-rest.xml");
+  const std::string bad = Temp("beside-bad.xml");
+  std::ofstream(main) << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="Main">
+    <Sequence><SubTree ID="Rest"/><Wander/></Sequence>
+  </BehaviorTree>
+</root>)";
+  std::ofstream(rest) << R"(<root BTCPP_format="4">
+  <BehaviorTree ID="Rest"><Sleep msec="500"/></BehaviorTree>
+</root>)";
+  Result r = Ctl({"import-bt", main});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("<SubTree ID=\"Rest\">: no <BehaviorTree> "
+                               "has that ID (Main)"));
+  std::string yaml;
+  auto set = ImportAndLoad({main, rest}, &yaml);
+  ASSERT_TRUE(set.ok()) << set.status();
+  // Main is the tree no other uses; Rest its subtree.
+  EXPECT_THAT(yaml, AllOf(HasSubstr("name: Main\n"),
+                          HasSubstr("{name: Rest, tree: {sleep: {seconds: "
+                                    "0.5}}}")));
+  std::ofstream(bad) << "<root><BehaviorTree ID=\"X\">\n<Wander>\n</root>";
+  r = Ctl({"import-bt", main, rest, bad, Temp("beside-missing.xml")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("beside-bad.xml:2: not well-formed XML"),
+                           HasSubstr("beside-missing.xml cannot be read")));
+  for (const auto& path : {main, rest, bad}) std::filesystem::remove(path);
+}
+
 TEST(ImportBt, MalformedXmlIsAnErrorWithItsLine) {
   const Result r = Ctl({"import-bt", std::string(kDir) + "malformed.xml"});
   EXPECT_EQ(r.code, 1);
