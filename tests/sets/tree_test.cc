@@ -1393,6 +1393,42 @@ INSTANTIATE_TEST_SUITE_P(
               {"", "", "", "", S::kSuccess}}}),
     [](const testing::TestParamInfo<Case>& param) { return param.param.name; });
 
+// BehaviorTree.CPP's own tests of its Precondition decorator
+// (gtest_preconditions.cpp, PreconditionsDecorator), in the form import-bt
+// writes it: the child's own precondition !(if), answering `else`. Their
+// blackboard entries set from C++ are factors here.
+INSTANTIATE_TEST_SUITE_P(
+    BehaviorTreeCppPreconditionDecorator, TreeNodeTest,
+    testing::Values(
+        // Integers: A == B ticks TestA; A == C does not hold, so TestB is
+        // answered SUCCESS unticked; A != C ticks TestC.
+        Case{"precondition_decorator_integers",
+             R"yaml(
+  sequence:
+    children:
+      - script: "A := 1; B := 1; C := 3"
+      - {failure_if: "!(A == B)", action: x}
+      - {success_if: "!(A == C)", action: y}
+      - {failure_if: "!(A != C)", action: z}
+)yaml",
+             {{"", "", "x+", "", S::kRunning},
+              {"", "x=success", "z+", "", S::kRunning},
+              {"", "z=success", "", "", S::kSuccess}}},
+        // ChecksConditionOnce: once the child runs, the precondition is
+        // not checked again (a turns 1); the child's own `while` ends it
+        // (b turns 1), skipped, and the sequence succeeds.
+        Case{"precondition_decorator_checks_condition_once",
+             R"yaml(
+  sequence:
+    children:
+      - script: "n := 1"
+      - {failure_if: "!(a == 0)", while: "b == 0", action: x}
+)yaml",
+             {{"a=0 b=0", "", "x+", "", S::kRunning},
+              {"a=1", "", "x", "", S::kRunning},
+              {"b=1", "", "", "x", S::kSuccess}}}),
+    [](const testing::TestParamInfo<Case>& param) { return param.param.name; });
+
 TEST(Loop, ErrorsNameTheField) {
   auto set = loader::LoadSetText(SetYaml(R"(
   sequence:
