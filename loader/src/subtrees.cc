@@ -119,6 +119,26 @@ class Expander {
     issues_->push_back({std::move(path), std::move(message)});
   }
 
+  // Joins a use's scripts (`use`, in Scripts' order) into its subtree
+  // root's (`root`), none lost: a precondition of one kind answers as
+  // either would (`while`: holds while both do), checked as one, and the
+  // postconditions run the root's, then the use's. (Preconditions of
+  // different kinds keep utilityd's order, failure_if first: docs/TREES.md.)
+  static void MergeScripts(const std::vector<std::string*>& use,
+                           const std::vector<std::string*>& root) {
+    for (size_t g = 0; g < 8; ++g) {
+      if (use[g]->empty()) continue;
+      if (root[g]->empty()) {
+        *root[g] = *use[g];
+      } else if (g < 4) {
+        *root[g] = absl::StrCat("(", *use[g], ")", g == 3 ? " && " : " || ",
+                                "(", *root[g], ")");
+      } else {
+        *root[g] = absl::StrCat(*root[g], "; ", *use[g]);
+      }
+    }
+  }
+
   // Expands the subtree node at `at` in place.
   void Use(v1::TreeNode* node, const std::string& at, RemapChain& chain) {
     const v1::SubtreeNode& use = node->subtree();
@@ -164,14 +184,13 @@ class Expander {
     }
     if (outer.has_weight()) body.set_weight(outer.weight());
     if (outer.rank() != 0) body.set_rank(outer.rank());
-    // The use's pre- and postconditions stay on the node that takes its
-    // place (the first eight of Scripts: the use is no script leaf).
-    const auto from = Scripts(&outer);
-    const auto to = Scripts(&body);
-    for (size_t g = 0; g < 8; ++g) {
-      RemapScript(chain, from[g]);
-      if (!from[g]->empty()) *to[g] = *from[g];
-    }
+    // The use's pre- and postconditions join the root's on the node that
+    // takes its place (the first eight of Scripts: the use is no script
+    // leaf), in BT.CPP's order: a SubTree node's checked before its root's,
+    // its postconditions run after.
+    std::vector<std::string*> from = Scripts(&outer);
+    for (size_t g = 0; g < 8; ++g) RemapScript(chain, from[g]);
+    MergeScripts(from, Scripts(&body));
     *node = std::move(body);
     uses_->Add({.at = at,
                 .source = absl::StrCat("subtrees[", it->second, "].tree"),

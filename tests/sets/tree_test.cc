@@ -1429,6 +1429,33 @@ INSTANTIATE_TEST_SUITE_P(
               {"b=1", "", "", "x", S::kSuccess}}}),
     [](const testing::TestParamInfo<Case>& param) { return param.param.name; });
 
+// A subtree use's preconditions join its root's, checked first as
+// BehaviorTree.CPP checks a SubTree node's before its root's: neither is
+// lost. (Each holding in turn: the use's a, then the root's b.)
+INSTANTIATE_TEST_SUITE_P(
+    SubtreeUses, TreeNodeTest,
+    testing::Values(Case{"subtree_use_preconditions_join_the_roots",
+                         R"yaml(
+  fallback:
+    children:
+      - {failure_if: "a > 0.5", on_success: "n += 1", subtree: {name: guarded}}
+      - {script_condition: "n == 1"}
+      - action: y
+)yaml",
+                         {{"a=1 b=0", "", "y+", "", S::kRunning},
+                          {"", "y=success", "", "", S::kSuccess},
+                          {"a=0 b=1", "", "y+", "", S::kRunning},
+                          {"", "y=success", "", "", S::kSuccess},
+                          {"b=0", "", "x+", "", S::kRunning},
+                          // the root's on_success, then the use's
+                          {"", "x=success", "", "", S::kSuccess},
+                          {"a=1", "", "", "", S::kSuccess}},
+                         R"yaml(subtrees:
+  - name: guarded
+    tree: {failure_if: "b > 0.5", on_success: "n = n * 10", action: x}
+)yaml"}),
+    [](const testing::TestParamInfo<Case>& param) { return param.param.name; });
+
 TEST(Loop, ErrorsNameTheField) {
   auto set = loader::LoadSetText(SetYaml(R"(
   sequence:
