@@ -193,7 +193,6 @@ class Exporter {
     p.CloseElement();
   }
 
-  // BT.CPP's timed nodes, their times in milliseconds.
   void Switch(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
     const v1::SwitchNode& s = n.switch_();
     Open(p, absl::StrCat("Switch", s.cases_size()), n);
@@ -216,11 +215,11 @@ class Exporter {
     }
     if (l.if_empty() == v1::NODE_STATUS_FAILURE ||
         l.if_empty() == v1::NODE_STATUS_SKIPPED) {
-      Attr(p, "if_empty",
-           l.if_empty() == v1::NODE_STATUS_FAILURE ? "FAILURE" : "SKIPPED");
+      Attr(p, "if_empty", AnsweredStatusName(l.if_empty()));
     }
   }
 
+  // BT.CPP's timed nodes, their times in milliseconds.
   void Timed(tinyxml2::XMLPrinter& p, const v1::TreeNode& n) {
     const bool timeout = n.has_timeout(), delay = n.has_delay();
     Open(p, timeout ? "Timeout" : delay ? "Delay" : "Sleep", n);

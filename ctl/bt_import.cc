@@ -447,10 +447,12 @@ class Importer {
     std::string otherwise = Get(ports, "else");
     if (otherwise.empty()) otherwise = "FAILURE";
     const auto& attrs = ScriptAttrs();
-    const int at = otherwise == "FAILURE"   ? 0
-                   : otherwise == "SUCCESS" ? 1
-                   : otherwise == "SKIPPED" ? 2
-                                            : -1;
+    // failure_if, success_if or skip_if: the first three of ScriptAttrs.
+    const std::optional<v1::NodeStatus> answer = AnsweredStatus(otherwise);
+    const int at = !answer                              ? -1
+                   : *answer == v1::NODE_STATUS_FAILURE ? 0
+                   : *answer == v1::NODE_STATUS_SUCCESS ? 1
+                                                        : 2;
     if (at < 0) {
       Unmapped(e, absl::StrCat("Precondition else=\"", otherwise,
                                "\": utilityd answers FAILURE, SUCCESS or "
@@ -508,15 +510,14 @@ class Importer {
       loop->set_variable(AsIdentifier(*key));
     }
     const std::string empty = Get(ports, "if_empty");
-    if (empty == "FAILURE") {
-      loop->set_if_empty(v1::NODE_STATUS_FAILURE);
-    } else if (empty == "SKIPPED") {
-      loop->set_if_empty(v1::NODE_STATUS_SKIPPED);
-    } else if (!empty.empty() && empty != "SUCCESS") {
+    const std::optional<v1::NodeStatus> answer =
+        AnsweredStatus(empty.empty() ? "SUCCESS" : empty);
+    if (!answer) {
       Unmapped(e, absl::StrCat(id, " if_empty=\"", empty,
                                "\": SUCCESS, FAILURE or SKIPPED"));
       return;
     }
+    if (*answer != v1::NODE_STATUS_SUCCESS) loop->set_if_empty(*answer);
     OneChild(e, kids, loop);
   }
 

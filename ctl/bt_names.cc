@@ -203,6 +203,19 @@ std::vector<std::string> TopTrees(
   return unused;
 }
 
+std::optional<v1::NodeStatus> AnsweredStatus(absl::string_view name) {
+  if (name == "SUCCESS") return v1::NODE_STATUS_SUCCESS;
+  if (name == "FAILURE") return v1::NODE_STATUS_FAILURE;
+  if (name == "SKIPPED") return v1::NODE_STATUS_SKIPPED;
+  return std::nullopt;
+}
+
+const char* AnsweredStatusName(v1::NodeStatus status) {
+  return status == v1::NODE_STATUS_FAILURE   ? "FAILURE"
+         : status == v1::NODE_STATUS_SKIPPED ? "SKIPPED"
+                                             : "SUCCESS";
+}
+
 std::optional<std::string> LoopValues(absl::string_view id,
                                       absl::string_view queue,
                                       std::vector<double>* values) {

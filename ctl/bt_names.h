@@ -87,6 +87,13 @@ std::vector<std::string> TopTrees(
     const std::vector<const tinyxml2::XMLElement*>& trees,
     const std::vector<std::string>& ids);
 
+// A status BT.CPP lets a node answer in place of ticking ("SUCCESS",
+// "FAILURE", "SKIPPED": a Precondition's else, a loop's if_empty);
+// nullopt for any other (RUNNING, IDLE, a typo).
+std::optional<v1::NodeStatus> AnsweredStatus(absl::string_view name);
+// The name of such a status, as BT.CPP writes it.
+const char* AnsweredStatusName(v1::NodeStatus status);
+
 // The numbers of a LoopInt, LoopDouble or LoopBool (`id`) queue written in
 // the XML ("1;2;3", "true;false": 1 and 0), appended to `values`; else what
 // is wrong with the first value that is not one.

@@ -194,8 +194,10 @@ size_t InputHash(size_t text_hash, const std::vector<std::string>& packages,
                  const PackageIndex* index) {
   size_t h = text_hash;
   for (const std::string& name : packages) {
-    if (index == nullptr || !index->contains(name)) return 0;
-    h = (h ^ index->at(name)->text_hash) * 0x100000001b3ull;
+    if (index == nullptr) return 0;
+    const auto p = index->find(name);
+    if (p == index->end()) return 0;
+    h = (h ^ p->second->text_hash) * 0x100000001b3ull;
   }
   return h;
 }

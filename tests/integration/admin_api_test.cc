@@ -255,8 +255,7 @@ TEST_F(AdminApiTest, FormatListsTheNodeKindsAndCompensations) {
     EXPECT_TRUE(kinds.count(name)) << name;
   }
   EXPECT_EQ(kinds.size(), engine::AllNodeKinds().size());
-  EXPECT_EQ(kinds.size(),
-            static_cast<size_t>(engine::NodeKind::kLoop) + 1);
+  EXPECT_EQ(kinds.size(), static_cast<size_t>(engine::NodeKind::kLoop) + 1);
   EXPECT_FALSE(kinds.count("subtree"));
   EXPECT_EQ(kinds["reactive_fallback"], "reactiveFallback");
   EXPECT_EQ(kinds["keep_running_until_failure"], "keepRunningUntilFailure");
