@@ -45,13 +45,13 @@ Model::Model(const engine::CompiledBehaviourSet& set) : set_(set) {
       dims_.push_back({"target." + d.name, d.min, d.max, true, f});
     }
   }
-  // Once, not per evaluation: each consideration's action's count, and
-  // which dimensions anything reads.
+  // Once, not per evaluation: each consideration's action's count (the
+  // compensation's n, gates aside), and which dimensions anything reads.
   siblings_.resize(set.considerations().size());
   for (const engine::CompiledAction& a : set.actions()) {
     for (uint32_t k = 0; k < a.consideration_count; ++k) {
       siblings_[a.first_consideration + k] =
-          static_cast<int>(a.consideration_count);
+          static_cast<int>(a.compensated_count);
     }
   }
   read_.assign(dims_.size(), false);

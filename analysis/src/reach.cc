@@ -228,7 +228,7 @@ std::optional<bool> NeverAbove(const Model& model, int a, int b) {
   auto exponent = [&](const engine::CompiledAction& x) {
     if (set.compensation() != engine::Compensation::kGeometricMean) return 1.0;
     return double{
-        engine::GeometricMeanExponent(static_cast<int>(x.consideration_count))};
+        engine::GeometricMeanExponent(static_cast<int>(x.compensated_count))};
   };
   auto total_weight = [&](const engine::CompiledAction& x) {
     double w = 0;

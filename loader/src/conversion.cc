@@ -60,7 +60,8 @@ engine::ConsiderationDefinition ToConsideration(const v1::Consideration& c) {
                                      .weight = c.weight(),
                                      .output_min = c.output().min(),
                                      .output_max = c.output().max(),
-                                     .per_target = c.per_target()};
+                                     .per_target = c.per_target(),
+                                     .gate = c.gate()};
   if (c.range().has_min()) cd.range_min = c.range().min();
   if (c.range().has_max()) cd.range_max = c.range().max();
   return cd;

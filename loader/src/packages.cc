@@ -511,8 +511,9 @@ class Composer {
     }
   }
 
-  // The gates of `package`'s actions: for each flag, a consideration that
-  // is 1 while the flag is set and vetoes while it is 0.
+  // The gates of `package`'s actions: for each flag, a gate consideration
+  // (not counted in the compensation's n, so a gated action scores as the
+  // package writes it while the flag is set) that vetoes while it is 0.
   void Gate(const PackageFile* package) {
     const std::vector<Piece>& pieces = out_->pieces_.at("actions");
     for (const std::string& flag : reached_.at(package).gates) {
@@ -524,6 +525,7 @@ class Composer {
         c->mutable_range()->set_min(0);
         c->mutable_range()->set_max(1);
         c->mutable_curve()->mutable_step()->set_threshold(0.5);
+        c->set_gate(true);
         overridden_[i].push_back(absl::StrCat("gate ", flag));
       }
     }

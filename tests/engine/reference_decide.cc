@@ -33,14 +33,18 @@ void Score(const engine::CompiledBehaviourSet& set,
            const engine::AgentInput& in, engine::Decision* out,
            CandidateTrace* cand) {
   const engine::CompiledAction& act = set.actions()[cand->action];
-  const int n = static_cast<int>(act.consideration_count);
+  const int count = static_cast<int>(act.consideration_count);
+  int n = 0;  // the compensation's n: gates are not counted
+  for (int k = 0; k < count; ++k) {
+    n += set.considerations()[act.first_consideration + k].gate ? 0 : 1;
+  }
   const engine::Aggregation aggregation = set.aggregation();
   const bool per_consideration =
       set.compensation() == engine::Compensation::kPerConsideration && n > 1;
   cand->first_trace = static_cast<uint32_t>(out->considerations.size());
   float product = 1, compensated_product = 1, minimum = 1, sum = 0,
         weight_sum = 0;
-  for (int k = 0; k < n; ++k) {
+  for (int k = 0; k < count; ++k) {
     const uint32_t ci = act.first_consideration + k;
     const engine::CompiledConsideration& c = set.considerations()[ci];
     ConsiderationTrace tr;

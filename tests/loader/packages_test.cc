@@ -12,6 +12,7 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "utilityd/codec/scenarios.h"
+#include "utilityd/engine/decide.h"
 #include "utilityd/loader/set_loader.h"
 
 namespace utilityd::loader {
@@ -130,6 +131,10 @@ std::vector<std::string> Names(const auto& items) {
   return names;
 }
 
+std::string Errors(const absl::StatusOr<Catalog>& c) {
+  return c.ok() ? "" : std::string(c.status().message());
+}
+
 TEST_F(PackagesTest, ComposesThePackagesAfterTheSetsOwnPieces) {
   WriteAll();
   absl::StatusOr<Catalog> c = Load();
@@ -213,6 +218,108 @@ TEST_F(PackagesTest, OverridesAndGatesChangeOnlyTheUsesActions) {
   EXPECT_THAT(codec::CheckScenarios(*c->Find("goblin")), IsEmpty());
 }
 
+// A gate is not a consideration of the compensation: while its flag is set
+// a gated action scores what the package's action scores ungated, to the
+// bit, under every compensation of the product; while it is 0 the action
+// is vetoed. (Counted in n, the per-consideration and geometric-mean
+// compensations moved every gated score.)
+TEST_F(PackagesTest, AGatedActionScoresAsUngatedWhileItsFlagIsSet) {
+  Write("survival.yaml", kSurvival);
+  for (const char* compensation :
+       {"per_consideration", "geometric_mean", "on_product", "none"}) {
+    SCOPED_TRACE(compensation);
+    for (const char* name : {"gated", "plain"}) {
+      const std::string when =
+          std::string(name) == "gated" ? "    when: has_bow\n" : "";
+      Write(absl::StrCat(name, ".yaml"),
+            absl::StrCat("name: ", name, R"(
+factors:
+  - {name: has_bow, kind: flag}
+uses:
+  - package: survival
+)",
+                         when, "scoring: {compensation: ", compensation,
+                         "}\nactions:\n  - name: idle\n    weight: 0.01\n"));
+    }
+    absl::StatusOr<Catalog> c = Load();
+    ASSERT_THAT(c, IsOk());
+    const engine::CompiledBehaviourSet& gated = c->Find("gated")->compiled;
+    const engine::CompiledBehaviourSet& plain = c->Find("plain")->compiled;
+    // flee: hurt, danger and the gate; the compensation counts two.
+    const engine::CompiledAction& flee = gated.actions()[1];
+    ASSERT_EQ(flee.name, "flee");
+    EXPECT_EQ(flee.consideration_count, 3u);
+    EXPECT_EQ(flee.compensated_count, 2u);
+    int compared = 0;
+    for (float health : {5.0f, 40.0f, 77.0f}) {
+      for (float threat : {0.1f, 0.6f, 0.95f}) {
+        for (float bow : {0.0f, 1.0f}) {
+          // Both sets' factors: has_bow, health, threat.
+          const float factors[] = {bow, health, threat};
+          engine::AgentInput in{.factors = factors};
+          engine::Decision g, p;
+          ASSERT_THAT(
+              engine::Decide(gated, in, engine::ExplainLevel::kFull, &g),
+              IsOk());
+          ASSERT_THAT(
+              engine::Decide(plain, in, engine::ExplainLevel::kFull, &p),
+              IsOk());
+          ASSERT_EQ(g.candidates.size(), p.candidates.size());
+          for (size_t i = 1; i < g.candidates.size(); ++i) {  // flee, rest
+            if (bow == 1.0f) {
+              EXPECT_EQ(g.candidates[i].score, p.candidates[i].score)
+                  << "health " << health << " threat " << threat;
+              compared += p.candidates[i].score > 0 ? 1 : 0;
+            } else {
+              EXPECT_EQ(g.candidates[i].score, 0.0f);
+              EXPECT_EQ(g.candidates[i].veto,
+                        engine::VetoReason::kConsideration);
+            }
+          }
+        }
+      }
+    }
+    EXPECT_GT(compared, 10);  // scores above 0 were compared
+  }
+}
+
+// A gate written by hand: a step at full weight over the whole output
+// range, under product or min; anything else is an error naming it.
+TEST_F(PackagesTest, AGateMustBeAYesOrNoCondition) {
+  Write("guard.yaml", R"(name: guard
+factors:
+  - {name: alarm, kind: flag}
+  - {name: fatigue}
+actions:
+  - name: patrol
+    considerations:
+      - {name: fresh, factor: fatigue, range: {min: 1, max: 0}}
+      - {name: on_duty, factor: alarm, gate: true, curve: {linear: {}}}
+      - {name: armed, factor: alarm, gate: true, weight: 0.5, curve: {step: {}}}
+      - {name: awake, factor: alarm, gate: true, output: {min: 0.2}, curve: {step: {}}}
+)");
+  const std::string errors = Errors(Load());
+  EXPECT_THAT(errors,
+              AllOf(HasSubstr("actions[0].considerations[1].curve: a gate's "
+                              "curve must be a step"),
+                    HasSubstr("actions[0].considerations[2].weight: a gate has "
+                              "weight 1"),
+                    HasSubstr("actions[0].considerations[3].output: a gate's "
+                              "output range is 0..1, got 0.2..1")));
+  Write("guard.yaml", R"(name: guard
+factors:
+  - {name: alarm, kind: flag}
+scoring: {aggregation: weighted_sum}
+actions:
+  - name: patrol
+    considerations:
+      - {name: on_duty, factor: alarm, gate: true, curve: {step: {}}}
+)");
+  EXPECT_THAT(Errors(Load()),
+              HasSubstr("actions[0].considerations[0].gate: the set "
+                        "aggregates by weighted_sum"));
+}
+
 TEST_F(PackagesTest, AComposedSetIsTheSetWrittenFlat) {
   Write("survival.yaml", kSurvival);
   Write("wolf.yaml", R"(name: wolf
@@ -289,10 +396,6 @@ TEST_F(PackagesTest, LoadingOneFileFindsThePackagesBesideIt) {
 }
 
 // The load errors of a catalog, all of them, one per line.
-std::string Errors(const absl::StatusOr<Catalog>& c) {
-  return c.ok() ? "" : std::string(c.status().message());
-}
-
 TEST_F(PackagesTest, AnUnknownPackageSuggestsTheNearestName) {
   WriteAll();
   Write("goblin.yaml", absl::StrReplaceAll(

@@ -177,6 +177,23 @@ void SetStrategy(int strategy, v1::BehaviourSet* def) {
   }
 }
 
+// Adds a gate on the set's first flag factor to every other action;
+// false when the set has no flag.
+bool AddGates(v1::BehaviourSet* def) {
+  for (const v1::Factor& f : def->factors()) {
+    if (f.kind() != v1::FACTOR_KIND_FLAG) continue;
+    for (int a = 0; a < def->actions_size(); a += 2) {
+      v1::Consideration* c = def->mutable_actions(a)->add_considerations();
+      c->set_name("gate_" + f.name());
+      c->set_factor(f.name());
+      c->set_gate(true);
+      c->mutable_curve()->mutable_step();
+    }
+    return true;
+  }
+  return false;
+}
+
 class BatchTest : public ::testing::TestWithParam<std::string> {
  protected:
   v1::BehaviourSet Load() {
@@ -214,6 +231,17 @@ TEST_P(BatchTest, SameAsReferenceUnderEveryAggregationCompensationStrategy) {
         ExpectSameAsReference((*set)->compiled, ExplainLevel::kTop, seed++,
                               Agents::kFused);
         if (HasFailure()) return;
+        // The same with a gate on every other action, where the set has a
+        // flag and its aggregation vetoes: not counted in the compensation.
+        if (strategy == 0 && aggregation != v1::AGGREGATION_WEIGHTED_SUM &&
+            AddGates(&def)) {
+          auto gated = loader::LoadSetProto(def, "gated");
+          ASSERT_TRUE(gated.ok()) << gated.status();
+          ExpectSameAsReference((*gated)->compiled, ExplainLevel::kNone,
+                                seed++);
+          ExpectSameAsReference((*gated)->compiled, ExplainLevel::kFull,
+                                seed++);
+        }
       }
     }
   }

@@ -351,7 +351,7 @@ void BatchPass::Considerations(const CompiledBehaviourSet& set, int action) {
     std::fill_n(trace, count, CandidateTrace());
   }
   uint32_t* veto = veto_.data();
-  const int n = static_cast<int>(act.consideration_count);
+  const int n = static_cast<int>(act.compensated_count);  // gates aside
   const internal::FoldRule rule{
       set.aggregation(),
       set.aggregation() == Aggregation::kProduct &&
@@ -437,7 +437,7 @@ void BatchPass::Accumulate(const CompiledBehaviourSet& set, int action, int k,
   const CompiledAction& act = set.actions()[action];
   const CompiledConsideration& c =
       set.considerations()[act.first_consideration + k];
-  const int n = static_cast<int>(act.consideration_count);
+  const int n = static_cast<int>(act.compensated_count);  // gates aside
   const bool per_consideration =
       set.compensation() == Compensation::kPerConsideration && n > 1;
   const float mod = CompensationModifier(n);
@@ -556,7 +556,7 @@ void BatchPass::TraceConsideration(const CompiledBehaviourSet& set, int action,
   const CompiledAction& act = set.actions()[action];
   const CompiledConsideration& c =
       set.considerations()[act.first_consideration + k];
-  const int n = static_cast<int>(act.consideration_count);
+  const int n = static_cast<int>(act.compensated_count);  // gates aside
   const bool compensate =
       set.aggregation() == Aggregation::kProduct &&
       set.compensation() == Compensation::kPerConsideration && n > 1;
@@ -591,7 +591,7 @@ void BatchPass::Finish(const CompiledBehaviourSet& set,
   const CompiledAction& act = set.actions()[action];
   const bool pt = act.per_target;
   const size_t count = pt ? pair_agent_.size() : agents_.size();
-  const int n = static_cast<int>(act.consideration_count);
+  const int n = static_cast<int>(act.compensated_count);  // gates aside
   float* raw_acc = raw_acc_.data();
   float* score = scores_.data() + row_offset_[action];
   const uint32_t* veto = veto_.data();

@@ -122,6 +122,32 @@ void CheckFactors(Checker& check, const std::string& list,
   }
 }
 
+// A gate's output is 0 or 1: a step curve at full weight over the whole
+// output range, in an aggregation where 0 vetoes.
+void CheckGate(Checker& check, const std::string& at, const SetDefinition& def,
+               const ConsiderationDefinition& c) {
+  if (c.curve.kind != CurveKind::kStep) {
+    check.Add(at + ".curve",
+              "a gate's curve must be a step (its output is 0 or 1)");
+  }
+  if (c.weight != 1) {
+    check.Add(at + ".weight",
+              absl::StrCat("a gate has weight 1 (it vetoes or does nothing), "
+                           "got ",
+                           c.weight));
+  }
+  if (c.output_min != 0 || c.output_max != 1) {
+    check.Add(at + ".output",
+              absl::StrCat("a gate's output range is 0..1, got ", c.output_min,
+                           "..", c.output_max));
+  }
+  if (def.aggregation == Aggregation::kWeightedSum) {
+    check.Add(at + ".gate",
+              "the set aggregates by weighted_sum, where a 0 does not veto; "
+              "a gate needs product or min");
+  }
+}
+
 void CheckConsideration(Checker& check, const std::string& at,
                         const SetDefinition& def,
                         const ActionDefinition& action,
@@ -176,6 +202,7 @@ void CheckConsideration(Checker& check, const std::string& at,
               absl::StrCat("min ", c.output_min, " is above max ", c.output_max,
                            " (use curve.invert to flip a curve)"));
   }
+  if (c.gate) CheckGate(check, at, def, c);
 }
 
 void CheckPersonalities(Checker& check, const SetDefinition& def) {
@@ -518,6 +545,7 @@ struct SetCompiler {
       ca.use_count = static_cast<uint32_t>(a.uses.size());
       for (const ConsiderationDefinition& c : a.considerations) {
         set.considerations_.push_back(Consideration(def, c, set));
+        ca.compensated_count += c.gate ? 0 : 1;
       }
       set.actions_.push_back(std::move(ca));
     }
@@ -541,6 +569,7 @@ struct SetCompiler {
     cc.output_min = static_cast<float>(c.output_min);
     cc.output_span = static_cast<float>(c.output_max - c.output_min);
     cc.weight = static_cast<float>(c.weight);
+    cc.gate = c.gate;
     return cc;
   }
 

@@ -53,7 +53,8 @@ struct CompiledConsideration {
   CompiledCurve curve;
   float output_min = 0;  // output = min + span * curved
   float output_span = 1;
-  float weight = 1;  // contribution = output * w + (1 - w)
+  float weight = 1;   // contribution = output * w + (1 - w)
+  bool gate = false;  // 0 or 1; not counted in the compensation's n
 };
 
 struct CompiledResource {
@@ -72,6 +73,8 @@ struct CompiledAction {
   std::string name;
   uint32_t first_consideration = 0;
   uint32_t consideration_count = 0;
+  // The compensation's n: the considerations that are not gates.
+  uint32_t compensated_count = 0;
   // Its resource uses: uses()[first_use .. first_use + use_count).
   uint32_t first_use = 0;
   uint32_t use_count = 0;

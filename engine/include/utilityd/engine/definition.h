@@ -110,6 +110,9 @@ struct ConsiderationDefinition {
   double output_min = 0;
   double output_max = 1;
   bool per_target = false;
+  // A yes/no condition (docs/FORMAT.md): 0 vetoes, 1 leaves the score
+  // alone; not counted in the compensation's n.
+  bool gate = false;
 };
 
 // What an action takes while it runs (coordination).
