@@ -6,8 +6,11 @@
 // - each curve kind stays within its documented error bound against a
 //   long-double reference over a dense sweep (docs/PERFORMANCE.md,
 //   "Own maths");
-// - the functions themselves (e^x, e^x - 1, ln x, sin x, x^a) stay within
-//   their relative error bound over their domains.
+// - the functions themselves (e^x, e^x - 1, ln x, sin x, x^a, and e^x in
+//   float) stay within their relative error bound over their domains.
+// The logistic is computed in float where its bound allows (the same
+// bits on every target too, through both the curve columns and the fused
+// consideration pass), else in double.
 #include "engine/src/curves/curve_math.h"
 
 #include <cmath>
@@ -20,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/src/scoring/consider_column.h"
 #include "gtest/gtest.h"
 #include "hwy/targets.h"
 #include "utilityd/engine/curve.h"
@@ -28,6 +32,7 @@ namespace utilityd::engine {
 namespace {
 
 using internal::OwnExp;
+using internal::OwnExpF;
 using internal::OwnExpm1;
 using internal::OwnLog;
 using internal::OwnPow;
@@ -129,13 +134,20 @@ TEST(OwnMaths, EveryTargetComputesTheSameBits) {
   std::vector<CurvePoint> points;
   std::vector<std::vector<float>> scalar;  // per case: EvaluateCurve
   const std::vector<Case> cases = Cases();
+  int in_float = 0;
   for (const Case& c : cases) {
     const CompiledCurve curve = CompileCurve(c.def, &points);
-    ASSERT_TRUE(internal::UsesOwnMaths(curve)) << c.name;
+    // Every case is own maths, in double, but the logistics in float.
+    ASSERT_EQ(
+        internal::UsesOwnMaths(curve),
+        c.def.kind != CurveKind::kLogistic || !(!curve.rescale || curve.d <= 3))
+        << c.name;
+    in_float += internal::UsesOwnMaths(curve) ? 0 : 1;
     std::vector<float> y;
     for (float v : x) y.push_back(EvaluateCurve(curve, v, points));
     scalar.push_back(std::move(y));
   }
+  EXPECT_GT(in_float, 20);  // the float path is exercised
   std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
   ASSERT_FALSE(targets.empty());
   std::cout << "targets:";
@@ -150,10 +162,21 @@ TEST(OwnMaths, EveryTargetComputesTheSameBits) {
       const CompiledCurve curve = CompileCurve(cases[k].def, &points);
       std::vector<float> y(x.size(), -1.0f);
       EvaluateCurveColumn(curve, x.data(), y.data(), x.size(), points);
+      // The fused pass: a consideration over 0..1 whose output is the
+      // curve's (normalised, the finite values are themselves).
+      CompiledConsideration identity;
+      identity.curve = curve;
+      std::vector<float> fused(x.size(), -1.0f);
+      internal::OutputColumn(identity, x.data(), x.size(), fused.data());
       for (size_t i = 0; i < x.size(); ++i) {
         ASSERT_EQ(Bits(y[i]), Bits(scalar[k][i]))
             << cases[k].name << " x=" << x[i] << ": column " << y[i]
             << ", one value " << scalar[k][i];
+        if (std::isfinite(x[i])) {
+          ASSERT_EQ(Bits(fused[i]), Bits(scalar[k][i]))
+              << cases[k].name << " x=" << x[i] << ": fused " << fused[i]
+              << ", one value " << scalar[k][i];
+        }
       }
     }
     dispatched.insert(hwy::GetChosenTarget().GetIndex());
@@ -208,9 +231,17 @@ float Floor(CurveKind kind) {
   return kind == CurveKind::kSine ? 3e-11f : 1e-12f;
 }
 
-TEST(OwnMaths, EachCurveIsWithinOneUlpOfALongDoubleReference) {
+// A logistic computed in float: within (1 + d) 2^-22 absolutely of the
+// reference, d its rescaling multiplier (1 when not rescaled); at most 3,
+// so within 2^-20 (docs/PERFORMANCE.md, "Own maths in float").
+double FloatLogisticBound(const CompiledCurve& c) {
+  return (1.0 + (c.rescale ? c.d : 1.0)) * std::ldexp(1.0, -22);
+}
+
+TEST(OwnMaths, EachCurveIsWithinItsBoundOfALongDoubleReference) {
   std::vector<CurvePoint> points;
   int worst_ulps = 0;
+  double worst_float_share = 0;  // of the bound, for the float logistics
   for (const Case& c : Cases()) {
     // The invert is one float subtraction after the shape (the same on
     // every path, as the test above shows); measured before it, where a
@@ -221,10 +252,19 @@ TEST(OwnMaths, EachCurveIsWithinOneUlpOfALongDoubleReference) {
     // midpoint far outside) has no rescaling (1 / 0); any answer is as
     // meaningless as another.
     if (!std::isfinite(curve.d)) continue;
+    const bool in_float = !internal::UsesOwnMaths(curve);
     for (int i = 0; i <= 100000; ++i) {
       const float x = static_cast<float>(i) / 100000;
       const float got = EvaluateCurve(curve, x, points);
       const float want = Reference(c.def, curve, x);
+      if (in_float) {
+        const double error = std::abs(double{got} - double{want});
+        worst_float_share =
+            std::max(worst_float_share, error / FloatLogisticBound(curve));
+        ASSERT_LE(error, FloatLogisticBound(curve))
+            << c.name << " x=" << x << ": " << got << ", reference " << want;
+        continue;
+      }
       const int ulps =
           std::abs(static_cast<int>(Bits(got)) - static_cast<int>(Bits(want)));
       if (std::abs(got - want) > Floor(c.def.kind)) {
@@ -234,7 +274,31 @@ TEST(OwnMaths, EachCurveIsWithinOneUlpOfALongDoubleReference) {
       }
     }
   }
-  std::cout << "worst distance beyond the floor: " << worst_ulps << " ulp\n";
+  std::cout << "worst distance beyond the floor: " << worst_ulps
+            << " ulp; float logistics: " << worst_float_share
+            << " of their bound at worst\n";
+}
+
+// e^x in float against the long-double e^x of the same float, over its
+// whole domain (every 1/1000 over -87..88, and more finely near 0).
+TEST(OwnMaths, ExpInFloatStaysWithinItsRelativeErrorBound) {
+  double worst = 0;
+  for (int i = -87000; i <= 88000; ++i) {
+    for (float x : {i / 1000.0f, i / 1000.0f + 3.7e-4f, i * 1e-7f}) {
+      if (x > 88.0f) continue;
+      const long double want = std::exp(static_cast<long double>(x));
+      worst = std::max(
+          worst, static_cast<double>(std::abs((OwnExpF(x) - want) / want)));
+    }
+  }
+  std::cout << "e^x in float: worst relative error " << worst << " ("
+            << worst / std::ldexp(1.0, -24) << " half-ulps)\n";
+  EXPECT_LE(worst, std::ldexp(1.0, -22));
+  EXPECT_EQ(OwnExpF(0), 1.0f);
+  EXPECT_EQ(OwnExpF(-88), 0.0f);
+  EXPECT_EQ(OwnExpF(89), std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(OwnExpF(kNaN)));
+  EXPECT_EQ(OwnExpF(-kInf), 0.0f);
 }
 
 // Relative error of x against a long-double reference.

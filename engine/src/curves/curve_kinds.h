@@ -213,8 +213,15 @@ struct LogisticCurve {
                     : 1.0f;
   }
   // (1 / (1 + e^(-a(x - b))) - c) * d, and exactly 0 and 1 at the ends when
-  // rescaled.
-  using OwnShape = shape::ExactEnds<shape::Mul<
+  // rescaled. In float (e^x too) where its absolute error, at most
+  // (1 + d) 2^-22, stays below 2^-20: unless a rescaling multiplies it by
+  // more than kFloatRescaleAtMost (a gentle slope over 0..1). Else in
+  // double, within one ulp (docs/PERFORMANCE.md, "Own maths in float").
+  static constexpr float kFloatRescaleAtMost = 3;
+  static int FloatCase(const CompiledCurve& c) {
+    return !c.rescale || c.d <= kFloatRescaleAtMost ? 0 : 1;
+  }
+  using Expression = shape::ExactEnds<shape::Mul<
       shape::Sub<
           shape::Div<
               shape::Int<1>,
@@ -223,6 +230,8 @@ struct LogisticCurve {
                              shape::A, shape::Sub<shape::X, shape::B>>>>>>,
           shape::C>,
       shape::D>>;
+  using FloatShape = Expression;
+  using OwnShape = Expression;
   static void Breakpoints(const CompiledCurve& c, const CurvePoint*, Window,
                           std::vector<double>* t) {
     t->push_back(c.b);  // the midpoint

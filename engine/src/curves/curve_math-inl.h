@@ -30,8 +30,8 @@ using Vec = hn::Vec<D>;
 
 // p(x) = c[0] + c[1] x + ... + c[n-1] x^(n-1), by Horner's rule, each step
 // a multiply then an add.
-template <class D, size_t N>
-HWY_INLINE Vec<D> Horner(D d, Vec<D> x, const double (&c)[N]) {
+template <class D, typename T, size_t N>
+HWY_INLINE Vec<D> Horner(D d, Vec<D> x, const T (&c)[N]) {
   Vec<D> p = hn::Set(d, c[N - 1]);
   for (size_t i = N - 1; i-- > 0;) p = hn::Add(hn::Mul(p, x), hn::Set(d, c[i]));
   return p;
@@ -103,6 +103,42 @@ HWY_INLINE Vec<D> Exp(D d, Vec<D> x) {
   Vec<D> y = hn::Mul(p, scale);
   y = hn::IfThenElse(low, hn::Zero(d), y);
   y = hn::IfThenElse(high, hn::Set(d, kInf), y);
+  return hn::IfThenElse(nan, x, y);
+}
+
+// 1/k! for k = 0..7, in float: e^r on |r| <= ln2/2 within 6e-9 relatively.
+constexpr float kExpTaylorF[] = {1.0f,       1.0f,       1.0f / 2,
+                                 1.0f / 6,   1.0f / 24,  1.0f / 120,
+                                 1.0f / 720, 1.0f / 5040};
+// ln 2 in two floats: 355/512, whose products with the k that occur
+// (|k| <= 127) are exact, and the rest.
+constexpr float kLn2HiF = 0.693359375f;
+constexpr float kLn2LoF = -2.12194440e-4f;
+constexpr float kLog2eF = 1.44269504f;
+
+// e^x in float, for the shapes computed in float (a logistic whose error
+// bound allows it: docs/PERFORMANCE.md, "Own maths in float"): x = k ln2 +
+// r, |r| <= ln2/2, e^r by its series, times 2^k built in the exponent bits.
+// 0 below -87, +inf above 88 (where a logistic is 1 or 0 to within
+// 1e-38), NaN for NaN. Relative error below 2^-22 (curve_math_test).
+template <class D>
+HWY_INLINE Vec<D> ExpF(D d, Vec<D> x) {
+  static_assert(sizeof(hn::TFromD<D>) == 4);
+  const hn::RebindToSigned<D> di;
+  const auto nan = hn::IsNaN(x);
+  const auto low = hn::Lt(x, hn::Set(d, -87.0f));
+  const auto high = hn::Gt(x, hn::Set(d, 88.0f));
+  const Vec<D> v = hn::IfThenZeroElse(hn::Or(nan, hn::Or(low, high)), x);
+  const Vec<D> k = hn::Round(hn::Mul(v, hn::Set(d, kLog2eF)));
+  Vec<D> r = hn::Sub(v, hn::Mul(k, hn::Set(d, kLn2HiF)));
+  r = hn::Sub(r, hn::Mul(k, hn::Set(d, kLn2LoF)));
+  const Vec<D> p = Horner(d, r, kExpTaylorF);
+  const Vec<D> scale = hn::BitCast(
+      d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, k), hn::Set(di, 127))));
+  Vec<D> y = hn::Mul(p, scale);
+  y = hn::IfThenElse(low, hn::Zero(d), y);
+  y = hn::IfThenElse(high, hn::Set(d, std::numeric_limits<float>::infinity()),
+                     y);
   return hn::IfThenElse(nan, x, y);
 }
 
@@ -280,7 +316,7 @@ struct VectorShape<shape::ExactEnds<E>> {
   }
 };
 
-// The own maths' nodes, in double only.
+// The own maths' nodes, in double only (e^x also in float, below).
 template <class D>
 constexpr void OwnMathsInDouble() {
   static_assert(sizeof(hn::TFromD<D>) == 8,
@@ -296,11 +332,23 @@ constexpr void OwnMathsInDouble() {
       return fn(d, VectorShape<E>::Run(d, p, x));                        \
     }                                                                    \
   };
-UTILITYD_SHAPE_OWN(Exp, Exp)
 UTILITYD_SHAPE_OWN(Expm1, Expm1)
 UTILITYD_SHAPE_OWN(Log, Log)
 UTILITYD_SHAPE_OWN(Sin, Sin)
 #undef UTILITYD_SHAPE_OWN
+// e^x in double, or in float for the shapes a kind computes in float.
+template <class E>
+struct VectorShape<shape::Exp<E>> {
+  template <class D>
+  static HWY_INLINE Vec<D> Run(D d, const ParamsFor<D>& p, Vec<D> x) {
+    const Vec<D> v = VectorShape<E>::Run(d, p, x);
+    if constexpr (sizeof(hn::TFromD<D>) == 4) {
+      return ExpF(d, v);
+    } else {
+      return Exp(d, v);
+    }
+  }
+};
 template <class L, class R>
 struct VectorShape<shape::Pow<L, R>> {
   template <class D>

@@ -86,6 +86,11 @@ double Apply(int fn, double x, double a) {
   }
 }
 
+float ApplyF(float x) {
+  const hn::CappedTag<float, 1> d1;
+  return hn::GetLane(ExpF(d1, hn::Set(d1, x)));
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace utilityd::engine::internal
 HWY_AFTER_NAMESPACE();
@@ -148,6 +153,7 @@ double OwnSin(double x) { return HWY_STATIC_DISPATCH(Apply)(3, x, 0); }
 double OwnPow(double x, double a) {
   return HWY_STATIC_DISPATCH(Apply)(4, x, a);
 }
+float OwnExpF(float x) { return HWY_STATIC_DISPATCH(ApplyF)(x); }
 
 }  // namespace utilityd::engine::internal
 #endif  // HWY_ONCE

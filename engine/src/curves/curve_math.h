@@ -50,6 +50,10 @@ double OwnExpm1(double x);
 double OwnLog(double x);
 double OwnSin(double x);
 double OwnPow(double x, double a);
+// e^x in float, for the shapes a kind computes in float (the logistic
+// where its bound allows): one lane of the vector code, so a single value
+// and a column round alike. Relative error below 2^-22.
+float OwnExpF(float x);
 
 }  // namespace utilityd::engine::internal
 

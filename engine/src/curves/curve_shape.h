@@ -6,7 +6,8 @@
 //   VectorShape<E>     curve_math-inl.h, per SIMD target: in float vectors
 //                      for plain arithmetic (the fused consideration pass),
 //                      in double vectors for the own maths (e^x, ln x, x^a,
-//                      sin x, which only the double evaluator knows)
+//                      sin x, which only the double evaluator knows, but
+//                      for e^x, which float shapes also use: OwnExpF)
 // An evaluator has one case per node below and none per kind, so a new
 // kind writes its formula and nothing else. Internal to the engine.
 #ifndef UTILITYD_ENGINE_SRC_CURVES_CURVE_SHAPE_H_
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "curves/curve_math.h"
 #include "utilityd/engine/curve.h"
 
 namespace utilityd::engine::internal::shape {
@@ -47,7 +49,8 @@ struct AtLeast {};  // 1 where L >= R, else 0
 // E, but exactly 0 at x <= 0 and 1 at x >= 1 when the curve is rescaled.
 template <class E>
 struct ExactEnds {};
-// The own maths (double evaluator only): e^E, e^E - 1, ln E, sin E, L^R.
+// The own maths (double evaluator only): e^E, e^E - 1, ln E, sin E, L^R;
+// e^E also in float (OwnExpF, one lane of the vector code).
 template <class E>
 struct Exp {};
 template <class E>
@@ -144,6 +147,12 @@ template <class L, class R>
 struct Scalar<AtLeast<L, R>> {
   static float Run(const CompiledCurve& c, float x) {
     return Scalar<L>::Run(c, x) >= Scalar<R>::Run(c, x) ? 1.0f : 0.0f;
+  }
+};
+template <class E>
+struct Scalar<Exp<E>> {
+  static float Run(const CompiledCurve& c, float x) {
+    return OwnExpF(Scalar<E>::Run(c, x));
   }
 };
 template <class E>
