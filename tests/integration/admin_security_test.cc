@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/admin_server.h"
+#include "tests/testing/sanitizers.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/utilityd_process.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
@@ -147,7 +148,7 @@ TEST_F(AdminSecurityTest, AWhatIfOverTheBudgetIsRefusedBeforeItTakesMemory) {
   // Parsing, scoring and printing all of that stays small. (Not asserted
   // under AddressSanitizer, whose shadow memory and quarantine are not
   // utilityd's.)
-#ifndef __SANITIZE_ADDRESS__
+#ifndef UTILITYD_TESTING_ASAN
   EXPECT_LT(server_->MemoryMiB("VmHWM"), 200);
 #endif
   ExpectAlive();

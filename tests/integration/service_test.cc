@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/sanitizers.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/utilityd_process.h"
@@ -369,7 +370,7 @@ TEST_F(ServiceTest, ALargeRequestsMemoryIsReturned) {
   // Kept before: 24 MiB over the idle server after one such request; now
   // about 12 after four. (Not under AddressSanitizer, whose quarantine
   // holds freed memory back by design.)
-#ifndef __SANITIZE_ADDRESS__
+#ifndef UTILITYD_TESTING_ASAN
   EXPECT_TRUE(testing::WaitFor(
       [&] { return server_->MemoryMiB("VmRSS") < before + 24; },
       absl::Seconds(10), absl::Milliseconds(200)))

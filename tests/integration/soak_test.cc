@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/sanitizers.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/utilityd_process.h"
 #include "utilityd/v1/decision_service.grpc.pb.h"
@@ -220,7 +221,7 @@ TEST(SoakTest, ThousandStreamsForAMinuteWithFlatMemory) {
   EXPECT_GE(sent, kStreams * rounds * 9 / 10);
   // Bounded: no growth with time once warm. (Not under AddressSanitizer,
   // whose quarantine holds freed memory back by design.)
-#ifndef __SANITIZE_ADDRESS__
+#ifndef UTILITYD_TESTING_ASAN
   EXPECT_LT(at_end - at_10s, kFlatBound)
       << "resident size grew under steady load";
 #endif
@@ -264,7 +265,7 @@ TEST(SoakTest, ClientThatStopsReadingIsHeldByFlowControl) {
   // bandwidth-delay probe has grown it.
   EXPECT_GT(held_at * batch_bytes, kWindowLow) << "held back too early";
   EXPECT_LT(held_at * batch_bytes, kWindowHigh) << "held back too late";
-#ifndef __SANITIZE_ADDRESS__
+#ifndef UTILITYD_TESTING_ASAN
   EXPECT_LT(during - before, 64.0 * 1024 * 1024);
 #endif
   // Others are still served.
