@@ -233,7 +233,7 @@ float Floor(CurveKind kind) {
 
 // A logistic computed in float: within (1 + d) 2^-22 absolutely of the
 // reference, d its rescaling multiplier (1 when not rescaled); at most 3,
-// so within 2^-20 (docs/PERFORMANCE.md, "Own maths in float").
+// so within 2^-20 (docs/PERFORMANCE.md, "The logistic in float").
 double FloatLogisticBound(const CompiledCurve& c) {
   return (1.0 + (c.rescale ? c.d : 1.0)) * std::ldexp(1.0, -22);
 }

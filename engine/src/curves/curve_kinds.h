@@ -216,7 +216,7 @@ struct LogisticCurve {
   // rescaled. In float (e^x too) where its absolute error, at most
   // (1 + d) 2^-22, stays below 2^-20: unless a rescaling multiplies it by
   // more than kFloatRescaleAtMost (a gentle slope over 0..1). Else in
-  // double, within one ulp (docs/PERFORMANCE.md, "Own maths in float").
+  // double, within one ulp (docs/PERFORMANCE.md, "The logistic in float").
   static constexpr float kFloatRescaleAtMost = 3;
   static int FloatCase(const CompiledCurve& c) {
     return !c.rescale || c.d <= kFloatRescaleAtMost ? 0 : 1;

@@ -117,7 +117,7 @@ constexpr float kLn2LoF = -2.12194440e-4f;
 constexpr float kLog2eF = 1.44269504f;
 
 // e^x in float, for the shapes computed in float (a logistic whose error
-// bound allows it: docs/PERFORMANCE.md, "Own maths in float"): x = k ln2 +
+// bound allows it: docs/PERFORMANCE.md, "The logistic in float"): x = k ln2 +
 // r, |r| <= ln2/2, e^r by its series, times 2^k built in the exponent bits.
 // 0 below -87, +inf above 88 (where a logistic is 1 or 0 to within
 // 1e-38), NaN for NaN. Relative error below 2^-22 (curve_math_test).
