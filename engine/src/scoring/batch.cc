@@ -681,7 +681,7 @@ void BatchPass::Select(const CompiledBehaviourSet& set,
     const Candidate second{top_[1].action[j], top_[1].target[j],
                            top_[1].score[j], top_[1].rank[j]};
     const uint32_t i = agents_[j];
-    Conclude(set, inputs[i], j, first, second, &out[i]);
+    Conclude(set, /*seed=*/0, j, first, second, &out[i]);  // highest
   }
 }
 
@@ -788,16 +788,15 @@ void BatchPass::SelectOne(const CompiledBehaviourSet& set, const AgentInput& in,
     }
   }
   if constexpr (kCollect) probabilities_.assign(candidates_.size(), 0.0);
-  Conclude(set, in, j, first, second, d);
+  Conclude(set, in.seed, j, first, second, d);
 }
 
 // From an agent's best two: the chosen candidate (the first, or a random
 // strategy's draw among the listed candidates, or the fallback when
 // nothing is eligible), the runner-up and whether the agent switched.
-inline void BatchPass::Conclude(const CompiledBehaviourSet& set,
-                                const AgentInput& in, size_t j,
-                                const Candidate& first, const Candidate& second,
-                                BatchDecision* d) {
+inline void BatchPass::Conclude(const CompiledBehaviourSet& set, uint64_t seed,
+                                size_t j, const Candidate& first,
+                                const Candidate& second, BatchDecision* d) {
   const SelectionDefinition& sel = set.selection();
   const float min_score = static_cast<float>(sel.min_score);
   const CompiledAction* actions = set.actions().data();
@@ -807,7 +806,7 @@ inline void BatchPass::Conclude(const CompiledBehaviourSet& set,
     d->rank = first.rank;
     chosen = first;
     if (sel.strategy != Strategy::kHighest) {
-      d->draw = SplitMix64(in.seed).NextDouble();
+      d->draw = SplitMix64(seed).NextDouble();
       chosen = candidates_[Pick(set, j, first.rank, d->draw)];
     }
   } else if (const int fb = set.fallback_action(); fb >= 0) {
@@ -835,7 +834,10 @@ inline void BatchPass::Conclude(const CompiledBehaviourSet& set,
     d->runner_up_target = runner.target;
     d->runner_up_score = runner.score;
   }
-  d->switched = Switched(in, d->action, d->target);
+  // The running action and target as Admit read them: no input is read
+  // again here.
+  d->switched =
+      Switched(current_action_[j], current_target_[j], d->action, d->target);
 }
 
 // The random strategies over the eligible candidates of the top rank, in

@@ -70,7 +70,8 @@ class BatchPass {
   void SelectOne(const CompiledBehaviourSet& set, const AgentInput& in,
                  size_t j, BatchDecision* d);
   void TopTwoColumns(const CompiledBehaviourSet& set);
-  void Conclude(const CompiledBehaviourSet& set, const AgentInput& in, size_t j,
+  // `seed` is read by the random strategies only.
+  void Conclude(const CompiledBehaviourSet& set, uint64_t seed, size_t j,
                 const Candidate& first, const Candidate& second,
                 BatchDecision* d);
   int Pick(const CompiledBehaviourSet& set, size_t j, int32_t top_rank,

@@ -182,11 +182,15 @@ inline constexpr float kNeverRan = std::numeric_limits<float>::infinity();
 
 // Whether choosing (action, target) switches from what `in` is running: a
 // different action, or another target of it when the current one is known.
+[[nodiscard]] inline bool Switched(int current_action, int current_target,
+                                   int action, int target) {
+  return action != current_action ||
+         (target >= 0 && current_target != kAnyTarget &&
+          target != current_target);
+}
 [[nodiscard]] inline bool Switched(const AgentInput& in, int action,
                                    int target) {
-  return action != in.current_action ||
-         (target >= 0 && in.current_target != kAnyTarget &&
-          target != in.current_target);
+  return Switched(in.current_action, in.current_target, action, target);
 }
 
 }  // namespace utilityd::engine
