@@ -148,9 +148,9 @@ class MetricsFormTest : public ObservabilityTest,
 INSTANTIATE_TEST_SUITE_P(Forms, MetricsFormTest,
                          ::testing::Values(Wire::kFull, Wire::kCompact,
                                            Wire::kBlocks),
-                         [](const auto& info) {
-                           return std::string(info.param == Wire::kFull ? "Full"
-                                              : info.param == Wire::kCompact
+                         [](const auto& p) {
+                           return std::string(p.param == Wire::kFull ? "Full"
+                                              : p.param == Wire::kCompact
                                                   ? "Compact"
                                                   : "Blocks");
                          });

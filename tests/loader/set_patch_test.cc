@@ -155,8 +155,8 @@ INSTANTIATE_TEST_SUITE_P(Examples, PatchEveryExample,
                                            "eat_hide_wander.yaml",
                                            "guard_tree.yaml",
                                            "villager_needs.yaml"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param.substr(0, info.param.find('.'));
+                         [](const ::testing::TestParamInfo<std::string>& p) {
+                           return p.param.substr(0, p.param.find('.'));
                          });
 
 TEST(PatchSetText, NothingChangedIsTheSameText) {

@@ -176,7 +176,20 @@ namespace Utilityd.Client.Tests
         public async Task CancellationStopsTheCallersWait()
         {
             using var server = new Server();
-            await using var c = Connect(server.Address);
+            // Attempts and the batch outlast the cancellation by seconds:
+            // under load the 30 ms timer can fire late, and only the
+            // cancellation may end this wait (with the defaults a 50 ms
+            // attempt deadline could settle the batch first).
+            await using var c = UtilitydClient.Connect(new ClientOptions
+            {
+                Target = server.Address,
+                BatchDeadline = TimeSpan.FromSeconds(10),
+                Deadline = TimeSpan.FromSeconds(20),
+            });
+            using (var ready = new CancellationTokenSource(TimeSpan.FromSeconds(10)))
+            {
+                await c.WaitForReadyAsync(ready.Token);
+            }
             server.Signal("STOP");
             try
             {
