@@ -28,7 +28,7 @@ source bench/servers.sh
 
 echo "== engine (one core, arena set, batches of 256)" >&2
 "$build/bench/engine_bench" \
-  --benchmark_filter='BM_EngineBatch|BM_EngineDecide/explain_none|BM_Baseline' \
+  --benchmark_filter='BM_EngineBatch|BM_EngineDecide/explain_none|BM_Baseline|BM_EngineFactorMajor/1024' \
   --benchmark_repetitions=$reps --benchmark_min_time=$min_time \
   --benchmark_format=json > "$work/engine.json" 2>/dev/null
 
@@ -102,6 +102,11 @@ def engine_spread(name):
 BATCH, SINGLE, BASE = ("BM_EngineBatch/explain_none/256",
                        "BM_EngineDecide/explain_none/256", "BM_Baseline/256")
 batch, single, base = (engine_rate(n) for n in (BATCH, SINGLE, BASE))
+# The engine on the block form's columns, 1,024 a block, one core: with the
+# echo's rate, what transport plus engine would give (their times per
+# decision added), which the service is held to.
+FM1K = "BM_EngineFactorMajor/1024"
+fm1k = engine_rate(FM1K)
 (mx, echo, mxc, echoc, half, unary, unarybb, nofeed, shmx, shhalf, col256,
  ecol256, col1024, ecol1024, unary1024) = (
     lines(n) for n in ("max", "echo", "maxc", "echoc", "half", "unary",
@@ -168,6 +173,12 @@ rows = [
      c1k / e1k >= 0.85),
     ("  server CPU (utilityd, echo)",
      f"{cores(col1024)}, {cores(ecol1024)} cores", "", None),
+    ("  engine alone, factor-major 1,024, decisions/s/core",
+     f"{fm1k/1e6:.2f} M ({engine_spread(FM1K)})", "", None),
+    ("  transport + engine: 1/(1/echo + 1/engine)",
+     f"{1/(1/e1k + 1/fm1k)/1e6:.2f} M", "", None),
+    ("  utilityd / (transport + engine)",
+     f"{c1k*(1/e1k + 1/fm1k):.2f}", ">= 0.9", c1k * (1/e1k + 1/fm1k) >= 0.9),
     ("  unary call of 1,024, unloaded, p50 / p99",
      f"{unary1024[0]['p50_ms']:.2f} / {unary1024[0]['p99_ms']:.2f} ms", "",
      None),
