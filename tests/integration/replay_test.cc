@@ -496,9 +496,12 @@ TEST_P(ShadowFormsTest, CountersEqualWhatReplayReports) {
   const fs::path candidate = dir.path() / "candidate";
   WriteCandidate(candidate, true);
   const std::string log = (dir.path() / "decisions.bin").string();
+  // Every flip logged: at the default 1% sample (by the random decision
+  // ids) a run with few flips may log none, which failed once.
   testing::UtilitydProcess server({"--config_dir=examples/behaviour_sets",
                                    "--shadow_config_dir=" + candidate.string(),
-                                   "--shadow_sample=1", "--decision_log=" + log,
+                                   "--shadow_sample=1", "--shadow_log_flips=1",
+                                   "--decision_log=" + log,
                                    "--decision_log_format=binary"});
   ASSERT_THAT(server.StartServing(), IsOk());
   const std::string sim_log = (dir.path() / "sim.log").string();
