@@ -1,15 +1,19 @@
 #include "tests/testing/child_process.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace utilityd::testing {
@@ -17,20 +21,27 @@ namespace utilityd::testing {
 absl::StatusOr<pid_t> SpawnProcess(const std::vector<std::string>& argv,
                                    const std::string& log_path) {
   if (argv.empty()) return absl::InvalidArgumentError("empty argv");
-  std::vector<std::string> args = argv;  // execv wants mutable strings
+  std::vector<std::string> args = argv;  // exec wants mutable strings
   std::vector<char*> c;
   for (std::string& a : args) c.push_back(a.data());
   c.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) return absl::InternalError("fork failed");
-  if (pid == 0) {
-    FILE* f = std::fopen(log_path.c_str(), "a");
-    if (f != nullptr) {
-      ::dup2(::fileno(f), STDERR_FILENO);
-      ::dup2(::fileno(f), STDOUT_FILENO);
-    }
-    ::execv(c[0], c.data());
-    ::_exit(127);
+  // posix_spawn, not fork: between fork and exec a child of this
+  // multi-threaded process may only make async-signal-safe calls, and
+  // opening the log there (fopen allocates) hung a child forever when
+  // another thread held the allocator's lock at the fork (a gRPC client
+  // reconnecting while the server started, under AddressSanitizer).
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+  ::posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+  pid_t pid = -1;
+  const int rc =
+      ::posix_spawn(&pid, c[0], &actions, nullptr, c.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot start ", argv[0], ": ", std::strerror(rc)));
   }
   return pid;
 }

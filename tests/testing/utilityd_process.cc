@@ -68,7 +68,8 @@ absl::Status UtilitydProcess::Start(absl::Duration timeout) {
     }
     absl::SleepFor(absl::Milliseconds(20));
   }
-  return absl::DeadlineExceededError("utilityd did not report its port");
+  return absl::DeadlineExceededError(
+      absl::StrCat("utilityd did not report its port; its log:\n", Log()));
 }
 
 std::string UtilitydProcess::Health() {
