@@ -77,7 +77,7 @@ void BatchPass::Run(const CompiledBehaviourSet& set,
   full_ = tracing_ && level == ExplainLevel::kFull;
   factor_major_ = columns != nullptr;
   Admit(set, inputs, out, errors, check);
-  Transpose(set, inputs, columns);
+  Transpose(set, columns);
   LayOutRows(set);
   open_words_ = keep_ ? (set.action_count() + 63) / 64 : 0;
   open_.assign(agents_.size() * open_words_, 0);
@@ -127,17 +127,19 @@ void BatchPass::Admit(const CompiledBehaviourSet& set,
   vetoes_.assign(set.action_count(), 0);
   invalid_agents_ = 0;
   // Each admitted agent's fields are read here, in the one pass over the
-  // inputs; Transpose reads only their factors and targets.
+  // inputs, and its (agent, target) pairs listed (for a set with per-target
+  // actions); Transpose reads only the rows listed.
   const size_t most = inputs.size();
+  const bool pairs = set.has_per_target_actions();
   agents_.resize(most);
   current_action_.resize(most);
   current_target_.resize(most);
   personality_.resize(most);
   rows_.resize(most);
+  pair_begin_.resize(most + 1);
   any_personality_ = any_cooldown_input_ = false;
   agents_without_targets_ = 0;
-  target_total_ = 0;
-  size_t j = 0;
+  size_t j = 0, p = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     out[i] = BatchDecision();
     const AgentInput& in = inputs[i];
@@ -157,15 +159,37 @@ void BatchPass::Admit(const CompiledBehaviourSet& set,
     any_personality_ |= in.personality >= 0;
     any_cooldown_input_ |= !in.seconds_since_action.empty();
     agents_without_targets_ += in.targets.empty();
-    target_total_ += in.targets.size();
     rows_[j] = in.factors.data();
+    pair_begin_[j] = static_cast<uint32_t>(p);
+    if (pairs) {
+      const size_t targets = in.targets.size();
+      if (p + targets > pair_agent_.size()) GrowPairs(p + targets);
+      for (size_t t = 0; t < targets; ++t, ++p) {
+        pair_agent_[p] = static_cast<uint32_t>(j);
+        pair_target_[p] = static_cast<uint32_t>(t);
+        pair_rows_[p] = in.targets[t].factors.data();
+      }
+    }
     ++j;
   }
+  pair_begin_[j] = static_cast<uint32_t>(p);
+  n_pairs_ = p;
   for (auto* v : {&current_action_, &current_target_, &personality_}) {
     v->resize(j);
   }
   agents_.resize(j);
   rows_.resize(j);
+  pair_begin_.resize(j + 1);
+}
+
+// The pair arrays hold at least `count` pairs. They only grow, and n_pairs_
+// says how many of them the batch uses: resizing them to each batch's
+// count would zero what Admit then overwrites.
+void BatchPass::GrowPairs(size_t count) {
+  const size_t size = std::max(count, 2 * pair_agent_.size());
+  pair_agent_.resize(size);
+  pair_target_.resize(size);
+  pair_rows_.resize(size);
 }
 
 // Transposes once: one contiguous column per factor, for agents and for
@@ -173,30 +197,9 @@ void BatchPass::Admit(const CompiledBehaviourSet& set,
 // when a per-target action reads them (FactorColumn).
 UTILITYD_VECTOR_CLONES
 void BatchPass::Transpose(const CompiledBehaviourSet& set,
-                          absl::Span<const AgentInput> inputs,
                           const FactorMajorColumns* columns) {
-  const size_t n_agents = agents_.size();
+  const size_t n_agents = agents_.size(), n_pairs = n_pairs_;
   const int nf = set.factor_count(), ntf = set.target_factor_count();
-  // Every (agent, target) pair, and each row's factors: the agents' (from
-  // Admit), then the pairs' after them.
-  const size_t n_pairs = set.has_per_target_actions() ? target_total_ : 0;
-  pair_agent_.resize(n_pairs);
-  pair_target_.resize(n_pairs);
-  pair_begin_.assign(n_agents + 1, 0);
-  rows_.resize(n_agents + n_pairs);
-  const float** agent_rows = rows_.data();
-  const float** pair_rows = rows_.data() + n_agents;
-  uint32_t p = 0;
-  for (size_t j = 0; j < n_agents && n_pairs > 0; ++j) {
-    const AgentInput& in = inputs[agents_[j]];
-    pair_begin_[j] = p;
-    for (size_t t = 0; t < in.targets.size(); ++t, ++p) {
-      pair_agent_[p] = static_cast<uint32_t>(j);
-      pair_target_[p] = static_cast<uint32_t>(t);
-      pair_rows[p] = in.targets[t].factors.data();
-    }
-  }
-  pair_begin_[n_agents] = p;
   // Four columns at a time (then two, then one): each row's pointer read
   // once per four values, the four written to their columns contiguously.
   auto transpose = [](const float* const* rows, size_t count, int width,
@@ -233,11 +236,11 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
   agent_base_ = FactorMajorAgents(nf, columns);
   if (agent_base_ == nullptr) {
     agent_columns_.resize(static_cast<size_t>(nf) * n_agents);
-    transpose(agent_rows, n_agents, nf, agent_columns_.data());
+    transpose(rows_.data(), n_agents, nf, agent_columns_.data());
     agent_base_ = agent_columns_.data();
   }
   target_columns_.resize(static_cast<size_t>(ntf) * n_pairs);
-  transpose(pair_rows, n_pairs, ntf, target_columns_.data());
+  transpose(pair_rows_.data(), n_pairs, ntf, target_columns_.data());
   // Which columns hold a NaN or an infinity (rare): only those are checked
   // per element. The exponent bits all set, tested on the bits so that the
   // scan vectorises.
@@ -289,7 +292,7 @@ const float* BatchPass::FactorMajorAgents(int nf,
 
 // Sizes the score rows, the per-element working columns and the traces.
 void BatchPass::LayOutRows(const CompiledBehaviourSet& set) {
-  const size_t n_agents = agents_.size(), n_pairs = pair_agent_.size();
+  const size_t n_agents = agents_.size(), n_pairs = n_pairs_;
   row_offset_.resize(set.action_count());
   consideration_offset_.resize(set.action_count());
   size_t total = 0, traced = 0;
@@ -317,7 +320,7 @@ void BatchPass::LayOutRows(const CompiledBehaviourSet& set) {
 // The column of consideration c's factor over the rows of an action.
 const float* BatchPass::FactorColumn(const CompiledConsideration& c,
                                      bool per_target) {
-  const size_t n_agents = agents_.size(), n_pairs = pair_agent_.size();
+  const size_t n_agents = agents_.size(), n_pairs = n_pairs_;
   const size_t k = static_cast<size_t>(c.factor);
   if (c.per_target) return target_columns_.data() + k * n_pairs;
   if (!per_target) return agent_base_ + k * n_agents;
@@ -338,7 +341,7 @@ const float* BatchPass::FactorColumn(const CompiledConsideration& c,
 UTILITYD_VECTOR_CLONES
 void BatchPass::Considerations(const CompiledBehaviourSet& set, int action) {
   const CompiledAction& act = set.actions()[action];
-  const size_t count = act.per_target ? pair_agent_.size() : agents_.size();
+  const size_t count = act.per_target ? n_pairs_ : agents_.size();
   const float start =
       set.aggregation() == Aggregation::kWeightedSum ? 0.0f : 1.0f;
   std::fill_n(raw_acc_.data(), count, start);
@@ -590,7 +593,7 @@ void BatchPass::Finish(const CompiledBehaviourSet& set,
                        absl::Span<const AgentInput> inputs, int action) {
   const CompiledAction& act = set.actions()[action];
   const bool pt = act.per_target;
-  const size_t count = pt ? pair_agent_.size() : agents_.size();
+  const size_t count = pt ? n_pairs_ : agents_.size();
   const int n = static_cast<int>(act.compensated_count);  // gates aside
   float* raw_acc = raw_acc_.data();
   float* score = scores_.data() + row_offset_[action];
@@ -916,7 +919,7 @@ void BatchPass::WriteTrace(const CompiledBehaviourSet& set, size_t j,
           {.action = a, .veto = VetoReason::kNoTargets});
       continue;
     }
-    const size_t count = pt ? pair_agent_.size() : agents_.size();
+    const size_t count = pt ? n_pairs_ : agents_.size();
     for (uint32_t m = pt ? pair_first : j; m < (pt ? pair_last : j + 1); ++m) {
       CandidateTrace c = candidate_traces_[row_offset_[a] + m];
       c.action = a;

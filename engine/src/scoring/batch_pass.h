@@ -46,8 +46,8 @@ class BatchPass {
              absl::Span<const AgentInput> inputs, absl::Span<BatchDecision> out,
              std::vector<absl::Status>* errors, bool check);
   void Transpose(const CompiledBehaviourSet& set,
-                 absl::Span<const AgentInput> inputs,
                  const FactorMajorColumns* columns);
+  void GrowPairs(size_t count);
   const float* FactorMajorAgents(int nf, const FactorMajorColumns* columns);
   void LayOutRows(const CompiledBehaviourSet& set);
   const float* FactorColumn(const CompiledConsideration& c, bool per_target);
@@ -95,6 +95,8 @@ class BatchPass {
   std::vector<uint32_t> agents_;
   // Candidate rows: for each non-target action one row over agents_; for
   // each per-target action one row over pairs_ (agent, target).
+  // The first n_pairs_ entries are this batch's (GrowPairs).
+  size_t n_pairs_ = 0;
   std::vector<uint32_t> pair_agent_;   // pair -> position in agents_
   std::vector<uint32_t> pair_target_;  // pair -> target index
   std::vector<uint32_t> pair_begin_;   // position in agents_ -> first pair
@@ -107,8 +109,9 @@ class BatchPass {
   // Where agent factor k's column starts: agent_base_ + k * n_agents, in
   // agent_columns_ or, factor-major and whole, in the caller's columns.
   const float* agent_base_ = nullptr;
-  std::vector<const float*> rows_;  // Transpose's: each row's factors
-  size_t target_total_ = 0;         // the admitted agents' targets (Admit)
+  // Each admitted agent's factors and each pair's target factors, for
+  // Transpose.
+  std::vector<const float*> rows_, pair_rows_;
   std::vector<uint8_t> pair_column_ready_;
   // Per column: holds a NaN or an infinity.
   std::vector<uint8_t> agent_nonfinite_, target_nonfinite_;
