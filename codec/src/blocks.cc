@@ -167,11 +167,15 @@ void DecideRows(const BlockView& view, bool canary, const v1::AgentBlock& block,
   // rows' options in coordination.
   work.decider.set_keep_candidates(coordinated);
   if (view.factor_major) {
-    work.decider.DecideFactorMajor(set.compiled, work.inputs,
-                                   {.data = block.factors().data(),
-                                    .rows = static_cast<size_t>(view.rows),
-                                    .row_of = work.rows},
-                                   absl::MakeSpan(work.out), &work.errors);
+    work.decider.DecideFactorMajor(
+        set.compiled, work.inputs,
+        {.data = block.factors().data(),
+         .rows = static_cast<size_t>(view.rows),
+         // Every row, in order: no map.
+         .row_of = work.rows.size() == static_cast<size_t>(view.rows)
+                       ? absl::Span<const int>()
+                       : absl::Span<const int>(work.rows)},
+        absl::MakeSpan(work.out), &work.errors);
   } else {
     work.decider.Decide(set.compiled, work.inputs, engine::ExplainLevel::kNone,
                         absl::MakeSpan(work.out), &work.errors);

@@ -279,7 +279,13 @@ const float* BatchPass::FactorMajorAgents(int nf,
                                    : static_cast<size_t>(columns->row_of[i]);
   };
   bool whole = n_agents == columns->rows;
-  for (size_t j = 0; whole && j < n_agents; ++j) whole = row(j) == j;
+  if (columns->row_of.empty()) {
+    // agents_ rises strictly from 0 or more: it is 0, 1, ... exactly when
+    // its last is n_agents - 1.
+    whole = whole && (n_agents == 0 || agents_.back() == n_agents - 1);
+  } else {
+    for (size_t j = 0; whole && j < n_agents; ++j) whole = row(j) == j;
+  }
   if (whole) return columns->data;
   agent_columns_.resize(static_cast<size_t>(nf) * n_agents);
   for (int k = 0; k < nf; ++k) {
