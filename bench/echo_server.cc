@@ -40,8 +40,13 @@ void Echo(const utilityd::v1::DecideRequest& request,
   for (const auto& block : request.blocks()) {
     utilityd::v1::DecisionBlock* b = response->add_blocks();
     const int n = block.agent_ids_size();
-    b->mutable_action_index()->Resize(n, 1);
-    b->mutable_target_index()->Resize(n, -1);
+    if (block.fixed_width_indices()) {
+      b->mutable_action_index_fixed()->Resize(n, 1);
+      b->mutable_target_index_fixed()->Resize(n, -1);
+    } else {
+      b->mutable_action_index()->Resize(n, 1);
+      b->mutable_target_index()->Resize(n, -1);
+    }
     b->mutable_score()->Resize(n, 0.5f);
     b->mutable_flags()->assign(n, '\0');
     b->set_revision("0123456789abcdef");

@@ -455,13 +455,10 @@ BENCHMARK(BM_DecideBatchMessages)
     ->ArgNames({"agents", "canary_pct"})
     ->ArgsProduct({{256}, {-1, 0, 50, 100}});
 
-// The codec on the block form: one factor-major block (ids, factors,
-// running actions, two targets a row as offsets and columns) decided into
-// a reused response, as a stream does. What it adds to
-// BM_EngineFactorMajor is the codec's work per row.
-void BM_DecideBlock(benchmark::State& state) {
+// One factor-major block of `agents` arena rows (ids, factors, running
+// actions, two targets a row as offsets and columns).
+v1::DecideRequest ArenaBlockRequest(int agents) {
   const engine::CompiledBehaviourSet& set = Arena()->compiled;
-  const int agents = static_cast<int>(state.range(0));
   const Batch batch = MakeBatch(set, agents);
   const int nf = set.factor_count();
   v1::DecideRequest request;
@@ -481,6 +478,15 @@ void BM_DecideBlock(benchmark::State& state) {
   block->add_target_offsets(2 * agents);
   block->mutable_target_factors()->Add(batch.target_factors.begin(),
                                        batch.target_factors.end());
+  return request;
+}
+
+// The codec on the block form: ArenaBlockRequest decided into a reused
+// response, as a stream does. What it adds to BM_EngineFactorMajor is the
+// codec's work per row.
+void BM_DecideBlock(benchmark::State& state) {
+  const int agents = static_cast<int>(state.range(0));
+  const v1::DecideRequest request = ArenaBlockRequest(agents);
   absl::StatusOr<loader::Catalog> catalog =
       loader::LoadCatalog({UTILITYD_EXAMPLES_DIR});
   absl::StatusOr<loader::Catalog> canary =
@@ -499,6 +505,33 @@ BENCHMARK(BM_DecideBlock)
     ->ArgNames({"agents", "canary_pct"})
     ->ArgsProduct({{256, 1024}, {-1}})
     ->ArgsProduct({{1024}, {0, 50, 100}});
+
+// The answer's serialisation beside it: a block of 1,024 rows decided and
+// written to bytes as the server sends it, its indices in the varint
+// columns (fixed 0) or the fixed-width ones (fixed 1,
+// AgentBlock.fixed_width_indices).
+void BM_AnswerBlockBytes(benchmark::State& state) {
+  const int agents = static_cast<int>(state.range(0));
+  v1::DecideRequest request = ArenaBlockRequest(agents);
+  request.mutable_blocks(0)->set_fixed_width_indices(state.range(1) != 0);
+  absl::StatusOr<loader::Catalog> catalog =
+      loader::LoadCatalog({UTILITYD_EXAMPLES_DIR});
+  if (!catalog.ok()) std::abort();
+  v1::DecideResponse response;
+  std::string bytes;
+  for (auto _ : state) {
+    response.Clear();
+    codec::DecideBatch(*catalog, request, &response, nullptr, {});
+    response.SerializeToString(&bytes);
+    benchmark::DoNotOptimize(bytes.data());
+  }
+  state.counters["answer_bytes_per_decision"] =
+      static_cast<double>(bytes.size()) / agents;
+  PerDecision(state, agents);
+}
+BENCHMARK(BM_AnswerBlockBytes)
+    ->ArgNames({"agents", "fixed"})
+    ->ArgsProduct({{1024}, {0, 1}});
 
 }  // namespace
 }  // namespace utilityd

@@ -110,8 +110,10 @@ void CheckAnswer(Run* run, const grpc::ByteBuffer& bytes) {
   if (run->form == BenchOptions::Form::kCompact) {
     got = response.compact().action_index_size();
   } else if (run->form == BenchOptions::Form::kColumnar) {
-    got = response.blocks_size() == 1 ? response.blocks(0).action_index_size()
-                                      : -1;
+    // One row per flag, whichever index columns the block asked for.
+    got = response.blocks_size() == 1
+              ? static_cast<int>(response.blocks(0).flags().size())
+              : -1;
   }
   if (response.has_error()) {
     run->Fail(absl::StrCat("the batch failed: ", response.error().message()));
@@ -334,7 +336,8 @@ class UnaryLane {
 // entity ids, factors and running actions (no seeds: each would add 8
 // bytes an agent, and only random selection reads them).
 v1::DecideRequest MakeBatch(const v1::BehaviourSet& set, int agents,
-                            v1::Explain explain, BenchOptions::Form form) {
+                            v1::Explain explain, BenchOptions::Form form,
+                            bool varint_indices) {
   std::mt19937 rng(2026);
   auto draw = [&](const v1::Factor& f) {
     return std::uniform_real_distribution<float>(f.min(), f.max())(rng);
@@ -358,6 +361,8 @@ v1::DecideRequest MakeBatch(const v1::BehaviourSet& set, int agents,
                         .layout = v1::FACTOR_LAYOUT_COLUMNS,
                         .current_action = current},
                        request.add_blocks());
+    if (varint_indices)
+      request.mutable_blocks(0)->set_fixed_width_indices(false);
     return request;
   }
   bool per_target = false;
@@ -622,7 +627,8 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
            "--explain\n";
     return 2;
   }
-  const v1::DecideRequest request = MakeBatch(*set, o.batch, o.explain, o.form);
+  const v1::DecideRequest request =
+      MakeBatch(*set, o.batch, o.explain, o.form, o.varint_indices);
   bool own = false;
   if (!grpc::GenericSerialize<grpc::ProtoBufferWriter, v1::DecideRequest>(
            request, &run.request, &own)

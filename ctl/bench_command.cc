@@ -35,6 +35,7 @@ int Bench(const Parsed& p, std::ostream& out, std::ostream& err) {
   o.admin = p.get("admin");
   o.set = p.get("set", o.set);
   o.unary = p.has("unary");
+  o.varint_indices = p.has("varint_indices");
   o.json = p.get("format", "table") == "json";
   auto integer = [&](const char* name, int* v) {
     if (!p.has(name)) return true;
@@ -98,7 +99,8 @@ Command BenchCommand() {
           "                        [--duration 10s] [--warmup 2s] "
           "[--unary]\n"
           "                        [--form full|compact|columnar] "
-          "[--format table|json]",
+          "[--varint_indices]\n"
+          "                        [--format table|json]",
       .description =
           "Load-tests a running utilityd. Sends one batch of agents with "
           "random factors\nover DecideStream (or unary Decide) as fast as "
@@ -124,6 +126,9 @@ Command BenchCommand() {
                   {"form", "FORM",
                    "full (default), compact, or columnar: one factor-major "
                    "block (docs/SERVICE.md)"},
+                  {"varint_indices", "",
+                   "columnar: ask for the answer's indices in the varint "
+                   "columns (as clients before fixed-width indices)"},
                   {"unary", "", "unary Decide calls instead of streams"},
                   {"idle_streams", "N",
                    "hold N idle streams for --duration and report the "

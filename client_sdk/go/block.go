@@ -58,7 +58,8 @@ type BlockColumns struct {
 
 // WriteBlock copies `in` into `out`, reusing out's slices: a block message
 // kept from tick to tick allocates nothing once its columns have grown to
-// the chunk's size.
+// the chunk's size. The block asks for its indices in fixed-width columns
+// (AgentBlock.FixedWidthIndices), which ReadBlock reads.
 func WriteBlock(in *BlockColumns, out *pb.AgentBlock) {
 	out.BehaviourSet = in.BehaviourSet
 	out.ExpectedRevision = in.ExpectedRevision
@@ -84,6 +85,8 @@ func WriteBlock(in *BlockColumns, out *pb.AgentBlock) {
 	out.HeldResources = append(out.HeldResources[:0], in.HeldResources...)
 	out.HeldTargetIds = append(out.HeldTargetIds[:0], in.HeldTargetIDs...)
 	out.HeldAmounts = append(out.HeldAmounts[:0], in.HeldAmounts...)
+	// Indices answered without varint coding; ReadBlock reads either form.
+	out.FixedWidthIndices = true
 }
 
 // CarryTreeState makes a tree block's answer state the next tick's input.
@@ -117,7 +120,8 @@ type RowError struct {
 }
 
 // ReadBlock copies the decisions of `answer`, a block of `rows` rows, into
-// `out`, and appends the rows that failed to `errs` (returned). The
+// `out` (its indices from the fixed-width columns or the varint ones,
+// whichever the server answered in), and appends the rows that failed to `errs` (returned). The
 // block's own error when the service refused it; InvalidArgument when the
 // answer does not have `rows` rows or a column of out is not sized for it.
 func ReadBlock(answer *pb.DecisionBlock, rows int, out BlockAnswers, errs []RowError) ([]RowError, error) {
@@ -125,12 +129,17 @@ func ReadBlock(answer *pb.DecisionBlock, rows int, out BlockAnswers, errs []RowE
 	if answer.GetError() != nil {
 		return errs, errorOf(answer.GetError())
 	}
-	if len(answer.GetActionIndex()) != rows || len(answer.GetTargetIndex()) != rows ||
+	// The fixed-width index columns when the server answered in them (the
+	// block asked), else the varint ones.
+	actions, targets := answer.GetActionIndex(), answer.GetTargetIndex()
+	if len(answer.GetActionIndexFixed()) > 0 || len(answer.GetTargetIndexFixed()) > 0 {
+		actions, targets = answer.GetActionIndexFixed(), answer.GetTargetIndexFixed()
+	}
+	if len(actions) != rows || len(targets) != rows ||
 		len(answer.GetScore()) != rows || len(answer.GetFlags()) != rows {
 		return errs, &Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(
 			"DecisionBlock: expected %d rows in every column, got %d actions, %d targets, %d scores, %d flags",
-			rows, len(answer.GetActionIndex()), len(answer.GetTargetIndex()),
-			len(answer.GetScore()), len(answer.GetFlags()))}
+			rows, len(actions), len(targets), len(answer.GetScore()), len(answer.GetFlags()))}
 	}
 	for _, c := range []struct {
 		name string
@@ -142,8 +151,8 @@ func ReadBlock(answer *pb.DecisionBlock, rows int, out BlockAnswers, errs []RowE
 				Message: fmt.Sprintf("sized for %d rows, the block has %d", c.n, rows)}
 		}
 	}
-	copy(out.ActionIndex, answer.GetActionIndex())
-	copy(out.TargetIndex, answer.GetTargetIndex())
+	copy(out.ActionIndex, actions)
+	copy(out.TargetIndex, targets)
 	copy(out.Score, answer.GetScore())
 	copy(out.Flags, answer.GetFlags())
 	for _, x := range answer.GetFull() {

@@ -55,6 +55,12 @@ func TestBlocksDecideBitForBitAsSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// WriteBlock asked for fixed-width indices: the server answered in
+	// those columns only.
+	if got := resp.Blocks[0]; len(got.ActionIndexFixed) != rows || len(got.ActionIndex) != 0 {
+		t.Fatalf("indices: %d fixed-width, %d varint; want %d and 0",
+			len(got.ActionIndexFixed), len(got.ActionIndex), rows)
+	}
 	out := BlockAnswers{ActionIndex: make([]int32, rows), Score: make([]float32, rows)}
 	errs, err := ReadBlock(resp.Blocks[0], rows, out, nil)
 	if err != nil || len(errs) > 0 {

@@ -155,7 +155,13 @@ func TestVectorsAnswersReadIntoTheCallersSlices(t *testing.T) {
 		if err := proto.Unmarshal(wire, answer); err != nil || !proto.Equal(answer, want) {
 			t.Fatalf("%s: the wire does not parse to the block: %v", c.Name, err)
 		}
-		rows := len(want.ActionIndex)
+		// The indices the reader must give: the fixed-width columns when
+		// the answer has them.
+		wantAction, wantTarget := want.ActionIndex, want.TargetIndex
+		if len(want.ActionIndexFixed) > 0 {
+			wantAction, wantTarget = want.ActionIndexFixed, want.TargetIndexFixed
+		}
+		rows := len(wantAction)
 		out := BlockAnswers{ActionIndex: make([]int32, rows), TargetIndex: make([]int32, rows),
 			Score: make([]float32, rows), Flags: make([]uint8, rows)}
 		errs, err := ReadBlock(answer, rows, out, nil)
@@ -169,7 +175,7 @@ func TestVectorsAnswersReadIntoTheCallersSlices(t *testing.T) {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
 		for r := 0; r < rows; r++ {
-			if out.ActionIndex[r] != want.ActionIndex[r] || out.TargetIndex[r] != want.TargetIndex[r] ||
+			if out.ActionIndex[r] != wantAction[r] || out.TargetIndex[r] != wantTarget[r] ||
 				out.Score[r] != want.Score[r] || out.Flags[r] != want.Flags[r] {
 				t.Errorf("%s: row %d differs", c.Name, r)
 			}

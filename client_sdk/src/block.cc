@@ -66,6 +66,8 @@ void WriteBlock(const BlockColumns& in, v1::AgentBlock* out) {
   Put(in.held_resources, out->mutable_held_resources());
   Put(in.held_target_ids, out->mutable_held_target_ids());
   Put(in.held_amounts, out->mutable_held_amounts());
+  // Indices answered without varint coding; ReadBlock reads either form.
+  out->set_fixed_width_indices(true);
 }
 
 void CarryTreeState(const v1::DecisionBlock& answer, v1::AgentBlock* next) {
@@ -84,14 +86,21 @@ absl::Status ReadBlock(const v1::DecisionBlock& answer, int rows,
                        const BlockAnswers& out, std::vector<RowError>* errors) {
   if (errors != nullptr) errors->clear();
   if (answer.has_error()) return StatusOf(answer.error());
-  if (answer.action_index_size() != rows ||
-      answer.target_index_size() != rows || answer.score_size() != rows ||
+  // The fixed-width index columns when the server answered in them (the
+  // block asked), else the varint ones.
+  const bool fixed = answer.action_index_fixed_size() > 0 ||
+                     answer.target_index_fixed_size() > 0;
+  const auto& actions =
+      fixed ? answer.action_index_fixed() : answer.action_index();
+  const auto& targets =
+      fixed ? answer.target_index_fixed() : answer.target_index();
+  if (actions.size() != rows || targets.size() != rows ||
+      answer.score_size() != rows ||
       answer.flags().size() != static_cast<size_t>(rows)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "DecisionBlock: expected ", rows, " rows in every column, got ",
-        answer.action_index_size(), " actions, ", answer.target_index_size(),
-        " targets, ", answer.score_size(), " scores, ", answer.flags().size(),
-        " flags"));
+        actions.size(), " actions, ", targets.size(), " targets, ",
+        answer.score_size(), " scores, ", answer.flags().size(), " flags"));
   }
   for (absl::Status s : {CheckColumn(out.action_index, "action_index", rows),
                          CheckColumn(out.target_index, "target_index", rows),
@@ -99,8 +108,8 @@ absl::Status ReadBlock(const v1::DecisionBlock& answer, int rows,
                          CheckColumn(out.flags, "flags", rows)}) {
     if (!s.ok()) return s;
   }
-  Copy(answer.action_index(), out.action_index);
-  Copy(answer.target_index(), out.target_index);
+  Copy(actions, out.action_index);
+  Copy(targets, out.target_index);
   Copy(answer.score(), out.score);
   Copy(answer.flags(), out.flags);
   if (errors != nullptr) {

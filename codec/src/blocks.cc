@@ -551,6 +551,16 @@ void FinishBlocks(const v1::DecideRequest& request,
                 work, out);
     SortFull(out);
   }
+  // The indices in the fixed-width columns where a block asked for them:
+  // the same in-memory arrays (sint32 and sfixed32 are both int32 here),
+  // swapped, so every writer above fills one pair of columns.
+  for (int b = 0; b < response->blocks_size() && b < request.blocks_size();
+       ++b) {
+    if (!request.blocks(b).fixed_width_indices()) continue;
+    v1::DecisionBlock* out = response->mutable_blocks(b);
+    out->mutable_action_index_fixed()->Swap(out->mutable_action_index());
+    out->mutable_target_index_fixed()->Swap(out->mutable_target_index());
+  }
 }
 
 }  // namespace utilityd::codec::internal

@@ -35,8 +35,10 @@ void WriteHeldRow(const v1::DecideRequest& request,
                   v1::DecideResponse* response, BatchObserver* observer,
                   bool canary);
 
-// Completes the blocks of sets with resources once their rows are written:
-// their grant offsets, their explained rows, `full` in row order.
+// Completes the blocks once their rows are written: for sets with
+// resources their grant offsets, their explained rows, `full` in row
+// order; for every block that asked (AgentBlock.fixed_width_indices), its
+// indices moved to the fixed-width columns.
 void FinishBlocks(const v1::DecideRequest& request,
                   const Coordinator& coordinator, BlockWork& work,
                   v1::DecideResponse* response);

@@ -579,6 +579,10 @@ TEST_F(ClientTest, BlocksFromCallerArraysSurviveAKilledServerExactlyOnce) {
   WriteBlock(in, once.add_blocks());
   absl::StatusOr<v1::DecideResponse> first = client->Decide(once);
   ASSERT_THAT(first, IsOk());
+  // WriteBlock asked for fixed-width indices: the server answered in those
+  // columns only.
+  EXPECT_EQ(first->blocks(0).action_index_fixed_size(), kRows);
+  EXPECT_EQ(first->blocks(0).action_index_size(), 0);
   std::vector<int32_t> want(kRows);
   std::vector<float> want_score(kRows);
   ASSERT_THAT(ReadBlock(first->blocks(0), kRows,

@@ -120,7 +120,14 @@ TEST(SdkVectorsTest, AnswersReadIntoCallerArrays) {
     v1::DecisionBlock answer;
     ASSERT_TRUE(answer.ParseFromString(c.wire())) << c.name();
     EXPECT_EQ(answer.SerializeAsString(), c.block().SerializeAsString());
-    const int rows = c.block().action_index_size();
+    // The indices the reader must give: the fixed-width columns when the
+    // answer has them.
+    const bool fixed = c.block().action_index_fixed_size() > 0;
+    const auto& want_action =
+        fixed ? c.block().action_index_fixed() : c.block().action_index();
+    const auto& want_target =
+        fixed ? c.block().target_index_fixed() : c.block().target_index();
+    const int rows = want_action.size();
     std::vector<int32_t> action(rows), target(rows);
     std::vector<float> score(rows);
     std::vector<uint8_t> flags(rows);
@@ -137,8 +144,8 @@ TEST(SdkVectorsTest, AnswersReadIntoCallerArrays) {
     }
     ASSERT_TRUE(s.ok()) << c.name() << ": " << s;
     for (int r = 0; r < rows; ++r) {
-      EXPECT_EQ(action[r], c.block().action_index(r));
-      EXPECT_EQ(target[r], c.block().target_index(r));
+      EXPECT_EQ(action[r], want_action[r]);
+      EXPECT_EQ(target[r], want_target[r]);
       EXPECT_EQ(score[r], c.block().score(r));
       EXPECT_EQ(flags[r], static_cast<uint8_t>(c.block().flags()[r]));
     }

@@ -284,6 +284,57 @@ TEST_F(BlocksTest, EveryExampleSetDecidesAlikeAsSnapshotsAndAsBlocks) {
   EXPECT_GE(sets, 4);
 }
 
+// AgentBlock.fixed_width_indices: the same answer, its indices in the
+// fixed-width columns and the varint ones empty, for a flat set, a tree and
+// a coordinated set; a block that does not ask is answered as before, in
+// the same request.
+TEST_F(BlocksTest, FixedWidthIndicesCarryTheSameNumbers) {
+  std::vector<std::shared_ptr<const LoadedSet>> sets = {
+      mage_, catalog_.Find("guard_tree"), catalog_.Find("arena_goblin")};
+  v1::DecideRequest varint, fixed;
+  for (size_t k = 0; k < sets.size(); ++k) {
+    ASSERT_NE(sets[k], nullptr) << k;
+    const Rows rows = RandomRows(*sets[k], 120, 31u + k);
+    *varint.add_blocks() = Block(*sets[k], rows, v1::FACTOR_LAYOUT_COLUMNS);
+    *fixed.add_blocks() = varint.blocks(varint.blocks_size() - 1);
+    fixed.mutable_blocks(fixed.blocks_size() - 1)
+        ->set_fixed_width_indices(true);
+  }
+  // One block that does not ask, beside those that do.
+  *varint.add_blocks() = varint.blocks(0);
+  *fixed.add_blocks() = varint.blocks(0);
+  const v1::DecideResponse want = Run(varint), got = Run(fixed);
+  ASSERT_EQ(got.blocks_size(), 4);
+  int acted = 0, targeted = 0;
+  for (int b = 0; b < 4; ++b) {
+    SCOPED_TRACE(absl::StrCat("block ", b));
+    const v1::DecisionBlock& w = want.blocks(b);
+    const v1::DecisionBlock& g = got.blocks(b);
+    ASSERT_FALSE(g.has_error()) << g.error().message();
+    ASSERT_EQ(w.action_index_size(), 120);
+    EXPECT_EQ(w.action_index_fixed_size(), 0);
+    const bool asked = b < 3;
+    const auto& actions = asked ? g.action_index_fixed() : g.action_index();
+    const auto& targets = asked ? g.target_index_fixed() : g.target_index();
+    EXPECT_EQ(asked ? g.action_index_size() : g.action_index_fixed_size(), 0);
+    EXPECT_EQ(asked ? g.target_index_size() : g.target_index_fixed_size(), 0);
+    EXPECT_THAT(actions, ::testing::ElementsAreArray(w.action_index()));
+    EXPECT_THAT(targets, ::testing::ElementsAreArray(w.target_index()));
+    EXPECT_EQ(g.flags(), w.flags());
+    EXPECT_EQ(g.tree_states(), w.tree_states());
+    EXPECT_THAT(g.grant_offsets(),
+                ::testing::ElementsAreArray(w.grant_offsets()));
+    for (int r = 0; r < 120; ++r) {
+      EXPECT_EQ(Bits(g.score(r)), Bits(w.score(r))) << r;
+      acted += w.action_index(r) >= 0;
+      targeted += w.target_index(r) >= 0;
+    }
+  }
+  // The rows chose actions and targets: the columns were not all -1.
+  EXPECT_GT(acted, 300);
+  EXPECT_GT(targeted, 0);
+}
+
 TEST_F(BlocksTest, ShortColumnsCostOnlyTheRowsTheyMiss) {
   const Rows rows = RandomRows(*mage_, 6, 1);
   v1::DecideRequest request;

@@ -87,8 +87,10 @@ def block_case(name, block):
     c.wire = block.SerializeToString(deterministic=True)
 
 
+# Every SDK's writer asks for fixed-width indices in the answer.
 block_case("rows, minimal", pb.AgentBlock(behaviour_set="mage", layout=pb.FACTOR_LAYOUT_ROWS,
-                                          agent_ids=[1, 2], factors=[1, 2, 3, 4, 5, 6]))
+                                          agent_ids=[1, 2], factors=[1, 2, 3, 4, 5, 6],
+                                          fixed_width_indices=True))
 block_case("every column", pb.AgentBlock(
     behaviour_set="arena_goblin", expected_revision="abc", layout=pb.FACTOR_LAYOUT_COLUMNS,
     agent_ids=[7, MASK, 1 << 40], factors=[0.5, -1.25, nan, inf, 3e38, 1e-40],
@@ -98,7 +100,8 @@ block_case("every column", pb.AgentBlock(
     current_target=[1, -1, -2], explain_rows=[2, 0], game_time=12.75,
     tree_state_offsets=[0, 3, 3, 5], tree_states=b"\x01\x02\x03\xff\x00",
     outcome_offsets=[0, 1, 1, 2], outcome_leaves=[4, -3], outcome_statuses=[1, 2],
-    held_offsets=[0, 1, 1, 2], held_resources=[0, 1], held_target_ids=[900, 0], held_amounts=[2, 1000000]))
+    held_offsets=[0, 1, 1, 2], held_resources=[0, 1], held_target_ids=[900, 0], held_amounts=[2, 1000000],
+    fixed_width_indices=True))
 
 # Answers as the service writes them.
 
@@ -122,6 +125,14 @@ answer_case("tree and coordination columns", pb.DecisionBlock(
     halted_offsets=[0, 0, 1], halted_nodes=[7], halted_actions=[2], halted_targets=[-1],
     tree_reset=b"\x00\x02", grant_offsets=[0, 1, 1], grant_resources=[0], grant_target_ids=[1 << 60],
     grant_amounts=[3]))
+# A reader takes the fixed-width indices when the answer has them (the
+# block asked); the varint columns are then empty.
+answer_case("fixed-width indices and a failed row", pb.DecisionBlock(
+    action_index_fixed=[2, -1, 0, 127, 128, 70000], target_index_fixed=[-1, -1, 3, 0, 1, -2],
+    score=[0.75, 0, 1, 1e-7, 0.5, 0.25], flags=bytes([1, 4, 0, 3, 9, 0]), revision="rev",
+    full=[pb.IndexedDecision(agent=1, decision=pb.Decision(
+        action_index=-1, error=pb.Error(code=3, message="blocks[0].rows[1].factors: short",
+                                        reason=pb.ERROR_REASON_FACTOR_COUNT, field="factors")))]))
 answer_case("a refused block", pb.DecisionBlock(error=pb.Error(
     code=5, message="blocks[0].behaviour_set: unknown set", reason=pb.ERROR_REASON_UNKNOWN_SET,
     field="behaviour_set")))

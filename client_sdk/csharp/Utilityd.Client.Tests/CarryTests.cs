@@ -62,6 +62,11 @@ namespace Utilityd.Client.Tests
                 }
                 columns.GameTime = tick * 0.1;
                 var answer = await DecideBlock(c, columns, block);
+                // Blocks.Write asked for fixed-width indices: the server
+                // answered in those columns only.
+                Assert.Empty(answer.ActionIndex);
+                var actionIndex = answer.ActionIndexFixed;
+                Assert.Equal(rows, actionIndex.Count);
                 var snapshots = new DecideRequest();
                 for (var r = 0; r < rows; r++)
                 {
@@ -79,15 +84,15 @@ namespace Utilityd.Client.Tests
                 {
                     var d = snap.Decisions[r];
                     Assert.Null(d.Error);
-                    Assert.True(schema.ActionIndex(d.Action) == answer.ActionIndex[r],
-                                $"tick {tick}, row {r}: block {answer.ActionIndex[r]}, snapshot {d.Action}");
+                    Assert.True(schema.ActionIndex(d.Action) == actionIndex[r],
+                                $"tick {tick}, row {r}: block {actionIndex[r]}, snapshot {d.Action}");
                     var from = (int)answer.TreeStateOffsets[r];
                     var to = (int)answer.TreeStateOffsets[r + 1];
                     Assert.Equal(d.TreeState.ToByteArray(), answer.TreeStates.Span.Slice(from, to - from).ToArray());
                     var halted = (int)(answer.HaltedOffsets[r + 1] - answer.HaltedOffsets[r]);
                     Assert.True(d.HaltedLeaves.Count == halted, $"tick {tick}, row {r}: halted {halted}, snapshot {d.HaltedLeaves.Count}");
                     halts += halted;
-                    actionsSeen.Add(answer.ActionIndex[r]);
+                    actionsSeen.Add(actionIndex[r]);
                     trees.Update(d);
                 }
                 Blocks.CarryTreeState(answer, columns, carry);

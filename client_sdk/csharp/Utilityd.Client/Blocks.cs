@@ -125,7 +125,9 @@ namespace Utilityd.Client
         /// Copies <paramref name="input"/> into <paramref name="output"/>,
         /// reusing its fields: a block kept from tick to tick allocates
         /// nothing per row (the tree states are wrapped, not copied: keep
-        /// their array unchanged until the call returns).
+        /// their array unchanged until the call returns). The block asks for
+        /// its indices in fixed-width columns (FixedWidthIndices), which
+        /// <see cref="Read"/> reads.
         /// </summary>
         public static void Write(BlockColumns input, AgentBlock output)
         {
@@ -153,6 +155,8 @@ namespace Utilityd.Client
             Put(output.HeldResources, input.HeldResources.Span);
             Put(output.HeldTargetIds, input.HeldTargetIds.Span);
             Put(output.HeldAmounts, input.HeldAmounts.Span);
+            // Indices answered without varint coding; Read takes either form.
+            output.FixedWidthIndices = true;
         }
 
         /// <summary>Makes a tree block's answer state the next tick's input
@@ -193,8 +197,9 @@ namespace Utilityd.Client
 
         /// <summary>
         /// Copies the decisions of <paramref name="answer"/>, a block of
-        /// <paramref name="rows"/> rows, into <paramref name="output"/>, and
-        /// puts the rows that failed in <paramref name="errors"/> (cleared
+        /// <paramref name="rows"/> rows, into <paramref name="output"/> (its
+        /// indices from the fixed-width columns or the varint ones, whichever
+        /// the server answered in), and puts the rows that failed in <paramref name="errors"/> (cleared
         /// first). Throws the block's own error when the service refused it,
         /// and InvalidArgument when the answer does not have that many rows
         /// or a span of <paramref name="output"/> is not sized for it.
@@ -203,19 +208,24 @@ namespace Utilityd.Client
         {
             errors.Clear();
             if (answer.Error != null) throw UtilitydException.FromError(answer.Error);
-            if (answer.ActionIndex.Count != rows || answer.TargetIndex.Count != rows || answer.Score.Count != rows ||
+            // The fixed-width index columns when the server answered in them
+            // (the block asked), else the varint ones.
+            var fixedWidth = answer.ActionIndexFixed.Count > 0 || answer.TargetIndexFixed.Count > 0;
+            var actions = fixedWidth ? answer.ActionIndexFixed : answer.ActionIndex;
+            var targets = fixedWidth ? answer.TargetIndexFixed : answer.TargetIndex;
+            if (actions.Count != rows || targets.Count != rows || answer.Score.Count != rows ||
                 answer.Flags.Length != rows)
             {
                 throw new UtilitydException(StatusCode.InvalidArgument,
-                    $"DecisionBlock: expected {rows} rows in every column, got {answer.ActionIndex.Count} actions, " +
-                    $"{answer.TargetIndex.Count} targets, {answer.Score.Count} scores, {answer.Flags.Length} flags");
+                    $"DecisionBlock: expected {rows} rows in every column, got {actions.Count} actions, " +
+                    $"{targets.Count} targets, {answer.Score.Count} scores, {answer.Flags.Length} flags");
             }
             Check(output.ActionIndex.Length, rows, "ActionIndex");
             Check(output.TargetIndex.Length, rows, "TargetIndex");
             Check(output.Score.Length, rows, "Score");
             Check(output.Flags.Length, rows, "Flags");
-            Copy(answer.ActionIndex, output.ActionIndex);
-            Copy(answer.TargetIndex, output.TargetIndex);
+            Copy(actions, output.ActionIndex);
+            Copy(targets, output.TargetIndex);
             Copy(answer.Score, output.Score);
             if (!output.Flags.IsEmpty) answer.Flags.Span.CopyTo(output.Flags);
             for (var i = 0; i < answer.Full.Count; i++) // an index: RepeatedField's enumerator is an allocation

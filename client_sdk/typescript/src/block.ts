@@ -66,7 +66,11 @@ export interface BlockColumns {
 
 const NONE: readonly never[] = [];
 
-/** Writes `c` as an `AgentBlock` message body (fields in number order). */
+/**
+ * Writes `c` as an `AgentBlock` message body (fields in number order). The
+ * block asks for its indices in fixed-width columns
+ * (`fixed_width_indices`), which {@link decodeBlock} reads.
+ */
 export function writeBlock(c: BlockColumns, w: Writer): void {
   w.string(1, c.behaviourSet);
   w.string(2, c.expectedRevision ?? "");
@@ -92,6 +96,8 @@ export function writeBlock(c: BlockColumns, w: Writer): void {
   w.uint32s(22, c.heldResources ?? NONE);
   w.fixed64s(23, c.heldTargetIds ?? NONE);
   w.uint32s(24, c.heldAmounts ?? NONE);
+  // Indices answered without varint coding; decodeBlock reads either form.
+  w.bool(25, true);
 }
 
 /** `c` as the bytes of an `AgentBlock` message. */
@@ -155,7 +161,10 @@ export type Answer = Omit<DecideResponse, "blocks"> & {
   info?: CallInfo;
 };
 
-/** Reads a `DecisionBlock` message from `bytes[start, end)`. */
+/**
+ * Reads a `DecisionBlock` message from `bytes[start, end)`, its indices from
+ * the fixed-width columns or the varint ones, whichever the server wrote.
+ */
 export function decodeBlock(bytes: Uint8Array, start = 0, end = bytes.length): BlockAnswer {
   const r = new Reader(bytes, start, end);
   const i32 = () => new ColumnReader<Int32Array>("sint32");
@@ -167,12 +176,16 @@ export function decodeBlock(bytes: Uint8Array, start = 0, end = bytes.length): B
     haltedOffsets: u32(), haltedNodes: i32(), haltedActions: i32(), haltedTargets: i32(),
     grantOffsets: u32(), grantResources: u32(), grantTargetIds: new ColumnReader<BigUint64Array>("fixed64"),
     grantAmounts: u32(),
+    // The same indices, when the block asked for them fixed-width.
+    actionFixed: new ColumnReader<Int32Array>("sfixed32"),
+    targetFixed: new ColumnReader<Int32Array>("sfixed32"),
   };
   const byField: { [field: number]: ColumnReader<Int32Array | Uint32Array | Float32Array | BigUint64Array> } = {
     1: cols.action, 2: cols.target, 3: cols.score, 9: cols.treeStatus, 10: cols.treeStateOffsets,
     12: cols.runOffsets, 13: cols.runNodes, 14: cols.runActions, 15: cols.runTargets,
     17: cols.haltedOffsets, 18: cols.haltedNodes, 19: cols.haltedActions, 20: cols.haltedTargets,
     22: cols.grantOffsets, 23: cols.grantResources, 24: cols.grantTargetIds, 25: cols.grantAmounts,
+    27: cols.actionFixed, 28: cols.targetFixed,
   };
   const out: Partial<BlockAnswer> & { full: IndexedDecision[] } = { full: [], revision: "" };
   const empty: Uint8Array = new Uint8Array();
@@ -205,10 +218,13 @@ export function decodeBlock(bytes: Uint8Array, start = 0, end = bytes.length): B
     r.skip(wire);
   }
   const treeStatus = cols.treeStatus.result();
+  // The fixed-width index columns when the server answered in them.
+  const actionFixed = cols.actionFixed.result(), targetFixed = cols.targetFixed.result();
+  const fixed = actionFixed.length > 0 || targetFixed.length > 0;
   return {
     ...out,
-    actionIndex: cols.action.result(),
-    targetIndex: cols.target.result(),
+    actionIndex: fixed ? actionFixed : cols.action.result(),
+    targetIndex: fixed ? targetFixed : cols.target.result(),
     score: cols.score.result(),
     flags,
     revision: out.revision ?? "",

@@ -72,6 +72,13 @@ export class Writer {
     this.bytes(field, new TextEncoder().encode(s));
   }
 
+  /** A bool (omitted when false, as proto3 writes it). */
+  bool(field: number, v: boolean): void {
+    if (!v) return;
+    this.tag(field, WIRE_VARINT);
+    this.varint(1);
+  }
+
   enumValue(field: number, v: number): void {
     if (v === 0) return;
     this.tag(field, WIRE_VARINT);
@@ -228,6 +235,13 @@ export class Reader {
     return v;
   }
 
+  sfixed32(): number {
+    if (this.pos + 4 > this.end) throw new RangeError("truncated sfixed32");
+    const v = this.view.getInt32(this.pos, true);
+    this.pos += 4;
+    return v;
+  }
+
   float(): number {
     if (this.pos + 4 > this.end) throw new RangeError("truncated float");
     const v = this.view.getFloat32(this.pos, true);
@@ -256,7 +270,7 @@ export class Reader {
   }
 }
 
-type Kind = "sint32" | "uint32" | "float" | "fixed64";
+type Kind = "sint32" | "sfixed32" | "uint32" | "float" | "fixed64";
 
 /** Collects one repeated column, packed or not, into a typed array. */
 export class ColumnReader<T extends Int32Array | Uint32Array | Float32Array | BigUint64Array> {
@@ -277,6 +291,8 @@ export class ColumnReader<T extends Int32Array | Uint32Array | Float32Array | Bi
     switch (this.kind) {
       case "sint32":
         return Int32Array.of(r.sint32());
+      case "sfixed32":
+        return Int32Array.of(r.sfixed32());
       case "uint32":
         return Uint32Array.of(r.varint32() >>> 0);
       case "float":
@@ -288,18 +304,27 @@ export class ColumnReader<T extends Int32Array | Uint32Array | Float32Array | Bi
 
   private packed(r: Reader, start: number, end: number): Int32Array | Uint32Array | Float32Array | BigUint64Array {
     const bytes = r.buf;
-    if (this.kind === "float" || this.kind === "fixed64") {
-      const width = this.kind === "float" ? 4 : 8;
+    if (this.kind === "float" || this.kind === "fixed64" || this.kind === "sfixed32") {
+      const width = this.kind === "fixed64" ? 8 : 4;
       if ((end - start) % width !== 0) throw new RangeError("packed column not a whole number of values");
       const n = (end - start) / width;
       if (LITTLE_ENDIAN) {
         const copy = copyBytes(bytes, start, end).buffer;
-        return this.kind === "float" ? new Float32Array(copy) : new BigUint64Array(copy);
+        return this.kind === "float"
+          ? new Float32Array(copy)
+          : this.kind === "sfixed32"
+            ? new Int32Array(copy)
+            : new BigUint64Array(copy);
       }
       const sub = new Reader(bytes, start, end);
       if (this.kind === "float") {
         const out = new Float32Array(n);
         for (let i = 0; i < n; ++i) out[i] = sub.float();
+        return out;
+      }
+      if (this.kind === "sfixed32") {
+        const out = new Int32Array(n);
+        for (let i = 0; i < n; ++i) out[i] = sub.sfixed32();
         return out;
       }
       const out = new BigUint64Array(n);
@@ -324,6 +349,7 @@ export class ColumnReader<T extends Int32Array | Uint32Array | Float32Array | Bi
     if (this.chunks.length === 1) return this.chunks[0];
     const make = {
       sint32: (n: number) => new Int32Array(n),
+      sfixed32: (n: number) => new Int32Array(n),
       uint32: (n: number) => new Uint32Array(n),
       float: (n: number) => new Float32Array(n),
       fixed64: (n: number) => new BigUint64Array(n),

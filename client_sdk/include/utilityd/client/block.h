@@ -138,6 +138,8 @@ struct BlockColumns {
 
 // Writes `in` into `out` (cleared first, so a reused message keeps its
 // capacity): one bulk copy per column, into the message gRPC serialises.
+// The block asks for its indices in fixed-width columns
+// (AgentBlock.fixed_width_indices), which ReadBlock reads.
 void WriteBlock(const BlockColumns& in, v1::AgentBlock* out);
 
 // A tree block's next tick: the state columns of `answer` into `next`,
@@ -174,7 +176,9 @@ struct RowError {
   absl::Status status;
 };
 
-// Copies the decisions of `answer`, a block of `rows` rows, into `out`;
+// Copies the decisions of `answer`, a block of `rows` rows, into `out`
+// (its indices from the fixed-width columns or the varint ones, whichever
+// the server answered in);
 // rows that failed keep -1, -1, 0 with the FULL flag and are listed in
 // `errors` when given (rows explained on request have the FULL flag too,
 // their numbers, and their explanation in answer.full()). Returns the block's
