@@ -3,7 +3,7 @@
 # prints one table: the engine in process (batch path, one-at-a-time path
 # and the straightforward baseline), the service against the echo baseline
 # side by side in the full, the compact and the columnar form (blocks of
-# 256 and 1,024), latency at half of the maximum throughput, unary latency
+# 256 and 1,024, the latter also with fixed-width answer indices), latency at half of the maximum throughput, unary latency
 # unloaded, memory idle and per idle stream, the cost of the live feed's
 # sampled full breakdowns, and the request path with and without shadow
 # evaluation. Each service figure is the median of ROUNDS runs, utilityd,
@@ -57,6 +57,11 @@ for _ in $(seq "$rounds"); do
     --form columnar
   bench echo ecol1024 --batch 1024 --streams 2 --in_flight 4 --connections 2 \
     --form columnar
+  # The same block asking for fixed-width answer indices (both servers).
+  bench utilityd col1024f --batch 1024 --streams 2 --in_flight 4 \
+    --connections 2 --form columnar --fixed_width_indices
+  bench echo ecol1024f --batch 1024 --streams 2 --in_flight 4 \
+    --connections 2 --form columnar --fixed_width_indices
 done
 echo "== unary, one block of 1,024 per call, one caller, unloaded" >&2
 bench utilityd unary1024 --unary --batch 1024 --streams 1 --in_flight 1 \
@@ -108,16 +113,16 @@ batch, single, base = (engine_rate(n) for n in (BATCH, SINGLE, BASE))
 FM1K = "BM_EngineFactorMajor/1024"
 fm1k = engine_rate(FM1K)
 (mx, echo, mxc, echoc, half, unary, unarybb, nofeed, shmx, shhalf, col256,
- ecol256, col1024, ecol1024, unary1024) = (
+ ecol256, col1024, ecol1024, col1024f, ecol1024f, unary1024) = (
     lines(n) for n in ("max", "echo", "maxc", "echoc", "half", "unary",
                        "unarybb", "nofeed", "shadowmax", "shadowhalf",
                        "col256", "ecol256", "col1024", "ecol1024",
-                       "unary1024"))
+                       "col1024f", "ecol1024f", "unary1024"))
 idle = json.load(open(f"{work}/idle.json"))
-svc, eco, svcc, ecoc, nof, shd, c256, e256, c1k, e1k = (
+svc, eco, svcc, ecoc, nof, shd, c256, e256, c1k, e1k, c1kf, e1kf = (
     med(r, "decisions_per_second")
     for r in (mx, echo, mxc, echoc, nofeed, shmx, col256, ecol256, col1024,
-              ecol1024))
+              ecol1024, col1024f, ecol1024f))
 # The set's factors, for the request's bytes per agent.
 FACTORS = col256[0]["factors"]
 def cores(rows):
@@ -179,6 +184,14 @@ rows = [
      f"{1/(1/e1k + 1/fm1k)/1e6:.2f} M", "", None),
     ("  utilityd / (transport + engine)",
      f"{c1k*(1/e1k + 1/fm1k):.2f}", ">= 0.9", c1k * (1/e1k + 1/fm1k) >= 0.9),
+    ("  with fixed-width indices: utilityd, echo",
+     f"{c1kf/1e6:.2f} M, {e1kf/1e6:.2f} M", "", None),
+    ("    utilityd / (transport + engine), fixed-width",
+     f"{c1kf*(1/e1kf + 1/fm1k):.2f}", ">= 0.9",
+     c1kf * (1/e1kf + 1/fm1k) >= 0.9),
+    ("    server CPU (utilityd, echo); answer bytes per decision",
+     f"{cores(col1024f)}, {cores(ecol1024f)} cores; "
+     f"{col1024f[0]['answer_bytes']/1024:.1f}", "", None),
     ("  unary call of 1,024, unloaded, p50 / p99",
      f"{unary1024[0]['p50_ms']:.2f} / {unary1024[0]['p99_ms']:.2f} ms", "",
      None),

@@ -337,7 +337,7 @@ class UnaryLane {
 // bytes an agent, and only random selection reads them).
 v1::DecideRequest MakeBatch(const v1::BehaviourSet& set, int agents,
                             v1::Explain explain, BenchOptions::Form form,
-                            bool varint_indices) {
+                            bool fixed_width_indices) {
   std::mt19937 rng(2026);
   auto draw = [&](const v1::Factor& f) {
     return std::uniform_real_distribution<float>(f.min(), f.max())(rng);
@@ -359,10 +359,9 @@ v1::DecideRequest MakeBatch(const v1::BehaviourSet& set, int agents,
                         .agent_ids = ids,
                         .factors = factors,
                         .layout = v1::FACTOR_LAYOUT_COLUMNS,
-                        .current_action = current},
+                        .current_action = current,
+                        .fixed_width_indices = fixed_width_indices},
                        request.add_blocks());
-    if (varint_indices)
-      request.mutable_blocks(0)->set_fixed_width_indices(false);
     return request;
   }
   bool per_target = false;
@@ -628,7 +627,7 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
     return 2;
   }
   const v1::DecideRequest request =
-      MakeBatch(*set, o.batch, o.explain, o.form, o.varint_indices);
+      MakeBatch(*set, o.batch, o.explain, o.form, o.fixed_width_indices);
   bool own = false;
   if (!grpc::GenericSerialize<grpc::ProtoBufferWriter, v1::DecideRequest>(
            request, &run.request, &own)

@@ -43,9 +43,9 @@ struct BenchOptions {
   // the SDK's WriteBlock, factor-major as an ECS chunk holds them.
   enum class Form { kFull, kCompact, kColumnar };
   Form form = Form::kFull;
-  // Columnar: the block does not ask for fixed-width indices
-  // (AgentBlock.fixed_width_indices), so the answer's indices are varints.
-  bool varint_indices = false;
+  // Columnar: the block asks for its answer's indices in fixed-width
+  // columns (AgentBlock.fixed_width_indices).
+  bool fixed_width_indices = false;
   // Print one line of JSON instead of the table.
   bool json = false;
   // Instead of load: open this many streams that send nothing, hold them

@@ -35,7 +35,7 @@ int Bench(const Parsed& p, std::ostream& out, std::ostream& err) {
   o.admin = p.get("admin");
   o.set = p.get("set", o.set);
   o.unary = p.has("unary");
-  o.varint_indices = p.has("varint_indices");
+  o.fixed_width_indices = p.has("fixed_width_indices");
   o.json = p.get("format", "table") == "json";
   auto integer = [&](const char* name, int* v) {
     if (!p.has(name)) return true;
@@ -99,7 +99,7 @@ Command BenchCommand() {
           "                        [--duration 10s] [--warmup 2s] "
           "[--unary]\n"
           "                        [--form full|compact|columnar] "
-          "[--varint_indices]\n"
+          "[--fixed_width_indices]\n"
           "                        [--format table|json]",
       .description =
           "Load-tests a running utilityd. Sends one batch of agents with "
@@ -126,9 +126,9 @@ Command BenchCommand() {
                   {"form", "FORM",
                    "full (default), compact, or columnar: one factor-major "
                    "block (docs/SERVICE.md)"},
-                  {"varint_indices", "",
-                   "columnar: ask for the answer's indices in the varint "
-                   "columns (as clients before fixed-width indices)"},
+                  {"fixed_width_indices", "",
+                   "columnar: ask for the answer's indices in fixed-width "
+                   "columns (docs/SERVICE.md)"},
                   {"unary", "", "unary Decide calls instead of streams"},
                   {"idle_streams", "N",
                    "hold N idle streams for --duration and report the "

@@ -54,12 +54,16 @@ type BlockColumns struct {
 	HeldResources []uint32
 	HeldTargetIDs []uint64
 	HeldAmounts   []uint32
+	// Ask for the answer's indices in fixed-width columns
+	// (AgentBlock.FixedWidthIndices, docs/SERVICE.md "Blocks"): fewer
+	// instructions on the server for 6 more bytes a row. ReadBlock reads
+	// either form.
+	FixedWidthIndices bool
 }
 
 // WriteBlock copies `in` into `out`, reusing out's slices: a block message
 // kept from tick to tick allocates nothing once its columns have grown to
-// the chunk's size. The block asks for its indices in fixed-width columns
-// (AgentBlock.FixedWidthIndices), which ReadBlock reads.
+// the chunk's size.
 func WriteBlock(in *BlockColumns, out *pb.AgentBlock) {
 	out.BehaviourSet = in.BehaviourSet
 	out.ExpectedRevision = in.ExpectedRevision
@@ -85,8 +89,7 @@ func WriteBlock(in *BlockColumns, out *pb.AgentBlock) {
 	out.HeldResources = append(out.HeldResources[:0], in.HeldResources...)
 	out.HeldTargetIds = append(out.HeldTargetIds[:0], in.HeldTargetIDs...)
 	out.HeldAmounts = append(out.HeldAmounts[:0], in.HeldAmounts...)
-	// Indices answered without varint coding; ReadBlock reads either form.
-	out.FixedWidthIndices = true
+	out.FixedWidthIndices = in.FixedWidthIndices
 }
 
 // CarryTreeState makes a tree block's answer state the next tick's input.

@@ -50,12 +50,14 @@ func TestBlocksDecideBitForBitAsSnapshots(t *testing.T) {
 	const rows = 300
 	ch := newChunk(rows)
 	block := &pb.AgentBlock{}
-	WriteBlock(ch.columns(), block)
+	columns := ch.columns()
+	columns.FixedWidthIndices = true
+	WriteBlock(columns, block)
 	resp, err := c.Decide(ctx, &pb.DecideRequest{Blocks: []*pb.AgentBlock{block}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// WriteBlock asked for fixed-width indices: the server answered in
+	// The block asked for fixed-width indices: the server answered in
 	// those columns only.
 	if got := resp.Blocks[0]; len(got.ActionIndexFixed) != rows || len(got.ActionIndex) != 0 {
 		t.Fatalf("indices: %d fixed-width, %d varint; want %d and 0",

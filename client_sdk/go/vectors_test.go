@@ -135,7 +135,7 @@ func TestVectorsBlocksEncodeToTheReferenceBytes(t *testing.T) {
 			OutcomeOffsets: b.OutcomeOffsets, OutcomeLeaves: b.OutcomeLeaves,
 			OutcomeStatuses: b.OutcomeStatuses, HeldOffsets: b.HeldOffsets,
 			HeldResources: b.HeldResources, HeldTargetIDs: b.HeldTargetIds,
-			HeldAmounts: b.HeldAmounts}
+			HeldAmounts: b.HeldAmounts, FixedWidthIndices: b.FixedWidthIndices}
 		out := &pb.AgentBlock{}
 		WriteBlock(in, out)
 		wire, err := proto.MarshalOptions{Deterministic: true}.Marshal(out)

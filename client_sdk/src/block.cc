@@ -66,8 +66,7 @@ void WriteBlock(const BlockColumns& in, v1::AgentBlock* out) {
   Put(in.held_resources, out->mutable_held_resources());
   Put(in.held_target_ids, out->mutable_held_target_ids());
   Put(in.held_amounts, out->mutable_held_amounts());
-  // Indices answered without varint coding; ReadBlock reads either form.
-  out->set_fixed_width_indices(true);
+  out->set_fixed_width_indices(in.fixed_width_indices);
 }
 
 void CarryTreeState(const v1::DecisionBlock& answer, v1::AgentBlock* next) {

@@ -573,13 +573,14 @@ TEST_F(ClientTest, BlocksFromCallerArraysSurviveAKilledServerExactlyOnce) {
                         .agent_ids = chunk.ids,
                         .factors = chunk.factors,
                         .layout = v1::FACTOR_LAYOUT_COLUMNS,
-                        .current_action = chunk.running};
+                        .current_action = chunk.running,
+                        .fixed_width_indices = true};
   // What the rows decide, asked once, unary.
   v1::DecideRequest once;
   WriteBlock(in, once.add_blocks());
   absl::StatusOr<v1::DecideResponse> first = client->Decide(once);
   ASSERT_THAT(first, IsOk());
-  // WriteBlock asked for fixed-width indices: the server answered in those
+  // The block asked for fixed-width indices: the server answered in those
   // columns only.
   EXPECT_EQ(first->blocks(0).action_index_fixed_size(), kRows);
   EXPECT_EQ(first->blocks(0).action_index_size(), 0);

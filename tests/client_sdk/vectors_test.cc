@@ -105,7 +105,8 @@ TEST(SdkVectorsTest, BlocksEncodeToTheReferenceBytes) {
         .held_offsets = SpanOf<uint32_t>(b.held_offsets()),
         .held_resources = SpanOf<uint32_t>(b.held_resources()),
         .held_target_ids = SpanOf<uint64_t>(b.held_target_ids()),
-        .held_amounts = SpanOf<uint32_t>(b.held_amounts())};
+        .held_amounts = SpanOf<uint32_t>(b.held_amounts()),
+        .fixed_width_indices = b.fixed_width_indices()};
     v1::AgentBlock out;
     WriteBlock(in, &out);
     std::string wire;

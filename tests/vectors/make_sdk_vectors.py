@@ -87,10 +87,8 @@ def block_case(name, block):
     c.wire = block.SerializeToString(deterministic=True)
 
 
-# Every SDK's writer asks for fixed-width indices in the answer.
 block_case("rows, minimal", pb.AgentBlock(behaviour_set="mage", layout=pb.FACTOR_LAYOUT_ROWS,
-                                          agent_ids=[1, 2], factors=[1, 2, 3, 4, 5, 6],
-                                          fixed_width_indices=True))
+                                          agent_ids=[1, 2], factors=[1, 2, 3, 4, 5, 6]))
 block_case("every column", pb.AgentBlock(
     behaviour_set="arena_goblin", expected_revision="abc", layout=pb.FACTOR_LAYOUT_COLUMNS,
     agent_ids=[7, MASK, 1 << 40], factors=[0.5, -1.25, nan, inf, 3e38, 1e-40],

@@ -38,6 +38,7 @@ namespace Utilityd.Client.Tests
             {
                 BehaviourSet = "guard_tree", ExpectedRevision = schema.Revision,
                 AgentIds = Enumerable.Range(0, rows).Select(r => (ulong)r).ToArray(), Factors = factors,
+                FixedWidthIndices = true,
             };
             var block = new AgentBlock();
             var carry = new CarryBuffers();
@@ -62,7 +63,7 @@ namespace Utilityd.Client.Tests
                 }
                 columns.GameTime = tick * 0.1;
                 var answer = await DecideBlock(c, columns, block);
-                // Blocks.Write asked for fixed-width indices: the server
+                // The block asked for fixed-width indices: the server
                 // answered in those columns only.
                 Assert.Empty(answer.ActionIndex);
                 var actionIndex = answer.ActionIndexFixed;

@@ -100,7 +100,7 @@ namespace Utilityd.Client.Tests
                     OutcomeOffsets = b.OutcomeOffsets.ToArray(), OutcomeLeaves = b.OutcomeLeaves.ToArray(),
                     OutcomeStatuses = b.OutcomeStatuses.ToArray(), HeldOffsets = b.HeldOffsets.ToArray(),
                     HeldResources = b.HeldResources.ToArray(), HeldTargetIds = b.HeldTargetIds.ToArray(),
-                    HeldAmounts = b.HeldAmounts.ToArray(),
+                    HeldAmounts = b.HeldAmounts.ToArray(), FixedWidthIndices = b.FixedWidthIndices,
                 };
                 // Written twice into one message: the second write replaces
                 // the first.

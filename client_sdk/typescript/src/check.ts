@@ -33,7 +33,7 @@ const BLOCK_FIELDS: { [K in keyof Required<BlockColumns>]: true } = {
   targetOffsets: true, targetFactors: true, targetIds: true, currentTarget: true,
   explainRows: true, gameTime: true, treeStateOffsets: true, treeStates: true,
   outcomeOffsets: true, outcomeLeaves: true, outcomeStatuses: true, heldOffsets: true,
-  heldResources: true, heldTargetIds: true, heldAmounts: true,
+  heldResources: true, heldTargetIds: true, heldAmounts: true, fixedWidthIndices: true,
 };
 
 const AGENT = shape(AgentSnapshot, {

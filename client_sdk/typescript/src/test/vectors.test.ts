@@ -80,6 +80,7 @@ function columnsOf(b: AgentBlock): BlockColumns {
     heldResources: Uint32Array.from(b.heldResources),
     heldTargetIds: BigUint64Array.from(b.heldTargetIds),
     heldAmounts: Uint32Array.from(b.heldAmounts),
+    fixedWidthIndices: b.fixedWidthIndices,
   };
 }
 
