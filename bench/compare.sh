@@ -3,8 +3,8 @@
 # prints one table: the engine in process (batch path, one-at-a-time path
 # and the straightforward baseline), the service against the echo baseline
 # side by side in the full, the compact and the columnar form (blocks of
-# 256 and 1,024, the latter also with fixed-width answer indices), latency at half of the maximum throughput, unary latency
-# unloaded, memory idle and per idle stream, the cost of the live feed's
+# 256 and 1,024, the latter also with fixed-width answer indices), latency
+# at half of the maximum throughput, unary latency unloaded, memory idle and per idle stream, the cost of the live feed's
 # sampled full breakdowns, and the request path with and without shadow
 # evaluation. Each service figure is the median of ROUNDS runs, utilityd,
 # the echo server and utilityd with a shadow candidate alternating; each

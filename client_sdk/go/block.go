@@ -124,9 +124,10 @@ type RowError struct {
 
 // ReadBlock copies the decisions of `answer`, a block of `rows` rows, into
 // `out` (its indices from the fixed-width columns or the varint ones,
-// whichever the server answered in), and appends the rows that failed to `errs` (returned). The
-// block's own error when the service refused it; InvalidArgument when the
-// answer does not have `rows` rows or a column of out is not sized for it.
+// whichever the server answered in), and appends the rows that failed to
+// `errs` (returned). The block's own error when the service refused it;
+// InvalidArgument when the answer does not have `rows` rows or a column of
+// out is not sized for it.
 func ReadBlock(answer *pb.DecisionBlock, rows int, out BlockAnswers, errs []RowError) ([]RowError, error) {
 	errs = errs[:0]
 	if answer.GetError() != nil {

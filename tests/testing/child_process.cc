@@ -27,9 +27,10 @@ absl::StatusOr<pid_t> SpawnProcess(const std::vector<std::string>& argv,
   c.push_back(nullptr);
   // posix_spawn, not fork: between fork and exec a child of this
   // multi-threaded process may only make async-signal-safe calls, and
-  // opening the log there (fopen allocates) hung a child forever when
-  // another thread held the allocator's lock at the fork (a gRPC client
-  // reconnecting while the server started, under AddressSanitizer).
+  // opening the log there (fopen allocates) can hang the child forever
+  // when another thread held the allocator's lock at the fork (the likely
+  // cause of a server that never started in CI, under AddressSanitizer,
+  // while the test's gRPC client was reconnecting).
   posix_spawn_file_actions_t actions;
   ::posix_spawn_file_actions_init(&actions);
   ::posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_path.c_str(),

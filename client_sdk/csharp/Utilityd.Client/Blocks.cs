@@ -201,8 +201,8 @@ namespace Utilityd.Client
         /// Copies the decisions of <paramref name="answer"/>, a block of
         /// <paramref name="rows"/> rows, into <paramref name="output"/> (its
         /// indices from the fixed-width columns or the varint ones, whichever
-        /// the server answered in), and puts the rows that failed in <paramref name="errors"/> (cleared
-        /// first). Throws the block's own error when the service refused it,
+        /// the server answered in), and puts the rows that failed in
+        /// <paramref name="errors"/> (cleared first). Throws the block's own error when the service refused it,
         /// and InvalidArgument when the answer does not have that many rows
         /// or a span of <paramref name="output"/> is not sized for it.
         /// </summary>

@@ -94,8 +94,8 @@ class BatchPass {
   // Agents that fit the set (indices into inputs).
   std::vector<uint32_t> agents_;
   // Candidate rows: for each non-target action one row over agents_; for
-  // each per-target action one row over pairs_ (agent, target).
-  // The first n_pairs_ entries are this batch's (GrowPairs).
+  // each per-target action one row over the pairs (agent, target), the
+  // first n_pairs_ entries of the pair arrays (they only grow: GrowPairs).
   size_t n_pairs_ = 0;
   std::vector<uint32_t> pair_agent_;   // pair -> position in agents_
   std::vector<uint32_t> pair_target_;  // pair -> target index

@@ -181,9 +181,8 @@ struct RowError {
 
 // Copies the decisions of `answer`, a block of `rows` rows, into `out`
 // (its indices from the fixed-width columns or the varint ones, whichever
-// the server answered in);
-// rows that failed keep -1, -1, 0 with the FULL flag and are listed in
-// `errors` when given (rows explained on request have the FULL flag too,
+// the server answered in); rows that failed keep -1, -1, 0 with the FULL
+// flag and are listed in `errors` when given (rows explained on request have the FULL flag too,
 // their numbers, and their explanation in answer.full()). Returns the block's
 // error when the service refused it, and INVALID_ARGUMENT when the answer does
 // not have `rows` rows or an output column is not sized for them.
