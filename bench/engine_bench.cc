@@ -114,21 +114,27 @@ void BM_EngineBatch(benchmark::State& state, engine::ExplainLevel level) {
 BENCHMARK_CAPTURE(BM_EngineBatch, explain_none, engine::ExplainLevel::kNone)
     ->Arg(256);
 
-// The same batch with its factors factor-major, as an ECS chunk (and a
-// block of the columnar form) holds them: the engine reads the columns in
-// place instead of transposing rows.
-void BM_EngineFactorMajor(benchmark::State& state) {
-  const engine::CompiledBehaviourSet& set = Arena()->compiled;
-  const int agents = static_cast<int>(state.range(0));
-  const int nf = set.factor_count();
-  Batch batch = MakeBatch(set, agents);
+// The batch's factors factor-major, as an ECS chunk (and a block of the
+// columnar form) holds them.
+std::vector<float> FactorMajor(const Batch& batch, int nf) {
+  const size_t agents = batch.inputs.size();
   std::vector<float> columns(batch.factors.size());
-  for (int a = 0; a < agents; ++a) {
+  for (size_t a = 0; a < agents; ++a) {
     for (int f = 0; f < nf; ++f) {
       columns[f * agents + a] = batch.factors[a * nf + f];
     }
-    batch.inputs[a].factors = {};
   }
+  return columns;
+}
+
+// The same batch factor-major: the engine reads the columns in place
+// instead of transposing rows; every other field from each AgentInput.
+void BM_EngineFactorMajor(benchmark::State& state) {
+  const engine::CompiledBehaviourSet& set = Arena()->compiled;
+  const int agents = static_cast<int>(state.range(0));
+  Batch batch = MakeBatch(set, agents);
+  const std::vector<float> columns = FactorMajor(batch, set.factor_count());
+  for (engine::AgentInput& in : batch.inputs) in.factors = {};
   engine::BatchDecider decider;
   std::vector<engine::BatchDecision> out(agents);
   for (auto _ : state) {
@@ -141,6 +147,39 @@ void BM_EngineFactorMajor(benchmark::State& state) {
   PerDecision(state, agents);
 }
 BENCHMARK(BM_EngineFactorMajor)->Arg(256)->Arg(1024);
+
+// The same agents with every field a column, as a block carries them
+// (DecideColumns): no AgentInput per row.
+void BM_EngineColumns(benchmark::State& state) {
+  const engine::CompiledBehaviourSet& set = Arena()->compiled;
+  const int agents = static_cast<int>(state.range(0));
+  const Batch batch = MakeBatch(set, agents);
+  const std::vector<float> columns = FactorMajor(batch, set.factor_count());
+  std::vector<int32_t> running;
+  std::vector<uint64_t> seeds;
+  std::vector<uint32_t> offsets{0};
+  for (const engine::AgentInput& in : batch.inputs) {
+    running.push_back(in.current_action);
+    seeds.push_back(in.seed);
+    offsets.push_back(offsets.back() + in.targets.size());
+  }
+  const engine::AgentColumns block{.rows = static_cast<size_t>(agents),
+                                   .factors = columns.data(),
+                                   .current_action = running,
+                                   .seeds = seeds,
+                                   .target_offsets = offsets,
+                                   .target_factors = batch.target_factors};
+  engine::BatchDecider decider;
+  std::vector<engine::BatchDecision> out(agents);
+  for (auto _ : state) {
+    if (!decider.DecideColumns(set, block, absl::MakeSpan(out)).ok()) {
+      std::abort();
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  PerDecision(state, agents);
+}
+BENCHMARK(BM_EngineColumns)->Arg(256)->Arg(1024);
 
 // How the cost per decision changes with the batch size.
 BENCHMARK_CAPTURE(BM_EngineBatch, batch_size, engine::ExplainLevel::kNone)

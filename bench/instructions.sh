@@ -19,8 +19,9 @@ valgrind --tool=callgrind --callgrind-out-file="$out" \
   "$build/bench/engine_bench" --benchmark_filter="^$bench\$" \
   --benchmark_min_time=0.05 >/dev/null 2>&1
 total=$(callgrind_annotate "$out" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
-# Every call of BatchDecider::Decide* decided $rows agents.
-calls=$(callgrind_annotate --tree=caller "$out" | grep 'BatchDecider::Decide[A-Za-z]*(' |
+# Every call of BatchDecider::Decide* decided $rows agents, in one call of
+# the pass's Score (counted there: a Decide* may tail-call the pass).
+calls=$(callgrind_annotate --tree=caller "$out" | grep 'BatchPass::Score(' |
   grep -o '([0-9,]*x)' | tr -d '(x,)' | sort -n | head -1)
 echo "$bench: $((total / (calls * rows))) instructions per arena decision" \
   "($total over $calls batches of $rows)"

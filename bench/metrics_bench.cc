@@ -111,8 +111,14 @@ void BM_RecordBlock(benchmark::State& state) {
   Decisions d;
   server::DecisionTally tally;
   const std::vector<absl::Status> errors(Decisions::kAgents);
+  std::vector<int> rows;
+  std::vector<int32_t> running;
+  for (int a = 0; a < Decisions::kAgents; ++a) {
+    rows.push_back(a);
+    running.push_back(d.inputs[a].current_action);
+  }
   for (auto _ : state) {
-    tally.AddRows(*d.m, d.inputs, d.decisions, errors);
+    tally.AddRows(*d.m, rows, running, d.decisions, errors);
     EndBatch(d, tally);
   }
   PerDecision(state);

@@ -320,6 +320,51 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
   return absl::OkStatus();
 }
 
+bool ColumnsFit(const v1::AgentBlock& block, const BlockView& c) {
+  const int n = c.rows;
+  for (int size : {block.current_action_size(), block.seeds_size(),
+                   block.personality_size(), block.current_target_size()}) {
+    if (size != 0 && size != n) return false;
+  }
+  const int clocks = block.seconds_since_action_size();
+  if (clocks != 0 && clocks != n * c.actions) return false;
+  // ReadTargets checked the offsets' count and last entry.
+  const uint32_t* off = block.target_offsets().data();
+  const bool targets = block.target_offsets_size() > 0;
+  const int32_t* current = block.current_target().data();
+  uint32_t bad = 0;
+  for (int r = 0; r < n; ++r) {
+    const uint32_t count = targets ? off[r + 1] - off[r] : 0;
+    if (targets) {
+      bad |= static_cast<uint32_t>(off[r] > off[r + 1]) |
+             static_cast<uint32_t>(count > kMaxTargetsPerAgent);
+    }
+    if (block.current_target_size() > 0) {
+      // -2 (gone), -1 (not given) or one of the row's.
+      bad |= static_cast<uint32_t>(current[r]) + 2u >= count + 2u;
+    }
+  }
+  return bad == 0;
+}
+
+engine::AgentColumns AgentColumnsOf(const v1::AgentBlock& block,
+                                    const BlockView& c) {
+  auto span = [](const auto& field) {
+    return absl::MakeConstSpan(field.data(), field.size());
+  };
+  return {.rows = static_cast<size_t>(c.rows),
+          .factors = block.factors().data(),
+          .current_action = span(block.current_action()),
+          .current_target = span(block.current_target()),
+          .personality = span(block.personality()),
+          .seeds = span(block.seeds()),
+          // NaN made "never" (ReadColumns).
+          .seconds_since_action =
+              absl::MakeConstSpan(c.seconds, block.seconds_since_action_size()),
+          .target_offsets = span(block.target_offsets()),
+          .target_factors = span(block.target_factors())};
+}
+
 // Row r's engine input, or the error naming the column it lacks.
 absl::Status RowInput(const v1::AgentBlock& block, const BlockView& c, int r,
                       engine::AgentInput* in) {

@@ -129,6 +129,17 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
                          const v1::AgentBlock& block,
                          engine::ExplainLevel level, BlockView* c);
 
+// Whether a factor-major block's rows can reach the engine as its columns
+// (BatchDecider::DecideColumns), answered as row by row: every per-row
+// column empty or whole, each row's targets in order and within the limit,
+// each current target among its row's. Else some row has an error of its
+// own, which RowInput names.
+bool ColumnsFit(const v1::AgentBlock& block, const BlockView& c);
+
+// The block's columns as the engine reads them (ColumnsFit held).
+engine::AgentColumns AgentColumnsOf(const v1::AgentBlock& block,
+                                    const BlockView& c);
+
 // Row r's engine input, or the error naming the column it lacks.
 absl::Status RowInput(const v1::AgentBlock& block, const BlockView& c, int r,
                       engine::AgentInput* in);

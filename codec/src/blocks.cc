@@ -78,10 +78,12 @@ void FailRow(int b, int r, int index, const loader::LoadedSet* set,
 }
 
 // Writes the engine's answers for the block's decided rows; shows them to
-// the observer at once, and one by one those it wants a message for.
-void WriteRows(const loader::LoadedSet& set, bool canary, int b,
-               const v1::AgentBlock& block, int first_index, BlockWork& work,
+// the observer at once, and one by one those it wants a message for (each
+// such row's input built again from the columns).
+void WriteRows(const BlockView& view, const loader::LoadedSet& set, bool canary,
+               const v1::AgentBlock& block, BlockWork& work,
                v1::DecisionBlock* out, BatchObserver* observer) {
+  const int b = view.b, first_index = view.first_index;
   for (size_t g = 0; g < work.rows.size(); ++g) {
     const int r = work.rows[g];
     if (!work.errors[g].ok()) {
@@ -91,14 +93,18 @@ void WriteRows(const loader::LoadedSet& set, bool canary, int b,
     WriteColumns(work.out[g], r, out);
   }
   if (observer == nullptr) return;
-  observer->OnDecidedRows(first_index, work.rows, set, work.inputs, work.out,
-                          work.errors);
+  observer->OnDecidedRows(first_index, work.rows, set,
+                          absl::MakeConstSpan(block.current_action().data(),
+                                              block.current_action_size()),
+                          work.out, work.errors);
+  engine::AgentInput in;
   for (size_t g = 0; g < work.rows.size(); ++g) {
     const int r = work.rows[g];
     if (!work.wanted[r] || !work.errors[g].ok()) continue;
     const engine::BatchDecision& d = work.out[g];
-    const engine::AgentInput in =
-        WithFactors(set, block, r, work.inputs[g], work);
+    // It was decided from these columns: reading them again cannot fail.
+    if (!RowInput(block, view, r, &in).ok()) continue;
+    in = WithFactors(set, block, r, in, work);
     RowSnapshot(set, block, r, in, &work.snapshot);
     v1::Decision* message = &work.message;
     message->Clear();
@@ -138,6 +144,36 @@ void HoldRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
   }
 }
 
+// A factor-major block of one set (no canary rows, no coordination) whose
+// columns fit (ColumnsFit): decided as its columns, no input built per
+// row. False, nothing done, when the block does not qualify.
+bool DecideColumns(const BlockView& view, const loader::LoadedSet& set,
+                   const v1::AgentBlock& block, BlockWork& work,
+                   v1::DecisionBlock* out, BatchObserver* observer,
+                   const Coordinator* coordinator) {
+  if (!view.factor_major || view.canary != nullptr || coordinator != nullptr ||
+      !ColumnsFit(block, view)) {
+    return false;
+  }
+  work.out.resize(view.rows);
+  work.decider.set_keep_candidates(false);
+  // ReadColumns and ColumnsFit checked the shapes the engine checks.
+  if (!work.decider
+           .DecideColumns(set.compiled, AgentColumnsOf(block, view),
+                          absl::MakeSpan(work.out), &work.errors)
+           .ok()) {
+    return false;
+  }
+  work.rows.resize(view.rows);
+  for (int r = 0; r < view.rows; ++r) work.rows[r] = r;
+  WriteRows(view, set, /*canary=*/false, block, work, out, observer);
+  if (observer != nullptr) {
+    observer->OnVetoes(set, work.decider.vetoes_by_action(),
+                       work.decider.agents_with_invalid_input());
+  }
+  return true;
+}
+
 // The rows of a flat set: one engine pass over the rows that read well
 // (of the canary's rows, or the live ones); with `coordinator`, a set with
 // resources, whose rows it holds.
@@ -150,6 +186,9 @@ void DecideRows(const BlockView& view, bool canary, const v1::AgentBlock& block,
   work.inputs.clear();
   work.rows.clear();
   const bool coordinated = coordinator != nullptr;
+  if (DecideColumns(view, set, block, work, out, observer, coordinator)) {
+    return;
+  }
   engine::AgentInput in;
   for (int r = 0; r < view.rows; ++r) {
     if (Canary(view, r) != canary) continue;
@@ -183,7 +222,7 @@ void DecideRows(const BlockView& view, bool canary, const v1::AgentBlock& block,
   if (coordinated) {
     HoldRows(set, b, block, first_index, work, out, observer, coordinator);
   } else {
-    WriteRows(set, canary, b, block, first_index, work, out, observer);
+    WriteRows(view, set, canary, block, work, out, observer);
   }
   if (observer != nullptr) {
     observer->OnVetoes(set, work.decider.vetoes_by_action(),

@@ -74,12 +74,12 @@ class BatchRecorder final : public codec::BatchObserver {
     OnRowMessage(agent_index, set, agent, input, decision, out);
   }
 
-  void OnDecidedRows(int /*first_index*/, absl::Span<const int> /*rows*/,
+  void OnDecidedRows(int /*first_index*/, absl::Span<const int> rows,
                      const loader::LoadedSet& set,
-                     absl::Span<const engine::AgentInput> inputs,
+                     absl::Span<const int32_t> current_action,
                      absl::Span<const engine::BatchDecision> decisions,
                      absl::Span<const absl::Status> errors) override {
-    tally_.AddRows(Metrics(set), inputs, decisions, errors);
+    tally_.AddRows(Metrics(set), rows, current_action, decisions, errors);
   }
 
   void OnRowMessage(int agent_index, const loader::LoadedSet& set,

@@ -185,17 +185,21 @@ class DecisionTally {
   // Counts one decided agent of set `m`.
   void Add(const SetMetrics& m, const engine::AgentInput& in,
            const engine::BatchDecision& d) {
-    Count(For(m), in, d);
+    Count(For(m), in.current_action, d);
   }
-  // Counts the decided rows of one block of set `m`: inputs[g] decided as
-  // decisions[g], except where errors[g] is not OK (those are AddError's).
-  void AddRows(const SetMetrics& m, absl::Span<const engine::AgentInput> inputs,
+  // Counts the decided rows of one block of set `m`: row rows[g] decided
+  // as decisions[g], except where errors[g] is not OK (those are
+  // AddError's), row r running current_action[r] (empty: none runs).
+  void AddRows(const SetMetrics& m, absl::Span<const int> rows,
+               absl::Span<const int32_t> current_action,
                absl::Span<const engine::BatchDecision> decisions,
                absl::Span<const absl::Status> errors) {
     PerSet& s = For(m);
     for (size_t g = 0; g < decisions.size(); ++g) {
       if (g < errors.size() && !errors[g].ok()) continue;
-      Count(s, inputs[g], decisions[g]);
+      const size_t r = static_cast<size_t>(rows[g]);
+      Count(s, r < current_action.size() ? current_action[r] : -1,
+            decisions[g]);
     }
   }
   // Counts one tree tick (its first leaf as the decision's action).
@@ -227,7 +231,7 @@ class DecisionTally {
     v1::Variant variant;
     uint64_t count;
   };
-  static void Count(PerSet& s, const engine::AgentInput& in,
+  static void Count(PerSet& s, int current_action,
                     const engine::BatchDecision& d) {
     if (d.action >= 0) {
       ++s.decisions[d.action];
@@ -238,7 +242,7 @@ class DecisionTally {
       ++s.no_action;
     }
     // The first decision of an agent is not a switch.
-    if (d.switched && in.current_action >= 0) ++s.switches;
+    if (d.switched && current_action >= 0) ++s.switches;
   }
   PerSet& For(const SetMetrics& m) {
     if (last_ < used_ && sets_[last_].m == &m) return sets_[last_];

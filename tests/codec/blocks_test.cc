@@ -202,6 +202,8 @@ class BlocksTest : public ::testing::Test {
     ASSERT_NE(mage_, nullptr);
   }
 
+  void ExpectObserverSeesEveryRow(v1::FactorLayout layout);
+
   v1::DecideResponse Run(const v1::DecideRequest& request,
                          BatchObserver* observer = nullptr) {
     EXPECT_THAT(CheckForm(request), IsOk());
@@ -371,6 +373,42 @@ TEST_F(BlocksTest, ShortColumnsCostOnlyTheRowsTheyMiss) {
   for (int r : {1, 4, 5}) {
     EXPECT_EQ(got.flags()[r], v1::COMPACT_FLAG_FULL);
     EXPECT_EQ(got.action_index(r), -1);
+  }
+}
+
+// A factor-major block's rows out of range fail alone with the messages
+// row-major rows get: those the engine finds while reading the block's
+// columns (running action, personality) and those that keep the block off
+// that path (a current target beyond its row's targets).
+TEST_F(BlocksTest, FactorMajorRowsOutOfRangeFailAsRowsDo) {
+  const Rows rows = RandomRows(*mage_, 40, 5);
+  for (bool bad_target : {false, true}) {
+    SCOPED_TRACE(bad_target ? "a bad current target" : "indices only");
+    // Each layout alone, so that both are blocks[0].
+    auto answer = [&](v1::FactorLayout layout) {
+      v1::DecideRequest request;
+      request.set_form(v1::DECISION_FORM_COMPACT);
+      v1::AgentBlock* b = request.add_blocks();
+      *b = Block(*mage_, rows, layout);
+      b->set_current_action(1, 99);
+      b->set_personality(2, -5);
+      if (bad_target) b->set_current_target(3, 7);
+      return Run(request).blocks(0);
+    };
+    const v1::DecisionBlock by_rows = answer(v1::FACTOR_LAYOUT_ROWS);
+    const v1::DecisionBlock by_columns = answer(v1::FACTOR_LAYOUT_COLUMNS);
+    const std::vector<std::string> errors = RowErrors(by_columns);
+    EXPECT_EQ(errors, RowErrors(by_rows));
+    ASSERT_EQ(errors.size(), bad_target ? 3u : 2u);
+    EXPECT_THAT(errors[0], HasSubstr("current_action: index 99 is out"));
+    EXPECT_THAT(errors[1], HasSubstr("personality: index -5 is out"));
+    for (int r = 0; r < 40; ++r) {
+      SCOPED_TRACE(r);
+      EXPECT_EQ(by_columns.flags()[r], by_rows.flags()[r]);
+      EXPECT_EQ(by_columns.action_index(r), by_rows.action_index(r));
+      EXPECT_EQ(by_columns.target_index(r), by_rows.target_index(r));
+      EXPECT_EQ(Bits(by_columns.score(r)), Bits(by_rows.score(r)));
+    }
   }
 }
 
@@ -1134,10 +1172,9 @@ class Watcher final : public BatchObserver {
     }
   }
   void OnDecidedRows(int first, absl::Span<const int> rows, const LoadedSet&,
-                     absl::Span<const engine::AgentInput> inputs,
+                     absl::Span<const int32_t> /*current_action*/,
                      absl::Span<const engine::BatchDecision> decisions,
                      absl::Span<const absl::Status> errors) override {
-    ASSERT_EQ(inputs.size(), rows.size());
     ASSERT_EQ(decisions.size(), rows.size());
     ASSERT_EQ(errors.size(), rows.size());
     for (size_t g = 0; g < rows.size(); ++g) {
@@ -1171,14 +1208,22 @@ class Watcher final : public BatchObserver {
   int veto_reports = 0, row_reports = 0;
 };
 
+// Row-major, and factor-major (decided as its columns, no input per row).
 TEST_F(BlocksTest, ObserverSeesEveryRowAndItsSnapshotReplaysIt) {
+  for (auto layout : {v1::FACTOR_LAYOUT_ROWS, v1::FACTOR_LAYOUT_COLUMNS}) {
+    SCOPED_TRACE(layout);
+    ExpectObserverSeesEveryRow(layout);
+  }
+}
+
+void BlocksTest::ExpectObserverSeesEveryRow(v1::FactorLayout layout) {
   const Rows rows = RandomRows(*mage_, 10, 3);
   v1::DecideRequest request;
   *request.add_agents() = Snapshot(*mage_, rows, 0);  // index 0
   v1::AgentBlock* refused = request.add_blocks();     // indexes 1-10
   *refused = Block(*mage_, rows, v1::FACTOR_LAYOUT_ROWS);
   refused->set_behaviour_set("nope");
-  *request.add_blocks() = Block(*mage_, rows, v1::FACTOR_LAYOUT_ROWS);
+  *request.add_blocks() = Block(*mage_, rows, layout);
   request.mutable_blocks(1)->set_current_action(2, -7);  // index 13 fails
   Watcher watcher;
   Run(request, &watcher);

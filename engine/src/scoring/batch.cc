@@ -76,21 +76,45 @@ void BatchPass::Run(const CompiledBehaviourSet& set,
   tracing_ = !traces.empty();
   full_ = tracing_ && level == ExplainLevel::kFull;
   factor_major_ = columns != nullptr;
+  inputs_ = inputs;
+  agent_columns_in_ = nullptr;
   Admit(set, inputs, out, errors, check);
+  Score(set, columns, inputs.size(), out, traces);
+}
+
+void BatchPass::RunColumns(const CompiledBehaviourSet& set,
+                           const AgentColumns& columns,
+                           absl::Span<BatchDecision> out,
+                           std::vector<absl::Status>* errors) {
+  tracing_ = full_ = false;
+  factor_major_ = true;
+  inputs_ = {};
+  agent_columns_in_ = &columns;
+  AdmitColumns(set, columns, out, errors);
+  const FactorMajorColumns factors{.data = columns.factors,
+                                   .rows = columns.rows};
+  Score(set, &factors, columns.rows, out, {});
+  agent_columns_in_ = nullptr;  // the caller's, gone after the call
+}
+
+void BatchPass::Score(const CompiledBehaviourSet& set,
+                      const FactorMajorColumns* columns, size_t n_inputs,
+                      absl::Span<BatchDecision> out,
+                      absl::Span<Decision> traces) {
   Transpose(set, columns);
   LayOutRows(set);
   open_words_ = keep_ ? (set.action_count() + 63) / 64 : 0;
   open_.assign(agents_.size() * open_words_, 0);
   for (int a = 0; a < set.action_count(); ++a) {
     Considerations(set, a);
-    Finish(set, inputs, a);
+    Finish(set, a);
   }
   for (uint8_t invalid : agent_invalid_) invalid_agents_ += invalid;
-  Select(set, inputs, out, traces);
+  Select(set, out, traces);
   if (keep_) {
     // From admitted agents' positions to the inputs' order.
-    open_by_input_.assign(inputs.size() * open_words_, 0);
-    position_.assign(inputs.size(), -1);
+    open_by_input_.assign(n_inputs * open_words_, 0);
+    position_.assign(n_inputs, -1);
     for (size_t j = 0; j < agents_.size(); ++j) {
       std::copy_n(open_.data() + j * open_words_, open_words_,
                   open_by_input_.data() + agents_[j] * open_words_);
@@ -119,79 +143,6 @@ float BatchPass::CandidateScore(const CompiledBehaviourSet& set, size_t input,
   return scores_[row_offset_[action] + first + target];
 }
 
-void BatchPass::Admit(const CompiledBehaviourSet& set,
-                      absl::Span<const AgentInput> inputs,
-                      absl::Span<BatchDecision> out,
-                      std::vector<absl::Status>* errors, bool check) {
-  if (errors != nullptr) errors->assign(inputs.size(), absl::OkStatus());
-  vetoes_.assign(set.action_count(), 0);
-  invalid_agents_ = 0;
-  // Each admitted agent's fields are read here, in the one pass over the
-  // inputs, and its (agent, target) pairs listed (for a set with per-target
-  // actions); Transpose reads only the rows listed.
-  const size_t most = inputs.size();
-  const bool pairs = set.has_per_target_actions();
-  agents_.resize(most);
-  current_action_.resize(most);
-  current_target_.resize(most);
-  personality_.resize(most);
-  rows_.resize(most);
-  pair_begin_.resize(most + 1);
-  any_personality_ = any_cooldown_input_ = false;
-  agents_without_targets_ = 0;
-  size_t j = 0, p = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    out[i] = BatchDecision();
-    const AgentInput& in = inputs[i];
-    if (check &&
-        !(factor_major_ ? AgentFieldsFit(set, in) : AgentInputFits(set, in))) {
-      absl::Status s =
-          factor_major_ ? CheckAgentFields(set, in) : CheckAgentInput(set, in);
-      if (!s.ok()) {
-        if (errors != nullptr) (*errors)[i] = std::move(s);
-        continue;
-      }
-    }
-    agents_[j] = static_cast<uint32_t>(i);
-    current_action_[j] = in.current_action;
-    current_target_[j] = in.current_target;
-    personality_[j] = in.personality;
-    any_personality_ |= in.personality >= 0;
-    any_cooldown_input_ |= !in.seconds_since_action.empty();
-    agents_without_targets_ += in.targets.empty();
-    rows_[j] = in.factors.data();
-    pair_begin_[j] = static_cast<uint32_t>(p);
-    if (pairs) {
-      const size_t targets = in.targets.size();
-      if (p + targets > pair_agent_.size()) GrowPairs(p + targets);
-      for (size_t t = 0; t < targets; ++t, ++p) {
-        pair_agent_[p] = static_cast<uint32_t>(j);
-        pair_target_[p] = static_cast<uint32_t>(t);
-        pair_rows_[p] = in.targets[t].factors.data();
-      }
-    }
-    ++j;
-  }
-  pair_begin_[j] = static_cast<uint32_t>(p);
-  n_pairs_ = p;
-  for (auto* v : {&current_action_, &current_target_, &personality_}) {
-    v->resize(j);
-  }
-  agents_.resize(j);
-  rows_.resize(j);
-  pair_begin_.resize(j + 1);
-}
-
-// The pair arrays hold at least `count` pairs. They only grow, and n_pairs_
-// says how many of them the batch uses: resizing them to each batch's
-// count would zero what Admit then overwrites.
-void BatchPass::GrowPairs(size_t count) {
-  const size_t size = std::max(count, 2 * pair_agent_.size());
-  pair_agent_.resize(size);
-  pair_target_.resize(size);
-  pair_rows_.resize(size);
-}
-
 // Transposes once: one contiguous column per factor, for agents and for
 // (agent, target) pairs. Agent factors are copied to the pair columns only
 // when a per-target action reads them (FactorColumn).
@@ -202,8 +153,8 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
   const int nf = set.factor_count(), ntf = set.target_factor_count();
   // Four columns at a time (then two, then one): each row's pointer read
   // once per four values, the four written to their columns contiguously.
-  auto transpose = [](const float* const* rows, size_t count, int width,
-                      float* out) {
+  // row(m): row m's first value.
+  auto transpose = [](auto row, size_t count, int width, float* out) {
     int k = 0;
     for (; k + 4 <= width; k += 4) {
       float* c0 = out + k * count;
@@ -211,7 +162,7 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
       float* c2 = c1 + count;
       float* c3 = c2 + count;
       for (size_t m = 0; m < count; ++m) {
-        const float* r = rows[m] + k;
+        const float* r = row(m) + k;
         c0[m] = r[0];
         c1[m] = r[1];
         c2[m] = r[2];
@@ -222,7 +173,7 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
       float* c0 = out + k * count;
       float* c1 = c0 + count;
       for (size_t m = 0; m < count; ++m) {
-        const float* r = rows[m] + k;
+        const float* r = row(m) + k;
         c0[m] = r[0];
         c1[m] = r[1];
       }
@@ -230,17 +181,28 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
     }
     if (k < width) {
       float* col = out + k * count;
-      for (size_t m = 0; m < count; ++m) col[m] = rows[m][k];
+      for (size_t m = 0; m < count; ++m) col[m] = row(m)[k];
     }
   };
   agent_base_ = FactorMajorAgents(nf, columns);
   if (agent_base_ == nullptr) {
     agent_columns_.resize(static_cast<size_t>(nf) * n_agents);
-    transpose(rows_.data(), n_agents, nf, agent_columns_.data());
+    const float* const* rows = rows_.data();
+    transpose([rows](size_t m) { return rows[m]; }, n_agents, nf,
+              agent_columns_.data());
     agent_base_ = agent_columns_.data();
   }
   target_columns_.resize(static_cast<size_t>(ntf) * n_pairs);
-  transpose(pair_rows_.data(), n_pairs, ntf, target_columns_.data());
+  if (pair_base_ != nullptr) {
+    // Every pair's target in order, one after the other in the block.
+    const float* base = pair_base_;
+    transpose([base, ntf](size_t m) { return base + m * ntf; }, n_pairs, ntf,
+              target_columns_.data());
+  } else {
+    const float* const* rows = pair_rows_.data();
+    transpose([rows](size_t m) { return rows[m]; }, n_pairs, ntf,
+              target_columns_.data());
+  }
   // Which columns hold a NaN or an infinity (rare): only those are checked
   // per element. The exponent bits all set, tested on the bits so that the
   // scan vectorises.
@@ -264,36 +226,6 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
   }
   pair_columns_.resize(static_cast<size_t>(nf) * n_pairs);
   pair_column_ready_.assign(nf, 0);
-}
-
-// The admitted agents' factor columns from a factor-major block: the
-// block's own columns when every row is an admitted agent in order, else
-// gathered into agent_columns_; null without a block (rows transposed).
-const float* BatchPass::FactorMajorAgents(int nf,
-                                          const FactorMajorColumns* columns) {
-  if (columns == nullptr) return nullptr;
-  const size_t n_agents = agents_.size();
-  auto row = [&](size_t j) -> size_t {
-    const uint32_t i = agents_[j];
-    return columns->row_of.empty() ? i
-                                   : static_cast<size_t>(columns->row_of[i]);
-  };
-  bool whole = n_agents == columns->rows;
-  if (columns->row_of.empty()) {
-    // agents_ rises strictly from 0 or more: it is 0, 1, ... exactly when
-    // its last is n_agents - 1.
-    whole = whole && (n_agents == 0 || agents_.back() == n_agents - 1);
-  } else {
-    for (size_t j = 0; whole && j < n_agents; ++j) whole = row(j) == j;
-  }
-  if (whole) return columns->data;
-  agent_columns_.resize(static_cast<size_t>(nf) * n_agents);
-  for (int k = 0; k < nf; ++k) {
-    const float* from = columns->data + k * columns->rows;
-    float* to = agent_columns_.data() + k * n_agents;
-    for (size_t j = 0; j < n_agents; ++j) to[j] = from[row(j)];
-  }
-  return agent_columns_.data();
 }
 
 // Sizes the score rows, the per-element working columns and the traces.
@@ -509,8 +441,8 @@ void BatchPass::Accumulate(const CompiledBehaviourSet& set, int action, int k,
 // each action), and a trace may be wanted.
 template <bool kVaried>
 UTILITYD_VECTOR_CLONES void BatchPass::ApplyFactors(
-    const CompiledBehaviourSet& set, absl::Span<const AgentInput> inputs,
-    int action, size_t count, float* score, CandidateTrace* trace) {
+    const CompiledBehaviourSet& set, int action, size_t count, float* score,
+    CandidateTrace* trace) {
   const CompiledAction& act = set.actions()[action];
   const bool pt = act.per_target;
   const uint32_t* veto = veto_.data();
@@ -534,10 +466,10 @@ UTILITYD_VECTOR_CLONES void BatchPass::ApplyFactors(
     if constexpr (kVaried) {
       const int p = personality_[j];
       if (p >= 0) weight *= set.personality_action_weight(p, action);
-      const AgentInput& in = inputs[agents_[j]];
-      if (act.cooldown_seconds > 0 && !in.seconds_since_action.empty()) {
-        cooldown = CooldownFactor(in.seconds_since_action[action],
-                                  act.cooldown_seconds);
+      if (act.cooldown_seconds > 0) {
+        if (const float* clocks = Clocks(set, j); clocks != nullptr) {
+          cooldown = CooldownFactor(clocks[action], act.cooldown_seconds);
+        }
       }
     }
     const bool current =
@@ -595,8 +527,7 @@ void BatchPass::TraceConsideration(const CompiledBehaviourSet& set, int action,
 // The candidate's score from its aggregate: compensated * weight * cooldown
 // * commitment, multiplied in that order; 0 when vetoed.
 UTILITYD_VECTOR_CLONES
-void BatchPass::Finish(const CompiledBehaviourSet& set,
-                       absl::Span<const AgentInput> inputs, int action) {
+void BatchPass::Finish(const CompiledBehaviourSet& set, int action) {
   const CompiledAction& act = set.actions()[action];
   const bool pt = act.per_target;
   const size_t count = pt ? n_pairs_ : agents_.size();
@@ -638,9 +569,9 @@ void BatchPass::Finish(const CompiledBehaviourSet& set,
   // The common case (one weight for all, nothing cooling, no trace) gets a
   // loop without per-agent lookups.
   if (any_personality_ || cooling || trace != nullptr) {
-    ApplyFactors<true>(set, inputs, action, count, score, trace);
+    ApplyFactors<true>(set, action, count, score, trace);
   } else {
-    ApplyFactors<false>(set, inputs, action, count, score, nullptr);
+    ApplyFactors<false>(set, action, count, score, nullptr);
   }
   uint32_t vetoed = 0;
   for (size_t m = 0; m < count; ++m) vetoed += veto[m] != 0;
@@ -661,7 +592,6 @@ void BatchPass::Finish(const CompiledBehaviourSet& set,
 }
 
 void BatchPass::Select(const CompiledBehaviourSet& set,
-                       absl::Span<const AgentInput> inputs,
                        absl::Span<BatchDecision> out,
                        absl::Span<Decision> traces) {
   // Random strategies and traces need every candidate of an agent listed;
@@ -671,7 +601,7 @@ void BatchPass::Select(const CompiledBehaviourSet& set,
   if (tracing_ || set.selection().strategy != Strategy::kHighest) {
     for (size_t j = 0; j < agents_.size(); ++j) {
       const uint32_t i = agents_[j];
-      SelectOne<true>(set, inputs[i], j, &out[i]);
+      SelectOne<true>(set, Seed(j), j, &out[i]);
       if (tracing_) WriteTrace(set, j, out[i], &traces[i]);
     }
     return;
@@ -679,7 +609,7 @@ void BatchPass::Select(const CompiledBehaviourSet& set,
   if (agents_.size() < internal::kSelectPadding) {
     for (size_t j = 0; j < agents_.size(); ++j) {
       const uint32_t i = agents_[j];
-      SelectOne<false>(set, inputs[i], j, &out[i]);
+      SelectOne<false>(set, /*seed=*/0, j, &out[i]);  // highest
     }
     return;
   }
@@ -752,7 +682,7 @@ void BatchPass::TopTwoColumns(const CompiledBehaviourSet& set) {
 // all agents at once, then the strategy's choice. kCollect: every
 // candidate listed too (random strategies, traces).
 template <bool kCollect>
-void BatchPass::SelectOne(const CompiledBehaviourSet& set, const AgentInput& in,
+void BatchPass::SelectOne(const CompiledBehaviourSet& set, uint64_t seed,
                           size_t j, BatchDecision* d) {
   const SelectionDefinition& sel = set.selection();
   const float min_score = static_cast<float>(sel.min_score);
@@ -797,7 +727,7 @@ void BatchPass::SelectOne(const CompiledBehaviourSet& set, const AgentInput& in,
     }
   }
   if constexpr (kCollect) probabilities_.assign(candidates_.size(), 0.0);
-  Conclude(set, in.seed, j, first, second, d);
+  Conclude(set, seed, j, first, second, d);
 }
 
 // From an agent's best two: the chosen candidate (the first, or a random

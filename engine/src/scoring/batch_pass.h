@@ -26,6 +26,11 @@ class BatchPass {
            ExplainLevel level, absl::Span<BatchDecision> out,
            std::vector<absl::Status>* errors, absl::Span<Decision> traces,
            bool check, const FactorMajorColumns* columns = nullptr);
+  // DecideColumns: every field from its column (checked by the caller for
+  // its shape, CheckColumns).
+  void RunColumns(const CompiledBehaviourSet& set, const AgentColumns& columns,
+                  absl::Span<BatchDecision> out,
+                  std::vector<absl::Status>* errors);
   bool ActionOpen(size_t input, int action) const;
   float CandidateScore(const CompiledBehaviourSet& set, size_t input,
                        int action, int target) const;
@@ -42,9 +47,21 @@ class BatchPass {
     int32_t rank;
   };
 
+  // The steps after admission, for `n_inputs` inputs or rows.
+  void Score(const CompiledBehaviourSet& set, const FactorMajorColumns* columns,
+             size_t n_inputs, absl::Span<BatchDecision> out,
+             absl::Span<Decision> traces);
   void Admit(const CompiledBehaviourSet& set,
              absl::Span<const AgentInput> inputs, absl::Span<BatchDecision> out,
              std::vector<absl::Status>* errors, bool check);
+  void AdmitColumns(const CompiledBehaviourSet& set, const AgentColumns& c,
+                    absl::Span<BatchDecision> out,
+                    std::vector<absl::Status>* errors);
+  void AdmitWholeColumns(const CompiledBehaviourSet& set,
+                         const AgentColumns& c);
+  void StartAdmit(const CompiledBehaviourSet& set, size_t most,
+                  std::vector<absl::Status>* errors);
+  void EndAdmit(size_t agents, size_t pairs);
   void Transpose(const CompiledBehaviourSet& set,
                  const FactorMajorColumns* columns);
   void GrowPairs(size_t count);
@@ -57,18 +74,15 @@ class BatchPass {
   void MarkVetoedBy(int action, int k, size_t count);
   void TraceConsideration(const CompiledBehaviourSet& set, int action, int k,
                           size_t count, const float* x, const float* w);
-  void Finish(const CompiledBehaviourSet& set,
-              absl::Span<const AgentInput> inputs, int action);
+  void Finish(const CompiledBehaviourSet& set, int action);
   template <bool kVaried>
-  void ApplyFactors(const CompiledBehaviourSet& set,
-                    absl::Span<const AgentInput> inputs, int action,
-                    size_t count, float* score, CandidateTrace* trace);
-  void Select(const CompiledBehaviourSet& set,
-              absl::Span<const AgentInput> inputs,
-              absl::Span<BatchDecision> out, absl::Span<Decision> traces);
+  void ApplyFactors(const CompiledBehaviourSet& set, int action, size_t count,
+                    float* score, CandidateTrace* trace);
+  void Select(const CompiledBehaviourSet& set, absl::Span<BatchDecision> out,
+              absl::Span<Decision> traces);
   template <bool kCollect>
-  void SelectOne(const CompiledBehaviourSet& set, const AgentInput& in,
-                 size_t j, BatchDecision* d);
+  void SelectOne(const CompiledBehaviourSet& set, uint64_t seed, size_t j,
+                 BatchDecision* d);
   void TopTwoColumns(const CompiledBehaviourSet& set);
   // `seed` is read by the random strategies only.
   void Conclude(const CompiledBehaviourSet& set, uint64_t seed, size_t j,
@@ -81,9 +95,19 @@ class BatchPass {
   size_t AgentOf(bool per_target, size_t m) const {
     return per_target ? pair_agent_[m] : m;
   }
+  // Admitted agent j's seed, and its seconds since each action (null when
+  // none ended recently), from its input or its row of the columns.
+  uint64_t Seed(size_t j) const;
+  const float* Clocks(const CompiledBehaviourSet& set, size_t j) const;
 
   bool tracing_ = false;       // candidate traces wanted
   bool factor_major_ = false;  // factors from DecideFactorMajor's columns
+  // Where the agents' fields are read: the inputs, or (when not null) the
+  // columns of DecideColumns.
+  absl::Span<const AgentInput> inputs_;
+  const AgentColumns* agent_columns_in_ = nullptr;
+  std::vector<uint8_t>
+      row_bad_;  // DecideColumns: per row, an index out of range
   // set_keep_candidates: open-action bits per admitted agent, then per
   // input; each input's position in agents_ (-1 when it failed).
   bool keep_ = false;
@@ -112,6 +136,9 @@ class BatchPass {
   // Each admitted agent's factors and each pair's target factors, for
   // Transpose.
   std::vector<const float*> rows_, pair_rows_;
+  // Or, DecideColumns with every row admitted: pair p's target factors at
+  // pair_base_ + p * target_factor_count (pair_rows_ unused).
+  const float* pair_base_ = nullptr;
   std::vector<uint8_t> pair_column_ready_;
   // Per column: holds a NaN or an infinity.
   std::vector<uint8_t> agent_nonfinite_, target_nonfinite_;

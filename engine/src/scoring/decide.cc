@@ -17,30 +17,50 @@ absl::Status CheckAgentInput(const CompiledBehaviourSet& set,
   return CheckAgentFields(set, in);
 }
 
+namespace {
+
+absl::Status OutOfRange(absl::string_view field, int index) {
+  return FieldError(absl::StatusCode::kInvalidArgument,
+                    ErrorReason::kOutOfRange, field,
+                    absl::StrCat("index ", index, " is out of range"));
+}
+
+}  // namespace
+
+absl::Status CheckAgentIndices(const CompiledBehaviourSet& set,
+                               int current_action, int personality,
+                               int current_target, size_t targets) {
+  if (current_action < -1 || current_action >= set.action_count()) {
+    return OutOfRange("current_action", current_action);
+  }
+  if (personality < -1 || personality >= set.personality_count()) {
+    return OutOfRange("personality", personality);
+  }
+  if (current_target < kTargetGone ||
+      current_target >= static_cast<int>(targets)) {
+    return OutOfRange("current_target", current_target);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckAgentFields(const CompiledBehaviourSet& set,
                               const AgentInput& in) {
   if (AgentFieldsFit(set, in)) return absl::OkStatus();
-  auto out_of_range = [](absl::string_view field, auto&&... detail) {
-    return FieldError(absl::StatusCode::kInvalidArgument,
-                      ErrorReason::kOutOfRange, field, absl::StrCat(detail...));
-  };
   if (in.current_action < -1 || in.current_action >= set.action_count()) {
-    return out_of_range("current_action", "index ", in.current_action,
-                        " is out of range");
+    return OutOfRange("current_action", in.current_action);
   }
   if (!in.seconds_since_action.empty() &&
       static_cast<int>(in.seconds_since_action.size()) != set.action_count()) {
-    return out_of_range("seconds_since_action", "expected ", set.action_count(),
-                        " values, got ", in.seconds_since_action.size());
+    return FieldError(
+        absl::StatusCode::kInvalidArgument, ErrorReason::kOutOfRange,
+        "seconds_since_action",
+        absl::StrCat("expected ", set.action_count(), " values, got ",
+                     in.seconds_since_action.size()));
   }
-  if (in.personality < -1 || in.personality >= set.personality_count()) {
-    return out_of_range("personality", "index ", in.personality,
-                        " is out of range");
-  }
-  if (in.current_target < kTargetGone ||
-      in.current_target >= static_cast<int>(in.targets.size())) {
-    return out_of_range("current_target", "index ", in.current_target,
-                        " is out of range");
+  if (absl::Status s = CheckAgentIndices(set, in.current_action, in.personality,
+                                         in.current_target, in.targets.size());
+      !s.ok()) {
+    return s;
   }
   for (size_t t = 0; t < in.targets.size(); ++t) {
     if (static_cast<int>(in.targets[t].factors.size()) !=

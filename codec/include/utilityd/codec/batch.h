@@ -52,13 +52,14 @@ class BatchObserver {
                          const engine::BatchDecision& decision,
                          v1::Decision* out) = 0;
   // A block's rows of `set` decided in one engine pass, at once: row
-  // rows[g] (agent first_index + rows[g]) decided as decisions[g] from
-  // inputs[g], except where errors[g] is not OK (those were shown to
-  // OnFailed). A factor-major row's input has no factors. Then each row
+  // rows[g] (agent first_index + rows[g]) decided as decisions[g], except
+  // where errors[g] is not OK (those were shown to OnFailed); row r's
+  // running action is current_action[r] (the block's column as sent:
+  // empty, none runs). No input is built per row. Then each row
   // WantedMessages chose is shown to OnRowMessage.
   virtual void OnDecidedRows(int first_index, absl::Span<const int> rows,
                              const loader::LoadedSet& set,
-                             absl::Span<const engine::AgentInput> inputs,
+                             absl::Span<const int32_t> current_action,
                              absl::Span<const engine::BatchDecision> decisions,
                              absl::Span<const absl::Status> errors) = 0;
   // A row OnDecidedRows showed, which wanted a message: its snapshot (built

@@ -46,6 +46,24 @@ struct FactorMajorColumns {
   absl::Span<const int> row_of;
 };
 
+// A block's agents as columns, each field as the block carries it: row r's
+// factor f at factors[f * rows + r]; row r's targets are targets
+// target_offsets[r] up to target_offsets[r + 1], target g's factors at
+// target_factors[g * target_factor_count ...]; seconds_since_action row-major
+// (row r's action a at r * action_count + a; +infinity "never"). A column
+// left empty means its default for every row: no running action, target
+// not given (kAnyTarget), no personality, seed 0, nothing ended recently,
+// no targets.
+struct AgentColumns {
+  size_t rows = 0;
+  const float* factors = nullptr;
+  absl::Span<const int32_t> current_action, current_target, personality;
+  absl::Span<const uint64_t> seeds;
+  absl::Span<const float> seconds_since_action;
+  absl::Span<const uint32_t> target_offsets;  // rows + 1, or empty
+  absl::Span<const float> target_factors;
+};
+
 class BatchDecider {
  public:
   // Decides inputs[i] into out[i] (out.size() >= inputs.size()). An agent
@@ -81,6 +99,21 @@ class BatchDecider {
                          const FactorMajorColumns& columns,
                          absl::Span<BatchDecision> out,
                          std::vector<absl::Status>* errors = nullptr);
+
+  // As Decide at ExplainLevel::kNone, rows[r] decided into out[r]
+  // (out.size() >= rows), every field read from its column: no AgentInput
+  // per row, each column checked as a whole. A column whose length does not
+  // fit (a per-row column neither empty nor `rows` long, offsets that are
+  // not rows + 1 entries rising from 0 to the targets' count, target
+  // factors not that count x target_factor_count) refuses the call with
+  // INVALID_ARGUMENT naming it, nothing decided. A row whose index is out
+  // of range (running action, personality, current target) gets the error
+  // CheckAgentInput gives it in `errors` (sized `rows`) and action -1; the
+  // other rows are decided, bit for bit as Decide decides the same fields.
+  absl::Status DecideColumns(const CompiledBehaviourSet& set,
+                             const AgentColumns& columns,
+                             absl::Span<BatchDecision> out,
+                             std::vector<absl::Status>* errors = nullptr);
 
   BatchDecider();
   ~BatchDecider();

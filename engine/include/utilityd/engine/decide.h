@@ -146,6 +146,13 @@ struct Decision : BatchDecision {
 // The same for every field but the factors (AgentFieldsFit).
 [[nodiscard]] absl::Status CheckAgentFields(const CompiledBehaviourSet& set,
                                             const AgentInput& input);
+// The indices among those fields, for an agent with `targets` targets:
+// what CheckAgentFields says of them (BatchDecider::DecideColumns' rows).
+[[nodiscard]] absl::Status CheckAgentIndices(const CompiledBehaviourSet& set,
+                                             int current_action,
+                                             int personality,
+                                             int current_target,
+                                             size_t targets);
 
 inline constexpr int kTargetGone = -2;
 inline constexpr float kNeverRan = std::numeric_limits<float>::infinity();
