@@ -322,6 +322,8 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
 
 bool ColumnsFit(const v1::AgentBlock& block, const BlockView& c) {
   const int n = c.rows;
+  // Factor-major columns were checked whole (ReadColumns).
+  if (!c.factor_major && block.factors_size() != n * c.factors) return false;
   for (int size : {block.current_action_size(), block.seeds_size(),
                    block.personality_size(), block.current_target_size()}) {
     if (size != 0 && size != n) return false;
@@ -354,6 +356,7 @@ engine::AgentColumns AgentColumnsOf(const v1::AgentBlock& block,
   };
   return {.rows = static_cast<size_t>(c.rows),
           .factors = block.factors().data(),
+          .factors_by_row = !c.factor_major,
           .current_action = span(block.current_action()),
           .current_target = span(block.current_target()),
           .personality = span(block.personality()),

@@ -129,9 +129,9 @@ absl::Status ReadColumns(const loader::LoadedSet& set,
                          const v1::AgentBlock& block,
                          engine::ExplainLevel level, BlockView* c);
 
-// Whether a factor-major block's rows can reach the engine as its columns
+// Whether a block's rows can reach the engine as its columns
 // (BatchDecider::DecideColumns), answered as row by row: every per-row
-// column empty or whole, each row's targets in order and within the limit,
+// column (the factors included) empty or whole, each row's targets in order and within the limit,
 // each current target among its row's. Else some row has an error of its
 // own, which RowInput names.
 bool ColumnsFit(const v1::AgentBlock& block, const BlockView& c);

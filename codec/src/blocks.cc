@@ -2,7 +2,9 @@
 // (spans into the parsed message; factor-major factors are the engine's
 // working columns as they stand; a copy only of cooldown clocks that say
 // "never" with NaN), one engine pass per block, and the answer written as
-// columns.
+// columns. A block of one set whose columns are whole reaches the engine
+// as those columns (DecideColumns); the others (canary rows, coordination,
+// short columns, rows out of range) as one AgentInput per row.
 #include "blocks.h"
 
 #include <algorithm>
@@ -144,14 +146,14 @@ void HoldRows(const loader::LoadedSet& set, int b, const v1::AgentBlock& block,
   }
 }
 
-// A factor-major block of one set (no canary rows, no coordination) whose
-// columns fit (ColumnsFit): decided as its columns, no input built per
-// row. False, nothing done, when the block does not qualify.
+// A block of one set (no canary rows, no coordination) whose columns fit
+// (ColumnsFit): decided as its columns, no input built per row. False,
+// nothing done, when the block does not qualify.
 bool DecideColumns(const BlockView& view, const loader::LoadedSet& set,
                    const v1::AgentBlock& block, BlockWork& work,
                    v1::DecisionBlock* out, BatchObserver* observer,
                    const Coordinator* coordinator) {
-  if (!view.factor_major || view.canary != nullptr || coordinator != nullptr ||
+  if (view.canary != nullptr || coordinator != nullptr ||
       !ColumnsFit(block, view)) {
     return false;
   }

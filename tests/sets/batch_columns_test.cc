@@ -30,7 +30,7 @@ uint32_t Bits(float x) {
 // with `lead` targets no row names (NaN, so that reading one shows).
 struct Block {
   std::vector<Agent> agents;
-  std::vector<float> factors, target_factors, clocks;
+  std::vector<float> factors, by_row, target_factors, clocks;
   std::vector<int32_t> action, target, personality;
   std::vector<uint64_t> seeds;
   std::vector<uint32_t> offsets;
@@ -47,6 +47,7 @@ struct Block {
     for (int r = 0; r < rows; ++r) {
       const Agent& a = agents[r];
       for (int f = 0; f < nf; ++f) factors[f * rows + r] = a.factors[f];
+      by_row.insert(by_row.end(), a.factors.begin(), a.factors.end());
       for (const auto& t : a.target_values) {
         target_factors.insert(target_factors.end(), t.begin(), t.end());
       }
@@ -72,9 +73,11 @@ struct Block {
     }
   }
 
-  AgentColumns Columns() const {
+  // Factor-major, or with `factors_by_row` row by row.
+  AgentColumns Columns(bool factors_by_row = false) const {
     return {.rows = inputs.size(),
-            .factors = factors.data(),
+            .factors = factors_by_row ? by_row.data() : factors.data(),
+            .factors_by_row = factors_by_row,
             .current_action = action,
             .current_target = target,
             .personality = personality,
@@ -160,6 +163,8 @@ TEST_P(ColumnsTest, DecideAsInputsDo) {
       {
         SCOPED_TRACE("every row fits: admitted as a whole");
         ExpectSame(set, block.inputs, block.Columns());
+        SCOPED_TRACE("factors row by row");
+        ExpectSame(set, block.inputs, block.Columns(/*factors_by_row=*/true));
       }
       {
         SCOPED_TRACE("fewer rows than a selection vector");
@@ -191,6 +196,7 @@ TEST_P(ColumnsTest, RowsOutOfRangeFailAlone) {
   });
   both(14, [](AgentInput& in) { in.current_target = -3; });
   ExpectSame(set, block.inputs, block.Columns());
+  ExpectSame(set, block.inputs, block.Columns(/*factors_by_row=*/true));
   std::vector<BatchDecision> out(300);
   std::vector<absl::Status> errors;
   BatchDecider decider;

@@ -93,7 +93,9 @@ void BatchPass::RunColumns(const CompiledBehaviourSet& set,
   AdmitColumns(set, columns, out, errors);
   const FactorMajorColumns factors{.data = columns.factors,
                                    .rows = columns.rows};
-  Score(set, &factors, columns.rows, out, {});
+  // Row by row, the factors are transposed as rows (Transpose).
+  Score(set, columns.factors_by_row ? nullptr : &factors, columns.rows, out,
+        {});
   agent_columns_in_ = nullptr;  // the caller's, gone after the call
 }
 
@@ -184,25 +186,27 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
       for (size_t m = 0; m < count; ++m) col[m] = row(m)[k];
     }
   };
+  // Rows one after the other from `base` (DecideColumns, every row
+  // admitted), else each row from its pointer in `rows`.
+  auto transpose_rows = [&](const float* base,
+                            const std::vector<const float*>& rows, size_t count,
+                            int width, float* out) {
+    if (base != nullptr) {
+      transpose([base, width](size_t m) { return base + m * width; }, count,
+                width, out);
+    } else {
+      const float* const* each = rows.data();
+      transpose([each](size_t m) { return each[m]; }, count, width, out);
+    }
+  };
   agent_base_ = FactorMajorAgents(nf, columns);
   if (agent_base_ == nullptr) {
     agent_columns_.resize(static_cast<size_t>(nf) * n_agents);
-    const float* const* rows = rows_.data();
-    transpose([rows](size_t m) { return rows[m]; }, n_agents, nf,
-              agent_columns_.data());
+    transpose_rows(row_base_, rows_, n_agents, nf, agent_columns_.data());
     agent_base_ = agent_columns_.data();
   }
   target_columns_.resize(static_cast<size_t>(ntf) * n_pairs);
-  if (pair_base_ != nullptr) {
-    // Every pair's target in order, one after the other in the block.
-    const float* base = pair_base_;
-    transpose([base, ntf](size_t m) { return base + m * ntf; }, n_pairs, ntf,
-              target_columns_.data());
-  } else {
-    const float* const* rows = pair_rows_.data();
-    transpose([rows](size_t m) { return rows[m]; }, n_pairs, ntf,
-              target_columns_.data());
-  }
+  transpose_rows(pair_base_, pair_rows_, n_pairs, ntf, target_columns_.data());
   // Which columns hold a NaN or an infinity (rare): only those are checked
   // per element. The exponent bits all set, tested on the bits so that the
   // scan vectorises.

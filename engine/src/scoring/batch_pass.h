@@ -137,8 +137,11 @@ class BatchPass {
   // Transpose.
   std::vector<const float*> rows_, pair_rows_;
   // Or, DecideColumns with every row admitted: pair p's target factors at
-  // pair_base_ + p * target_factor_count (pair_rows_ unused).
+  // pair_base_ + p * target_factor_count (pair_rows_ unused), and with its
+  // factors row by row, agent j's at row_base_ + j * factor_count (rows_
+  // unused).
   const float* pair_base_ = nullptr;
+  const float* row_base_ = nullptr;
   std::vector<uint8_t> pair_column_ready_;
   // Per column: holds a NaN or an infinity.
   std::vector<uint8_t> agent_nonfinite_, target_nonfinite_;

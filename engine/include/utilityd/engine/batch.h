@@ -47,7 +47,8 @@ struct FactorMajorColumns {
 };
 
 // A block's agents as columns, each field as the block carries it: row r's
-// factor f at factors[f * rows + r]; row r's targets are targets
+// factor f at factors[f * rows + r] (factors_by_row: at
+// factors[r * factor_count + f]); row r's targets are targets
 // target_offsets[r] up to target_offsets[r + 1], target g's factors at
 // target_factors[g * target_factor_count ...]; seconds_since_action row-major
 // (row r's action a at r * action_count + a; +infinity "never"). A column
@@ -57,6 +58,7 @@ struct FactorMajorColumns {
 struct AgentColumns {
   size_t rows = 0;
   const float* factors = nullptr;
+  bool factors_by_row = false;
   absl::Span<const int32_t> current_action, current_target, personality;
   absl::Span<const uint64_t> seeds;
   absl::Span<const float> seconds_since_action;
