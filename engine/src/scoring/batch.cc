@@ -618,21 +618,40 @@ void BatchPass::Select(const CompiledBehaviourSet& set,
     return;
   }
   TopTwoColumns(set);
+  // Conclude for the highest strategy, from the columns: the first is
+  // chosen when it is eligible (held scores are positive), and the agent
+  // switched unless it is the running one (Switched is !IsCurrent).
+  // Nothing eligible goes to Conclude for the fallback.
+  const float min_score = static_cast<float>(set.selection().min_score);
+  const TopArrays& f = top_[0];
+  const TopArrays& g = top_[1];
   for (size_t j = 0; j < agents_.size(); ++j) {
-    const Candidate first{top_[0].action[j], top_[0].target[j],
-                          top_[0].score[j], top_[0].rank[j]};
-    const Candidate second{top_[1].action[j], top_[1].target[j],
-                           top_[1].score[j], top_[1].rank[j]};
-    const uint32_t i = agents_[j];
-    Conclude(set, /*seed=*/0, j, first, second, &out[i]);  // highest
+    BatchDecision* d = &out[agents_[j]];
+    if (f.action[j] < 0 || !(f.score[j] >= min_score)) {
+      Conclude(set, /*seed=*/0, j,
+               Candidate{f.action[j], f.target[j], f.score[j], f.rank[j]},
+               Candidate{g.action[j], g.target[j], g.score[j], g.rank[j]}, d);
+      continue;
+    }
+    d->action = f.action[j];
+    d->target = f.target[j];
+    d->score = f.score[j];
+    d->rank = f.rank[j];
+    d->switched = f.current[j] == 0;
+    if (g.action[j] >= 0) {
+      d->runner_up_action = g.action[j];
+      d->runner_up_target = g.target[j];
+      d->runner_up_score = g.score[j];
+    }
   }
 }
 
 // Every agent's best two candidates (internal::TopTwo), offered in the
-// order SelectOne offers them.
+// order SelectOne offers them. The per-agent arrays it reads are padded in
+// place: the padding has no pairs and no running action, so it offers
+// nothing.
 void BatchPass::TopTwoColumns(const CompiledBehaviourSet& set) {
   const size_t n = agents_.size();
-  // Whole vectors: the padding has no pairs and offers nothing.
   const size_t padded = (n + internal::kSelectPadding - 1) /
                         internal::kSelectPadding * internal::kSelectPadding;
   for (TopArrays& top : top_) {
@@ -646,19 +665,11 @@ void BatchPass::TopTwoColumns(const CompiledBehaviourSet& set) {
     return internal::TopTwoView{a.score.data(), a.rank.data(), a.action.data(),
                                 a.target.data(), a.current.data()};
   };
-  select_current_action_.assign(padded, -1);
-  select_current_target_.assign(padded, -1);
-  select_pair_first_.assign(padded, 0);
-  select_pair_count_.assign(padded, 0);
-  uint32_t widest = 0;
-  for (size_t j = 0; j < n; ++j) {
-    const uint32_t count = pair_begin_[j + 1] - pair_begin_[j];
-    widest = std::max(widest, count);
-    select_current_action_[j] = current_action_[j];
-    select_current_target_[j] = current_target_[j];
-    select_pair_first_[j] = static_cast<int32_t>(pair_begin_[j]);
-    select_pair_count_[j] = static_cast<int32_t>(count);
-  }
+  // EndAdmit cut these to n (and n + 1): what grows is filled.
+  current_action_.resize(padded, -1);
+  current_target_.resize(padded, -1);
+  const uint32_t pairs_end = pair_begin_[n];
+  pair_begin_.resize(padded + 1, pairs_end);
   action_per_target_.resize(set.action_count());
   action_rank_.resize(set.action_count());
   for (int a = 0; a < set.action_count(); ++a) {
@@ -672,11 +683,9 @@ void BatchPass::TopTwoColumns(const CompiledBehaviourSet& set) {
   rows.per_target = action_per_target_.data();
   rows.rank = action_rank_.data();
   rows.actions = set.action_count();
-  rows.current_action = select_current_action_.data();
-  rows.current_target = select_current_target_.data();
-  rows.pair_first = select_pair_first_.data();
-  rows.pair_count = select_pair_count_.data();
-  rows.widest = widest;
+  rows.current_action = current_action_.data();
+  rows.current_target = current_target_.data();
+  rows.pair_begin = pair_begin_.data();
   rows.min_score = static_cast<float>(set.selection().min_score);
   rows.check_eligible = rows.min_score > 0.0f;
   internal::TopTwo(rows, view(top_[0]), view(top_[1]));

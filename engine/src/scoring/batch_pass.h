@@ -172,9 +172,7 @@ class BatchPass {
     std::vector<int32_t> rank, action, target, current;
   };
   TopArrays top_[2];
-  // TopTwoColumns' inputs: per agent, padded; per action.
-  std::vector<int32_t> select_current_action_, select_current_target_;
-  std::vector<int32_t> select_pair_first_, select_pair_count_;
+  // TopTwoColumns' inputs per action.
   std::vector<uint8_t> action_per_target_;
   std::vector<int32_t> action_rank_;
   // Selection's working memory for one agent.

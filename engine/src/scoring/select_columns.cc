@@ -82,8 +82,12 @@ void TopTwo(const CandidateRows& rows, const TopTwoView& f,
     const auto valid = hn::FirstN(df, rows.agents - j);
     const auto cur_a = hn::LoadU(di, rows.current_action + j);
     const auto cur_t = hn::LoadU(di, rows.current_target + j);
-    const auto pair_first = hn::LoadU(di, rows.pair_first + j);
-    const auto pair_count = hn::LoadU(di, rows.pair_count + j);
+    const auto* begin = reinterpret_cast<const int32_t*>(rows.pair_begin + j);
+    const auto pair_first = hn::LoadU(di, begin);
+    const auto pair_count = hn::Sub(hn::LoadU(di, begin + 1), pair_first);
+    // The most targets an agent of these lanes has.
+    const auto widest =
+        static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, pair_count)));
     auto fs = hn::Zero(df), gs = hn::Zero(df);
     auto fr = hn::Zero(di), gr = hn::Zero(di), fc = hn::Zero(di),
          gc = hn::Zero(di);
@@ -100,7 +104,7 @@ void TopTwo(const CandidateRows& rows, const TopTwoView& f,
               fr, fa, ft, fc, gs, gr, ga, gt, gc);
         continue;
       }
-      for (uint32_t slot = 0; slot < rows.widest; ++slot) {
+      for (uint32_t slot = 0; slot < widest; ++slot) {
         const auto vslot = hn::Set(di, static_cast<int32_t>(slot));
         // An agent without this target offers a score of 0: nothing.
         const auto has = hn::Lt(vslot, pair_count);

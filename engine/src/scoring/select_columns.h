@@ -35,12 +35,11 @@ struct CandidateRows {
   const int32_t* rank = nullptr;        // per action
   int actions = 0;
   // Per agent, padded to a multiple of kSelectPadding (the padding: no
-  // pairs, no current action).
+  // current action); agent j's pairs are pair_begin[j] up to
+  // pair_begin[j + 1] (one more entry: the padding has no pairs).
   const int32_t* current_action = nullptr;
   const int32_t* current_target = nullptr;
-  const int32_t* pair_first = nullptr;
-  const int32_t* pair_count = nullptr;
-  uint32_t widest = 0;  // the most targets any agent has
+  const uint32_t* pair_begin = nullptr;
   bool check_eligible = false;
   float min_score = 0;
 };
