@@ -623,25 +623,33 @@ void BatchPass::Select(const CompiledBehaviourSet& set,
   // switched unless it is the running one (Switched is !IsCurrent).
   // Nothing eligible goes to Conclude for the fallback.
   const float min_score = static_cast<float>(set.selection().min_score);
+  // The columns' data held in locals: the stores to `out` could otherwise
+  // alias them and force a reload of each.
   const TopArrays& f = top_[0];
   const TopArrays& g = top_[1];
-  for (size_t j = 0; j < agents_.size(); ++j) {
-    BatchDecision* d = &out[agents_[j]];
-    if (f.action[j] < 0 || !(f.score[j] >= min_score)) {
-      Conclude(set, /*seed=*/0, j,
-               Candidate{f.action[j], f.target[j], f.score[j], f.rank[j]},
-               Candidate{g.action[j], g.target[j], g.score[j], g.rank[j]}, d);
+  const float *fs = f.score.data(), *gs = g.score.data();
+  const int32_t *fa = f.action.data(), *ft = f.target.data(),
+                *fr = f.rank.data(), *fc = f.current.data();
+  const int32_t *ga = g.action.data(), *gt = g.target.data(),
+                *gr = g.rank.data();
+  const uint32_t* agents = agents_.data();
+  BatchDecision* decisions = out.data();
+  for (size_t j = 0, n = agents_.size(); j < n; ++j) {
+    BatchDecision* d = decisions + agents[j];
+    if (fa[j] < 0 || !(fs[j] >= min_score)) {
+      Conclude(set, /*seed=*/0, j, Candidate{fa[j], ft[j], fs[j], fr[j]},
+               Candidate{ga[j], gt[j], gs[j], gr[j]}, d);
       continue;
     }
-    d->action = f.action[j];
-    d->target = f.target[j];
-    d->score = f.score[j];
-    d->rank = f.rank[j];
-    d->switched = f.current[j] == 0;
-    if (g.action[j] >= 0) {
-      d->runner_up_action = g.action[j];
-      d->runner_up_target = g.target[j];
-      d->runner_up_score = g.score[j];
+    d->action = fa[j];
+    d->target = ft[j];
+    d->score = fs[j];
+    d->rank = fr[j];
+    d->switched = fc[j] == 0;
+    if (ga[j] >= 0) {
+      d->runner_up_action = ga[j];
+      d->runner_up_target = gt[j];
+      d->runner_up_score = gs[j];
     }
   }
 }
