@@ -287,8 +287,13 @@ void BatchPass::Considerations(const CompiledBehaviourSet& set, int action) {
   const float start =
       set.aggregation() == Aggregation::kWeightedSum ? 0.0f : 1.0f;
   std::fill_n(raw_acc_.data(), count, start);
-  std::fill_n(comp_acc_.data(), count, start);  // the product only
-  std::fill_n(weight_sum_.data(), count, 0.0f);
+  // Each aggregation's own accumulator: the product's compensated one, the
+  // weighted sum's weights.
+  if (set.aggregation() == Aggregation::kProduct) {
+    std::fill_n(comp_acc_.data(), count, start);
+  } else if (set.aggregation() == Aggregation::kWeightedSum) {
+    std::fill_n(weight_sum_.data(), count, 0.0f);
+  }
   std::fill_n(veto_.data(), count, 0u);
   invalid_input_veto_ = false;
   if (tracing_) {
