@@ -1,17 +1,20 @@
 // BatchDecider::DecideColumns: a block's agents as columns (no AgentInput
 // per row) decide bit for bit as Decide decides the same agents as inputs,
-// rows out of range get Decide's errors without costing the others theirs,
-// and a column of the wrong shape refuses the call naming it.
+// and alike on every SIMD target; rows out of range get Decide's errors
+// without costing the others theirs, and a column of the wrong shape
+// refuses the call naming it.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/engine/random_agents.h"
 #include "utilityd/engine/batch.h"
+#include "utilityd/engine/curve.h"
 #include "utilityd/loader/set_loader.h"
 
 namespace utilityd::engine {
@@ -37,8 +40,9 @@ struct Block {
   std::vector<std::vector<TargetInput>> targets;
   std::vector<AgentInput> inputs;
 
-  Block(const CompiledBehaviourSet& set, int rows, uint32_t seed, int lead) {
-    agents = RandomAgents(set, rows, seed);
+  Block(const CompiledBehaviourSet& set, int rows, uint32_t seed, int lead,
+        bool finite_only = false) {
+    agents = RandomAgents(set, rows, seed, finite_only);
     const int nf = set.factor_count(), ntf = set.target_factor_count();
     const int na = set.action_count();
     factors.resize(static_cast<size_t>(rows) * nf);
@@ -173,6 +177,48 @@ TEST_P(ColumnsTest, DecideAsInputsDo) {
       }
     }
   }
+}
+
+// A replay on another machine decides the same: every SIMD target gives the
+// same bits, on the columns as on the inputs (the highest strategy takes
+// the vectorised selection; 300 rows leave a partial last vector).
+TEST_P(ColumnsTest, SameBitsOnEveryTarget) {
+  const auto loaded = Load(/*strategy=*/0);
+  const CompiledBehaviourSet& set = loaded->compiled;
+  Block block(set, 300, 31, /*lead=*/1, /*finite_only=*/true);
+  // Finite factors and no personalities: one weight for all takes the
+  // fused consideration pass, whose SIMD code is what differs by target.
+  for (AgentInput& in : block.inputs) in.personality = -1;
+  block.personality.assign(block.personality.size(), -1);
+  std::vector<BatchDecision> first;
+  std::string first_target;
+  for (const std::string& target : AvailableSimdTargets()) {
+    SCOPED_TRACE(target);
+    ASSERT_TRUE(UseSimdTarget(target).ok());
+    ExpectSame(set, block.inputs, block.Columns());
+    BatchDecider decider;
+    std::vector<BatchDecision> out(300);
+    ASSERT_TRUE(
+        decider.DecideColumns(set, block.Columns(), absl::MakeSpan(out)).ok());
+    if (first.empty()) {
+      first = out;
+      first_target = target;
+      continue;
+    }
+    for (size_t r = 0; r < out.size(); ++r) {
+      SCOPED_TRACE(::testing::Message()
+                   << "row " << r << " against " << first_target);
+      EXPECT_EQ(out[r].action, first[r].action);
+      EXPECT_EQ(out[r].target, first[r].target);
+      EXPECT_EQ(Bits(out[r].score), Bits(first[r].score));
+      EXPECT_EQ(out[r].switched, first[r].switched);
+      EXPECT_EQ(out[r].runner_up_action, first[r].runner_up_action);
+      EXPECT_EQ(out[r].runner_up_target, first[r].runner_up_target);
+      EXPECT_EQ(Bits(out[r].runner_up_score), Bits(first[r].runner_up_score));
+    }
+  }
+  ASSERT_TRUE(UseSimdTarget("best").ok());
+  EXPECT_GT(AvailableSimdTargets().size(), 1u);
 }
 
 TEST_P(ColumnsTest, RowsOutOfRangeFailAlone) {
