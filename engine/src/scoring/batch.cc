@@ -275,6 +275,43 @@ const float* BatchPass::FactorColumn(const CompiledConsideration& c,
   return col;
 }
 
+// Whether consideration `c` takes the fused pass: the common case, every
+// input finite, one weight for all, no values to trace.
+bool BatchPass::Fused(const CompiledConsideration& c) const {
+  const bool nonfinite =
+      c.per_target ? target_nonfinite_[c.factor] : agent_nonfinite_[c.factor];
+  return !full_ && !nonfinite && !any_personality_ &&
+         internal::FusesCurve(c.curve);
+}
+
+// Readies action `act`'s rows of `count` accumulators. A fused first
+// consideration reads the starting values from rows that hold them for
+// good and writes every element, so the rows need no fill (not for the
+// weighted sum, whose fold leaves the vetoes alone): returns true then.
+bool BatchPass::StartRows(const CompiledBehaviourSet& set,
+                          const CompiledAction& act, size_t count) {
+  const bool weighted_sum = set.aggregation() == Aggregation::kWeightedSum;
+  if (!weighted_sum && act.consideration_count > 0 &&
+      Fused(set.considerations()[act.first_consideration])) {
+    if (start_ones_.size() < count) {  // they only grow: no fill per batch
+      start_ones_.resize(count, 1.0f);
+      start_no_veto_.resize(count, 0u);
+    }
+    return true;
+  }
+  const float start = weighted_sum ? 0.0f : 1.0f;
+  std::fill_n(raw_acc_.data(), count, start);
+  // Each aggregation's own accumulator: the product's compensated one, the
+  // weighted sum's weights.
+  if (set.aggregation() == Aggregation::kProduct) {
+    std::fill_n(comp_acc_.data(), count, start);
+  } else if (weighted_sum) {
+    std::fill_n(weight_sum_.data(), count, 0.0f);
+  }
+  std::fill_n(veto_.data(), count, 0u);
+  return false;
+}
+
 // Each consideration of `action` over its whole row, marking vetoes in
 // consideration order: in one fused pass (consider_column.h) when every
 // input is finite, one weight serves all and nothing is traced; else in
@@ -284,17 +321,7 @@ UTILITYD_VECTOR_CLONES
 void BatchPass::Considerations(const CompiledBehaviourSet& set, int action) {
   const CompiledAction& act = set.actions()[action];
   const size_t count = act.per_target ? n_pairs_ : agents_.size();
-  const float start =
-      set.aggregation() == Aggregation::kWeightedSum ? 0.0f : 1.0f;
-  std::fill_n(raw_acc_.data(), count, start);
-  // Each aggregation's own accumulator: the product's compensated one, the
-  // weighted sum's weights.
-  if (set.aggregation() == Aggregation::kProduct) {
-    std::fill_n(comp_acc_.data(), count, start);
-  } else if (set.aggregation() == Aggregation::kWeightedSum) {
-    std::fill_n(weight_sum_.data(), count, 0.0f);
-  }
-  std::fill_n(veto_.data(), count, 0u);
+  const bool first_starts = StartRows(set, act, count);
   invalid_input_veto_ = false;
   if (tracing_) {
     CandidateTrace* trace = candidate_traces_.data() + row_offset_[action];
@@ -307,17 +334,24 @@ void BatchPass::Considerations(const CompiledBehaviourSet& set, int action) {
       set.aggregation() == Aggregation::kProduct &&
           set.compensation() == Compensation::kPerConsideration && n > 1,
       CompensationModifier(n)};
-  const internal::RowAccumulators acc{raw_acc_.data(), comp_acc_.data(),
-                                      weight_sum_.data(), veto};
+  const internal::RowAccumulators in_place{raw_acc_.data(),
+                                           comp_acc_.data(),
+                                           weight_sum_.data(),
+                                           veto,
+                                           raw_acc_.data(),
+                                           comp_acc_.data(),
+                                           veto};
+  internal::RowAccumulators from_start = in_place;
+  from_start.raw_from = from_start.comp_from = start_ones_.data();
+  from_start.veto_from = start_no_veto_.data();
   for (int k = 0; k < static_cast<int>(act.consideration_count); ++k) {
     const uint32_t ci = act.first_consideration + k;
     const CompiledConsideration& c = set.considerations()[ci];
     const bool nonfinite =
         c.per_target ? target_nonfinite_[c.factor] : agent_nonfinite_[c.factor];
-    if (!full_ && !nonfinite && !any_personality_ &&
-        internal::FusesCurve(c.curve)) {
-      // The common case in one pass: every input finite, one weight for
-      // all, no values to trace.
+    const internal::RowAccumulators& acc =
+        k == 0 && first_starts ? from_start : in_place;
+    if (Fused(c)) {
       if (act.per_target && !c.per_target) {
         // An agent's factor: its curve once per agent, then folded into
         // each of the agent's pairs.

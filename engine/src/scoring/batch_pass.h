@@ -68,6 +68,9 @@ class BatchPass {
   const float* FactorMajorAgents(int nf, const FactorMajorColumns* columns);
   void LayOutRows(const CompiledBehaviourSet& set);
   const float* FactorColumn(const CompiledConsideration& c, bool per_target);
+  bool Fused(const CompiledConsideration& c) const;
+  bool StartRows(const CompiledBehaviourSet& set, const CompiledAction& act,
+                 size_t count);
   void Considerations(const CompiledBehaviourSet& set, int action);
   void Accumulate(const CompiledBehaviourSet& set, int action, int k,
                   size_t count, const float* w);
@@ -150,6 +153,10 @@ class BatchPass {
   std::vector<float>
       agent_outputs_;  // an agent-wide consideration's, per agent
   std::vector<float> raw_acc_, comp_acc_, weight_sum_;
+  // The product's and the minimum's starting values (1) and no veto, read
+  // by an action's first consideration when fused; they only grow.
+  std::vector<float> start_ones_;
+  std::vector<uint32_t> start_no_veto_;
   // 0 not vetoed, 1 vetoed first for a non-finite input, 2 vetoed first by
   // a zero contribution.
   std::vector<uint32_t> veto_;

@@ -66,7 +66,7 @@ HWY_INLINE void FoldStep(DF df, const Constants& k, Vec<DF> out, size_t i,
   } else {
     // Contribution: output * w + (1 - w).
     const V s = hn::Add(hn::Mul(out, w), hn::Set(df, k.one_minus_weight));
-    const V raw = hn::LoadU(df, acc.raw + i);
+    const V raw = hn::LoadU(df, acc.raw_from + i);
     if constexpr (kFold == kMin) {
       // std::min(raw, s): s only when below.
       hn::StoreU(hn::IfThenElse(hn::Lt(s, raw), s, raw), df, acc.raw + i);
@@ -78,11 +78,11 @@ HWY_INLINE void FoldStep(DF df, const Constants& k, Vec<DF> out, size_t i,
         folded = hn::Add(
             s, hn::Mul(hn::Mul(hn::Sub(one, s), hn::Set(df, k.modifier)), s));
       }
-      hn::StoreU(hn::Mul(hn::LoadU(df, acc.comp + i), folded), df,
+      hn::StoreU(hn::Mul(hn::LoadU(df, acc.comp_from + i), folded), df,
                  acc.comp + i);
     }
     // The first veto stands; a zero contribution vetoes.
-    const auto v = hn::LoadU(du, acc.veto + i);
+    const auto v = hn::LoadU(du, acc.veto_from + i);
     const auto vetoes = hn::And(hn::Eq(v, hn::Zero(du)),
                                 hn::RebindMask(du, hn::Eq(s, hn::Zero(df))));
     hn::StoreU(hn::IfThenElse(vetoes, hn::Set(du, 2u), v), du, acc.veto + i);

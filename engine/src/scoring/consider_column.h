@@ -22,6 +22,12 @@ struct RowAccumulators {
   float* comp;        // the product with per-consideration compensation
   float* weight_sum;  // the weighted sum's weights so far
   uint32_t* veto;     // 0 none, 1 invalid input, 2 a consideration's zero
+  // Where the values so far are read: the same rows, or for an action's
+  // first consideration rows of the starting values (so that the rows
+  // above need not be filled first). The weighted sum reads its own.
+  const float* raw_from;
+  const float* comp_from;
+  const uint32_t* veto_from;
 };
 
 // How the consideration's contributions combine.
