@@ -680,16 +680,10 @@ void BatchPass::Select(const CompiledBehaviourSet& set,
                Candidate{ga[j], gt[j], gs[j], gr[j]}, d);
       continue;
     }
-    d->action = fa[j];
-    d->target = ft[j];
-    d->score = fs[j];
     d->rank = fr[j];
-    d->switched = fc[j] == 0;
-    if (ga[j] >= 0) {
-      d->runner_up_action = ga[j];
-      d->runner_up_target = gt[j];
-      d->runner_up_score = gs[j];
-    }
+    WriteChosen(Candidate{fa[j], ft[j], fs[j], fr[j]},
+                Candidate{ga[j], gt[j], gs[j], gr[j]},
+                /*switched=*/fc[j] == 0, d);
   }
 }
 
@@ -822,21 +816,30 @@ inline void BatchPass::Conclude(const CompiledBehaviourSet& set, uint64_t seed,
     d->rank = chosen.rank;
     d->fallback = true;
   }
+  const bool first_chosen =
+      first.action == chosen.action && first.target == chosen.target;
+  // The running action and target as Admit read them: no input is read
+  // again here.
+  WriteChosen(chosen, first_chosen ? second : first,
+              Switched(current_action_[j], current_target_[j], chosen.action,
+                       chosen.target),
+              d);
+}
+
+// The chosen candidate, the runner-up (when there is one) and whether the
+// agent switched, into `d`.
+inline void BatchPass::WriteChosen(const Candidate& chosen,
+                                   const Candidate& runner, bool switched,
+                                   BatchDecision* d) {
   d->action = chosen.action;
   d->target = chosen.target;
   d->score = chosen.score;
-  const bool first_chosen =
-      first.action == chosen.action && first.target == chosen.target;
-  const Candidate& runner = first_chosen ? second : first;
   if (runner.action >= 0) {
     d->runner_up_action = runner.action;
     d->runner_up_target = runner.target;
     d->runner_up_score = runner.score;
   }
-  // The running action and target as Admit read them: no input is read
-  // again here.
-  d->switched =
-      Switched(current_action_[j], current_target_[j], d->action, d->target);
+  d->switched = switched;
 }
 
 // The random strategies over the eligible candidates of the top rank, in

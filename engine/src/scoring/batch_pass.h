@@ -91,6 +91,8 @@ class BatchPass {
   void Conclude(const CompiledBehaviourSet& set, uint64_t seed, size_t j,
                 const Candidate& first, const Candidate& second,
                 BatchDecision* d);
+  static void WriteChosen(const Candidate& chosen, const Candidate& runner,
+                          bool switched, BatchDecision* d);
   int Pick(const CompiledBehaviourSet& set, size_t j, int32_t top_rank,
            double draw);
   void WriteTrace(const CompiledBehaviourSet& set, size_t j,
