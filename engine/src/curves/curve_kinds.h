@@ -535,6 +535,47 @@ bool VisitFloatShape(const CompiledCurve& curve, Visit&& visit) {
   }
 }
 
+// Every kind's float expressions numbered in one sequence (the kinds in
+// Kinds order, each kind's cases in order), so that a loop can choose one
+// per step by a number: kind K's case i is number kFloatShapeStart[K] + i.
+template <typename... K>
+constexpr std::array<int, sizeof...(K)> FloatShapeStarts(KindList<K...>) {
+  std::array<int, sizeof...(K)> start{};
+  int i = 0, next = 0;
+  ((start[i++] = next, next += FloatCaseCount<K>()), ...);
+  return start;
+}
+inline constexpr auto kFloatShapeStart = FloatShapeStarts(Kinds{});
+
+// The number of the float expression `curve` uses, or -1 when it has none
+// (its own maths, or code).
+inline int FloatShapeNumber(const CompiledCurve& curve) {
+  return VisitCurveKind(curve.kind, [&](auto kind) {
+    using K = decltype(kind);
+    const int at = FloatCaseOf<K>(curve);
+    return HasFloatShape<K> && at < FloatCaseCount<K>()
+               ? kFloatShapeStart[static_cast<int>(K::kKind)] + at
+               : -1;
+  });
+}
+
+// Calls visit(E{}) for the float expression E numbered `number`.
+template <typename Visit>
+inline void VisitFloatShapeNumber(int number, Visit&& visit) {
+  [&]<typename... K>(KindList<K...>) {
+    (
+        [&] {
+          if constexpr (HasFloatShape<K>) {
+            [&]<typename... E>(shape::Cases<E...>) {
+              int i = kFloatShapeStart[static_cast<int>(K::kKind)];
+              ((number == i++ ? visit(E{}) : void()), ...);
+            }(typename shape::CasesOf<typename K::FloatShape>::type{});
+          }
+        }(),
+        ...);
+  }(Kinds{});
+}
+
 // K's shape at a normalised x, before the clamp and the invert.
 template <typename K>
 float ShapeOf(const CompiledCurve& curve, float x, const CurvePoint* points) {

@@ -358,12 +358,13 @@ struct VectorShape<shape::Pow<L, R>> {
   }
 };
 
-// Clamps to 0..1 with NaN to 0, as Clamp01 does.
+// Clamps to 0..1 with NaN to 0, as Clamp01 does: x > 0 ? min(x, 1) : 0.
+// Min's choice for a NaN differs between targets, but a NaN (and -0) is
+// never above 0, so the result is the same bits on every target.
 template <class DF>
 HWY_INLINE Vec<DF> Clamp01(DF df, Vec<DF> x) {
-  const Vec<DF> one = hn::Set(df, 1.0f);
-  return hn::IfThenElse(hn::Gt(x, hn::Zero(df)),
-                        hn::IfThenElse(hn::Lt(x, one), x, one), hn::Zero(df));
+  return hn::IfThenElseZero(hn::Gt(x, hn::Zero(df)),
+                            hn::Min(x, hn::Set(df, 1.0f)));
 }
 
 template <typename T>

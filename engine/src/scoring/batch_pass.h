@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "scoring/consider_column.h"
 #include "utilityd/engine/batch.h"
 #include "utilityd/engine/compiled_set.h"
 #include "utilityd/engine/decide.h"
@@ -72,6 +73,10 @@ class BatchPass {
   bool StartRows(const CompiledBehaviourSet& set, const CompiledAction& act,
                  size_t count);
   void Considerations(const CompiledBehaviourSet& set, int action);
+  bool Tiles(const CompiledBehaviourSet& set, int action) const;
+  void ScoreTiles(const CompiledBehaviourSet& set, int action);
+  FoldRule RuleOf(const CompiledBehaviourSet& set,
+                  const CompiledAction& act) const;
   void Accumulate(const CompiledBehaviourSet& set, int action, int k,
                   size_t count, const float* w);
   void MarkVetoedBy(int action, int k, size_t count);
@@ -154,6 +159,7 @@ class BatchPass {
   std::vector<float> normalised_, curved_, weights_;
   std::vector<float>
       agent_outputs_;  // an agent-wide consideration's, per agent
+  std::vector<const float*> tile_x_;  // ScoreTiles: each factor column
   std::vector<float> raw_acc_, comp_acc_, weight_sum_;
   // The product's and the minimum's starting values (1) and no veto, read
   // by an action's first consideration when fused; they only grow.

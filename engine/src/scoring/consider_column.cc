@@ -6,6 +6,8 @@
 #define HWY_TARGET_INCLUDE "scoring/consider_column.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 //
+#include <utility>
+
 #include "curves/curve_kernels.h"
 #include "curves/curve_kinds.h"
 #include "curves/curve_math-inl.h"
@@ -49,13 +51,38 @@ HWY_INLINE Vec<DF> Output(DF df, const Constants& k, Shape shape,
                  hn::Mul(hn::Set(df, k.out_span), curved));
 }
 
+// Contribution: output * w + (1 - w).
+template <class DF>
+HWY_INLINE Vec<DF> Contribution(DF df, const Constants& k, Vec<DF> out) {
+  return hn::Add(hn::Mul(out, hn::Set(df, k.weight)),
+                 hn::Set(df, k.one_minus_weight));
+}
+
+// What the compensated product multiplies by: s + (1 - s) * modifier * s
+// when compensating per consideration, else s.
+template <Fold kFold, class DF>
+HWY_INLINE Vec<DF> Compensated(DF df, const Constants& k, Vec<DF> s) {
+  if constexpr (kFold == kCompensatedProduct) {
+    return hn::Add(s, hn::Mul(hn::Mul(hn::Sub(hn::Set(df, 1.0f), s),
+                                      hn::Set(df, k.modifier)),
+                              s));
+  } else {
+    return s;
+  }
+}
+
+// std::min(held, s): s only when below.
+template <class V>
+HWY_INLINE V Lower(V s, V held) {
+  return hn::IfThenElse(hn::Lt(s, held), s, held);
+}
+
 // Folds the outputs of Lanes(df) candidates from i into the accumulators.
 template <Fold kFold, class DF>
 HWY_INLINE void FoldStep(DF df, const Constants& k, Vec<DF> out, size_t i,
                          const RowAccumulators& acc) {
   using V = Vec<DF>;
   const hn::RebindToUnsigned<DF> du;
-  const V one = hn::Set(df, 1.0f);
   const V w = hn::Set(df, k.weight);
   if constexpr (kFold == kSum) {
     hn::StoreU(hn::Add(hn::LoadU(df, acc.raw + i), hn::Mul(out, w)), df,
@@ -64,22 +91,15 @@ HWY_INLINE void FoldStep(DF df, const Constants& k, Vec<DF> out, size_t i,
                acc.weight_sum + i);
     return;  // the weighted sum vetoes nothing
   } else {
-    // Contribution: output * w + (1 - w).
-    const V s = hn::Add(hn::Mul(out, w), hn::Set(df, k.one_minus_weight));
+    const V s = Contribution(df, k, out);
     const V raw = hn::LoadU(df, acc.raw_from + i);
     if constexpr (kFold == kMin) {
-      // std::min(raw, s): s only when below.
-      hn::StoreU(hn::IfThenElse(hn::Lt(s, raw), s, raw), df, acc.raw + i);
+      hn::StoreU(Lower(s, raw), df, acc.raw + i);
     } else {
       hn::StoreU(hn::Mul(raw, s), df, acc.raw + i);
-      V folded = s;
-      if constexpr (kFold == kCompensatedProduct) {
-        // Compensate: s + (1 - s) * modifier * s.
-        folded = hn::Add(
-            s, hn::Mul(hn::Mul(hn::Sub(one, s), hn::Set(df, k.modifier)), s));
-      }
-      hn::StoreU(hn::Mul(hn::LoadU(df, acc.comp_from + i), folded), df,
-                 acc.comp + i);
+      hn::StoreU(hn::Mul(hn::LoadU(df, acc.comp_from + i),
+                         Compensated<kFold>(df, k, s)),
+                 df, acc.comp + i);
     }
     // The first veto stands; a zero contribution vetoes.
     const auto v = hn::LoadU(du, acc.veto_from + i);
@@ -106,6 +126,18 @@ HWY_INLINE void FoldRow(DF df, const Constants& k, Shape shape, const float* x,
     FoldStep<kFold>(d1, kc, Output(d1, kc, shape, x + i), i, a);
 }
 
+// Calls visit(shape) with the shape of `curve`, of kind K, in plain float
+// arithmetic when it has one (TilesCurve); returns whether it called.
+template <class K, class Visit>
+HWY_INLINE bool WithFloatShape(const CompiledCurve& curve, Visit&& visit) {
+  const Params<float> p = ParamsOf<float>(curve);
+  return VisitFloatShape<K>(curve, [&](auto e) {
+    visit([p](auto df, Vec<decltype(df)> v) {
+      return VectorShape<decltype(e)>::Run(df, p, v);
+    });
+  });
+}
+
 // Calls visit(df, shape) with the shape of the curve and the tag of the
 // vectors it runs on: own maths in double (half a vector of floats at a
 // time), plain arithmetic in float; both the expression of the kind's block
@@ -127,12 +159,8 @@ void WithShape(const CompiledCurve& curve, Visit&& visit) {
         return;
       }
     }
-    const Params<float> p = ParamsOf<float>(curve);
-    VisitFloatShape<K>(curve, [&](auto e) {
-      visit(hn::ScalableTag<float>(), [p](auto df, Vec<decltype(df)> v) {
-        return VectorShape<decltype(e)>::Run(df, p, v);
-      });
-    });
+    WithFloatShape<K>(
+        curve, [&](auto shape) { visit(hn::ScalableTag<float>(), shape); });
   });
 }
 
@@ -202,6 +230,105 @@ void FoldGathered(const CompiledConsideration& c, const FoldRule& rule,
   });
 }
 
+// Calls f(std::integral_constant<size_t, v>) for v in [0, kN): unrolled,
+// so that arrays indexed by v can live in registers.
+template <size_t kN, class F>
+HWY_INLINE void Unrolled(F&& f) {
+  [&]<size_t... kV>(std::index_sequence<kV...>) {
+    (f(std::integral_constant<size_t, kV>{}), ...);
+  }
+  (std::make_index_sequence<kN>{});
+}
+
+// One consideration as a tile reads it: its constants, its curve's
+// parameters and float expression (FloatShapeNumber), its factor column.
+struct TileStep {
+  Constants k;
+  Params<float> p;
+  int shape;
+  const float* x;
+};
+
+// kNV vectors of agents from i through every step, the accumulators and
+// vetoes held in registers, then finished into score; returns how many
+// were vetoed.
+template <Fold kFold, size_t kNV, class DF>
+__attribute__((flatten)) uint32_t ScoreTile(DF df, const ActionTiles& a,
+                                            const TileStep* steps, size_t i,
+                                            float* score) {
+  using V = Vec<DF>;
+  const size_t lanes = hn::Lanes(df);
+  V acc[kNV];              // the product (compensated) or the minimum
+  hn::Mask<DF> zero[kNV];  // a contribution of 0 vetoes
+  Unrolled<kNV>([&](auto v) {
+    acc[v] = hn::Set(df, 1.0f);
+    zero[v] = hn::Lt(acc[v], acc[v]);  // none
+  });
+  for (size_t k = 0; k < a.count; ++k) {
+    const TileStep& step = steps[k];
+    const float* x = step.x + i;
+    VisitFloatShapeNumber(step.shape, [&](auto e) {
+      const auto shape = [&step](auto d, Vec<decltype(d)> v) {
+        return VectorShape<decltype(e)>::Run(d, step.p, v);
+      };
+      Unrolled<kNV>([&](auto v) {
+        const V s =
+            Contribution(df, step.k, Output(df, step.k, shape, x + v * lanes));
+        zero[v] = hn::Or(zero[v], hn::Eq(s, hn::Zero(df)));
+        if constexpr (kFold == kMin) {
+          acc[v] = Lower(s, acc[v]);
+        } else {
+          acc[v] = hn::Mul(acc[v], Compensated<kFold>(df, step.k, s));
+        }
+      });
+    });
+  }
+  // Finish: aggregate * weight * commitment (1 when not running), or 0.
+  const hn::RebindToSigned<DF> di;
+  uint32_t vetoed = 0;
+  Unrolled<kNV>([&](auto v) {
+    const auto runs =
+        hn::RebindMask(df, hn::Eq(hn::LoadU(di, a.running + i + v * lanes),
+                                  hn::Set(di, a.action)));
+    const V committed =
+        hn::IfThenElse(runs, hn::Set(df, a.commitment), hn::Set(df, 1.0f));
+    const V scored = hn::Mul(hn::Mul(acc[v], hn::Set(df, a.weight)), committed);
+    hn::StoreU(hn::IfThenZeroElse(zero[v], scored), df, score + i + v * lanes);
+    vetoed += static_cast<uint32_t>(hn::CountTrue(df, zero[v]));
+  });
+  return vetoed;
+}
+
+uint32_t ScoreActionTiles(const ActionTiles& a, size_t n, float* score) {
+  const ActionTiles t = a;  // a local: the stores to score cannot alias it
+  TileStep steps[kMaxTileConsiderations];
+  for (size_t k = 0; k < t.count; ++k) {
+    const CompiledConsideration& c = t.considerations[k];
+    steps[k] = {ConstantsOf(c, t.rule), ParamsOf<float>(c.curve),
+                FloatShapeNumber(c.curve), t.x[k]};
+  }
+  uint32_t vetoed = 0;
+  WithFold(t.rule, [&](auto fold) {
+    constexpr Fold kFold = decltype(fold)::value;
+    if constexpr (kFold != kSum) {
+      const hn::ScalableTag<float> df;
+      const size_t lanes = hn::Lanes(df);
+      // Two vectors a tile, four where there are 32 registers (AVX-512).
+      constexpr size_t kNV = HWY_LANES(float) >= 16 ? 4 : 2;
+      size_t i = 0;
+      for (; i + kNV * lanes <= n; i += kNV * lanes) {
+        vetoed += ScoreTile<kFold, kNV>(df, t, steps, i, score);
+      }
+      for (; i + lanes <= n; i += lanes) {
+        vetoed += ScoreTile<kFold, 1>(df, t, steps, i, score);
+      }
+      const hn::CappedTag<float, 1> d1;
+      for (; i < n; ++i) vetoed += ScoreTile<kFold, 1>(d1, t, steps, i, score);
+    }
+  });
+  return vetoed;
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace utilityd::engine::internal
 HWY_AFTER_NAMESPACE();
@@ -212,12 +339,20 @@ namespace utilityd::engine::internal {
 HWY_EXPORT(ConsiderColumn);
 HWY_EXPORT(OutputColumn);
 HWY_EXPORT(FoldGathered);
+HWY_EXPORT(ScoreActionTiles);
+
+bool TilesCurve(const CompiledCurve& curve) {
+  return FloatShapeNumber(curve) >= 0;
+}
 
 bool FusesCurve(const CompiledCurve& curve) {
-  return VisitCurveKind(curve.kind, [&](auto kind) {
-    using K = decltype(kind);
-    return OwnMathsOf<K>(curve) || VisitFloatShape<K>(curve, [](auto) {});
-  });
+  return TilesCurve(curve) || VisitCurveKind(curve.kind, [&](auto kind) {
+           return OwnMathsOf<decltype(kind)>(curve);
+         });
+}
+
+uint32_t ScoreActionTiles(const ActionTiles& a, size_t n, float* score) {
+  return HWY_DYNAMIC_DISPATCH(ScoreActionTiles)(a, n, score);
 }
 
 void ConsiderColumn(const CompiledConsideration& c, const FoldRule& rule,

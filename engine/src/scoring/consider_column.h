@@ -56,6 +56,38 @@ void FoldGathered(const CompiledConsideration& c, const FoldRule& rule,
                   const float* out, const uint32_t* index, size_t n,
                   const RowAccumulators& acc);
 
+// An agent-wide action scored in one pass over its agents, a tile of
+// vectors at a time, with its accumulator and vetoes in registers across
+// its considerations, then finished as BatchDecider's common case does:
+// score = 0 when vetoed, else aggregate * weight * (commitment when the
+// agent runs the action). For an action whose every consideration has a
+// float shape (TilesCurve) and finite inputs, one weight for all, the
+// product (compensated per consideration or not) or the minimum, and
+// nothing traced, kept, cooling or varied by personality. Each value is
+// computed by the operations ConsiderColumn and Finish perform, in their
+// order, so the scores are the same bits.
+struct ActionTiles {
+  const CompiledConsideration* considerations = nullptr;
+  const float* const* x = nullptr;  // per consideration, its factor column
+  size_t count = 0;                 // considerations
+  FoldRule rule;
+  float weight = 1;      // the action's
+  float commitment = 1;  // CommitmentFactor of the set's bonus
+  int32_t action = 0;
+  const int32_t* running = nullptr;  // per agent, its running action
+};
+
+// Whether a curve has a float shape (every kind FusesCurve takes but the
+// own maths in double).
+bool TilesCurve(const CompiledCurve& curve);
+
+// The most considerations an action ScoreActionTiles takes may have.
+inline constexpr size_t kMaxTileConsiderations = 32;
+
+// Scores `a` for agents [0, n) into score[0..n); returns how many it
+// vetoed.
+uint32_t ScoreActionTiles(const ActionTiles& a, size_t n, float* score);
+
 }  // namespace utilityd::engine::internal
 
 #endif  // UTILITYD_ENGINE_SRC_SCORING_CONSIDER_COLUMN_H_
