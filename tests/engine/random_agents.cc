@@ -6,7 +6,8 @@
 namespace utilityd::engine {
 
 std::vector<Agent> RandomAgents(const CompiledBehaviourSet& set, int count,
-                                uint32_t seed, bool finite_only) {
+                                uint32_t seed, bool finite_only,
+                                int targets_each) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> unit(0, 1);
   auto draw = [&](const FactorDefinition& f) -> float {
@@ -20,7 +21,8 @@ std::vector<Agent> RandomAgents(const CompiledBehaviourSet& set, int count,
   std::vector<Agent> agents(count);
   for (Agent& a : agents) {
     for (const auto& f : set.factors()) a.factors.push_back(draw(f));
-    a.target_values.resize(rng() % 4);
+    const uint32_t drawn = rng() % 4;  // drawn either way: the same agents
+    a.target_values.resize(targets_each >= 0 ? targets_each : drawn);
     for (auto& v : a.target_values)
       for (const auto& f : set.target_factors()) v.push_back(draw(f));
     for (auto& v : a.target_values) a.targets.push_back({v});

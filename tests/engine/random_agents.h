@@ -25,9 +25,11 @@ struct Agent {
 };
 
 // `count` agents from a generator seeded with `seed`. With `finite_only`,
-// no NaN or infinity is drawn.
+// no NaN or infinity is drawn; with `targets_each` >= 0, every agent has
+// that many targets (else 0 to 3).
 std::vector<Agent> RandomAgents(const CompiledBehaviourSet& set, int count,
-                                uint32_t seed, bool finite_only = false);
+                                uint32_t seed, bool finite_only = false,
+                                int targets_each = -1);
 
 }  // namespace utilityd::engine
 

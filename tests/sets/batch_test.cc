@@ -81,9 +81,10 @@ enum class Agents { kAny, kFused };
 // traces at `level`, and each alone through Decide; compares both with the
 // reference.
 void ExpectSameAsReference(const CompiledBehaviourSet& set, ExplainLevel level,
-                           uint32_t seed, Agents kind = Agents::kAny) {
-  std::vector<Agent> agents =
-      RandomAgents(set, 700, seed, /*finite_only=*/kind == Agents::kFused);
+                           uint32_t seed, Agents kind = Agents::kAny,
+                           int targets_each = -1) {
+  std::vector<Agent> agents = RandomAgents(
+      set, 700, seed, /*finite_only=*/kind == Agents::kFused, targets_each);
   std::vector<AgentInput> inputs;
   for (Agent& a : agents) {
     if (kind == Agents::kFused) a.input.personality = -1;
@@ -413,6 +414,28 @@ TEST(FusedPassTest, EveryCurveKindSameAsReferenceOnEveryTarget) {
                             Agents::kFused);
       ExpectSameAsReference((*set)->compiled, ExplainLevel::kFull, seed++,
                             Agents::kFused);
+      if (HasFailure()) break;
+    }
+    if (HasFailure()) break;
+  }
+  ASSERT_TRUE(UseSimdTarget("best").ok());
+}
+
+// Every agent with as many targets as every other: a per-target action's
+// agent-wide considerations reach the agents' pairs by a permutation of
+// the agents' outputs (1, 2, 4 or 8 targets, which divide every target's
+// vector width) or by a gather (3), the same bits either way.
+TEST(FusedPassTest, SameTargetCountsSameAsReferenceOnEveryTarget) {
+  auto loaded = loader::LoadSetText(kEveryCurve, "every_curve.yaml");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  uint32_t seed = 900;
+  for (const std::string& target : AvailableSimdTargets()) {
+    ASSERT_TRUE(UseSimdTarget(target).ok());
+    for (int each : {1, 2, 3, 4, 8}) {
+      SCOPED_TRACE(::testing::Message()
+                   << target << ", " << each << " targets each");
+      ExpectSameAsReference((*loaded)->compiled, ExplainLevel::kNone, seed++,
+                            Agents::kFused, each);
       if (HasFailure()) break;
     }
     if (HasFailure()) break;

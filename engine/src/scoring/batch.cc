@@ -413,11 +413,11 @@ void BatchPass::Considerations(const CompiledBehaviourSet& set, int action) {
         // An agent's factor: its curve once per agent, then folded into
         // each of the agent's pairs.
         const size_t n_agents = agents_.size();
-        agent_outputs_.resize(n_agents);
+        agent_outputs_.resize(n_agents + internal::kSelectPadding);
         internal::OutputColumn(c, agent_base_ + c.factor * n_agents, n_agents,
                                agent_outputs_.data());
         internal::FoldGathered(c, rule, agent_outputs_.data(),
-                               pair_agent_.data(), count, acc);
+                               pair_agent_.data(), count, targets_each_, acc);
       } else {
         internal::ConsiderColumn(c, rule, FactorColumn(c, act.per_target),
                                  count, acc);

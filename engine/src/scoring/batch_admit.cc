@@ -167,6 +167,16 @@ void BatchPass::StartAdmit(const CompiledBehaviourSet& set, size_t most,
 void BatchPass::EndAdmit(size_t agents, size_t pairs) {
   pair_begin_[agents] = static_cast<uint32_t>(pairs);
   n_pairs_ = pairs;
+  // Whether every agent has as many targets as every other.
+  targets_each_ = 0;
+  if (agents > 0 && pairs % agents == 0) {
+    const auto each = static_cast<uint32_t>(pairs / agents);
+    bool uniform = true;
+    for (size_t j = 0; j < agents; ++j) {
+      uniform &= pair_begin_[j] == each * static_cast<uint32_t>(j);
+    }
+    if (uniform) targets_each_ = each;
+  }
   for (auto* v : {&current_action_, &current_target_, &personality_}) {
     v->resize(agents);
   }

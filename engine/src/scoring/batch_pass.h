@@ -134,6 +134,9 @@ class BatchPass {
   std::vector<uint32_t> pair_agent_;   // pair -> position in agents_
   std::vector<uint32_t> pair_target_;  // pair -> target index
   std::vector<uint32_t> pair_begin_;   // position in agents_ -> first pair
+  // Every agent's count of targets when all have the same (pair p's agent
+  // is then p / targets_each_), else 0.
+  uint32_t targets_each_ = 0;
   std::vector<int32_t> current_action_, current_target_, personality_;
   bool any_personality_ = false, any_cooldown_input_ = false;
   uint32_t agents_without_targets_ = 0;

@@ -211,7 +211,7 @@ void OutputColumn(const CompiledConsideration& c, const float* x, size_t n,
 
 void FoldGathered(const CompiledConsideration& c, const FoldRule& rule,
                   const float* out, const uint32_t* index, size_t n,
-                  const RowAccumulators& acc) {
+                  uint32_t each, const RowAccumulators& acc) {
   const Constants k = ConstantsOf(c, rule);
   WithFold(rule, [&](auto fold) {
     constexpr Fold kFold = decltype(fold)::value;
@@ -221,6 +221,21 @@ void FoldGathered(const CompiledConsideration& c, const FoldRule& rule,
     const size_t lanes = hn::Lanes(df);
     const RowAccumulators a = acc;
     size_t i = 0;
+    if (each != 0 && lanes % each == 0) {
+      // Element i's agent is i / each: a vector's elements read lanes /
+      // each agents in a row, each repeated `each` times (a permutation,
+      // not a gather).
+      int32_t spread[HWY_LANES(float)];
+      for (size_t l = 0; l < lanes; ++l) {
+        spread[l] = static_cast<int32_t>(l / each);
+      }
+      const auto table = hn::SetTableIndices(df, spread);
+      for (; i + lanes <= n; i += lanes) {
+        const auto v =
+            hn::TableLookupLanes(hn::LoadU(df, out + i / each), table);
+        FoldStep<kFold>(df, k, v, i, a);
+      }
+    }
     for (; i + lanes <= n; i += lanes) {
       const auto at = hn::BitCast(di, hn::LoadU(du, index + i));
       FoldStep<kFold>(df, k, hn::GatherIndex(df, out, at), i, a);
@@ -367,8 +382,8 @@ void OutputColumn(const CompiledConsideration& c, const float* x, size_t n,
 
 void FoldGathered(const CompiledConsideration& c, const FoldRule& rule,
                   const float* out, const uint32_t* index, size_t n,
-                  const RowAccumulators& acc) {
-  HWY_DYNAMIC_DISPATCH(FoldGathered)(c, rule, out, index, n, acc);
+                  uint32_t each, const RowAccumulators& acc) {
+  HWY_DYNAMIC_DISPATCH(FoldGathered)(c, rule, out, index, n, each, acc);
 }
 
 }  // namespace utilityd::engine::internal

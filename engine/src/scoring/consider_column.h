@@ -50,11 +50,13 @@ void ConsiderColumn(const CompiledConsideration& c, const FoldRule& rule,
 // its curve runs once per agent rather than once per target: out[0..n) =
 // c's output (normalised, curved, rescaled) of x[0..n), the agents'
 // column; then the row's element m folds out[index[m]] (its agent's).
+// When every agent has `each` elements (each > 0), element m's agent is
+// m / each, and out must be readable 16 values past its last agent.
 void OutputColumn(const CompiledConsideration& c, const float* x, size_t n,
                   float* out);
 void FoldGathered(const CompiledConsideration& c, const FoldRule& rule,
                   const float* out, const uint32_t* index, size_t n,
-                  const RowAccumulators& acc);
+                  uint32_t each, const RowAccumulators& acc);
 
 // An agent-wide action scored in one pass over its agents, a tile of
 // vectors at a time, with its accumulator and vetoes in registers across
