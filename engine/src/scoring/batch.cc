@@ -316,64 +316,6 @@ bool BatchPass::StartRows(const CompiledBehaviourSet& set,
   return false;
 }
 
-// How `act`'s contributions fold: the set's aggregation, compensated per
-// consideration for the product when the set says so and there are two or
-// more (gates aside).
-internal::FoldRule BatchPass::RuleOf(const CompiledBehaviourSet& set,
-                                     const CompiledAction& act) const {
-  const int n = static_cast<int>(act.compensated_count);
-  return {set.aggregation(),
-          set.aggregation() == Aggregation::kProduct &&
-              set.compensation() == Compensation::kPerConsideration && n > 1,
-          CompensationModifier(n)};
-}
-
-// Whether `action` is scored in one pass with its accumulators in
-// registers (internal::ScoreActionTiles): an agent-wide action whose every
-// consideration takes the fused pass with a float shape, scored as
-// Finish's common case (no personality, cooldown, trace or kept
-// candidates), by the product or the minimum, its score the aggregate
-// itself (no compensation on the product as a whole).
-bool BatchPass::Tiles(const CompiledBehaviourSet& set, int action) const {
-  const CompiledAction& act = set.actions()[action];
-  if (act.per_target || tracing_ || keep_ ||
-      act.consideration_count > internal::kMaxTileConsiderations ||
-      (act.cooldown_seconds > 0 && any_cooldown_input_) ||
-      set.aggregation() == Aggregation::kWeightedSum ||
-      set.compensation() == Compensation::kOnProduct ||
-      set.compensation() == Compensation::kGeometricMean) {
-    return false;
-  }
-  for (uint32_t k = 0; k < act.consideration_count; ++k) {
-    const CompiledConsideration& c =
-        set.considerations()[act.first_consideration + k];
-    if (!Fused(c) || !internal::TilesCurve(c.curve)) return false;
-  }
-  return true;
-}
-
-// Considerations and Finish for an action Tiles takes, in one pass.
-void BatchPass::ScoreTiles(const CompiledBehaviourSet& set, int action) {
-  const CompiledAction& act = set.actions()[action];
-  const size_t n_agents = agents_.size();
-  tile_x_.resize(act.consideration_count);
-  for (uint32_t k = 0; k < act.consideration_count; ++k) {
-    tile_x_[k] = FactorColumn(set.considerations()[act.first_consideration + k],
-                              /*per_target=*/false);
-  }
-  internal::ActionTiles tiles;
-  tiles.considerations = set.considerations().data() + act.first_consideration;
-  tiles.x = tile_x_.data();
-  tiles.count = act.consideration_count;
-  tiles.rule = RuleOf(set, act);
-  tiles.weight = act.weight;
-  tiles.commitment = CommitmentFactor(set.selection().commitment_bonus);
-  tiles.action = action;
-  tiles.running = current_action_.data();
-  vetoes_[action] += internal::ScoreActionTiles(
-      tiles, n_agents, scores_.data() + row_offset_[action]);
-}
-
 // Each consideration of `action` over its whole row, marking vetoes in
 // consideration order: in one fused pass (consider_column.h) when every
 // input is finite, one weight serves all and nothing is traced; else in

@@ -171,11 +171,12 @@ void BatchPass::EndAdmit(size_t agents, size_t pairs) {
   targets_each_ = 0;
   if (agents > 0 && pairs % agents == 0) {
     const auto each = static_cast<uint32_t>(pairs / agents);
-    bool uniform = true;
+    const uint32_t* begin = pair_begin_.data();
+    uint32_t differ = 0;  // in a loop that vectorises
     for (size_t j = 0; j < agents; ++j) {
-      uniform &= pair_begin_[j] == each * static_cast<uint32_t>(j);
+      differ |= begin[j] ^ (each * static_cast<uint32_t>(j));
     }
-    if (uniform) targets_each_ = each;
+    if (differ == 0) targets_each_ = each;
   }
   for (auto* v : {&current_action_, &current_target_, &personality_}) {
     v->resize(agents);

@@ -162,7 +162,11 @@ class BatchPass {
   std::vector<float> normalised_, curved_, weights_;
   std::vector<float>
       agent_outputs_;  // an agent-wide consideration's, per agent
-  std::vector<const float*> tile_x_;  // ScoreTiles: each factor column
+  // ScoreTiles, per consideration: where it reads, and the outputs
+  // computed first.
+  std::vector<const float*> tile_x_;
+  std::vector<TileSource> tile_source_;
+  std::vector<float> tile_outputs_;
   std::vector<float> raw_acc_, comp_acc_, weight_sum_;
   // The product's and the minimum's starting values (1) and no veto, read
   // by an action's first consideration when fused; they only grow.

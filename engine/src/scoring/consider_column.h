@@ -58,35 +58,55 @@ void FoldGathered(const CompiledConsideration& c, const FoldRule& rule,
                   const float* out, const uint32_t* index, size_t n,
                   uint32_t each, const RowAccumulators& acc);
 
-// An agent-wide action scored in one pass over its agents, a tile of
-// vectors at a time, with its accumulator and vetoes in registers across
-// its considerations, then finished as BatchDecider's common case does:
+// An action scored in one pass over its row, a tile of vectors at a
+// time, with its accumulator and vetoes in registers across its
+// considerations, then finished as BatchDecider's common case does:
 // score = 0 when vetoed, else aggregate * weight * (commitment when the
-// agent runs the action). For an action whose every consideration has a
-// float shape (TilesCurve) and finite inputs, one weight for all, the
-// product (compensated per consideration or not) or the minimum, and
-// nothing traced, kept, cooling or varied by personality. Each value is
-// computed by the operations ConsiderColumn and Finish perform, in their
-// order, so the scores are the same bits.
+// candidate is its agent's current one). For an action whose every
+// consideration takes the fused pass (finite inputs, one weight for all),
+// by the product (compensated per consideration or not) or the minimum,
+// with nothing traced, kept, cooling or varied by personality. Each value
+// is computed by the operations ConsiderColumn, FoldGathered and Finish
+// perform, in their order, so the scores are the same bits.
+//
+// Where each consideration's values come from: its factor column over the
+// row, through its float shape (kCompute, TilesCurve); its outputs over
+// the row (kRowOutputs); or, an agent's factor in a per-target action, its
+// outputs over the agents (kAgentOutputs, readable 16 past the last agent
+// when every agent has `each` targets). Outputs come from OutputColumn.
+enum class TileSource : uint8_t { kCompute, kRowOutputs, kAgentOutputs };
 struct ActionTiles {
   const CompiledConsideration* considerations = nullptr;
-  const float* const* x = nullptr;  // per consideration, its factor column
-  size_t count = 0;                 // considerations
+  const TileSource* source = nullptr;  // per consideration
+  const float* const* x = nullptr;     // per consideration
+  size_t count = 0;                    // considerations
   FoldRule rule;
   float weight = 1;      // the action's
   float commitment = 1;  // CommitmentFactor of the set's bonus
   int32_t action = 0;
   const int32_t* running = nullptr;  // per agent, its running action
+  // A per-target action's row of (agent, target) pairs: each pair's agent
+  // and target, each agent's running target, and every agent's count of
+  // targets when all have the same (else 0). No agent: the row is the
+  // agents'.
+  const uint32_t* agent = nullptr;
+  const uint32_t* target = nullptr;
+  const int32_t* running_target = nullptr;
+  uint32_t each = 0;
 };
 
 // Whether a curve has a float shape (every kind FusesCurve takes but the
-// own maths in double).
+// own maths in double), so that a tile can compute it.
 bool TilesCurve(const CompiledCurve& curve);
+
+// Whether the SIMD target in use scores per-target actions in tiles too
+// (where it is faster: the same bits either way).
+bool TilesPerTarget();
 
 // The most considerations an action ScoreActionTiles takes may have.
 inline constexpr size_t kMaxTileConsiderations = 32;
 
-// Scores `a` for agents [0, n) into score[0..n); returns how many it
+// Scores `a` for the row [0, n) into score[0..n); returns how many it
 // vetoed.
 uint32_t ScoreActionTiles(const ActionTiles& a, size_t n, float* score);
 
