@@ -250,8 +250,9 @@ void BatchPass::LayOutRows(const CompiledBehaviourSet& set) {
     total += count;
     traced += count * act.consideration_count;
   }
-  // Padded: internal::TopTwo reads whole vectors past a row's end.
-  scores_.resize(total + internal::kSelectPadding);
+  // Padded: internal::TopTwo reads whole vectors past a row's end (two
+  // for a per-target row with two targets each).
+  scores_.resize(total + 2 * internal::kSelectPadding);
   if (tracing_) candidate_traces_.resize(total);
   if (full_) consideration_traces_.resize(traced);
   const size_t widest = std::max(n_agents, n_pairs);
@@ -726,6 +727,7 @@ void BatchPass::TopTwoColumns(const CompiledBehaviourSet& set) {
   rows.current_action = current_action_.data();
   rows.current_target = current_target_.data();
   rows.pair_begin = pair_begin_.data();
+  rows.each = targets_each_;
   rows.min_score = static_cast<float>(set.selection().min_score);
   rows.check_eligible = rows.min_score > 0.0f;
   internal::TopTwo(rows, view(top_[0]), view(top_[1]));

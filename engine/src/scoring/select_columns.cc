@@ -69,6 +69,29 @@ HWY_INLINE void Offer(DF df, VF<DF> cs, VI<DF> ct, VI<DF> cc, VI<DF> vaction,
   fc = hn::IfThenElse(nf, cc, fc);
 }
 
+// The scores of target `slot` of agents [j, j + Lanes(df)) in a per-target
+// row: with one target each, the agents' own; with two, every other pair
+// of two vectors; else gathered from each agent's first pair (those
+// without the slot, !has, read pair 0).
+template <class DF>
+HWY_INLINE VF<DF> SlotScores(DF df, const float* row, uint32_t each, size_t j,
+                             uint32_t slot, VI<DF> pair_first,
+                             hn::Mask<hn::RebindToSigned<DF>> has) {
+#if HWY_TARGET != HWY_SCALAR
+  const size_t lanes = hn::Lanes(df);
+  if (each == 1) return hn::LoadU(df, row + j);
+  if (each == 2) {
+    const VF<DF> lo = hn::LoadU(df, row + 2 * j);
+    const VF<DF> hi = hn::LoadU(df, row + 2 * j + lanes);
+    return slot == 0 ? hn::ConcatEven(df, hi, lo) : hn::ConcatOdd(df, hi, lo);
+  }
+#endif
+  const hn::RebindToSigned<DF> di;
+  const auto index = hn::IfThenElseZero(
+      has, hn::Add(pair_first, hn::Set(di, static_cast<int32_t>(slot))));
+  return hn::GatherIndex(df, row, index);
+}
+
 void TopTwo(const CandidateRows& rows, const TopTwoView& f,
             const TopTwoView& g) {
   const hn::ScalableTag<float> df;
@@ -108,9 +131,9 @@ void TopTwo(const CandidateRows& rows, const TopTwoView& f,
         const auto vslot = hn::Set(di, static_cast<int32_t>(slot));
         // An agent without this target offers a score of 0: nothing.
         const auto has = hn::Lt(vslot, pair_count);
-        const auto index = hn::IfThenElseZero(has, hn::Add(pair_first, vslot));
-        const auto cs = hn::IfThenElseZero(hn::RebindMask(df, has),
-                                           hn::GatherIndex(df, row, index));
+        const auto cs = hn::IfThenElseZero(
+            hn::RebindMask(df, has),
+            SlotScores(df, row, rows.each, j, slot, pair_first, has));
         // IsCurrent: the running action on this target, or on any.
         const auto on_target =
             hn::Or(hn::Eq(cur_t, any_target), hn::Eq(cur_t, vslot));

@@ -40,6 +40,11 @@ struct CandidateRows {
   const int32_t* current_action = nullptr;
   const int32_t* current_target = nullptr;
   const uint32_t* pair_begin = nullptr;
+  // Every agent's count of targets when all have the same (agent j's pairs
+  // then start at j * each), else 0. With 1 or 2 a per-target row is read
+  // by whole vectors, not gathered: the scores must then be readable 32
+  // past a row's end.
+  uint32_t each = 0;
   bool check_eligible = false;
   float min_score = 0;
 };
