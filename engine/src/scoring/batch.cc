@@ -149,6 +149,18 @@ float BatchPass::CandidateScore(const CompiledBehaviourSet& set, size_t input,
   return scores_[row_offset_[action] + first + target];
 }
 
+namespace {
+// Rows of kWidth values one after another from `base`, into kWidth
+// columns of `count`.
+template <int kWidth>
+[[gnu::always_inline]] inline void TransposeRows(const float* base,
+                                                 size_t count, float* out) {
+  for (size_t m = 0; m < count; ++m) {
+    for (int k = 0; k < kWidth; ++k) out[k * count + m] = base[m * kWidth + k];
+  }
+}
+}  // namespace
+
 // Transposes once: one contiguous column per factor, for agents and for
 // (agent, target) pairs. Agent factors are copied to the pair columns only
 // when a per-target action reads them (FactorColumn).
@@ -196,6 +208,18 @@ void BatchPass::Transpose(const CompiledBehaviourSet& set,
                             const std::vector<const float*>& rows, size_t count,
                             int width, float* out) {
     if (base != nullptr) {
+      // The narrow widths of target factors with the width known, so that
+      // the strided loads vectorise.
+      switch (width) {
+        case 1:
+          return TransposeRows<1>(base, count, out);
+        case 2:
+          return TransposeRows<2>(base, count, out);
+        case 3:
+          return TransposeRows<3>(base, count, out);
+        default:
+          break;
+      }
       transpose([base, width](size_t m) { return base + m * width; }, count,
                 width, out);
     } else {
