@@ -66,7 +66,8 @@ absl::Status CheckColumns(const CompiledBehaviourSet& set,
                   " rows; it holds one per row and one more");
   }
   uint32_t falls = 0;  // a loop without an exit, which vectorises
-  for (size_t r = 0; r < c.rows; ++r) falls |= off[r] > off[r + 1];
+  const uint32_t* o = off.data();
+  for (size_t r = 0; r < c.rows; ++r) falls |= o[r] > o[r + 1];
   for (size_t r = 0; falls != 0 && r < c.rows; ++r) {
     if (off[r] > off[r + 1]) {
       return refuse(absl::StrCat("target_offsets[", r + 1, "]"), off[r + 1],
