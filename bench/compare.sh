@@ -28,7 +28,7 @@ source bench/servers.sh
 
 echo "== engine (one core, arena set, batches of 256)" >&2
 "$build/bench/engine_bench" \
-  --benchmark_filter='BM_EngineBatch|BM_EngineDecide/explain_none|BM_Baseline|BM_EngineColumns/(256|1024)' \
+  --benchmark_filter='BM_EngineBatch|BM_EngineDecide/explain_none|BM_Baseline|BM_EngineColumns/(256|1024)|BM_EngineColumnsAsSent/1024' \
   --benchmark_repetitions=$reps --benchmark_min_time=$min_time \
   --benchmark_format=json > "$work/engine.json" 2>/dev/null
 
@@ -108,10 +108,12 @@ BATCH, SINGLE, BASE = ("BM_EngineBatch/explain_none/256",
                        "BM_EngineDecide/explain_none/256", "BM_Baseline/256")
 batch, single, base = (engine_rate(n) for n in (BATCH, SINGLE, BASE))
 # The engine on the block form's columns (DecideColumns, the path the
-# service takes), 1,024 a block, one core: with the echo's rate, what
-# transport plus engine would give (their times per decision added), which
-# the service is held to.
-COL256, COL1K = "BM_EngineColumns/256", "BM_EngineColumns/1024"
+# service takes), 1,024 a block, one core, on blocks shaped as the load
+# generator sends them (no targets): with the echo's rate, what transport
+# plus engine would give (their times per decision added), which the
+# service is held to. With two targets each (COL1KT) for comparison.
+COL256, COL1K, COL1KT = ("BM_EngineColumns/256", "BM_EngineColumnsAsSent/1024",
+                         "BM_EngineColumns/1024")
 col_engine, col1k = engine_rate(COL256), engine_rate(COL1K)
 (mx, echo, mxc, echoc, half, unary, unarybb, nofeed, shmx, shhalf, col256,
  ecol256, col1024, ecol1024, col1024f, ecol1024f, unary1024) = (
@@ -182,8 +184,10 @@ rows = [
      c1k / e1k >= 0.85),
     ("  server CPU (utilityd, echo)",
      f"{cores(col1024)}, {cores(ecol1024)} cores", "", None),
-    ("  engine alone, a block's columns, 1,024, decisions/s/core",
+    ("  engine alone, the load's blocks (no targets), 1,024, decisions/s/core",
      f"{col1k/1e6:.2f} M ({engine_spread(COL1K)})", "", None),
+    ("    the same with two targets each",
+     f"{engine_rate(COL1KT)/1e6:.2f} M ({engine_spread(COL1KT)})", "", None),
     ("  transport + engine: 1/(1/echo + 1/engine)",
      f"{1/(1/e1k + 1/col1k)/1e6:.2f} M", "", None),
     ("  utilityd / (transport + engine)",

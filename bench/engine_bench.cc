@@ -149,8 +149,11 @@ void BM_EngineFactorMajor(benchmark::State& state) {
 BENCHMARK(BM_EngineFactorMajor)->Arg(256)->Arg(1024);
 
 // The same agents with every field a column, as a block carries them
-// (DecideColumns): no AgentInput per row.
-void BM_EngineColumns(benchmark::State& state) {
+// (DecideColumns): no AgentInput per row. Without `targets`, shaped as
+// the block `utilityctl bench --form columnar` sends: factors and running
+// actions, no targets or seeds (the per-target action then has no
+// candidates).
+void EngineColumns(benchmark::State& state, bool targets) {
   const engine::CompiledBehaviourSet& set = Arena()->compiled;
   const int agents = static_cast<int>(state.range(0));
   const Batch batch = MakeBatch(set, agents);
@@ -163,12 +166,14 @@ void BM_EngineColumns(benchmark::State& state) {
     seeds.push_back(in.seed);
     offsets.push_back(offsets.back() + in.targets.size());
   }
-  const engine::AgentColumns block{.rows = static_cast<size_t>(agents),
-                                   .factors = columns.data(),
-                                   .current_action = running,
-                                   .seeds = seeds,
-                                   .target_offsets = offsets,
-                                   .target_factors = batch.target_factors};
+  engine::AgentColumns block{.rows = static_cast<size_t>(agents),
+                             .factors = columns.data(),
+                             .current_action = running};
+  if (targets) {
+    block.seeds = seeds;
+    block.target_offsets = offsets;
+    block.target_factors = batch.target_factors;
+  }
   engine::BatchDecider decider;
   std::vector<engine::BatchDecision> out(agents);
   for (auto _ : state) {
@@ -179,7 +184,12 @@ void BM_EngineColumns(benchmark::State& state) {
   }
   PerDecision(state, agents);
 }
+void BM_EngineColumns(benchmark::State& state) { EngineColumns(state, true); }
 BENCHMARK(BM_EngineColumns)->Arg(256)->Arg(1024);
+void BM_EngineColumnsAsSent(benchmark::State& state) {
+  EngineColumns(state, false);
+}
+BENCHMARK(BM_EngineColumnsAsSent)->Arg(1024);
 
 // How the cost per decision changes with the batch size.
 BENCHMARK_CAPTURE(BM_EngineBatch, batch_size, engine::ExplainLevel::kNone)

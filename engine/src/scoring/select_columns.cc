@@ -74,8 +74,10 @@ HWY_INLINE void Offer(DF df, VF<DF> cs, VI<DF> ct, VI<DF> cc, VI<DF> vaction,
 // of two vectors; else gathered from each agent's first pair (those
 // without the slot, !has, read pair 0).
 template <class DF>
-HWY_INLINE VF<DF> SlotScores(DF df, const float* row, uint32_t each, size_t j,
-                             uint32_t slot, VI<DF> pair_first,
+HWY_INLINE VF<DF> SlotScores(DF df, const float* row,
+                             [[maybe_unused]] uint32_t each,
+                             [[maybe_unused]] size_t j, uint32_t slot,
+                             VI<DF> pair_first,
                              hn::Mask<hn::RebindToSigned<DF>> has) {
 #if HWY_TARGET != HWY_SCALAR
   const size_t lanes = hn::Lanes(df);
