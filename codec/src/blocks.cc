@@ -86,13 +86,14 @@ void WriteRows(const BlockView& view, const loader::LoadedSet& set, bool canary,
                const v1::AgentBlock& block, BlockWork& work,
                v1::DecisionBlock* out, BatchObserver* observer) {
   const int b = view.b, first_index = view.first_index;
+  const ColumnWriter<v1::DecisionBlock> columns(out);
   for (size_t g = 0; g < work.rows.size(); ++g) {
     const int r = work.rows[g];
     if (!work.errors[g].ok()) {
       FailRow(b, r, first_index + r, &set, work.errors[g], out, observer);
       continue;
     }
-    WriteColumns(work.out[g], r, out);
+    columns.Write(work.out[g], r);
   }
   if (observer == nullptr) return;
   observer->OnDecidedRows(first_index, work.rows, set,

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "histogram_count.h"
 
 namespace utilityd::metrics {
 
@@ -96,6 +97,7 @@ void HistogramTally::Reset(prometheus::Histogram* h, const Buckets* b) {
   h_ = h;
   b_ = b;
   counts_.assign(b->size(), 0);
+  above_.assign(b->float_bounds().size(), 0);
   pending_ = 0;
   sum_ = 0;
   any_ = false;
@@ -103,36 +105,39 @@ void HistogramTally::Reset(prometheus::Histogram* h, const Buckets* b) {
 
 void HistogramTally::Count() {
   if (pending_ == 0) return;
-  // Padded to whole vectors with +Inf, which lies above every bound.
-  const size_t n = (pending_ + 3) / 4 * 4;
-  for (size_t i = pending_; i < n; ++i) {
-    values_[i] = std::numeric_limits<float>::infinity();
-  }
-  // Four values to a comparison with the compiler's vector extension
-  // (SSE2's width, in every x86-64 build); each comparison is -1 in the
-  // lanes above the bound. A value is at or below a bound when it is not
-  // above it: NaN too, which prometheus-cpp's Observe counts in the first
-  // bucket.
-  using Floats = float __attribute__((vector_size(4 * sizeof(float))));
-  using Masks = int32_t __attribute__((vector_size(4 * sizeof(float))));
+  // A value is at or below a bound when it is not above it (NaN too, which
+  // prometheus-cpp's Observe counts in the first bucket).
   const std::vector<float>& bounds = b_->float_bounds();
-  double below = 0;  // values at or below the previous bound
+  internal::CountAbove(values_.data(), pending_, bounds.data(), bounds.size(),
+                       above_.data());
+  int64_t below = 0;  // values at or below the previous bound
   for (size_t k = 0; k < bounds.size(); ++k) {
-    const Floats bound = {bounds[k], bounds[k], bounds[k], bounds[k]};
-    Masks above = {};
-    for (size_t i = 0; i < n; i += 4) {
-      Floats v;
-      std::memcpy(&v, values_.data() + i, sizeof v);
-      above += v > bound;
-    }
-    const double cumulative =
-        static_cast<double>(n) +
-        static_cast<double>(above[0] + above[1] + above[2] + above[3]);
-    counts_[k] += cumulative - below;
-    below = cumulative;
+    const int64_t at_or_below = static_cast<int64_t>(pending_) - above_[k];
+    counts_[k] += static_cast<double>(at_or_below - below);
+    below = at_or_below;
   }
-  counts_.back() += static_cast<double>(pending_) - below;
+  counts_.back() += static_cast<double>(static_cast<int64_t>(pending_) - below);
   pending_ = 0;
+}
+
+void HistogramTally::ObserveMany(const float* v, size_t n) {
+  while (n > 0) {
+    if (pending_ == kChunk) Count();
+    const size_t take = std::min(n, kChunk - pending_);
+    // Four partial sums: no chain of dependent additions.
+    double sums[4] = {0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 4 <= take; i += 4) {
+      for (size_t j = 0; j < 4; ++j) sums[j] += v[i + j];
+    }
+    for (; i < take; ++i) sums[0] += v[i];
+    std::memcpy(values_.data() + pending_, v, take * sizeof(float));
+    pending_ += take;
+    sum_ += (sums[0] + sums[1]) + (sums[2] + sums[3]);
+    any_ = true;
+    v += take;
+    n -= take;
+  }
 }
 
 void HistogramTally::Flush() {

@@ -46,7 +46,7 @@ class BatchRecorder final : public codec::BatchObserver {
         canary_(std::move(canary)),
         first_id_(first_id),
         now_(absl::Now()),
-        wanted_(Wanted(sinks_, canary_)) {}
+        wanted_(Wanted(sinks_, canary_, now_)) {}
   ~BatchRecorder() override { tally_.Flush(*sinks_.metrics); }
 
   // Agent i's id is DecisionId(first, i): the compact form's
@@ -128,10 +128,10 @@ class BatchRecorder final : public codec::BatchObserver {
   // every one; the live feed, shadow evaluation and the canary's comparison
   // their samples.
   static IdSampler Wanted(const RecordSinks& sinks,
-                          const Canary::Serving& canary) {
+                          const Canary::Serving& canary, absl::Time now) {
     IdSampler wanted(sinks.log != nullptr ? 1 : 0);
     if (sinks.recent != nullptr) {
-      wanted = wanted.Or(sinks.recent->sampler());
+      wanted = wanted.Or(sinks.recent->sampler(now));
     }
     if (sinks.shadow != nullptr) {
       wanted = wanted.Or(sinks.shadow->sampler());

@@ -301,9 +301,11 @@ bool DecisionServiceImpl::Admit(const v1::DecideRequest& request,
                                 absl::Status* overloaded,
                                 absl::Duration* retry_after) {
   WorkQueue::Refusal refusal;
-  MemoryReturner::Note(request.ByteSizeLong());
-  if (queue_->Reserve(size.rows, static_cast<int64_t>(request.ByteSizeLong()),
-                      &refusal)) {
+  // Sized once (packed sint32 columns cost a pass each); Admitted reads
+  // the cached size.
+  const size_t bytes = request.ByteSizeLong();
+  MemoryReturner::Note(bytes);
+  if (queue_->Reserve(size.rows, static_cast<int64_t>(bytes), &refusal)) {
     return true;
   }
   *retry_after = refusal.retry_after;

@@ -84,6 +84,10 @@ ABSL_FLAG(int, recent_decisions, static_cast<int>(Defaults().recent_decisions),
 ABSL_FLAG(double, recent_sample, Defaults().recent_sample,
           "Fraction (0..1) of decisions that enter the live feed, chosen by "
           "decision id.");
+ABSL_FLAG(double, recent_max_per_second, Defaults().recent_max_per_second,
+          "At most about this many decisions a second enter the live feed: "
+          "on a busy server --recent_sample is lowered, a second at a time, "
+          "and rises back as traffic falls (0: no limit).");
 ABSL_FLAG(std::string, decision_log, Defaults().decision_log.sink,
           "Decision log: off, stdout, or a file to append to (one entry per "
           "decision, with its snapshot; read it with `utilityctl log`, "
@@ -297,6 +301,7 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   options.recent_decisions =
       static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_recent_decisions)));
   options.recent_sample = absl::GetFlag(FLAGS_recent_sample);
+  options.recent_max_per_second = absl::GetFlag(FLAGS_recent_max_per_second);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.service.queue.workers = absl::GetFlag(FLAGS_workers);
   options.service.queue.max_agents = absl::GetFlag(FLAGS_max_queued_agents);

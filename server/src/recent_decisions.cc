@@ -28,10 +28,46 @@ v1::DecisionLogEntry ToEntry(const RecentDecisions::Sample& s) {
 
 }  // namespace
 
-RecentDecisions::RecentDecisions(size_t capacity, double sample)
+RecentDecisions::RecentDecisions(size_t capacity, double sample,
+                                 double max_per_second)
     : capacity_(std::max<size_t>(capacity, 1)),
-      sampled_(sample),
+      sample_(sample),
+      max_per_second_(max_per_second),
+      fraction_(sample),
       ring_(capacity_) {}
+
+IdSampler RecentDecisions::sampler(absl::Time now) {
+  if (max_per_second_ > 0 &&
+      absl::ToUnixNanos(now) >=
+          next_adjust_ns_.load(std::memory_order_relaxed)) {
+    Adjust(now);
+  }
+  return IdSampler(fraction_.load(std::memory_order_relaxed));
+}
+
+void RecentDecisions::Adjust(absl::Time now) {
+  utilityd::MutexLock lock(&mu_);
+  if (absl::ToUnixNanos(now) < next_adjust_ns_.load()) return;  // done
+  next_adjust_ns_.store(absl::ToUnixNanos(now + absl::Seconds(1)));
+  if (window_start_ == absl::InfinitePast() || now <= window_start_) {
+    window_start_ = now;
+    window_adds_ = 0;
+    return;
+  }
+  const double per_second = static_cast<double>(window_adds_) /
+                            absl::ToDoubleSeconds(now - window_start_);
+  double f = fraction_.load();
+  if (per_second > max_per_second_) {
+    // What entered scales with the fraction: this one lets in about the
+    // limit at the window's traffic.
+    f *= max_per_second_ / per_second;
+  } else if (per_second < max_per_second_ / 2) {
+    f = std::min(sample_, f * 2);  // back up, at most doubling a second
+  }
+  fraction_.store(f);
+  window_start_ = now;
+  window_adds_ = 0;
+}
 
 void RecentDecisions::Add(std::shared_ptr<const Generation> generation,
                           const v1::AgentSnapshot& snapshot, absl::Time time,
@@ -48,6 +84,7 @@ void RecentDecisions::Add(std::shared_ptr<const Generation> generation,
   slot.runner_up_score = runner_up_score;
   next_ = (next_ + 1) % ring_.size();
   size_ = std::min(size_ + 1, ring_.size());
+  ++window_adds_;
 }
 
 std::vector<v1::DecisionLogEntry> RecentDecisions::Newest(

@@ -142,6 +142,11 @@ absl::Status ServerOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("--recent_sample: expected 0..1, got ", recent_sample));
   }
+  if (!(recent_max_per_second >= 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--recent_max_per_second: expected 0 or more, got ",
+                     recent_max_per_second));
+  }
   if (absl::Status s = engine::CheckSimdTarget(simd_target); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--simd_target: ", s.message()));
@@ -182,8 +187,9 @@ absl::StatusOr<std::unique_ptr<UtilitydServer>> UtilitydServer::Start(
   s->store_ = std::make_unique<ConfigStore>(options.config_dir);
   s->memory_returner_ = std::make_unique<MemoryReturner>(absl::Seconds(1));
   if (options.inspector) {
-    s->recent_ = std::make_unique<RecentDecisions>(options.recent_decisions,
-                                                   options.recent_sample);
+    s->recent_ = std::make_unique<RecentDecisions>(
+        options.recent_decisions, options.recent_sample,
+        options.recent_max_per_second);
   }
   absl::StatusOr<std::unique_ptr<ShadowEvaluator>> shadow =
       ShadowEvaluator::Start(options.shadow, s->store_.get(), &s->registry_);

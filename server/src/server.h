@@ -67,9 +67,11 @@ struct ServerOptions {
   // the flags) while metrics and probes stay open.
   bool inspector_insecure_no_token = false;
   // The live feed: the newest `recent_decisions` of a `recent_sample`
-  // fraction of real decisions.
+  // fraction of real decisions, the fraction lowered on a busy server so
+  // that about `recent_max_per_second` enter a second (0: no limit).
   size_t recent_decisions = 500;
   double recent_sample = 0.01;
+  double recent_max_per_second = 1000;
   bool reflection = false;
   absl::Duration reload_interval = absl::Seconds(2);
   // Server-initiated HTTP/2 keepalive pings; zero disables.

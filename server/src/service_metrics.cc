@@ -1,5 +1,6 @@
 #include "server/src/service_metrics.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 
@@ -166,6 +167,49 @@ DecisionTally::PerSet& DecisionTally::Find(const SetMetrics& m) {
   s.score.Reset(m.selected_score, m.score_buckets);
   s.margin.Reset(m.margin, m.margin_buckets);
   return s;
+}
+
+void DecisionTally::AddRows(const SetMetrics& m, absl::Span<const int> rows,
+                            absl::Span<const int32_t> current_action,
+                            absl::Span<const engine::BatchDecision> decisions,
+                            absl::Span<const absl::Status> errors) {
+  PerSet& s = For(m);
+  // A block's rows counted as columns: their scores and margins gathered
+  // and counted in bulk, the per-action counts in interleaved copies so
+  // that neighbouring rows choosing the same action do not wait on each
+  // other's increment. The same counts as Count's, row by row.
+  constexpr size_t kCopies = 4, kStep = 256;
+  const size_t slots = s.decisions.size() + 1;
+  s.row_counts.assign(kCopies * slots, 0);
+  uint64_t switches = 0;
+  float scores[kStep], margins[kStep];
+  for (size_t g0 = 0; g0 < decisions.size(); g0 += kStep) {
+    const size_t end = std::min(decisions.size(), g0 + kStep);
+    size_t n_scores = 0, n_margins = 0;
+    for (size_t g = g0; g < end; ++g) {
+      if (g < errors.size() && !errors[g].ok()) continue;
+      const engine::BatchDecision& d = decisions[g];
+      const size_t r = static_cast<size_t>(rows[g]);
+      const bool acted = d.action >= 0;
+      const size_t slot = acted ? static_cast<size_t>(d.action) : slots - 1;
+      ++s.row_counts[g % kCopies * slots + slot];
+      scores[n_scores] = d.score;
+      n_scores += acted;
+      margins[n_margins] = d.score - d.runner_up_score;
+      n_margins += acted && d.runner_up_action >= 0;
+      // The first decision of an agent is not a switch.
+      switches +=
+          d.switched && r < current_action.size() && current_action[r] >= 0;
+    }
+    s.score.ObserveMany(scores, n_scores);
+    s.margin.ObserveMany(margins, n_margins);
+  }
+  for (size_t c = 0; c < kCopies; ++c) {
+    const uint64_t* counts = s.row_counts.data() + c * slots;
+    for (size_t a = 0; a + 1 < slots; ++a) s.decisions[a] += counts[a];
+    s.no_action += counts[slots - 1];
+  }
+  s.switches += switches;
 }
 
 void DecisionTally::AddTick(const SetMetrics& m, const engine::TreeTick& tick) {

@@ -193,15 +193,7 @@ class DecisionTally {
   void AddRows(const SetMetrics& m, absl::Span<const int> rows,
                absl::Span<const int32_t> current_action,
                absl::Span<const engine::BatchDecision> decisions,
-               absl::Span<const absl::Status> errors) {
-    PerSet& s = For(m);
-    for (size_t g = 0; g < decisions.size(); ++g) {
-      if (g < errors.size() && !errors[g].ok()) continue;
-      const size_t r = static_cast<size_t>(rows[g]);
-      Count(s, r < current_action.size() ? current_action[r] : -1,
-            decisions[g]);
-    }
-  }
+               absl::Span<const absl::Status> errors);
   // Counts one tree tick (its first leaf as the decision's action).
   void AddTick(const SetMetrics& m, const engine::TreeTick& tick);
   // Counts the candidates vetoed per action and the agents with an invalid
@@ -224,6 +216,9 @@ class DecisionTally {
     std::vector<uint64_t> leaves_started, leaves_halted;  // by node id
     std::vector<uint64_t> tree_resets;                    // by reason
     metrics::HistogramTally score, margin;
+    // AddRows' scratch: per-action counts in kCopies interleaved copies
+    // (the last slot of each: no action).
+    std::vector<uint64_t> row_counts;
   };
   struct Errors {
     const loader::LoadedSet* set;

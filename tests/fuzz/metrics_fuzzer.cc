@@ -1,7 +1,9 @@
 // Fuzzes the histogram tally: bucket bounds and float values from the
 // input (NaN, infinities, subnormals, values on and beside the bounds),
 // then checks that a tally flushed in batches leaves a prometheus-cpp
-// histogram exactly as that histogram's own Observe of each value does.
+// histogram exactly as that histogram's own Observe of each value does,
+// whether the tally is handed the values one by one or in runs
+// (ObserveMany, as a block's are).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -27,9 +29,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::sort(bounds.begin(), bounds.end());
   bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
   const utilityd::metrics::Buckets buckets(bounds);
-  prometheus::Histogram direct(bounds), batched(bounds);
-  utilityd::metrics::HistogramTally tally;
+  prometheus::Histogram direct(bounds), batched(bounds), runs(bounds);
+  utilityd::metrics::HistogramTally tally, in_runs;
   tally.Reset(&batched, &buckets);
+  in_runs.Reset(&runs, &buckets);
+  std::vector<float> run;
   size_t i = 0;
   for (; size >= 4; data += 4, size -= 4, ++i) {
     float v;
@@ -40,16 +44,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     direct.Observe(v);
     tally.Observe(v);
-    if (i % 300 == 299) tally.Flush();  // batches across the chunks
+    run.push_back(v);
+    // Runs of 1 to 37 values, not whole vectors, across the chunks.
+    if (run.size() == 1 + i % 37) {
+      in_runs.ObserveMany(run.data(), run.size());
+      run.clear();
+    }
+    if (i % 300 == 299) {  // batches across the chunks
+      tally.Flush();
+      in_runs.Flush();
+    }
   }
+  in_runs.ObserveMany(run.data(), run.size());
   tally.Flush();
-  const auto a = direct.Collect().histogram, b = batched.Collect().histogram;
-  if (a.sample_count != b.sample_count || a.bucket.size() != b.bucket.size()) {
-    std::abort();
-  }
-  for (size_t k = 0; k < a.bucket.size(); ++k) {
-    if (a.bucket[k].cumulative_count != b.bucket[k].cumulative_count) {
+  in_runs.Flush();
+  const auto a = direct.Collect().histogram;
+  for (const auto& b :
+       {batched.Collect().histogram, runs.Collect().histogram}) {
+    if (a.sample_count != b.sample_count ||
+        a.bucket.size() != b.bucket.size()) {
       std::abort();
+    }
+    for (size_t k = 0; k < a.bucket.size(); ++k) {
+      if (a.bucket[k].cumulative_count != b.bucket[k].cumulative_count) {
+        std::abort();
+      }
     }
   }
   return 0;

@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "hwy/targets.h"
 
 namespace utilityd::metrics {
 namespace {
@@ -128,6 +129,70 @@ TEST(MetricsTest, HistogramTallyAddsWhatObserveWould) {
   EXPECT_EQ(c.sample_count, 1u + 255 + 256 + 257 + 1000 + 3);
   EXPECT_EQ(a.sample_count, c.sample_count);
   EXPECT_TRUE(std::isnan(a.sample_sum) && std::isnan(c.sample_sum));
+}
+
+// Values handed over in bulk (a block's) are counted as one by one, on
+// every SIMD target the bucket counting is compiled for: the same buckets
+// for bounds, floats beside them, infinities and NaN, runs that are not
+// whole vectors and that cross the tally's chunks, and the same sum up to
+// the order of the additions.
+TEST(MetricsTest, HistogramTallyObserveManyCountsAsObserveOnEveryTarget) {
+  const Buckets b(
+      {0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.5, 2.0});
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uniform(-0.5f, 2.5f);
+  std::vector<float> values;
+  for (int i = 0; i < 3000; ++i) values.push_back(uniform(rng));
+  // Bounds and their neighbours in the first 1,300, infinities and NaN at
+  // 600: the runs below cover 949 values.
+  for (size_t k = 0; k < b.bounds().size(); ++k) {
+    const float f = static_cast<float>(b.bounds()[k]);
+    values[k * 97] = f;
+    values[k * 97 + 1] = std::nextafter(f, 3.0f);
+    values[k * 97 + 2] = std::nextafter(f, -3.0f);
+  }
+  values[600] = std::numeric_limits<float>::infinity();
+  values[601] = -std::numeric_limits<float>::infinity();
+  values[602] = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (int64_t t : targets) {
+    hwy::SetSupportedTargetsForTest(t);
+    SCOPED_TRACE(hwy::TargetName(t));
+    Histogram one(b.bounds()), many(b.bounds());
+    HistogramTally by_one, in_bulk;
+    by_one.Reset(&one, &b);
+    in_bulk.Reset(&many, &b);
+    size_t at = 0;
+    // Runs of 1 to 300 values, some starting in a part-filled chunk.
+    for (size_t run : {1, 7, 16, 17, 255, 300, 31, 2, 256, 64}) {
+      for (size_t i = at; i < at + run; ++i) by_one.Observe(values[i]);
+      in_bulk.ObserveMany(values.data() + at, run);
+      at += run;
+      if (run == 300) {
+        by_one.Flush();
+        in_bulk.Flush();
+        EXPECT_EQ(Cumulative(many), Cumulative(one)) << "at " << at;
+      }
+    }
+    by_one.Flush();
+    in_bulk.Flush();
+    EXPECT_EQ(Cumulative(many), Cumulative(one));
+    EXPECT_TRUE(std::isnan(many.Collect().histogram.sample_sum));
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  // Finite values: the sums agree but for rounding.
+  Histogram one(b.bounds()), many(b.bounds());
+  HistogramTally by_one, in_bulk;
+  by_one.Reset(&one, &b);
+  in_bulk.Reset(&many, &b);
+  for (size_t i = 1000; i < 3000; ++i) by_one.Observe(values[i]);
+  in_bulk.ObserveMany(values.data() + 1000, 2000);
+  by_one.Flush();
+  in_bulk.Flush();
+  EXPECT_NEAR(many.Collect().histogram.sample_sum,
+              one.Collect().histogram.sample_sum, 1e-9);
+  EXPECT_EQ(Cumulative(many), Cumulative(one));
 }
 
 TEST(MetricsTest, HistogramTallySumsAsObserveDoes) {

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <map>
+#include <random>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -130,6 +131,54 @@ TEST(RecentDecisionsTest, SamplesByIdAtTheConfiguredRate) {
     sampled += quarter.Sampled(x);
   }
   EXPECT_NEAR(sampled / 100000.0, 0.25, 0.01);
+}
+
+// One second of `per_second` decisions in batches of 100 from `start`,
+// those the feed samples added to it; returns how many entered.
+int FeedSecond(RecentDecisions& recent, absl::Time start, int per_second,
+               std::mt19937_64& ids) {
+  const RecentDecisions::Sample s = Entry("a", "arena", "attack", false);
+  int entered = 0;
+  const int batches = per_second / 100;
+  for (int b = 0; b < batches; ++b) {
+    const IdSampler wanted =
+        recent.sampler(start + absl::Seconds(1) * b / batches);
+    for (int i = 0; i < 100; ++i) {
+      const uint64_t id = ids();
+      if (wanted(id) && recent.Sampled(id)) {
+        Put(recent, s);
+        ++entered;
+      }
+    }
+  }
+  return entered;
+}
+
+// On a busy server the fraction falls, a second later, to what lets about
+// the limit in; as traffic falls it doubles a second back up to the
+// configured one. Without a limit it never moves.
+TEST(RecentDecisionsTest, LowersTheFractionToTheLimitAndRaisesItBack) {
+  RecentDecisions recent(500, 0.5, /*max_per_second=*/100);
+  std::mt19937_64 ids(3);
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  EXPECT_NEAR(FeedSecond(recent, t0, 10000, ids), 5000, 250);
+  int entered = 0;
+  for (int s = 1; s < 6; ++s) {
+    entered = FeedSecond(recent, t0 + absl::Seconds(s), 10000, ids);
+  }
+  EXPECT_NEAR(entered, 100, 40);
+  EXPECT_NEAR(recent.fraction(), 0.01, 0.004);
+  // 100 decisions a second: 1 enters, then 2, 4, ... back to 0.5.
+  for (int s = 6; s < 16; ++s) {
+    FeedSecond(recent, t0 + absl::Seconds(s), 100, ids);
+  }
+  EXPECT_EQ(recent.fraction(), 0.5);
+
+  RecentDecisions unlimited(500, 0.5);
+  for (int s = 0; s < 3; ++s) {
+    FeedSecond(unlimited, t0 + absl::Seconds(s), 10000, ids);
+  }
+  EXPECT_EQ(unlimited.fraction(), 0.5);
 }
 
 // Writers on the request path and a reader (the feed) at once; run under

@@ -55,6 +55,8 @@ TEST(ServerOptionsTest, EachOptionOutOfRangeIsRefusedNamingItsFlag) {
        [](ServerOptions& o) { o.max_message_bytes = 1023; }},
       {"--recent_sample", [](ServerOptions& o) { o.recent_sample = 1.5; }},
       {"--recent_sample", [](ServerOptions& o) { o.recent_sample = -0.1; }},
+      {"--recent_max_per_second",
+       [](ServerOptions& o) { o.recent_max_per_second = -1; }},
       {"--simd_target", [](ServerOptions& o) { o.simd_target = "NEON9"; }},
   };
   for (const Case& c : cases) {

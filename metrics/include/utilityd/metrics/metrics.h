@@ -127,6 +127,8 @@ class HistogramTally {
     sum_ += v;
     any_ = true;
   }
+  // Counts v[0..n): as n Observe calls, in bulk (a block's values).
+  void ObserveMany(const float* v, size_t n);
   // Adds what was counted to the histogram (one ObserveMultiple) and starts
   // again from zero.
   void Flush();
@@ -139,7 +141,8 @@ class HistogramTally {
   prometheus::Histogram* h_ = nullptr;
   const Buckets* b_ = nullptr;
   std::vector<double> counts_;  // per bucket, +Inf last
-  alignas(16) std::array<float, kChunk> values_;
+  std::vector<int64_t> above_;  // Count's scratch: values above each bound
+  std::array<float, kChunk> values_;
   size_t pending_ = 0;
   double sum_ = 0;
   bool any_ = false;
