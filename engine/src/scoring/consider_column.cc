@@ -210,6 +210,28 @@ void OutputColumn(const CompiledConsideration& c, const float* x, size_t n,
   });
 }
 
+// The permutations that spread agents' values over their `each` pairs in
+// a row (lane l: agent l / each), for floats and for int32 values: read
+// with TableLookupLanes, not a gather. `each` divides the lanes.
+template <class DF>
+struct Spread {
+  using DI = hn::RebindToSigned<DF>;
+  explicit Spread(DF df, uint32_t each) {
+    int32_t agent[HWY_LANES(float)] = {};
+    for (size_t l = 0; l < hn::Lanes(df) && each != 0; ++l) {
+      agent[l] = static_cast<int32_t>(l / each);
+    }
+    f = hn::SetTableIndices(df, agent);
+    i = hn::SetTableIndices(DI(), agent);
+    // each divides the lanes, a power of two: element i's agent is i >>
+    // shift.
+    while (each > 1u << shift) ++shift;
+  }
+  uint32_t shift = 0;
+  decltype(hn::SetTableIndices(DF(), static_cast<const int32_t*>(nullptr))) f;
+  decltype(hn::SetTableIndices(DI(), static_cast<const int32_t*>(nullptr))) i;
+};
+
 void FoldGathered(const CompiledConsideration& c, const FoldRule& rule,
                   const float* out, const uint32_t* index, size_t n,
                   uint32_t each, const RowAccumulators& acc) {
@@ -224,16 +246,11 @@ void FoldGathered(const CompiledConsideration& c, const FoldRule& rule,
     size_t i = 0;
     if (each != 0 && lanes % each == 0) {
       // Element i's agent is i / each: a vector's elements read lanes /
-      // each agents in a row, each repeated `each` times (a permutation,
-      // not a gather).
-      int32_t spread[HWY_LANES(float)];
-      for (size_t l = 0; l < lanes; ++l) {
-        spread[l] = static_cast<int32_t>(l / each);
-      }
-      const auto table = hn::SetTableIndices(df, spread);
+      // each agents in a row, each repeated `each` times.
+      const Spread<decltype(df)> spread(df, each);
       for (; i + lanes <= n; i += lanes) {
-        const auto v =
-            hn::TableLookupLanes(hn::LoadU(df, out + i / each), table);
+        const auto v = hn::TableLookupLanes(
+            hn::LoadU(df, out + (i >> spread.shift)), spread.f);
         FoldStep<kFold>(df, k, v, i, a);
       }
     }
@@ -271,27 +288,6 @@ struct TileStep {
 // a row (kSpread, a permutation of the agents' values), or any (kGather,
 // by each pair's agent).
 enum RowOf { kAgents, kSpread, kGather };
-
-// The permutations kSpread reads with (lane l: agent l / each), for floats
-// and for int32 values.
-template <class DF>
-struct Spread {
-  using DI = hn::RebindToSigned<DF>;
-  explicit Spread(DF df, uint32_t each) {
-    int32_t agent[HWY_LANES(float)] = {};
-    for (size_t l = 0; l < hn::Lanes(df) && each != 0; ++l) {
-      agent[l] = static_cast<int32_t>(l / each);
-    }
-    f = hn::SetTableIndices(df, agent);
-    i = hn::SetTableIndices(DI(), agent);
-    // each divides the lanes, a power of two: element i's agent is i >>
-    // shift.
-    while (each > 1u << shift) ++shift;
-  }
-  uint32_t shift = 0;
-  decltype(hn::SetTableIndices(DF(), static_cast<const int32_t*>(nullptr))) f;
-  decltype(hn::SetTableIndices(DI(), static_cast<const int32_t*>(nullptr))) i;
-};
 
 // The per-agent `values` (float or int32) of the elements [i, i + Lanes(d)).
 template <RowOf kRow, class D, class S>
