@@ -69,7 +69,7 @@ class RecentDecisions {
   // The sampler in force at `now` (a batch's time): once a second, the
   // first call adjusts the fraction to the samples that entered since.
   IdSampler sampler(absl::Time now);
-  // The fraction in force (the inspector's status, tests).
+  // The fraction in force.
   double fraction() const { return fraction_.load(std::memory_order_relaxed); }
   // Thread-safe and cheap: the request path's own messages are copied into
   // the ring's oldest slot in place, under a short lock, so that the slot's
