@@ -177,7 +177,7 @@ void DecisionTally::AddRows(const SetMetrics& m, absl::Span<const int> rows,
   // A block's rows counted as columns: their scores and margins gathered
   // and counted in bulk, the per-action counts in interleaved copies so
   // that neighbouring rows choosing the same action do not wait on each
-  // other's increment. The same counts as Count's, row by row.
+  // other's increment. Each row counts what CountOf says, as in Count.
   constexpr size_t kCopies = 4, kStep = 256;
   const size_t slots = s.decisions.size() + 1;
   s.row_counts.assign(kCopies * slots, 0);
@@ -190,16 +190,15 @@ void DecisionTally::AddRows(const SetMetrics& m, absl::Span<const int> rows,
       if (g < errors.size() && !errors[g].ok()) continue;
       const engine::BatchDecision& d = decisions[g];
       const size_t r = static_cast<size_t>(rows[g]);
-      const bool acted = d.action >= 0;
-      const size_t slot = acted ? static_cast<size_t>(d.action) : slots - 1;
+      const RowCount c =
+          CountOf(r < current_action.size() ? current_action[r] : -1, d);
+      const size_t slot = c.acted ? static_cast<size_t>(d.action) : slots - 1;
       ++s.row_counts[g % kCopies * slots + slot];
       scores[n_scores] = d.score;
-      n_scores += acted;
+      n_scores += c.acted;
       margins[n_margins] = d.score - d.runner_up_score;
-      n_margins += acted && d.runner_up_action >= 0;
-      // The first decision of an agent is not a switch.
-      switches +=
-          d.switched && r < current_action.size() && current_action[r] >= 0;
+      n_margins += c.margin;
+      switches += c.switched;
     }
     s.score.ObserveMany(scores, n_scores);
     s.margin.ObserveMany(margins, n_margins);

@@ -226,18 +226,29 @@ class DecisionTally {
     v1::Variant variant;
     uint64_t count;
   };
+  // What one decided agent counts, for Count and AddRows alike: an action
+  // (its score observed) or none, a margin when it has a runner-up, a
+  // switch unless it is the agent's first decision (none running).
+  struct RowCount {
+    bool acted, margin, switched;
+  };
+  static RowCount CountOf(int current_action, const engine::BatchDecision& d) {
+    const bool acted = d.action >= 0;
+    return {.acted = acted,
+            .margin = acted && d.runner_up_action >= 0,
+            .switched = d.switched && current_action >= 0};
+  }
   static void Count(PerSet& s, int current_action,
                     const engine::BatchDecision& d) {
-    if (d.action >= 0) {
+    const RowCount c = CountOf(current_action, d);
+    if (c.acted) {
       ++s.decisions[d.action];
       s.score.Observe(d.score);
-      if (d.runner_up_action >= 0)
-        s.margin.Observe(d.score - d.runner_up_score);
     } else {
       ++s.no_action;
     }
-    // The first decision of an agent is not a switch.
-    if (d.switched && current_action >= 0) ++s.switches;
+    if (c.margin) s.margin.Observe(d.score - d.runner_up_score);
+    s.switches += c.switched;
   }
   PerSet& For(const SetMetrics& m) {
     if (last_ < used_ && sets_[last_].m == &m) return sets_[last_];
