@@ -17,7 +17,17 @@ export CCACHE_DIR
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 8G
+COMMA := ,
 LAUNCHER = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+
+# Debug information stays out of the executables' bulk: each object's goes
+# to a .dwo file beside it (split DWARF, which gdb, perf and llvm-symbolizer
+# read), and what the linker still copies in is compressed. About a hundred
+# test executables link the same libraries, so whole copies made a tree
+# 6 GB (a CI run filled the disk); each link is also faster. Plain cmake
+# builds keep the compiler's usual debug information.
+DEBUG_INFO = -DCMAKE_CXX_FLAGS="$(1) -gsplit-dwarf" \
+  -DCMAKE_EXE_LINKER_FLAGS="$(2) -Wl,--compress-debug-sections=zlib"
 
 .PHONY: ccache-stats all deps configure build test test-container sanitize-configure fuzz-build test-sanitize test-tsan perf fuzz fuzz-smoke run experiment bench format clean screenshots
 
@@ -27,7 +37,8 @@ deps:
 	@./scripts/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(LAUNCHER) >/dev/null
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(LAUNCHER) \
+	  $(call DEBUG_INFO) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -65,8 +76,7 @@ sanitize-configure: deps
 	@cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
 	  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
 	  -DUTILITYD_BUILD_BENCH=OFF -DUTILITYD_BUILD_FUZZERS=ON \
-	  -DCMAKE_CXX_FLAGS="$(SANITIZE_FLAGS)" \
-	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+	  $(call DEBUG_INFO,$(SANITIZE_FLAGS),-fsanitize=address$(COMMA)undefined) >/dev/null
 
 test-sanitize: sanitize-configure
 	@cmake --build $(SANITIZE_DIR) -j $(JOBS)
@@ -91,8 +101,7 @@ test-tsan: deps
 	@cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
 	  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
 	  -DUTILITYD_BUILD_BENCH=OFF \
-	  -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
-	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
+	  $(call DEBUG_INFO,-fsanitize=thread -fno-omit-frame-pointer,-fsanitize=thread) >/dev/null
 	@cmake --build $(TSAN_DIR) -j $(JOBS) --target $(TSAN_TESTS)
 	@for t in $(TSAN_TESTS); do \
 	  echo "== $$t (ThreadSanitizer)"; \
