@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/ctl/run_utilityctl.h"
+#include "tests/testing/temp_dir.h"
 #include "utilityd/engine/tree.h"
 #include "utilityd/loader/set_loader.h"
 
@@ -45,10 +46,11 @@ std::string Body(const std::string& yaml) {
   return absl::StrJoin(lines, "\n");
 }
 
+// A path for `name` in this process's scratch directory, which goes away
+// with whatever a test left in it when the process exits.
 std::string Temp(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("bt_import_test_" + std::to_string(::getpid()) + "_" + name))
-      .string();
+  static const ::utilityd::testing::TempDir scratch("bt_import_test");
+  return (scratch.path() / name).string();
 }
 
 TEST(ImportBt, WritesTheExpectedSetThatServesTheTree) {
@@ -324,7 +326,7 @@ TEST(ImportBt, ATreeWithoutConditionsImportsWithConstantsAndSleep) {
                            HasSubstr("- {sleep: {seconds: 0.5}}"),
                            HasSubstr("- {name: never, always_failure: {}}"),
                            HasSubstr("line 8: Sleep of 0 ms -> always_success"),
-                           testing::Not(HasSubstr("factors:"))));
+                           ::testing::Not(HasSubstr("factors:"))));
   auto set = loader::LoadSetText(r.out, "plain.yaml");
   ASSERT_TRUE(set.ok()) << set.status();
   const engine::CompiledBehaviourSet& c = (*set)->compiled;
@@ -435,7 +437,7 @@ TEST(ImportBt, ScriptsAndVariablesImportServeAndExport) {
                                     "!alarm\""),
                           HasSubstr("LOW: 3"), HasSubstr("name: ammo")));
   const engine::CompiledBehaviourSet& c = (*set)->compiled;
-  EXPECT_THAT(c.tree()->variables, testing::ElementsAre("shots", "alarm"));
+  EXPECT_THAT(c.tree()->variables, ::testing::ElementsAre("shots", "alarm"));
   EXPECT_EQ(c.factor_count(), 1u);  // ammo
   std::vector<float> f(c.factor_count(), 0.0f);
   f[c.FindFactor("ammo")] = 10;
@@ -589,7 +591,7 @@ TEST(ImportBt, LoopsOverQueuesWrittenInTheTree) {
                           HasSubstr("{loop: {child: {action: Fire}, "
                                     "if_empty: skipped}}")));
   const engine::CompiledBehaviourSet& c = (*set)->compiled;
-  EXPECT_THAT(c.tree()->variables, testing::ElementsAre("shot", "flag"));
+  EXPECT_THAT(c.tree()->variables, ::testing::ElementsAre("shot", "flag"));
   EXPECT_EQ(c.factor_count(), 0u);  // shot is the loop's, not the game's
   const std::vector<float> none;
   SucceedingTicks tick(c, none);
