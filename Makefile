@@ -20,13 +20,19 @@ export CCACHE_MAXSIZE ?= 8G
 COMMA := ,
 LAUNCHER = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 
-# Debug information stays out of the executables' bulk: each object's goes
-# to a .dwo file beside it (split DWARF, which gdb, perf and llvm-symbolizer
-# read), and what the linker still copies in is compressed. About a hundred
-# test executables link the same libraries: whole copies made the tree 6 GB
-# and once filled a CI run's disk; now it is under 2 GB, and each link is
-# faster. Plain cmake builds keep the compiler's usual debug information.
+# Debug information stays out of the executables' bulk. About a hundred
+# test executables link the same libraries, and whole copies of their debug
+# information made a tree 6 GB (and once filled a CI run's disk). The GCC
+# tree splits each object's into a .dwo file beside it (gdb and perf read
+# them) and compresses what the linker still copies in: under 2 GB, and
+# each link is faster. The sanitizer trees (clang) keep line tables with
+# inlined frames, which is what their reports print (clang 14's
+# llvm-symbolizer drops inlined frames when it reads split DWARF). Plain
+# cmake builds keep the compiler's usual debug information.
 DEBUG_INFO = -DCMAKE_CXX_FLAGS="$(1) -gsplit-dwarf" \
+  -DCMAKE_EXE_LINKER_FLAGS="$(2) -Wl,--compress-debug-sections=zlib"
+SANITIZER_DEBUG_INFO = -DCMAKE_CXX_FLAGS="$(1)" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
   -DCMAKE_EXE_LINKER_FLAGS="$(2) -Wl,--compress-debug-sections=zlib"
 
 .PHONY: ccache-stats all deps configure build test test-container sanitize-configure fuzz-build test-sanitize test-tsan perf fuzz fuzz-smoke run experiment bench format clean screenshots
@@ -76,7 +82,7 @@ sanitize-configure: deps
 	@cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
 	  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
 	  -DUTILITYD_BUILD_BENCH=OFF -DUTILITYD_BUILD_FUZZERS=ON \
-	  $(call DEBUG_INFO,$(SANITIZE_FLAGS),-fsanitize=address$(COMMA)undefined) >/dev/null
+	  $(call SANITIZER_DEBUG_INFO,$(SANITIZE_FLAGS),-fsanitize=address$(COMMA)undefined) >/dev/null
 
 test-sanitize: sanitize-configure
 	@cmake --build $(SANITIZE_DIR) -j $(JOBS)
@@ -101,7 +107,7 @@ test-tsan: deps
 	@cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
 	  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
 	  -DUTILITYD_BUILD_BENCH=OFF \
-	  $(call DEBUG_INFO,-fsanitize=thread -fno-omit-frame-pointer,-fsanitize=thread) >/dev/null
+	  $(call SANITIZER_DEBUG_INFO,-fsanitize=thread -fno-omit-frame-pointer,-fsanitize=thread) >/dev/null
 	@cmake --build $(TSAN_DIR) -j $(JOBS) --target $(TSAN_TESTS)
 	@for t in $(TSAN_TESTS); do \
 	  echo "== $$t (ThreadSanitizer)"; \
